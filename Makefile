@@ -1,0 +1,48 @@
+GO ?= go
+
+# FUZZTIME is the budget of each fuzz target: a duration (30s, 1m) or a count (1000x).
+FUZZTIME ?= 30s
+
+# staticcheck v0.8.2 is release 2026.2.2, the first series built for Go 1.26.
+# The version is part of the install path, so bumping it installs the new one.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK_DIR := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)
+STATICCHECK := $(STATICCHECK_DIR)/staticcheck
+
+.PHONY: test report fuzz mutants bench lint clean
+
+test:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+report:
+	$(GO) run ./cmd/nodeproof report --out report
+
+# Go fuzzes one target per invocation. One `go test -list` over the module
+# names each package's targets (the names, then that package's "ok" line),
+# so a new Fuzz function joins without editing this file.
+fuzz:
+	@set -e; \
+	listing=$$($(GO) test -list '^Fuzz' ./...); \
+	targets=$$(printf '%s\n' "$$listing" | awk '/^Fuzz/ { t[n++] = $$1; next } /^ok/ { for (i = 0; i < n; i++) print $$2, t[i]; n = 0 }'); \
+	if [ -z "$$targets" ]; then echo "fuzz: no fuzz targets found"; exit 0; fi; \
+	printf '%s\n' "$$targets" | while read -r pkg target; do \
+		echo "==> $$target in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
+	done
+
+mutants:
+	$(GO) run ./cmd/nodeproof mutants --json report/mutants.json
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+lint: $(STATICCHECK)
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+$(STATICCHECK):
+	GOBIN=$(STATICCHECK_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+clean:
+	rm -rf report bin

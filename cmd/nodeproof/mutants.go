@@ -1,0 +1,201 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nodeproof/nodeproof/mutants"
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+func init() {
+	register(command{
+		name:    "mutants",
+		summary: "apply each seeded bug in mutants/ and check that the tests catch it",
+		run:     runMutants,
+	})
+}
+
+func runMutants(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", "", "directory of mutant patches (default: mutants/ under the module root)")
+	jsonPath := fs.String("json", "", "write the kill matrix as JSON to this `file`, creating its directory")
+	runPattern := fs.String("run", "", "run only mutants whose ID matches this `regex`")
+	list := fs.Bool("list", false, "list the mutants without running them")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: nodeproof mutants [--dir DIR] [--json FILE] [--run REGEX] [--list]")
+		fmt.Fprintln(stderr, "\nApplies each mutants/*.patch to a scratch copy of the module, runs the packages named")
+		fmt.Fprintln(stderr, "in its header and fails unless every mutant is killed.")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "nodeproof mutants: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	filter, err := regexp.Compile(*runPattern)
+	if err != nil {
+		fmt.Fprintf(stderr, "nodeproof mutants: --run: %v\n", err)
+		return 2
+	}
+
+	root, err := findModuleRoot()
+	if err != nil {
+		fmt.Fprintf(stderr, "nodeproof mutants: %v\n", err)
+		return 1
+	}
+	if *dir == "" {
+		*dir = filepath.Join(root, "mutants")
+	}
+	all, err := mutants.Load(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "nodeproof mutants: %v\n", err)
+		return 1
+	}
+	var selected []mutants.Mutant
+	for _, m := range all {
+		if filter.MatchString(m.ID) {
+			selected = append(selected, m)
+		}
+	}
+	if len(selected) == 0 {
+		if len(all) == 0 {
+			fmt.Fprintf(stderr, "nodeproof mutants: no mutants: %s holds no *.patch files\n", *dir)
+		} else {
+			fmt.Fprintf(stderr, "nodeproof mutants: none of the %d mutants matches --run %q\n", len(all), *runPattern)
+		}
+		return 1
+	}
+
+	if *list {
+		for _, m := range selected {
+			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, m.Invariant, m.Source, strings.Join(m.Packages, " "), m.Bug)
+		}
+		return 0
+	}
+
+	// Interrupting stops the running go command, so the scratch copy is
+	// still removed.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var ids []string
+	for _, inv := range properties.Invariants() {
+		ids = append(ids, inv.ID)
+	}
+	opts := mutants.Options{InvariantIDs: ids}
+
+	width := 0
+	for _, m := range selected {
+		width = max(width, len(m.ID))
+	}
+	start := time.Now()
+	counts := map[string]int{}
+	rows := make([]mutantRow, 0, len(selected))
+	for i, m := range selected {
+		r := mutants.Run(ctx, root, m, opts)
+		counts[r.Status]++
+		rows = append(rows, mutantRow{
+			ID: r.ID, Subsystem: r.Subsystem, Source: r.Source, Killed: r.Killed,
+			KilledBy: r.KilledBy, Seconds: math.Round(r.Seconds*100) / 100,
+		})
+		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs)\n", i+1, len(selected), width, m.ID, mutantVerdict(r, m), r.Seconds)
+		if r.Status != mutants.StatusKilled {
+			fmt.Fprintf(stderr, "%s: %s\n%s\n", m.ID, m.Bug, indentBlock(r.Output))
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "nodeproof mutants: interrupted")
+			return 1
+		}
+	}
+	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d do not apply, %d do not compile, %d errors (%.1fs)\n",
+		len(selected), counts[mutants.StatusKilled], counts[mutants.StatusSurvived], counts[mutants.StatusDoesNotApply],
+		counts[mutants.StatusDoesNotCompile], counts[mutants.StatusError], time.Since(start).Seconds())
+
+	if *jsonPath != "" {
+		if err := writeKillMatrix(*jsonPath, rows); err != nil {
+			fmt.Fprintf(stderr, "nodeproof mutants: --json: %v\n", err)
+			return 1
+		}
+	}
+	if counts[mutants.StatusKilled] != len(selected) {
+		return 1
+	}
+	return 0
+}
+
+// mutantVerdict is the verdict column of a progress line. A kill by another
+// invariant than the header names is shown, since it means the expected
+// invariant is weaker than thought.
+func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
+	switch r.Status {
+	case mutants.StatusKilled:
+		if r.KilledBy != m.Invariant {
+			return fmt.Sprintf("killed by %s (expected %s)", r.KilledBy, m.Invariant)
+		}
+		return "killed by " + r.KilledBy
+	case mutants.StatusSurvived:
+		return "SURVIVED (expected " + m.Invariant + " to catch it)"
+	case mutants.StatusDoesNotApply:
+		return "DOES NOT APPLY"
+	case mutants.StatusDoesNotCompile:
+		return "DOES NOT COMPILE"
+	default:
+		return "ERROR"
+	}
+}
+
+func indentBlock(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "    (no output)"
+	}
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+func writeKillMatrix(path string, rows []mutantRow) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rows, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// findModuleRoot walks up from the working directory to the directory holding go.mod.
+func findModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod in the working directory or above it; run from inside the nodeproof module")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime/debug"
+
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+// versionBase is nodeproof's release; version adds the VCS revision.
+const versionBase = "0.1.0-dev"
+
+// reportData is everything a report shows. report.json is its encoding, and
+// the Markdown and HTML renderers read nothing else, so the three agree.
+type reportData struct {
+	Version string        `json:"version"`
+	Started string        `json:"started"` // RFC 3339
+	Seconds float64       `json:"seconds"`
+	Suites  []suiteReport `json:"suites"`
+	// The optional sections are null when not given, which tells a reader
+	// "not run" apart from "ran and found nothing".
+	Linearizability *tableSection `json:"linearizability"`
+	Mutants         []mutantRow   `json:"mutants"`
+	Conformance     *tableSection `json:"conformance"`
+}
+
+type suiteReport struct {
+	Name      string  `json:"name"`
+	Subsystem string  `json:"subsystem"`
+	Checks    int     `json:"checks"` // generated cases that ran
+	Steps     int     `json:"steps"`  // actions executed over all cases
+	Seconds   float64 `json:"seconds"`
+	Passed    bool    `json:"passed"`
+	// Seed is the base seed; rerunning with it and the same budget repeats the run.
+	Seed       uint64            `json:"seed"`
+	Actions    map[string]int    `json:"actions"`
+	Invariants []invariantReport `json:"invariants"`
+	Failure    *failureReport    `json:"failure,omitempty"`
+}
+
+type invariantReport struct {
+	ID         string `json:"id"`
+	Statement  string `json:"statement"`
+	Source     string `json:"source"`
+	Checked    int    `json:"checked"`
+	Violations int    `json:"violations"`
+}
+
+type failureReport struct {
+	Invariant string   `json:"invariant"`
+	Message   string   `json:"message"`
+	Steps     []string `json:"steps"`
+	Replay    string   `json:"replay"`
+}
+
+// mutantRow is one row of the kill matrix that `nodeproof mutants --json` writes.
+type mutantRow struct {
+	ID        string  `json:"id"`
+	Subsystem string  `json:"subsystem"`
+	Source    string  `json:"source"`
+	Killed    bool    `json:"killed"`
+	KilledBy  string  `json:"killed_by"`
+	Seconds   float64 `json:"seconds"`
+}
+
+// tableSection is a section whose shape nodeproof does not own (the
+// linearizability and conformance results): an array of objects, kept
+// verbatim for report.json and flattened into a table for the other renderers.
+type tableSection struct {
+	rows []json.RawMessage
+	// Columns are the objects' keys in order of first appearance.
+	Columns []string
+	// Cells holds one row per object, aligned with Columns; a missing key is "".
+	Cells [][]string
+}
+
+func (t *tableSection) MarshalJSON() ([]byte, error) {
+	return json.Marshal(t.rows)
+}
+
+// newSuiteReport converts the outcome of properties.Run for the report.
+func newSuiteReport(res properties.Result) suiteReport {
+	sr := suiteReport{
+		Name:      res.Suite.Name,
+		Subsystem: res.Suite.Subsystem,
+		Checks:    res.Tally.Cases,
+		Steps:     res.Tally.Steps,
+		Seconds:   roundMillis(res.Seconds),
+		Passed:    res.Passed,
+		Seed:      res.Seed,
+		Actions:   res.Tally.Actions,
+	}
+	for _, inv := range res.Suite.Invariants {
+		ir := invariantReport{ID: inv.ID, Statement: inv.Statement, Source: inv.Source, Checked: res.Tally.Checked[inv.ID]}
+		if res.Failure != nil && res.Failure.Invariant == inv.ID {
+			ir.Violations = 1
+		}
+		sr.Invariants = append(sr.Invariants, ir)
+	}
+	if f := res.Failure; f != nil {
+		sr.Failure = &failureReport{Invariant: f.Invariant, Message: f.Message, Steps: f.Steps, Replay: f.Replay}
+	}
+	return sr
+}
+
+func roundMillis(seconds float64) float64 {
+	return math.Round(seconds*1000) / 1000
+}
+
+// version is versionBase with the VCS revision as semver build metadata when
+// the binary was built from a checkout.
+func version() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return versionBase
+	}
+	var revision, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if revision == "" {
+		return versionBase
+	}
+	v := versionBase + "+" + revision[:min(12, len(revision))]
+	if modified == "true" {
+		v += ".dirty"
+	}
+	return v
+}
+
+// loadMutants reads a kill matrix written by `nodeproof mutants --json`.
+func loadMutants(path string) ([]mutantRow, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	rows := []mutantRow{}
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return nil, fmt.Errorf("%s: not a kill matrix (an array of {id, subsystem, source, killed, killed_by, seconds}): %v", path, err)
+	}
+	for i, r := range rows {
+		if r.ID == "" {
+			return nil, fmt.Errorf("%s: element %d: id is required", path, i)
+		}
+	}
+	return rows, nil
+}
+
+// loadTable reads a JSON array of objects for a pass-through section.
+func loadTable(path string) (*tableSection, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := parseTable(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return t, nil
+}
+
+func parseTable(data []byte) (*tableSection, error) {
+	t := &tableSection{rows: []json.RawMessage{}}
+	if err := json.Unmarshal(data, &t.rows); err != nil {
+		return nil, fmt.Errorf("want a JSON array of objects: %v", err)
+	}
+	column := map[string]int{}
+	objects := make([]map[string]string, 0, len(t.rows))
+	for i, raw := range t.rows {
+		keys, values, err := objectFields(raw)
+		if err != nil {
+			return nil, fmt.Errorf("element %d: %v", i, err)
+		}
+		for _, k := range keys {
+			if _, ok := column[k]; !ok {
+				column[k] = len(t.Columns)
+				t.Columns = append(t.Columns, k)
+			}
+		}
+		objects = append(objects, values)
+	}
+	for _, values := range objects {
+		cells := make([]string, len(t.Columns))
+		for k, v := range values {
+			cells[column[k]] = v
+		}
+		t.Cells = append(t.Cells, cells)
+	}
+	return t, nil
+}
+
+// objectFields returns an object's keys in document order and each value as
+// table text: strings as they are, everything else as compact JSON.
+func objectFields(raw json.RawMessage) ([]string, map[string]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, nil, errors.New("not a JSON object")
+	}
+	var keys []string
+	values := map[string]string{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		key := tok.(string) // inside an object the decoder only yields string keys here
+		var value json.RawMessage
+		if err := dec.Decode(&value); err != nil {
+			return nil, nil, err
+		}
+		var s string
+		if json.Unmarshal(value, &s) != nil {
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, value); err != nil {
+				return nil, nil, err
+			}
+			s = compact.String()
+		}
+		if _, dup := values[key]; !dup {
+			keys = append(keys, key)
+		}
+		values[key] = s
+	}
+	return keys, values, nil
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// writeMarkdown writes report.md, a summary sized for a pull-request comment.
+func writeMarkdown(w io.Writer, data *reportData) error {
+	var b strings.Builder
+	failed := 0
+	for _, s := range data.Suites {
+		if !s.Passed {
+			failed++
+		}
+	}
+	b.WriteString("# nodeproof invariant report\n\n")
+	verdict := fmt.Sprintf("**All %d suites passed.**", len(data.Suites))
+	if failed > 0 {
+		verdict = fmt.Sprintf("**%d of %d suites failed.**", failed, len(data.Suites))
+	}
+	fmt.Fprintf(&b, "%s nodeproof %s, started %s, %.1fs.\n\n", verdict, mdInline(data.Version), data.Started, data.Seconds)
+
+	mdTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
+
+	b.WriteString("\n## Invariants\n\n")
+	var rows [][]string
+	for _, s := range data.Suites {
+		for _, inv := range s.Invariants {
+			rows = append(rows, []string{s.Name, inv.ID, inv.Statement, inv.Source, strconv.Itoa(inv.Checked), strconv.Itoa(inv.Violations)})
+		}
+	}
+	mdTable(&b, []string{"Suite", "ID", "Statement", "Source", "Checked", "Violations"}, rows)
+
+	if failed > 0 {
+		b.WriteString("\n## Failures\n")
+		for _, s := range data.Suites {
+			if f := s.Failure; f != nil {
+				fmt.Fprintf(&b, "\n### %s: %s\n\nShrunk steps:\n\n", mdEscape(s.Name), mdEscape(f.Invariant))
+				mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+				if f.Replay != "" {
+					fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+				}
+				b.WriteString("\n<details><summary>Full message</summary>\n\n")
+				mdCodeBlock(&b, f.Message)
+				b.WriteString("\n</details>\n")
+			}
+		}
+	}
+
+	if len(data.Mutants) > 0 {
+		b.WriteString("\n## Mutants\n\n")
+		fmt.Fprintf(&b, "%d of %d killed.\n\n", killed(data.Mutants), len(data.Mutants))
+		mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, mutantRows(data.Mutants))
+	}
+	for _, section := range []struct {
+		title string
+		table *tableSection
+	}{{"Linearizability", data.Linearizability}, {"Conformance", data.Conformance}} {
+		if section.table != nil {
+			fmt.Fprintf(&b, "\n## %s\n\n", section.title)
+			mdTable(&b, section.table.Columns, section.table.Cells)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// suiteRows and mutantRows are the rows of the summary tables.
+func suiteRows(suites []suiteReport) [][]string {
+	var rows [][]string
+	for _, s := range suites {
+		result := "passed"
+		if !s.Passed {
+			result = "FAILED"
+		}
+		rows = append(rows, []string{s.Name, s.Subsystem, result, strconv.Itoa(s.Checks), strconv.Itoa(s.Steps),
+			strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.FormatUint(s.Seed, 10)})
+	}
+	return rows
+}
+
+func mutantRows(mutants []mutantRow) [][]string {
+	var rows [][]string
+	for _, m := range mutants {
+		verdict := "survived"
+		if m.Killed {
+			verdict = "killed"
+		}
+		rows = append(rows, []string{m.ID, m.Subsystem, m.Source, verdict, m.KilledBy, strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
+	}
+	return rows
+}
+
+func killed(mutants []mutantRow) int {
+	n := 0
+	for _, m := range mutants {
+		if m.Killed {
+			n++
+		}
+	}
+	return n
+}
+
+func mdTable(b *strings.Builder, header []string, rows [][]string) {
+	if len(rows) == 0 {
+		b.WriteString("(none)\n")
+		return
+	}
+	writeRow := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + mdEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	writeRow(header)
+	b.WriteString(strings.Repeat("|---", len(header)) + "|\n")
+	for _, r := range rows {
+		writeRow(r)
+	}
+}
+
+var mdEscaper = strings.NewReplacer("\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "&", "&amp;", "\r", "", "\n", " ")
+
+// mdEscape makes text safe in a table cell or heading: pipes would split the
+// cell, and HTML would be interpreted by the pull-request renderer.
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
+
+// mdInline formats s as inline code, with a backtick run longer than any in s.
+func mdInline(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		// CommonMark strips one space on each side, so the fence stays apart.
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdCodeBlock writes s as a fenced block whose fence no line of s can close.
+func mdCodeBlock(b *strings.Builder, s string) {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	fmt.Fprintf(b, "%stext\n%s\n%s\n", fence, strings.TrimSuffix(s, "\n"), fence)
+}
+
+func longestRun(s string, r rune) int {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == r {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return longest
+}

@@ -1,0 +1,380 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+// syntheticReport has one passed suite, one failed suite whose message
+// carries markup, a mutant and a pass-through section.
+func syntheticReport(t *testing.T) *reportData {
+	t.Helper()
+	lin, err := parseTable([]byte(`[{"resource":"a.com/r","ops":12,"ok":true},{"resource":"b.com/r","note":"x"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &reportData{
+		Version: "0.1.0-dev",
+		Started: "2026-01-02T03:04:05Z",
+		Seconds: 4.5,
+		Suites: []suiteReport{
+			{
+				Name: "imagegc", Subsystem: "imagegc", Checks: 300, Steps: 3000, Seconds: 1.5, Passed: true, Seed: 42,
+				Actions: map[string]int{"pull": 2000, "gc": 1000},
+				Invariants: []invariantReport{
+					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: "seeds/imagegc.md#in-use", Checked: 3300},
+				},
+			},
+			{
+				Name: "devicemanager", Subsystem: "devicemanager", Checks: 17, Steps: 212, Seconds: 3, Passed: false, Seed: 42,
+				Actions: map[string]int{"register": 150, "allocate": 62},
+				Invariants: []invariantReport{
+					{ID: "DM-EXCLUSIVE", Statement: "A device is held by at most one container.", Source: "spec/devicemanager.md", Checked: 229, Violations: 1},
+					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes#109595", Checked: 229},
+				},
+				Failure: &failureReport{
+					Invariant: "DM-EXCLUSIVE",
+					Message:   "DM-EXCLUSIVE: device <script>alert(1)</script> held twice\nreplay: nodeproof replay --suite devicemanager --seed 59 --steps 100",
+					Steps:     []string{"step 1: register resource=a.com/r endpoint=p1.sock", "DM-EXCLUSIVE: device <script>alert(1)</script> held twice"},
+					Replay:    "nodeproof replay --suite devicemanager --seed 59 --steps 100",
+				},
+			},
+		},
+		Mutants: []mutantRow{
+			{ID: "devicemanager-reregistration-race", Subsystem: "devicemanager", Source: "kubernetes#1", Killed: true, KilledBy: "DM-EXCLUSIVE", Seconds: 2.25},
+		},
+		Linearizability: lin,
+	}
+}
+
+func TestWriteReport(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	paths, err := writeReport(dir, syntheticReport(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{filepath.Join(dir, "index.html"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.json")}
+	if !slices.Equal(paths, want) {
+		t.Errorf("paths = %q, want %q", paths, want)
+	}
+
+	t.Run("json", func(t *testing.T) { checkReportJSON(t, read(t, dir, "report.json")) })
+
+	t.Run("html", func(t *testing.T) {
+		html := read(t, dir, "index.html")
+		for _, want := range []string{
+			"nodeproof replay --suite devicemanager --seed 59 --steps 100",
+			"<svg",
+			"&lt;script&gt;alert(1)&lt;/script&gt;",
+			"step 1: register resource=a.com/r endpoint=p1.sock",
+			"devicemanager-reregistration-race",
+			"<th>resource</th><th>ops</th><th>ok</th><th>note</th>",
+		} {
+			if !strings.Contains(html, want) {
+				t.Errorf("index.html lacks %q", want)
+			}
+		}
+		for _, banned := range []string{"<script", "http://", "https://"} {
+			if strings.Contains(html, banned) {
+				t.Errorf("index.html contains %q; it must be self-contained and escape its text", banned)
+			}
+		}
+		if n := strings.Count(html, "<svg"); n != 2 {
+			t.Errorf("index.html has %d charts, want one per suite", n)
+		}
+	})
+
+	t.Run("markdown", func(t *testing.T) {
+		md := read(t, dir, "report.md")
+		for _, want := range []string{
+			"**1 of 2 suites failed.**",
+			"| Suite | ID | Statement | Source | Checked | Violations |",
+			"| devicemanager | DM-EXCLUSIVE | A device is held by at most one container. | spec/devicemanager.md | 229 | 1 |",
+			"| imagegc | IGC-INUSE | An image in use is never removed. | seeds/imagegc.md#in-use | 3300 | 0 |",
+			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
+			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
+			"1 of 1 killed.",
+			"| b.com/r |  |  | x |",
+		} {
+			if !strings.Contains(md, want) {
+				t.Errorf("report.md lacks %q:\n%s", want, md)
+			}
+		}
+	})
+}
+
+// checkReportJSON decodes report.json into the documented schema, refusing
+// unknown keys, and checks the values that tools read.
+func checkReportJSON(t *testing.T, data string) {
+	type invariant struct {
+		ID         string `json:"id"`
+		Statement  string `json:"statement"`
+		Source     string `json:"source"`
+		Checked    int    `json:"checked"`
+		Violations int    `json:"violations"`
+	}
+	type failure struct {
+		Invariant string   `json:"invariant"`
+		Message   string   `json:"message"`
+		Steps     []string `json:"steps"`
+		Replay    string   `json:"replay"`
+	}
+	type suite struct {
+		Name       string         `json:"name"`
+		Subsystem  string         `json:"subsystem"`
+		Checks     int            `json:"checks"`
+		Steps      int            `json:"steps"`
+		Seconds    float64        `json:"seconds"`
+		Passed     bool           `json:"passed"`
+		Seed       uint64         `json:"seed"`
+		Actions    map[string]int `json:"actions"`
+		Invariants []invariant    `json:"invariants"`
+		Failure    *failure       `json:"failure"`
+	}
+	var report struct {
+		Version         string           `json:"version"`
+		Started         string           `json:"started"`
+		Seconds         float64          `json:"seconds"`
+		Suites          []suite          `json:"suites"`
+		Linearizability []map[string]any `json:"linearizability"`
+		Mutants         []map[string]any `json:"mutants"`
+		Conformance     []map[string]any `json:"conformance"`
+	}
+	dec := json.NewDecoder(strings.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&report); err != nil {
+		t.Fatalf("report.json does not match the schema: %v\n%s", err, data)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(data), &keys); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"version", "started", "seconds", "suites", "linearizability", "mutants", "conformance"} {
+		if _, ok := keys[k]; !ok {
+			t.Errorf("report.json lacks key %q", k)
+		}
+	}
+
+	if report.Version != "0.1.0-dev" || report.Started != "2026-01-02T03:04:05Z" || report.Seconds != 4.5 || len(report.Suites) != 2 {
+		t.Fatalf("header = %q %q %v with %d suites", report.Version, report.Started, report.Seconds, len(report.Suites))
+	}
+	passed, failed := report.Suites[0], report.Suites[1]
+	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 {
+		t.Errorf("passed suite = %+v", passed)
+	}
+	if failed.Passed || failed.Failure == nil || failed.Failure.Invariant != "DM-EXCLUSIVE" || len(failed.Failure.Steps) != 2 ||
+		failed.Failure.Replay != "nodeproof replay --suite devicemanager --seed 59 --steps 100" {
+		t.Errorf("failed suite = %+v, failure %+v", failed, failed.Failure)
+	}
+	if failed.Invariants[0].Violations != 1 || failed.Invariants[1].Violations != 0 {
+		t.Errorf("violations = %d, %d; want 1 for the failing invariant only", failed.Invariants[0].Violations, failed.Invariants[1].Violations)
+	}
+	wantMutant := map[string]any{"id": "devicemanager-reregistration-race", "subsystem": "devicemanager", "source": "kubernetes#1",
+		"killed": true, "killed_by": "DM-EXCLUSIVE", "seconds": 2.25}
+	if len(report.Mutants) != 1 || !reflect.DeepEqual(report.Mutants[0], wantMutant) {
+		t.Errorf("mutants = %v, want [%v]", report.Mutants, wantMutant)
+	}
+	if len(report.Linearizability) != 2 || report.Linearizability[0]["ops"] != 12.0 {
+		t.Errorf("linearizability = %v; want the input verbatim", report.Linearizability)
+	}
+	if report.Conformance != nil {
+		t.Errorf("conformance = %v; want null when not given", report.Conformance)
+	}
+}
+
+func read(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+func TestReportFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	notArray := filepath.Join(dir, "object.json")
+	notObjects := filepath.Join(dir, "numbers.json")
+	noID := filepath.Join(dir, "noid.json")
+	for path, content := range map[string]string{notArray: `{"a":1}`, notObjects: `[1,2]`, noID: `[{"killed":true}]`} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--checks", "0"}, "--checks must be positive, got 0"},
+		{[]string{"--checks", "-5"}, "--checks must be positive, got -5"},
+		{[]string{"--steps", "0"}, "--steps must be positive"},
+		{[]string{"--out", ""}, "--out must name a directory"},
+		{[]string{"--suite", "("}, "--suite: error parsing regexp"},
+		{[]string{"--suite", "^no-such-suite$"}, `--suite "^no-such-suite$" matches no suite; suites: `},
+		{[]string{"--mutants", filepath.Join(dir, "missing.json")}, "--mutants: open "},
+		{[]string{"--mutants", noID}, "--mutants: " + noID + ": element 0: id is required"},
+		{[]string{"--linearizability", notArray}, "--linearizability: " + notArray + ": want a JSON array of objects"},
+		{[]string{"--conformance", notObjects}, "--conformance: " + notObjects + ": element 0: not a JSON object"},
+		{[]string{"--seed", "-1"}, "invalid value \"-1\" for flag -seed"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(append([]string{"report"}, tc.args...), &stdout, &stderr); code != 2 {
+			t.Errorf("report %q: exit %d, want 2", tc.args, code)
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("report %q: stderr %q lacks %q", tc.args, stderr.String(), tc.want)
+		}
+	}
+}
+
+func TestSelectSuites(t *testing.T) {
+	all := []properties.Suite{{Name: "devicemanager"}, {Name: "imagegc"}, {Name: "prober"}}
+	got, err := selectSuites(regexp.MustCompile("^(imagegc|prober)$"), all)
+	if err != nil || len(got) != 2 || got[0].Name != "imagegc" || got[1].Name != "prober" {
+		t.Errorf("selectSuites = %v, %v; want imagegc and prober", got, err)
+	}
+	_, err = selectSuites(regexp.MustCompile("cgroups"), all)
+	if err == nil || !strings.Contains(err.Error(), "suites: devicemanager, imagegc, prober") {
+		t.Errorf("selectSuites(cgroups) error = %v; want one listing the suites", err)
+	}
+}
+
+// counterSuite is a throwaway suite for the end-to-end tests: a counter that
+// rapid drives up and down, failing TEST-LIMIT when it reaches limit > 0.
+func counterSuite(name string, limit int) properties.Suite {
+	return properties.Suite{
+		Name:      name,
+		Subsystem: "test",
+		Invariants: []properties.Invariant{
+			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Source: "report_test.go"},
+		},
+		Property: func(t *rapid.T, tally *properties.Tally) {
+			n, step := 0, 0
+			t.Repeat(map[string]func(*rapid.T){
+				"inc": func(t *rapid.T) {
+					step++
+					t.Logf("step %d: inc", step)
+					tally.Action("inc")
+					n++
+				},
+				"reset": func(t *rapid.T) {
+					step++
+					t.Logf("step %d: reset", step)
+					tally.Action("reset")
+					n = 0
+				},
+				"": func(t *rapid.T) {
+					tally.Check("TEST-LIMIT")
+					if limit > 0 && n >= limit {
+						t.Fatalf("TEST-LIMIT: counter is %d, limit %d", n, limit)
+					}
+				},
+			})
+		},
+	}
+}
+
+func TestReportEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	opts := reportOptions{out: dir, checks: 20, steps: 10, seed: 7}
+	var stdout, stderr bytes.Buffer
+	code := report(opts, []properties.Suite{counterSuite("counter", 0), counterSuite("limited", 2)}, &stdout, &stderr)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 for a failed suite", code)
+	}
+	for _, want := range []string{
+		"counter  [##########] 20/20 checks\n",
+		"counter  passed  20 checks, ",
+		"limited  FAILED  TEST-LIMIT after ",
+		"replay: nodeproof replay --suite limited --seed ",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if !strings.Contains(stdout.String(), filepath.Join(dir, "report.json")) {
+		t.Errorf("stdout %q does not name report.json", stdout.String())
+	}
+
+	var data reportData
+	if err := json.Unmarshal([]byte(read(t, dir, "report.json")), &data); err != nil {
+		t.Fatal(err)
+	}
+	counter, limited := data.Suites[0], data.Suites[1]
+	if !counter.Passed || counter.Checks != 20 || counter.Seed != 7 || counter.Invariants[0].Checked == 0 {
+		t.Errorf("counter = %+v", counter)
+	}
+	if limited.Passed || limited.Failure == nil || limited.Invariants[0].Violations != 1 {
+		t.Fatalf("limited = %+v", limited)
+	}
+	if want := []string{"step 1: inc", "step 2: inc", "TEST-LIMIT: counter is 2, limit 2"}; !slices.Equal(limited.Failure.Steps, want) {
+		t.Errorf("steps = %q, want %q", limited.Failure.Steps, want)
+	}
+
+	// The replay line in the report reproduces the failure.
+	m := regexp.MustCompile(`--seed (\d+)`).FindStringSubmatch(limited.Failure.Replay)
+	var replayOut bytes.Buffer
+	args := []string{"--suite", "limited", "--seed", m[1], "--steps", "10"}
+	lookup := func(string) (properties.Suite, bool) { return counterSuite("limited", 2), true }
+	ropts, err := parseReplayFlags(args, &stderr, lookup, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := replay(ropts, &replayOut); code != 1 {
+		t.Errorf("replay exit %d, want 1", code)
+	}
+	if want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"; !strings.HasPrefix(replayOut.String(), want) {
+		t.Errorf("replay printed %q, want it to start with %q", replayOut.String(), want)
+	}
+}
+
+func TestReplayPassing(t *testing.T) {
+	var stdout bytes.Buffer
+	if code := replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout); code != 0 {
+		t.Errorf("exit %d, want 0", code)
+	}
+	if !strings.HasPrefix(stdout.String(), "passed: the failure did not reproduce") {
+		t.Errorf("stdout = %q", stdout.String())
+	}
+}
+
+func TestReplayFlagErrors(t *testing.T) {
+	all := []properties.Suite{counterSuite("counter", 0)}
+	lookup := func(name string) (properties.Suite, bool) { return all[0], name == "counter" }
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seed", "1"}, "--suite is required"},
+		{[]string{"--suite", "counter"}, "one of --seed or --failfile is required"},
+		{[]string{"--suite", "counter", "--seed", "1", "--failfile", "f"}, "--seed and --failfile exclude each other"},
+		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "--failfile: "},
+		{[]string{"--suite", "counter", "--seed", "1", "--steps", "-1"}, "--steps must not be negative"},
+		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
+	} {
+		_, err := parseReplayFlags(tc.args, &bytes.Buffer{}, lookup, all)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("replay %q: error %v, want %q", tc.args, err, tc.want)
+		}
+	}
+
+	var stderr bytes.Buffer
+	if code := dispatch([]string{"replay", "--suite", "no-such-suite", "--seed", "1"}, &bytes.Buffer{}, &stderr); code != 2 {
+		t.Errorf("replay of an unknown suite: exit %d, want 2", code)
+	}
+	if !strings.Contains(stderr.String(), `no suite "no-such-suite"; suites: `) {
+		t.Errorf("stderr = %q; want the list of suites", stderr.String())
+	}
+}

@@ -1,0 +1,314 @@
+package checkpoint_test
+
+import (
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"pgregory.net/rapid"
+)
+
+// The worked examples of spec 1.10, printed by the kubelet v1.36.3 itself.
+var (
+	specData = checkpoint.Data{
+		PodDeviceEntries: []checkpoint.PodDevicesEntry{{
+			PodUID: "pod1", ContainerName: "con1", ResourceName: "domain1.com/resource1",
+			DeviceIDs: checkpoint.DevicesPerNUMA{-1: {"dev3"}, 0: {"dev1", "dev2"}, 2: {"dev9"}, 10: {"dev10"}},
+			AllocResp: []byte{10, 1, 255},
+		}},
+		RegisteredDevices: map[string][]string{"a.com/b": nil, "domain1.com/resource1": {"dev1", "dev2", "dev3"}},
+	}
+	specHashInput = `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{PodUID:(string)pod1 ContainerName:(string)con1 ResourceName:(string)domain1.com/resource1 DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:[dev3] 0:[dev1 dev2] 2:[dev9] 10:[dev10]] AllocResp:([]uint8)[10 1 255]}] RegisteredDevices:(map[string][]string)map[a.com/b:<nil> domain1.com/resource1:[dev1 dev2 dev3]]}`
+	specFile      = `{"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1","ResourceName":"domain1.com/resource1","DeviceIDs":{"-1":["dev3"],"0":["dev1","dev2"],"10":["dev10"],"2":["dev9"]},"AllocResp":"CgH/"}],"RegisteredDevices":{"a.com/b":null,"domain1.com/resource1":["dev1","dev2","dev3"]}},"Checksum":103353102}`
+
+	emptyData      = checkpoint.Data{RegisteredDevices: map[string][]string{}}
+	emptyHashInput = `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)<nil> RegisteredDevices:(map[string][]string)map[]}`
+	emptyFile      = `{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{}},"Checksum":3467439661}`
+)
+
+func TestSpecExamples(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		data      checkpoint.Data
+		hashInput string
+		file      string
+		checksum  uint64
+	}{
+		{"spec example", specData, specHashInput, specFile, 103353102},
+		{"empty", emptyData, emptyHashInput, emptyFile, 3467439661},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := checkpoint.HashInput(c.data); got != c.hashInput {
+				t.Errorf("HashInput:\n got %s\nwant %s", got, c.hashInput)
+			}
+			if got := checkpoint.Checksum(c.data); got != c.checksum {
+				t.Errorf("Checksum = %d, want %d", got, c.checksum)
+			}
+			got, err := checkpoint.Encode(c.data)
+			if err != nil || string(got) != c.file {
+				t.Errorf("Encode:\n got %s, %v\nwant %s", got, err, c.file)
+			}
+			d, err := checkpoint.Decode([]byte(c.file))
+			if err != nil || !reflect.DeepEqual(d, c.data) {
+				t.Errorf("Decode = %#v, %v\nwant %#v", d, err, c.data)
+			}
+		})
+	}
+}
+
+// tricky holds strings that test escaping in JSON and rawness in the hash
+// input: separators spew uses, JSON's escapes, HTML characters, controls,
+// U+2028/U+2029, DEL and multi-byte runes.
+var tricky = []string{
+	"", " ", "a b", `"`, `\`, "<>&", "\u2028\u2029", "\x00\x01\x1f", "\b\f\n\r\t", "\x7f",
+	"é", "日本", "\ufffd", "map[a:b]", "<nil>", "[x y]", "{}", ":", "null", "10",
+}
+
+var text = rapid.OneOf(rapid.SampledFrom(tricky), rapid.String(), rapid.StringN(0, 6, -1))
+
+// ids draws nil, an empty list, or a list with possible repeats.
+func ids(t *rapid.T, label string) []string {
+	switch rapid.IntRange(0, 3).Draw(t, label+" shape") {
+	case 0:
+		return nil
+	case 1:
+		return []string{}
+	}
+	n := rapid.IntRange(1, 4).Draw(t, label+" len")
+	l := make([]string, n)
+	for i := range l {
+		l[i] = text.Draw(t, label)
+	}
+	return l
+}
+
+var numaKey = rapid.OneOf(rapid.Int64Range(-2, 12), rapid.Int64())
+
+func genData(t *rapid.T) checkpoint.Data {
+	var d checkpoint.Data
+	if !rapid.Bool().Draw(t, "entries nil") {
+		d.PodDeviceEntries = []checkpoint.PodDevicesEntry{}
+		for range rapid.IntRange(0, 5).Draw(t, "entries") {
+			e := checkpoint.PodDevicesEntry{
+				PodUID:        text.Draw(t, "pod"),
+				ContainerName: text.Draw(t, "container"),
+				ResourceName:  text.Draw(t, "resource"),
+			}
+			if !rapid.Bool().Draw(t, "DeviceIDs nil") {
+				e.DeviceIDs = checkpoint.DevicesPerNUMA{}
+				for range rapid.IntRange(0, 4).Draw(t, "numa nodes") {
+					e.DeviceIDs[numaKey.Draw(t, "numa")] = ids(t, "device")
+				}
+			}
+			switch rapid.IntRange(0, 2).Draw(t, "AllocResp shape") {
+			case 1:
+				e.AllocResp = []byte{}
+			case 2:
+				e.AllocResp = rapid.SliceOfN(rapid.Byte(), 1, 40).Draw(t, "AllocResp")
+			}
+			d.PodDeviceEntries = append(d.PodDeviceEntries, e)
+		}
+	}
+	if !rapid.Bool().Draw(t, "registered nil") {
+		d.RegisteredDevices = map[string][]string{}
+		for range rapid.IntRange(0, 4).Draw(t, "resources") {
+			d.RegisteredDevices[text.Draw(t, "name")] = ids(t, "registered")
+		}
+	}
+	return d
+}
+
+func TestRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := genData(t)
+		b, err := checkpoint.Encode(d)
+		if err != nil {
+			t.Fatalf("Encode: %v", err)
+		}
+		got, err := checkpoint.Decode(b)
+		if err != nil {
+			t.Fatalf("Decode(%s): %v", b, err)
+		}
+		if !reflect.DeepEqual(got, d) {
+			t.Fatalf("round trip:\n got %#v\nwant %#v", got, d)
+		}
+		h := fnv.New32a()
+		h.Write([]byte(checkpoint.HashInput(d)))
+		if sum := checkpoint.Checksum(d); sum != uint64(h.Sum32()) {
+			t.Fatalf("Checksum = %d, FNV-32a of HashInput = %d", sum, h.Sum32())
+		}
+	})
+}
+
+// kubeletFile has the shape the kubelet hands to encoding/json. Data's field
+// names match the kubelet's checkpointData, and JSON does not spell type
+// names, so checkpoint.Data stands in for it.
+type kubeletFile struct {
+	Data     checkpoint.Data
+	Checksum uint64
+}
+
+func TestEncodeMatchesEncodingJSON(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := genData(t)
+		got, err := checkpoint.Encode(d)
+		if err != nil {
+			t.Fatalf("Encode: %v", err)
+		}
+		want, err := json.Marshal(kubeletFile{Data: d, Checksum: checkpoint.Checksum(d)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("Encode differs from encoding/json:\n got %s\nwant %s", got, want)
+		}
+	})
+}
+
+// TestEverySingleByteChangeIsRejected replaces each byte of valid files in
+// turn: every such file has another meaning, another checksum or another
+// spelling, and Decode must refuse it.
+func TestEverySingleByteChangeIsRejected(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		b, err := checkpoint.Encode(genData(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		delta := rapid.ByteRange(1, 255).Draw(t, "delta")
+		m := make([]byte, len(b))
+		for i := range b {
+			copy(m, b)
+			m[i] += delta
+			if d, err := checkpoint.Decode(m); err == nil {
+				t.Fatalf("Decode accepted %s (byte %d of %s changed) as %#v", m, i, b, d)
+			}
+		}
+	})
+}
+
+func TestOrderIsKept(t *testing.T) {
+	a := checkpoint.PodDevicesEntry{PodUID: "a", DeviceIDs: checkpoint.DevicesPerNUMA{0: {"d2", "d1"}}, AllocResp: []byte{}}
+	b := checkpoint.PodDevicesEntry{PodUID: "b", AllocResp: []byte{}}
+	ab := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{a, b}}
+	ba := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{b, a}}
+	if checkpoint.Checksum(ab) == checkpoint.Checksum(ba) {
+		t.Fatal("entry order does not change the checksum")
+	}
+	for _, d := range []checkpoint.Data{ab, ba} {
+		f, err := checkpoint.Encode(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := checkpoint.Decode(f)
+		if err != nil || !reflect.DeepEqual(got, d) {
+			t.Fatalf("Decode(%s) = %#v, %v", f, got, err)
+		}
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	for _, c := range []struct {
+		name, in, want string
+	}{
+		{"truncated", specFile[:100], `checkpoint: Data.PodDeviceEntries[0].ResourceName: invalid JSON: string at byte 84 is not terminated`},
+		{"empty", "", `checkpoint: invalid JSON: input ends at byte 0, want '{'`},
+		{"whitespace", strings.Replace(emptyFile, `,"Checksum"`, `, "Checksum"`, 1), `checkpoint: not in canonical form (re-encoding differs at byte 57)`},
+		{"trailing newline", emptyFile + "\n", `checkpoint: not in canonical form (re-encoding differs at byte 79)`},
+		{"key order", `{"Checksum":3467439661,"Data":{"PodDeviceEntries":null,"RegisteredDevices":{}}}`, `checkpoint: not in canonical form (re-encoding differs at byte 2)`},
+		{"leading zero", strings.Replace(emptyFile, "3467439661", "03467439661", 1), `checkpoint: not in canonical form (re-encoding differs at byte 68)`},
+		{"missing field", `{"Data":{"RegisteredDevices":{}},"Checksum":3467439661}`, `checkpoint: not in canonical form (re-encoding differs at byte 10)`},
+		{"trailing data", emptyFile + "x", `checkpoint: invalid JSON at byte 79: data after the checkpoint object`},
+		{"legacy V1", `{"Data":{"PodDeviceEntries":[{"PodUID":"p","ContainerName":"c","ResourceName":"r","DeviceIDs":["dev1"],"AllocResp":""}],"RegisteredDevices":{}},"Checksum":1}`,
+			`checkpoint: Data.PodDeviceEntries[0].DeviceIDs: found an array, want an object keyed by NUMA node: this is the legacy V1 checkpoint format, which the kubelet has not read since v1.30`},
+		{"NUMA key", `{"Data":{"PodDeviceEntries":[{},{},{},{"DeviceIDs":{"x":[]}}]}}`, `checkpoint: Data.PodDeviceEntries[3].DeviceIDs: NUMA key "x" is not an integer`},
+		{"NUMA range", `{"Data":{"PodDeviceEntries":[{"DeviceIDs":{"9223372036854775808":[]}}]}}`, `checkpoint: Data.PodDeviceEntries[0].DeviceIDs: NUMA key "9223372036854775808" is out of the int64 range`},
+		{"device ID type", `{"Data":{"RegisteredDevices":{"r":["a",1]}}}`, `checkpoint: Data.RegisteredDevices["r"][1]: found a number, want a device ID string`},
+		{"string type", `{"Data":{"PodDeviceEntries":[{"PodUID":null}]}}`, `checkpoint: Data.PodDeviceEntries[0].PodUID: found null, want a string`},
+		{"unknown field", `{"Data":{"PodDeviceEntries":[{"podUID":"x"}]}}`, `checkpoint: Data.PodDeviceEntries[0]: unknown field "podUID" in an entry`},
+		{"base64", `{"Data":{"PodDeviceEntries":[{"AllocResp":"C"}]}}`, `checkpoint: Data.PodDeviceEntries[0].AllocResp: not valid base64: illegal base64 data at input byte 0`},
+		{"checksum type", `{"Checksum":-1}`, `checkpoint: Checksum: found a number, want an unsigned integer`},
+		{"checksum range", `{"Checksum":18446744073709551616}`, `checkpoint: Checksum: 18446744073709551616 is out of the uint64 range`},
+		{"invalid UTF-8", "{\"Data\":{\"RegisteredDevices\":{\"\xff\":[]}}}", `checkpoint: Data.RegisteredDevices: string at byte 30 is not valid UTF-8`},
+		{"control character", "{\"Data\":{\"RegisteredDevices\":{\"\n\":[]}}}", `checkpoint: Data.RegisteredDevices: invalid JSON at byte 31: control character '\n' in a string`},
+		{"bad escape", `{"Data":{"RegisteredDevices":{"\x":[]}}}`, `checkpoint: Data.RegisteredDevices: invalid JSON at byte 31: bad escape "\\x"`},
+		{"separator", `{"Data":{"RegisteredDevices":{"a":[] "b":[]}}}`, `checkpoint: Data.RegisteredDevices: invalid JSON at byte 37: found '"', want ',' or '}'`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := checkpoint.Decode([]byte(c.in))
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("Decode error\n got %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
+
+func TestDecodeCorrupt(t *testing.T) {
+	in := strings.Replace(specFile, "103353102", "103353103", 1)
+	_, err := checkpoint.Decode([]byte(in))
+	var ce *checkpoint.CorruptError
+	if !errors.As(err, &ce) || err.Error() != "checkpoint is corrupted" || ce.Actual != 103353102 || ce.Expected != 103353103 {
+		t.Fatalf("Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
+	}
+	// A changed device ID keeps the stored checksum, which no longer matches.
+	in = strings.Replace(specFile, `"dev9"`, `"dev8"`, 1)
+	if _, err := checkpoint.Decode([]byte(in)); !errors.As(err, &ce) {
+		t.Fatalf("Decode error = %v, want a CorruptError", err)
+	}
+}
+
+func TestBounds(t *testing.T) {
+	big := make([]byte, checkpoint.MaxFileBytes+1)
+	if _, err := checkpoint.Decode(big); err == nil || err.Error() != "checkpoint: file is 67108865 bytes, over the limit of 67108864" {
+		t.Fatalf("Decode of an oversized file: %v", err)
+	}
+
+	many := make([]string, checkpoint.MaxItems)
+	d := checkpoint.Data{RegisteredDevices: map[string][]string{"r": many}}
+	if _, err := checkpoint.Encode(d); err == nil || !strings.Contains(err.Error(), "1048577 items") {
+		t.Fatalf("Encode of too many items: %v", err)
+	}
+	in := `{"Data":{"RegisteredDevices":{"r":[` + strings.Repeat(`"",`, checkpoint.MaxItems) + `""]}}}`
+	if _, err := checkpoint.Decode([]byte(in)); err == nil || err.Error() != `checkpoint: Data.RegisteredDevices["r"][1048575]: more than 1048576 items (entries, NUMA nodes, resources and device IDs)` {
+		t.Fatalf("Decode of too many items: %v", err)
+	}
+
+	huge := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{AllocResp: make([]byte, checkpoint.MaxFileBytes)}}}
+	if _, err := checkpoint.Encode(huge); err == nil || !strings.Contains(err.Error(), "over the file limit") {
+		t.Fatalf("Encode of an oversized checkpoint: %v", err)
+	}
+	// Escaping can take a file over the limit that its content alone is not.
+	escaped := checkpoint.Data{RegisteredDevices: map[string][]string{"r": {strings.Repeat("<", checkpoint.MaxFileBytes/2)}}}
+	if _, err := checkpoint.Encode(escaped); err == nil || !strings.Contains(err.Error(), "encoded file would be over the limit of 67108864 bytes") {
+		t.Fatalf("Encode of an oversized file: %v", err)
+	}
+}
+
+func TestEncodeRefusesInvalidUTF8(t *testing.T) {
+	for _, c := range []struct {
+		data checkpoint.Data
+		want string
+	}{
+		{checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{}, {ContainerName: "a\xffb"}}},
+			`checkpoint: Data.PodDeviceEntries[1].ContainerName: string is not valid UTF-8`},
+		{checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{DeviceIDs: checkpoint.DevicesPerNUMA{-1: {"ok", "\xc0"}}}}},
+			`checkpoint: Data.PodDeviceEntries[0].DeviceIDs["-1"][1]: string is not valid UTF-8`},
+		{checkpoint.Data{RegisteredDevices: map[string][]string{"\xfe": nil}},
+			`checkpoint: Data.RegisteredDevices["\xfe"]: resource name is not valid UTF-8`},
+		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xed\xa0\x80"}}},
+			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
+	} {
+		if _, err := checkpoint.Encode(c.data); err == nil || err.Error() != c.want {
+			t.Errorf("Encode error\n got %v\nwant %s", err, c.want)
+		}
+	}
+}
+
+func TestErrNotFound(t *testing.T) {
+	if checkpoint.ErrNotFound.Error() != "checkpoint is not found" {
+		t.Fatalf("ErrNotFound = %q", checkpoint.ErrNotFound)
+	}
+}

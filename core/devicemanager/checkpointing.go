@@ -1,0 +1,204 @@
+package devicemanager
+
+import (
+	"sort"
+	"time"
+
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+)
+
+// Checkpoint returns the state upstream writes to kubelet_internal_checkpoint:
+// every container's devices with its Allocate answer, and the healthy
+// devices of each resource (unhealthy ones are not saved). Entries are in
+// pod, container, resource order and ID lists sorted, where upstream uses
+// map order; the checksum covers whatever order is written.
+func (m *Manager) Checkpoint() checkpoint.Data {
+	var d checkpoint.Data
+	for _, uid := range sortedKeys(m.pods) {
+		containers := m.pods[uid]
+		for _, c := range sortedKeys(containers) {
+			resources := containers[c]
+			for _, r := range sortedKeys(resources) {
+				a := resources[r]
+				byNUMA := make(checkpoint.DevicesPerNUMA, len(a.byNUMA))
+				for n, ids := range a.byNUMA {
+					byNUMA[n] = append([]string(nil), ids...)
+				}
+				d.PodDeviceEntries = append(d.PodDeviceEntries, checkpoint.PodDevicesEntry{
+					PodUID: uid, ContainerName: c, ResourceName: r,
+					DeviceIDs: byNUMA, AllocResp: append([]byte{}, a.responseBytes...),
+				})
+			}
+		}
+	}
+	d.RegisteredDevices = make(map[string][]string, len(m.healthy))
+	for r, set := range m.healthy {
+		d.RegisteredDevices[r] = set.sorted()
+	}
+	return d
+}
+
+// ContainerRef names a container the runtime reported at kubelet start.
+type ContainerRef struct {
+	PodUID    string
+	Container string
+	Running   bool
+}
+
+// RestoreReport says what Restore could not take from the checkpoint.
+type RestoreReport struct {
+	// Skipped lists entries whose Allocate answer did not decode; upstream
+	// logs and skips them too.
+	Skipped []string
+}
+
+// Restore loads a checkpoint into a new manager, as upstream's Start does
+// after a kubelet restart: the recorded allocations come back, and every
+// registered resource gets a stopped endpoint with no devices, so capacity
+// and allocatable are 0 until its plugin registers again or the grace
+// period deletes it. containers are what the runtime reports; a running
+// container keeps its devices without a new allocation until sources are
+// ready (PR #118635).
+func (m *Manager) Restore(d checkpoint.Data, now time.Time, containers []ContainerRef) (RestoreReport, error) {
+	var report RestoreReport
+	if len(m.endpoints) != 0 || len(m.pods) != 0 || len(m.healthy) != 0 {
+		return report, newError(KindInvalidInput, "restore: the manager already has state; restore into a new manager")
+	}
+	if len(d.RegisteredDevices) > m.limits.Resources {
+		return report, newError(KindBoundExceeded, "restore: RegisteredDevices: %d resources exceed the bound of %d", len(d.RegisteredDevices), m.limits.Resources)
+	}
+	pods := map[string]map[string]map[string]*allocation{}
+	for i, e := range d.PodDeviceEntries {
+		if err := m.checkEntry(i, e); err != nil {
+			return report, err
+		}
+		resp, err := allocresp.Unmarshal(e.AllocResp)
+		if err != nil {
+			report.Skipped = append(report.Skipped, "PodDeviceEntries["+itoa(i)+"]: "+err.Error())
+			continue
+		}
+		if pods[e.PodUID] == nil {
+			if len(pods) >= m.limits.Pods {
+				return report, newError(KindBoundExceeded, "restore: PodDeviceEntries: more than %d pods", m.limits.Pods)
+			}
+			pods[e.PodUID] = map[string]map[string]*allocation{}
+		}
+		if pods[e.PodUID][e.ContainerName] == nil {
+			pods[e.PodUID][e.ContainerName] = map[string]*allocation{}
+		}
+		a := &allocation{byNUMA: map[int64][]string{}, devices: deviceSet{}, response: resp, responseBytes: append([]byte{}, e.AllocResp...)}
+		for n, ids := range e.DeviceIDs {
+			a.byNUMA[n] = append([]string(nil), ids...)
+			for _, id := range ids {
+				a.devices[id] = struct{}{}
+			}
+		}
+		// A later entry for the same container and resource replaces an
+		// earlier one, as upstream's insert does.
+		pods[e.PodUID][e.ContainerName][e.ResourceName] = a
+	}
+	m.pods = pods
+	m.rebuildAllocated()
+	for r := range d.RegisteredDevices {
+		m.healthy[r] = deviceSet{}
+		m.unhealthy[r] = deviceSet{}
+		m.endpoints[r] = &endpoint{resource: r, stopTime: now}
+	}
+	for _, c := range containers {
+		if c.Running {
+			m.runningAtStart[containerKey{c.PodUID, c.Container}] = true
+		}
+	}
+	return report, nil
+}
+
+func (m *Manager) checkEntry(i int, e checkpoint.PodDevicesEntry) error {
+	field := func(name string) string { return "restore: PodDeviceEntries[" + itoa(i) + "]." + name }
+	for _, f := range []struct{ name, value string }{{"PodUID", e.PodUID}, {"ContainerName", e.ContainerName}, {"ResourceName", e.ResourceName}} {
+		if f.value == "" {
+			return newError(KindInvalidInput, "%s: must not be empty", field(f.name))
+		}
+		if len(f.value) > m.limits.NameLength {
+			return newError(KindInvalidInput, "%s: longer than %d bytes", field(f.name), m.limits.NameLength)
+		}
+	}
+	total := 0
+	for _, ids := range e.DeviceIDs {
+		total += len(ids)
+	}
+	if total > m.limits.DevicesPerResource {
+		return newError(KindBoundExceeded, "%s: %d devices exceed the bound of %d", field("DeviceIDs"), total, m.limits.DevicesPerResource)
+	}
+	return nil
+}
+
+func itoa(i int) string {
+	if i == 0 {
+		return "0"
+	}
+	var b [20]byte
+	n := len(b)
+	for i > 0 {
+		n--
+		b[n] = byte('0' + i%10)
+		i /= 10
+	}
+	return string(b[n:])
+}
+
+// ContainerDevices returns, by resource, the sorted devices a container holds.
+func (m *Manager) ContainerDevices(podUID, container string) map[string][]string {
+	out := map[string][]string{}
+	for r, a := range m.pods[podUID][container] {
+		out[r] = a.devices.sorted()
+	}
+	return out
+}
+
+// Holding is one container's devices of one resource.
+type Holding struct {
+	PodUID, Container, Resource string
+	DeviceIDs                   []string
+}
+
+// Holdings lists every recorded allocation in pod, container, resource order.
+func (m *Manager) Holdings() []Holding {
+	var out []Holding
+	for _, uid := range sortedKeys(m.pods) {
+		for _, c := range sortedKeys(m.pods[uid]) {
+			for _, r := range sortedKeys(m.pods[uid][c]) {
+				out = append(out, Holding{uid, c, r, m.pods[uid][c][r].devices.sorted()})
+			}
+		}
+	}
+	return out
+}
+
+// Allocated returns, by resource, the sorted allocated cache.
+func (m *Manager) Allocated() map[string][]string {
+	out := map[string][]string{}
+	for r, set := range m.allocated {
+		out[r] = set.sorted()
+	}
+	return out
+}
+
+// HealthyDevices returns, by resource, the sorted healthy devices.
+func (m *Manager) HealthyDevices() map[string][]string {
+	out := map[string][]string{}
+	for r, set := range m.healthy {
+		out[r] = set.sorted()
+	}
+	return out
+}
+
+// PendingPlans returns the IDs of plans awaiting Commit or Abort, ascending.
+func (m *Manager) PendingPlans() []PlanID {
+	ids := make([]PlanID, 0, len(m.pending))
+	for id := range m.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}

@@ -1,0 +1,159 @@
+package pod
+
+// Options select the variants of the effective request computation that
+// upstream callers choose between.
+type Options struct {
+	// ExcludeOverhead leaves spec.overhead out of the result.
+	ExcludeOverhead bool
+	// SkipPodLevelResources ignores spec.resources even when set (callers do
+	// this when the PodLevelResources gate is off).
+	SkipPodLevelResources bool
+}
+
+// IsSupportedPodLevelResource reports whether spec.resources may set name in
+// v1.36: cpu, memory and hugepages.
+func IsSupportedPodLevelResource(name ResourceName) bool {
+	return name == CPU || name == Memory || IsHugePages(name)
+}
+
+func hasSupported(l ResourceList) bool {
+	for name := range l {
+		if IsSupportedPodLevelResource(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// HasPodLevelRequests reports whether spec.resources requests a supported resource.
+func (p *Pod) HasPodLevelRequests() bool {
+	return p.Resources != nil && hasSupported(p.Resources.Requests)
+}
+
+// HasPodLevelResources reports whether spec.resources requests or limits a
+// supported resource.
+func (p *Pod) HasPodLevelResources() bool {
+	return p.Resources != nil && (hasSupported(p.Resources.Requests) || hasSupported(p.Resources.Limits))
+}
+
+func addInto(dst, src ResourceList) {
+	for k, v := range src {
+		dst[k] += v
+	}
+}
+
+func maxInto(dst, src ResourceList) {
+	for k, v := range src {
+		if cur, ok := dst[k]; !ok || v > cur {
+			dst[k] = v
+		}
+	}
+}
+
+// aggregate sums app containers and sidecars and takes the maximum with each
+// regular init container's needs, where a regular init container runs next
+// to the sidecars declared before it (spec cgroups.md §5.4).
+func aggregate(p *Pod, pick func(Container) ResourceList) ResourceList {
+	total := ResourceList{}
+	for _, c := range p.Containers {
+		addInto(total, pick(c))
+	}
+	sidecars := ResourceList{}
+	initPeak := ResourceList{}
+	for _, c := range p.InitContainers {
+		var use ResourceList
+		if c.IsSidecar() {
+			addInto(total, pick(c))
+			addInto(sidecars, pick(c))
+			use = sidecars
+		} else {
+			use = ResourceList{}
+			addInto(use, pick(c))
+			addInto(use, sidecars)
+		}
+		maxInto(initPeak, use)
+	}
+	maxInto(total, initPeak)
+	return total
+}
+
+// Requests returns the pod's effective requests (upstream PodRequests).
+func (p *Pod) EffectiveRequests(opts Options) ResourceList {
+	reqs := aggregate(p, func(c Container) ResourceList { return c.Requests })
+	if !opts.SkipPodLevelResources && p.HasPodLevelRequests() {
+		for name, q := range p.Resources.Requests {
+			if IsSupportedPodLevelResource(name) {
+				reqs[name] = q
+			}
+		}
+	}
+	if !opts.ExcludeOverhead {
+		addInto(reqs, p.Overhead)
+	}
+	return reqs
+}
+
+// EffectiveLimits returns the pod's effective limits (upstream PodLimits).
+// Overhead is added only to limits that are present.
+func (p *Pod) EffectiveLimits(opts Options) ResourceList {
+	limits := aggregate(p, func(c Container) ResourceList { return c.Limits })
+	if !opts.SkipPodLevelResources && p.HasPodLevelResources() {
+		for name, q := range p.Resources.Limits {
+			if IsSupportedPodLevelResource(name) {
+				limits[name] = q
+			}
+		}
+	}
+	if !opts.ExcludeOverhead {
+		for name, q := range p.Overhead {
+			if _, ok := limits[name]; ok {
+				limits[name] += q
+			}
+		}
+	}
+	return limits
+}
+
+// ApplyDefaults does what the API server's defaulting does to the resources
+// of a pod before anything on the node sees it: a container's missing
+// request defaults to its limit, and with pod-level limits set a missing
+// pod-level cpu or memory request defaults to the aggregated container
+// request, or else to the pod-level limit.
+func (p *Pod) ApplyDefaults() {
+	defaultContainer := func(c *Container) {
+		for name, limit := range c.Limits {
+			if _, ok := c.Requests[name]; !ok {
+				if c.Requests == nil {
+					c.Requests = ResourceList{}
+				}
+				c.Requests[name] = limit
+			}
+		}
+	}
+	for i := range p.InitContainers {
+		defaultContainer(&p.InitContainers[i])
+	}
+	for i := range p.Containers {
+		defaultContainer(&p.Containers[i])
+	}
+	if p.Resources == nil || len(p.Resources.Limits) == 0 {
+		return
+	}
+	aggregated := aggregate(p, func(c Container) ResourceList { return c.Requests })
+	for name, limit := range p.Resources.Limits {
+		if !IsSupportedPodLevelResource(name) {
+			continue
+		}
+		if _, ok := p.Resources.Requests[name]; ok {
+			continue
+		}
+		if p.Resources.Requests == nil {
+			p.Resources.Requests = ResourceList{}
+		}
+		if (name == CPU || name == Memory) && aggregated[name] > 0 {
+			p.Resources.Requests[name] = aggregated[name]
+		} else {
+			p.Resources.Requests[name] = limit
+		}
+	}
+}

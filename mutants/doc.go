@@ -1,0 +1,21 @@
+// Package mutants loads nodeproof's seeded bugs and measures whether the tests
+// catch them. It is the measure of the tests' power: a test suite that lets a
+// known bug through is not checking what it claims.
+//
+// A mutant is a file mutants/<subsystem>-<slug>.patch: a header of comment
+// lines naming the bug, its upstream source, the invariant expected to catch
+// it and the packages whose tests should fail, followed by a unified diff in
+// `git diff` form. Load parses and validates them; Run applies one and runs
+// the tests.
+//
+// Run works on a scratch copy of the repository rather than with go build's
+// -overlay. A copy is what a developer would get by applying the patch, so
+// every kind of change works: new or deleted files, go.mod, testdata and
+// files read at test time (an overlay only replaces what the compiler reads,
+// while tests would still read the unpatched testdata). The copy holds the
+// files `git ls-files -co --exclude-standard` lists, so uncommitted work is
+// included and build output is not; outside a git work tree every file is
+// copied. Builds and tests run with -trimpath: the build cache then keys
+// packages by content instead of directory, so although each mutant gets a
+// fresh directory only the packages the patch touches are compiled again.
+package mutants

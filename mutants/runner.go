@@ -1,0 +1,431 @@
+package mutants
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Mutant is one seeded bug, as described by the header of its patch file.
+type Mutant struct {
+	// ID is the file name without .patch, for example "devicemanager-init-reuse".
+	ID string
+	// Subsystem is the part of the ID before the first dash.
+	Subsystem string
+	// Bug is the one-sentence description from the "# Bug:" header.
+	Bug string
+	// Source is the upstream issue or pull request the bug comes from, or "seeded".
+	Source string
+	// Invariant is the ID of the invariant expected to catch the bug.
+	Invariant string
+	// Packages are the go test package patterns to run, relative to the module root.
+	Packages []string
+	// Path is the absolute path of the patch file.
+	Path string
+}
+
+// Status values of a Result.
+const (
+	StatusKilled         = "killed"
+	StatusSurvived       = "survived"
+	StatusDoesNotApply   = "does-not-apply"
+	StatusDoesNotCompile = "does-not-compile"
+	StatusError          = "error"
+)
+
+const (
+	defaultTimeout = 10 * time.Minute
+	// toolchainGrace is how long the go command may outlive the test timeout
+	// (compiling, then reporting the timed-out binary) before it is killed.
+	toolchainGrace = time.Minute
+	// outputTailBytes bounds Result.Output; the report shows it per mutant.
+	outputTailBytes  = 8 << 10
+	fallbackKilledBy = "build/test failure"
+	scratchPattern   = "nodeproof-mutant-*"
+)
+
+// Result is the outcome of running one mutant.
+type Result struct {
+	ID, Subsystem, Source string
+	// Killed is true when the tests failed with the patch applied.
+	Killed bool
+	// KilledBy names what failed: an invariant ID, else a test name, else "build/test failure".
+	KilledBy string
+	// Seconds is the wall time of the whole run: copy, apply, build and test.
+	Seconds float64
+	// Status is one of the Status constants.
+	Status string
+	// Output is the tail of the output of the step that decided Status, for the report.
+	Output string
+}
+
+// Options tunes Run. The zero value is ready to use.
+type Options struct {
+	// Timeout bounds the test command; go test gets it as -timeout, so a hang
+	// fails the tests with a goroutine dump. Zero means 10 minutes.
+	Timeout time.Duration
+	// InvariantIDs are the IDs Run looks for in a failing test's output to
+	// name the invariant that killed the mutant.
+	InvariantIDs []string
+}
+
+var (
+	fileNamePattern  = regexp.MustCompile(`^([a-z0-9]+)-([a-z0-9]+(?:-[a-z0-9]+)*)\.patch$`)
+	headerPattern    = regexp.MustCompile(`^#\s*([A-Za-z]+):\s*(.*?)\s*$`)
+	invariantPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$`)
+	failedTest       = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
+	headerFields     = []string{"Bug", "Source", "Invariant", "Packages"}
+)
+
+// Load parses every *.patch file in dir, sorted by ID. A file with a missing,
+// empty, repeated or unknown header field is an error naming the file and
+// the field. Header lines of the form "# Field: value" are fields; other
+// comment lines are free text, so a typo in a field name is caught rather
+// than read as prose.
+func Load(dir string) ([]Mutant, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, err
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "*.patch"))
+	if err != nil {
+		return nil, err
+	}
+	mutants := make([]Mutant, 0, len(paths))
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		m, err := parsePatch(abs)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		mutants = append(mutants, m)
+	}
+	sort.Slice(mutants, func(i, j int) bool { return mutants[i].ID < mutants[j].ID })
+	return mutants, nil
+}
+
+func parsePatch(path string) (Mutant, error) {
+	name := filepath.Base(path)
+	parts := fileNamePattern.FindStringSubmatch(name)
+	if parts == nil {
+		return Mutant{}, errors.New("file name must be <subsystem>-<slug>.patch in lower case letters, digits and dashes")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Mutant{}, err
+	}
+	fields := map[string]string{}
+	sawDiff := false
+	for i, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "diff --git ") {
+			sawDiff = true
+			break
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if !strings.HasPrefix(line, "#") {
+			return Mutant{}, fmt.Errorf("line %d: header lines must start with #, got %q", i+1, line)
+		}
+		kv := headerPattern.FindStringSubmatch(line)
+		if kv == nil {
+			continue // free text explaining the bug
+		}
+		key, value := kv[1], kv[2]
+		if !slices.Contains(headerFields, key) {
+			return Mutant{}, fmt.Errorf("line %d: unknown header field %q (want %s)", i+1, key, strings.Join(headerFields, ", "))
+		}
+		if _, dup := fields[key]; dup {
+			return Mutant{}, fmt.Errorf("line %d: header field %q repeated", i+1, key)
+		}
+		fields[key] = value
+	}
+	for _, key := range headerFields {
+		if fields[key] == "" {
+			return Mutant{}, fmt.Errorf("header field %q is missing or empty", key)
+		}
+	}
+	if !sawDiff {
+		return Mutant{}, errors.New(`no "diff --git" line after the header`)
+	}
+	if !invariantPattern.MatchString(fields["Invariant"]) {
+		return Mutant{}, fmt.Errorf("header field \"Invariant\": %q is not an invariant ID such as DM-EXCLUSIVE", fields["Invariant"])
+	}
+	packages := strings.Fields(fields["Packages"])
+	for _, p := range packages {
+		// A pattern must not be mistaken for a go test flag, and a relative
+		// pattern is what makes it resolve inside the scratch copy.
+		if !strings.HasPrefix(p, "./") {
+			return Mutant{}, fmt.Errorf("header field \"Packages\": %q must start with \"./\"", p)
+		}
+	}
+	return Mutant{
+		ID:        strings.TrimSuffix(name, ".patch"),
+		Subsystem: parts[1],
+		Bug:       fields["Bug"],
+		Source:    fields["Source"],
+		Invariant: fields["Invariant"],
+		Packages:  packages,
+		Path:      path,
+	}, nil
+}
+
+// Run applies m to a scratch copy of the module at root, builds it and runs
+// m's packages' tests. The scratch copy is removed before Run returns. The
+// environment is passed through, so RAPID_* variables and GOFLAGS apply.
+func Run(ctx context.Context, root string, m Mutant, opts Options) Result {
+	start := time.Now()
+	r := Result{ID: m.ID, Subsystem: m.Subsystem, Source: m.Source}
+	r.Status, r.Output = run(ctx, root, m, opts)
+	if r.Status == StatusKilled {
+		r.Killed = true
+		r.KilledBy = killedBy(r.Output, opts.InvariantIDs)
+	}
+	r.Output = tail(r.Output, outputTailBytes)
+	r.Seconds = time.Since(start).Seconds()
+	return r
+}
+
+// run returns the status and the full output of the step that decided it.
+func run(ctx context.Context, root string, m Mutant, opts Options) (status, output string) {
+	scratch, err := os.MkdirTemp("", scratchPattern)
+	if err != nil {
+		return StatusError, err.Error()
+	}
+	defer os.RemoveAll(scratch)
+
+	if err := copyModule(ctx, root, scratch); err != nil {
+		return StatusError, "copying the repository: " + err.Error()
+	}
+	if out, err := command(ctx, scratch, gitApplyEnv(scratch), "git", "apply", m.Path); err != nil {
+		return stepFailed(ctx, StatusDoesNotApply, out, err)
+	}
+	// A scratch copy has no version control information of its own to stamp.
+	if out, err := command(ctx, scratch, nil, "go", "build", "-trimpath", "-buildvcs=false", "./..."); err != nil {
+		return stepFailed(ctx, StatusDoesNotCompile, out, err)
+	}
+
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = defaultTimeout
+	}
+	// go test's own -timeout fires first and dumps the hung goroutines into
+	// the output; the deadline only stops a toolchain that hangs itself.
+	testCtx, cancel := context.WithTimeout(ctx, timeout+toolchainGrace)
+	defer cancel()
+	args := append([]string{"test", "-trimpath", "-count=1", "-timeout=" + timeout.String()}, m.Packages...)
+	out, err := command(testCtx, scratch, nil, "go", args...)
+	switch {
+	case err == nil:
+		return StatusSurvived, out
+	case testCtx.Err() != nil:
+		return StatusError, fmt.Sprintf("%s\ngo test did not finish: %v", out, testCtx.Err())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return StatusError, fmt.Sprintf("%s\n%v", out, err)
+	}
+	return StatusKilled, out
+}
+
+// stepFailed classifies a failed apply or build step: a command that ran and
+// said no gives status, anything else (no git, cancelled) is an error.
+func stepFailed(ctx context.Context, status, out string, err error) (string, string) {
+	var exit *exec.ExitError
+	if ctx.Err() != nil || !errors.As(err, &exit) {
+		return StatusError, fmt.Sprintf("%s\n%v", out, err)
+	}
+	return status, out
+}
+
+// command runs name in dir with the process environment plus extraEnv and
+// returns its combined output.
+func command(ctx context.Context, dir string, extraEnv []string, name string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), extraEnv...)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	// Test binaries outlive a killed go command while holding the output
+	// pipe; do not wait for them forever.
+	cmd.WaitDelay = 10 * time.Second
+	err := cmd.Run()
+	return out.String(), err
+}
+
+// gitApplyEnv makes git treat the scratch directory as a plain directory:
+// the ceiling stops git from finding a repository above it (git apply inside
+// a repository would resolve paths against that repository's root), and
+// variables that point git at a repository are cleared.
+func gitApplyEnv(scratch string) []string {
+	return []string{
+		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(scratch),
+		"GIT_DIR=", "GIT_WORK_TREE=", "GIT_INDEX_FILE=",
+	}
+}
+
+// copyModule copies the files of the module at root into dst.
+func copyModule(ctx context.Context, root, dst string) error {
+	files, err := moduleFiles(ctx, root)
+	if err != nil {
+		return err
+	}
+	for _, rel := range files {
+		if err := copyFile(filepath.Join(root, rel), filepath.Join(dst, rel)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// moduleFiles lists the files to copy, relative to root: tracked and
+// untracked but not ignored files inside a git work tree, every file but .git
+// outside one.
+func moduleFiles(ctx context.Context, root string) ([]string, error) {
+	inside, _ := command(ctx, root, nil, "git", "rev-parse", "--is-inside-work-tree")
+	if strings.TrimSpace(inside) == "true" {
+		cmd := exec.CommandContext(ctx, "git", "ls-files", "-z", "-co", "--exclude-standard")
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			return nil, fmt.Errorf("git ls-files: %w", err)
+		}
+		var files []string
+		for _, f := range strings.Split(string(out), "\x00") {
+			if f != "" {
+				files = append(files, filepath.FromSlash(f))
+			}
+		}
+		return files, nil
+	}
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		files = append(files, rel)
+		return nil
+	})
+	return files, err
+}
+
+// copyFile copies one regular file or symbolic link. A listed path that is
+// gone (deleted but not yet committed) or is a directory (a submodule) is
+// skipped, as the build would not see it either.
+func copyFile(src, dst string) error {
+	info, err := os.Lstat(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if info.IsDir() {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	if info.Mode()&fs.ModeSymlink != 0 {
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, info.Mode().Perm())
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// killedBy names what killed a mutant: the invariant ID that appears first
+// in the output (a violation message starts with its ID, and go test prints
+// the first failure first), else the first failing test, else a generic
+// label. An ID only matches as a whole word, so DM-INIT does not match inside
+// DM-INIT-REUSE; at the same position the longer ID wins.
+func killedBy(output string, invariantIDs []string) string {
+	best, bestAt := "", len(output)+1
+	for _, id := range invariantIDs {
+		if at := wordIndex(output, id); at >= 0 && (at < bestAt || at == bestAt && len(id) > len(best)) {
+			best, bestAt = id, at
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if m := failedTest.FindStringSubmatch(output); m != nil {
+		return m[1]
+	}
+	return fallbackKilledBy
+}
+
+// wordIndex returns the first index of word in s that is not part of a
+// longer identifier, or -1.
+func wordIndex(s, word string) int {
+	if word == "" {
+		return -1
+	}
+	for from := 0; ; {
+		i := strings.Index(s[from:], word)
+		if i < 0 {
+			return -1
+		}
+		at := from + i
+		end := at + len(word)
+		if (at == 0 || !isIDByte(s[at-1])) && (end == len(s) || !isIDByte(s[end])) {
+			return at
+		}
+		from = at + 1
+	}
+}
+
+func isIDByte(b byte) bool {
+	return b == '-' || b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
+// tail keeps the last max bytes of s, starting at a line boundary.
+func tail(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	s = s[len(s)-max:]
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
+}

@@ -1,0 +1,973 @@
+package properties
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"pgregory.net/rapid"
+
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/nodeproof/nodeproof/core/pod"
+	model "github.com/nodeproof/nodeproof/models/devicemanager"
+)
+
+// Device manager invariant IDs.
+const (
+	DMModel           = "DM-MODEL"
+	DMExclusive       = "DM-EXCLUSIVE"
+	DMAllocatedCache  = "DM-ALLOCATED-CACHE"
+	DMAllocLECapacity = "DM-ALLOCATABLE-LE-CAPACITY"
+	DMAllocHealthy    = "DM-ALLOCATABLE-HEALTHY"
+	DMGraceDelete     = "DM-GRACE-DELETE"
+	DMCheckpointTrip  = "DM-CHECKPOINT-ROUNDTRIP"
+	DMRestoreKeeps    = "DM-RESTORE-KEEPS"
+	DMDeterministic   = "DM-DETERMINISTIC"
+	DMErrorKinds      = "DM-ERROR-KINDS"
+)
+
+func init() {
+	register(Suite{
+		Name:      "devicemanager",
+		Subsystem: "devicemanager",
+		Invariants: []Invariant{
+			{DMModel, "devicemanager", "The core and the reference model agree on every allocation, every error kind and message, capacity, allocatable and the deleted resources.", "spec/devicemanager.md §1.3-1.8"},
+			{DMExclusive, "devicemanager", "No device is held by two containers, except a regular init container's device reused by a later container of the same pod.", "seed §Allocate; #56022, PR #120461"},
+			{DMAllocatedCache, "devicemanager", "Between admissions the allocated-device cache is exactly the union of the devices containers hold.", "spec/devicemanager.md §1.8"},
+			{DMAllocLECapacity, "devicemanager", "For every resource, allocatable is at most capacity, and every allocatable resource has a capacity.", "seed §GetCapacity"},
+			{DMAllocHealthy, "devicemanager", "Allocatable equals the healthy devices of the resource's last snapshot while its plugin is connected, and 0 once it disconnected or the kubelet restarted.", "seed §GetCapacity; #62773"},
+			{DMGraceDelete, "devicemanager", "A resource is deleted exactly when its plugin has been gone for strictly more than 5 minutes, or its state has no endpoint.", "spec/devicemanager.md §1.5; #133702"},
+			{DMCheckpointTrip, "devicemanager", "Every checkpoint the manager writes decodes, with a valid checksum, to the same registered resources and every allocation.", "spec/devicemanager.md §1.10; #102880"},
+			{DMRestoreKeeps, "devicemanager", "After a kubelet restart every restored allocation stays with its container until the pod is garbage-collected, so no restored device is handed out twice.", "spec/devicemanager.md §1.10; #109595, #118559"},
+			{DMDeterministic, "devicemanager", "A second manager fed the same inputs gives the same outputs and the same checkpoint bytes at every step.", "DESIGN.md determinism contract"},
+			{DMErrorKinds, "devicemanager", "Every error the core returns is a documented kind, with upstream's message where the model states it.", "spec/devicemanager.md §1.1, §1.7"},
+		},
+		Property: func(t *rapid.T, tally *Tally) { newDMMachine(t, tally).run() },
+	})
+}
+
+// The generated world is small on purpose: few resources and devices make
+// collisions, reuse and exhaustion common.
+var (
+	dmResources = []string{"example.com/gpu", "vendor.io/nic"}
+	dmDeviceIDs = []string{"d0", "d1", "d2", "d3", "d4"}
+	dmEpoch     = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// dmPlugin is one plugin instance the machine plays.
+type dmPlugin struct {
+	resource string
+	socket   string
+	id       dm.EndpointID
+	conn     int
+	opts     dm.PluginOptions
+	// streaming is true while its ListAndWatch stream is open.
+	streaming bool
+}
+
+// dmResourceView is what the invariants expect of a resource, kept from the
+// plugin's side of the API, independent of both core and model.
+type dmResourceView struct {
+	hasState       bool // upstream has a device entry (healthy or unhealthy) for it
+	hasHealthy     bool // upstream has a healthy entry, which the checkpoint records
+	hasEndpoint    bool
+	current        *dmPlugin
+	lastHealthy    int64
+	zeroed         bool // disconnected or restarted since the last snapshot
+	stopped        bool
+	stoppedAt      time.Time
+	everSnapshoted bool
+}
+
+type dmPod struct {
+	p      *pod.Pod
+	active bool
+}
+
+type dmMachine struct {
+	t     *rapid.T
+	tally *Tally
+	now   time.Time
+	step  int
+
+	core  *dm.Manager
+	twin  *dm.Manager // fed the same inputs, for DMDeterministic
+	model *model.Model
+
+	plugins []*dmPlugin
+	views   map[string]*dmResourceView
+	pods    []*dmPod
+	nextPod int
+	sockets int
+
+	restored []dm.Holding
+	// errs collects the core errors of the current step for DMErrorKinds.
+	errs []dmSeenError
+}
+
+type dmSeenError struct {
+	err         error
+	wantKind    string
+	wantMessage string
+}
+
+func newDMMachine(t *rapid.T, tally *Tally) *dmMachine {
+	return &dmMachine{
+		t: t, tally: tally, now: dmEpoch,
+		core: dm.New(dm.DefaultLimits()), twin: dm.New(dm.DefaultLimits()), model: model.New(),
+		views: map[string]*dmResourceView{},
+	}
+}
+
+func (m *dmMachine) run() {
+	actions := map[string]func(*rapid.T){
+		"register":         m.register,
+		"registerInvalid":  m.registerInvalid,
+		"update":           m.update,
+		"updateInvalid":    m.updateInvalid,
+		"disconnect":       m.disconnect,
+		"advanceShort":     m.advanceShort,
+		"advancePastGrace": m.advancePastGrace,
+		"capacity":         m.capacity,
+		"admitPod":         m.admitPod,
+		"readmitPod":       m.readmitPod,
+		"terminatePod":     m.terminatePod,
+		"collectGarbage":   m.collectGarbage,
+		"sourcesReady":     m.sourcesReady,
+		"restartKubelet":   m.restartKubelet,
+		"":                 m.check,
+	}
+	m.t.Repeat(actions)
+}
+
+func (m *dmMachine) begin(action, format string, args ...any) {
+	m.step++
+	m.tally.Action(action)
+	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
+}
+
+func (m *dmMachine) fail(id, format string, args ...any) {
+	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
+}
+
+// both runs an operation on the core and on the twin and requires the same
+// observable result.
+func (m *dmMachine) both(op func(*dm.Manager) string) string {
+	got := op(m.core)
+	again := op(m.twin)
+	if got != again {
+		m.fail(DMDeterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", got, again)
+	}
+	return got
+}
+
+func (m *dmMachine) view(r string) *dmResourceView {
+	v := m.views[r]
+	if v == nil {
+		v = &dmResourceView{}
+		m.views[r] = v
+	}
+	return v
+}
+
+// --- actions --------------------------------------------------------------
+
+func (m *dmMachine) register(t *rapid.T) {
+	r := rapid.SampledFrom(dmResources).Draw(t, "resource")
+	opts := dm.PluginOptions{
+		PreStartRequired:                rapid.Bool().Draw(t, "preStart"),
+		GetPreferredAllocationAvailable: rapid.Bool().Draw(t, "preferred"),
+	}
+	m.sockets++
+	socket := fmt.Sprintf("plugin-%d.sock", m.sockets)
+	m.begin("register", "resource=%s endpoint=%s preferred=%t prestart=%t", r, socket, opts.GetPreferredAllocationAvailable, opts.PreStartRequired)
+	req := dm.RegisterRequest{Version: dm.Version, Endpoint: socket, ResourceName: r, Options: &opts}
+	if err := dm.ValidateRegistration(req); err != nil {
+		m.fail(DMErrorKinds, "valid registration %+v rejected: %v", req, err)
+	}
+	var id dm.EndpointID
+	m.both(func(mgr *dm.Manager) string {
+		got, err := mgr.Connected(r, socket, opts)
+		if mgr == m.core {
+			id = got
+		}
+		return fmt.Sprint(got, err)
+	})
+	conn := m.model.Register(r, model.Options{Preferred: opts.GetPreferredAllocationAvailable, PreStart: opts.PreStartRequired})
+	p := &dmPlugin{resource: r, socket: socket, id: id, conn: conn, opts: opts, streaming: true}
+	m.plugins = append(m.plugins, p)
+	v := m.view(r)
+	v.current, v.hasEndpoint, v.stopped = p, true, false
+	// Real plugins send their first snapshot as soon as ListAndWatch opens.
+	if rapid.Bool().Draw(t, "initialSnapshot") {
+		m.sendSnapshot(t, p)
+	}
+}
+
+func (m *dmMachine) registerInvalid(t *rapid.T) {
+	badVersion := rapid.Bool().Draw(t, "badVersion")
+	req := dm.RegisterRequest{Version: dm.Version, Endpoint: "bad.sock", ResourceName: rapid.SampledFrom(dmResources).Draw(t, "resource")}
+	want := model.Failure{}
+	if badVersion {
+		req.Version = rapid.SampledFrom([]string{"", "v1alpha", "v1beta2", "V1BETA1"}).Draw(t, "version")
+		want = model.Failure{Kind: "UnsupportedVersion", Message: fmt.Sprintf(`requested API version %q is not supported by kubelet. Supported version is ["v1beta1"]`, req.Version)}
+	} else {
+		req.ResourceName = rapid.SampledFrom([]string{"gpu", "kubernetes.io/gpu", "foo.kubernetes.io/x", "Domain.com/x", "a/b/c", "a.com/", "requests.a.com/x", "/x", "a.com/-x", "a..com/x"}).Draw(t, "name")
+		want = model.Failure{Kind: "InvalidResourceName", Message: fmt.Sprintf("the ResourceName %q is invalid", req.ResourceName)}
+	}
+	m.begin("registerInvalid", "version=%q resource=%q", req.Version, req.ResourceName)
+	err := dm.ValidateRegistration(req)
+	if err == nil {
+		m.fail(DMErrorKinds, "invalid registration %+v accepted", req)
+	}
+	m.errs = append(m.errs, dmSeenError{err, want.Kind, want.Message})
+}
+
+// streamingPlugin draws a plugin whose stream is open. When none is, it
+// registers one first: skipping the action instead would make rapid end
+// the case early (it stops a case whose actions are mostly rejected).
+func (m *dmMachine) streamingPlugin(t *rapid.T) *dmPlugin {
+	var live []*dmPlugin
+	for _, p := range m.plugins {
+		if p.streaming {
+			live = append(live, p)
+		}
+	}
+	if len(live) == 0 {
+		m.register(t)
+		return m.plugins[len(m.plugins)-1]
+	}
+	return rapid.SampledFrom(live).Draw(t, "plugin")
+}
+
+// activePod draws an active pod, admitting one first when there is none.
+// It returns nil when that admission was rejected: the admission was then
+// the whole action.
+func (m *dmMachine) activePod(t *rapid.T) *dmPod {
+	var active []*dmPod
+	for _, p := range m.pods {
+		if p.active {
+			active = append(active, p)
+		}
+	}
+	if len(active) == 0 {
+		m.admitPod(t)
+		if admitted := m.pods[len(m.pods)-1]; admitted.active {
+			return admitted
+		}
+		return nil
+	}
+	return rapid.SampledFrom(active).Draw(t, "pod")
+}
+
+func (m *dmMachine) drawDevices(t *rapid.T) []dm.Device {
+	var devices []dm.Device
+	for _, id := range dmDeviceIDs {
+		if !rapid.Bool().Draw(t, "present "+id) {
+			continue
+		}
+		health := rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""}).Draw(t, "health "+id)
+		var numa []int64
+		switch rapid.IntRange(0, 2).Draw(t, "numa "+id) {
+		case 1:
+			numa = []int64{0}
+		case 2:
+			numa = []int64{0, 1}
+		}
+		devices = append(devices, dm.Device{ID: id, Health: health, NUMANodes: numa})
+	}
+	return devices
+}
+
+func describeDevices(devices []dm.Device) string {
+	parts := make([]string, len(devices))
+	for i, d := range devices {
+		parts[i] = fmt.Sprintf("%s:%s", d.ID, d.Health)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func (m *dmMachine) update(t *rapid.T) {
+	m.sendSnapshot(t, m.streamingPlugin(t))
+}
+
+func (m *dmMachine) sendSnapshot(t *rapid.T, p *dmPlugin) {
+	devices := m.drawDevices(t)
+	m.begin("update", "resource=%s endpoint=%s devices=%s", p.resource, p.socket, describeDevices(devices))
+	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Update(p.resource, devices)) })
+	mdevs := make([]model.Device, len(devices))
+	var healthy int64
+	for i, d := range devices {
+		mdevs[i] = model.Device{ID: d.ID, Healthy: d.Health == dm.Healthy}
+		if d.Health == dm.Healthy {
+			healthy++
+		}
+	}
+	m.model.Update(p.resource, mdevs)
+	v := m.view(p.resource)
+	v.hasState, v.hasHealthy, v.lastHealthy, v.zeroed, v.everSnapshoted = true, true, healthy, false, true
+}
+
+func (m *dmMachine) updateInvalid(t *rapid.T) {
+	p := m.streamingPlugin(t)
+	devices := m.drawDevices(t)
+	switch rapid.IntRange(0, 2).Draw(t, "fault") {
+	case 0:
+		devices = append(devices, dm.Device{ID: "", Health: dm.Healthy})
+	case 1:
+		devices = append(devices, dm.Device{ID: "d0", Health: dm.Healthy}, dm.Device{ID: "d0", Health: dm.Unhealthy})
+	case 2:
+		devices = append(devices, dm.Device{ID: "dx", Health: dm.Healthy, NUMANodes: []int64{-3}})
+	}
+	m.begin("updateInvalid", "resource=%s devices=%s", p.resource, describeDevices(devices))
+	var err error
+	m.both(func(mgr *dm.Manager) string {
+		e := mgr.Update(p.resource, devices)
+		if mgr == m.core {
+			err = e
+		}
+		return fmt.Sprint(e)
+	})
+	if err == nil {
+		m.fail(DMErrorKinds, "malformed device list %s accepted", describeDevices(devices))
+	}
+	m.errs = append(m.errs, dmSeenError{err, "InvalidDeviceList", ""})
+}
+
+func (m *dmMachine) disconnect(t *rapid.T) {
+	p := m.streamingPlugin(t)
+	current := m.view(p.resource).current == p
+	m.begin("disconnect", "resource=%s endpoint=%s current=%t", p.resource, p.socket, current)
+	p.streaming = false
+	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Disconnected(p.resource, p.id, m.now)) })
+	m.model.Disconnect(p.resource, p.conn, m.now)
+	v := m.view(p.resource)
+	if current && v.hasEndpoint && !v.stopped {
+		// Upstream creates the unhealthy entry even before any snapshot.
+		v.stopped, v.stoppedAt, v.zeroed, v.hasState = true, m.now, true, true
+	}
+}
+
+func (m *dmMachine) advanceShort(t *rapid.T) {
+	d := time.Duration(rapid.IntRange(1, 240).Draw(t, "seconds")) * time.Second
+	m.begin("advanceShort", "by=%s", d)
+	m.now = m.now.Add(d)
+}
+
+// advancePastGrace lands on the boundary (exactly 5 minutes after the
+// earliest stop, which must not delete yet) or just past it.
+func (m *dmMachine) advancePastGrace(t *rapid.T) {
+	d := dm.EndpointStopGracePeriod + time.Duration(rapid.IntRange(0, 2).Draw(t, "extraSeconds"))*time.Second
+	var earliest *time.Time
+	for _, v := range m.views {
+		if v.stopped && (earliest == nil || v.stoppedAt.Before(*earliest)) {
+			at := v.stoppedAt
+			earliest = &at
+		}
+	}
+	target := m.now.Add(d)
+	if earliest != nil && earliest.Add(d).After(m.now) {
+		target = earliest.Add(d)
+	}
+	m.begin("advancePastGrace", "to=stop+%s", d)
+	m.now = target
+}
+
+func (m *dmMachine) capacity(t *rapid.T) {
+	m.begin("capacity", "")
+	expected := m.expectedDeletions()
+	var c dm.Capacity
+	m.both(func(mgr *dm.Manager) string {
+		got := mgr.GetCapacity(m.now)
+		if mgr == m.core {
+			c = got
+		}
+		return fmt.Sprint(got)
+	})
+	mc, ma, md := m.model.Capacity(m.now)
+	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
+		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model capacity=%v allocatable=%v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
+	}
+	m.tally.Check(DMGraceDelete)
+	if !equalStrings(c.Deleted, expected) {
+		m.fail(DMGraceDelete, "GetCapacity deleted %v, expected %v", c.Deleted, expected)
+	}
+	for _, r := range c.Deleted {
+		delete(m.views, r)
+	}
+}
+
+// expectedDeletions is the grace rule stated from the plugin side.
+func (m *dmMachine) expectedDeletions() []string {
+	var out []string
+	for r, v := range m.views {
+		if !v.hasState {
+			continue
+		}
+		if !v.hasEndpoint || (v.stopped && m.now.Sub(v.stoppedAt) > dm.EndpointStopGracePeriod) {
+			out = append(out, r)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (m *dmMachine) drawPod(t *rapid.T) *pod.Pod {
+	m.nextPod++
+	p := &pod.Pod{UID: fmt.Sprintf("pod-%d", m.nextPod), Name: fmt.Sprintf("p%d", m.nextPod), Namespace: "default", Phase: pod.Pending}
+	drawContainer := func(name string) pod.Container {
+		c := pod.Container{Name: name, Limits: pod.ResourceList{}}
+		for _, r := range dmResources {
+			if rapid.IntRange(0, 2).Draw(t, "wants "+r) > 0 {
+				c.Limits[pod.ResourceName(r)] = int64(rapid.IntRange(0, 3).Draw(t, "count "+r))
+			}
+		}
+		if rapid.Bool().Draw(t, "cpu") {
+			c.Limits[pod.CPU] = 100
+		}
+		c.Requests = c.Limits.Clone()
+		return c
+	}
+	for i := range rapid.IntRange(0, 2).Draw(t, "initContainers") {
+		c := drawContainer(fmt.Sprintf("init%d", i))
+		if rapid.Bool().Draw(t, "sidecar") {
+			c.RestartPolicy = pod.RestartAlways
+		}
+		p.InitContainers = append(p.InitContainers, c)
+	}
+	for i := range rapid.IntRange(1, 2).Draw(t, "appContainers") {
+		p.Containers = append(p.Containers, drawContainer(fmt.Sprintf("app%d", i)))
+	}
+	return p
+}
+
+func describePod(p *pod.Pod) string {
+	var parts []string
+	for _, c := range p.InitContainers {
+		kind := "init"
+		if c.IsSidecar() {
+			kind = "sidecar"
+		}
+		parts = append(parts, fmt.Sprintf("%s(%s)%s", c.Name, kind, c.Limits))
+	}
+	for _, c := range p.Containers {
+		parts = append(parts, fmt.Sprintf("%s%s", c.Name, c.Limits))
+	}
+	return p.UID + " " + strings.Join(parts, " ")
+}
+
+func (m *dmMachine) activeUIDs() []string {
+	var uids []string
+	for _, p := range m.pods {
+		if p.active {
+			uids = append(uids, p.p.UID)
+		}
+	}
+	return uids
+}
+
+func (m *dmMachine) admitPod(t *rapid.T) {
+	p := m.drawPod(t)
+	m.begin("admitPod", "%s", describePod(p))
+	entry := &dmPod{p: p, active: true} // the kubelet lists a pod as active while admitting it
+	m.pods = append(m.pods, entry)
+	if !m.allocatePod(t, entry) {
+		entry.active = false
+		p.Phase = pod.Failed
+		return
+	}
+	p.Phase = pod.Running
+}
+
+// readmitPod is the kubelet admitting an existing pod again, as it does for
+// every pod after a restart.
+func (m *dmMachine) readmitPod(t *rapid.T) {
+	entry := m.activePod(t)
+	if entry == nil {
+		return
+	}
+	m.begin("readmitPod", "%s", entry.p.UID)
+	if !m.allocatePod(t, entry) {
+		entry.active = false
+		entry.p.Phase = pod.Failed
+	}
+}
+
+// allocatePod allocates every container in upstream's order and plays the
+// plugin's side of each Allocate RPC. It reports whether the pod was admitted.
+func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
+	p := entry.p
+	containers := append(append([]pod.Container(nil), p.InitContainers...), p.Containers...)
+	for i, c := range containers {
+		isInit := i < len(p.InitContainers)
+		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: m.activeUIDs(), Preferred: map[string]dm.Preference{}}
+		mc := model.Container{Name: c.Name, Limits: map[string]int64{}, Init: isInit, Sidecar: isInit && c.IsSidecar(), Preferred: map[string][]string{}, PreferredErr: map[string]bool{}}
+		for name, q := range c.Limits {
+			mc.Limits[string(name)] = q
+		}
+		for _, name := range c.Limits.Names() {
+			r := string(name)
+			if name == pod.CPU {
+				continue
+			}
+			var ids []string
+			for _, id := range rapid.Permutation(append([]string{"zz"}, dmDeviceIDs...)).Draw(t, "preferred "+r) {
+				if rapid.Bool().Draw(t, "prefer "+id) {
+					ids = append(ids, id)
+				}
+			}
+			pref := dm.Preference{DeviceIDs: ids}
+			if rapid.IntRange(0, 9).Draw(t, "preferredFails "+r) == 0 {
+				pref.Err = errors.New("rpc error: code = Unavailable desc = plugin restarting")
+				mc.PreferredErr[r] = true
+			}
+			in.Preferred[r] = pref
+			mc.Preferred[r] = ids
+		}
+		if !m.allocateContainer(t, in, mc) {
+			return false
+		}
+	}
+	return true
+}
+
+func describePlan(plan *dm.Plan) string {
+	if plan == nil {
+		return "<nil>"
+	}
+	var parts []string
+	for _, r := range plan.Requests {
+		parts = append(parts, fmt.Sprintf("%s=%v", r.Resource, r.DeviceIDs))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Container) bool {
+	var plan *dm.Plan
+	var err error
+	m.both(func(mgr *dm.Manager) string {
+		pl, e := mgr.PlanContainer(in)
+		if mgr == m.core {
+			plan, err = pl, e
+		}
+		return describePlan(pl) + fmt.Sprint(e)
+	})
+	mplan, mfail := m.model.Plan(in.Pod.UID, mc, in.ActivePods)
+	if err != nil || mfail != nil {
+		if err == nil || mfail == nil {
+			m.fail(DMModel, "plan %s/%s: core plan=%s err=%v, model failure=%+v", in.Pod.UID, in.Container, describePlan(plan), err, mfail)
+		}
+		m.errs = append(m.errs, dmSeenError{err, mfail.Kind, mfail.Message})
+		m.t.Logf("  %s: rejected: %v", in.Container, err)
+		return false
+	}
+	if len(plan.Requests) != len(mplan.Requests) {
+		m.fail(DMModel, "plan %s/%s: core %s, model %+v", in.Pod.UID, in.Container, describePlan(plan), mplan.Requests)
+	}
+	for i, req := range plan.Requests {
+		if req.Resource != mplan.Requests[i].Resource || !equalStrings(req.DeviceIDs, mplan.Requests[i].Devices) {
+			m.fail(DMModel, "plan %s/%s: core %s, model %+v", in.Pod.UID, in.Container, describePlan(plan), mplan.Requests)
+		}
+	}
+	outcome := "ok"
+	if len(plan.Requests) > 0 {
+		outcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"}).Draw(t, "allocateOutcome")
+	}
+	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, describePlan(plan), outcome)
+	switch outcome {
+	case "rpcError":
+		cause := errors.New("rpc error: code = Internal desc = device busy")
+		var abortErr error
+		m.both(func(mgr *dm.Manager) string {
+			e := mgr.Abort(mgr.PendingPlans()[0], cause)
+			if mgr == m.core {
+				abortErr = e
+			}
+			return fmt.Sprint(e)
+		})
+		m.model.Abort(mplan.ID)
+		m.errs = append(m.errs, dmSeenError{abortErr, "AllocateFailed", cause.Error()})
+		return false
+	case "emptyResponse":
+		answers := make([][]allocresp.ContainerAllocateResponse, len(plan.Requests))
+		var commitErr error
+		m.both(func(mgr *dm.Manager) string {
+			e := mgr.Commit(mgr.PendingPlans()[0], answers)
+			if mgr == m.core {
+				commitErr = e
+			}
+			return fmt.Sprint(e)
+		})
+		m.model.Abort(mplan.ID)
+		m.errs = append(m.errs, dmSeenError{commitErr, "NoContainerResponses", "no containers return in allocation response &AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},}"})
+		return false
+	}
+	answers := make([][]allocresp.ContainerAllocateResponse, len(plan.Requests))
+	for i, req := range plan.Requests {
+		answers[i] = []allocresp.ContainerAllocateResponse{{
+			Envs:    map[string]string{"VISIBLE_DEVICES": strings.Join(req.DeviceIDs, ",")},
+			Devices: []allocresp.DeviceSpec{{ContainerPath: "/dev/" + req.DeviceIDs[0], HostPath: "/dev/" + req.DeviceIDs[0], Permissions: "rw"}},
+		}}
+	}
+	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Commit(mgr.PendingPlans()[0], answers)) })
+	m.model.Commit(mplan.ID)
+	return true
+}
+
+func (m *dmMachine) terminatePod(t *rapid.T) {
+	entry := m.activePod(t)
+	if entry == nil {
+		return
+	}
+	m.begin("terminatePod", "%s", entry.p.UID)
+	entry.active = false
+	entry.p.Phase = pod.Succeeded
+}
+
+func (m *dmMachine) collectGarbage(t *rapid.T) {
+	active := m.activeUIDs()
+	m.begin("collectGarbage", "active=%v", active)
+	m.both(func(mgr *dm.Manager) string { mgr.UpdateAllocatedDevices(active); return "" })
+	m.model.GC(active)
+}
+
+func (m *dmMachine) sourcesReady(t *rapid.T) {
+	m.begin("sourcesReady", "")
+	m.both(func(mgr *dm.Manager) string { mgr.SetSourcesReady(); return "" })
+	m.model.SourcesReady()
+}
+
+// restartKubelet writes the checkpoint, starts a new manager from it, and
+// ends every plugin's stream: plugins must register again.
+func (m *dmMachine) restartKubelet(t *rapid.T) {
+	m.begin("restartKubelet", "")
+	var running []dm.ContainerRef
+	var modelRunning [][2]string
+	for _, p := range m.pods {
+		if !p.active {
+			continue
+		}
+		for _, c := range append(append([]pod.Container(nil), p.p.InitContainers...), p.p.Containers...) {
+			running = append(running, dm.ContainerRef{PodUID: p.p.UID, Container: c.Name, Running: true})
+			modelRunning = append(modelRunning, [2]string{p.p.UID, c.Name})
+		}
+	}
+	before := m.core.Holdings()
+	m.core = m.restart(m.core, running)
+	m.twin = m.restart(m.twin, running)
+	m.model.Restart(m.now, modelRunning)
+	for _, p := range m.plugins {
+		p.streaming = false
+	}
+	for r, v := range m.views {
+		if !v.hasHealthy {
+			// Only resources with a healthy entry are in the checkpoint.
+			delete(m.views, r)
+			continue
+		}
+		*v = dmResourceView{hasState: true, hasHealthy: true, hasEndpoint: true, zeroed: true, stopped: true, stoppedAt: m.now}
+	}
+	m.restored = before
+	m.tally.Check(DMRestoreKeeps)
+	if after := m.core.Holdings(); !equalHoldings(before, after) {
+		m.fail(DMRestoreKeeps, "holdings before restart %v, after restore %v", before, after)
+	}
+}
+
+func (m *dmMachine) restart(mgr *dm.Manager, running []dm.ContainerRef) *dm.Manager {
+	data, err := checkpoint.Encode(mgr.Checkpoint())
+	if err != nil {
+		m.fail(DMCheckpointTrip, "encode: %v", err)
+	}
+	decoded, err := checkpoint.Decode(data)
+	if err != nil {
+		m.fail(DMCheckpointTrip, "decode of a checkpoint the manager wrote: %v", err)
+	}
+	fresh := dm.New(dm.DefaultLimits())
+	report, err := fresh.Restore(decoded, m.now, running)
+	if err != nil || len(report.Skipped) > 0 {
+		m.fail(DMCheckpointTrip, "restore: err=%v skipped=%v", err, report.Skipped)
+	}
+	return fresh
+}
+
+// --- invariants -------------------------------------------------------------
+
+func (m *dmMachine) check(t *rapid.T) {
+	m.checkErrors()
+	m.checkModel()
+	m.checkHoldings()
+	m.checkCapacity()
+	m.checkCheckpoint()
+}
+
+var dmKindNames = func() map[string]bool {
+	names := map[string]bool{}
+	for _, k := range dm.Kinds() {
+		names[k.String()] = true
+	}
+	return names
+}()
+
+func (m *dmMachine) checkErrors() {
+	m.tally.Check(DMErrorKinds)
+	for _, seen := range m.errs {
+		kind, ok := dm.KindOf(seen.err)
+		if !ok || !dmKindNames[kind.String()] {
+			m.fail(DMErrorKinds, "error %q (%T) is not a documented kind", seen.err, seen.err)
+		}
+		if seen.wantKind != "" && kind.String() != seen.wantKind {
+			m.fail(DMModel, "error %q has kind %s, the model expects %s", seen.err, kind, seen.wantKind)
+		}
+		if seen.wantMessage != "" && seen.err.Error() != seen.wantMessage {
+			m.fail(DMErrorKinds, "error message\n  got:  %s\n  want: %s", seen.err, seen.wantMessage)
+		}
+	}
+	m.errs = m.errs[:0]
+}
+
+func (m *dmMachine) checkModel() {
+	m.tally.Check(DMModel)
+	core := m.core.Holdings()
+	mod := m.model.Holdings()
+	if len(core) != len(mod) {
+		m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
+	}
+	for i, h := range core {
+		o := mod[i]
+		if h.PodUID != o.Pod || h.Container != o.Container || h.Resource != o.Resource || !equalStrings(h.DeviceIDs, o.Devices) {
+			m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
+		}
+	}
+	c := m.core.CapacityView(m.now)
+	mc, ma, md := m.model.CapacityView(m.now)
+	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
+		m.fail(DMModel, "capacity: core %v / %v deleting %v, model %v / %v deleting %v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
+	}
+}
+
+func (m *dmMachine) checkHoldings() {
+	m.tally.Check(DMExclusive)
+	holdings := m.core.Holdings()
+	type holder struct{ pod, container string }
+	byDevice := map[[2]string][]holder{}
+	for _, h := range holdings {
+		for _, id := range h.DeviceIDs {
+			key := [2]string{h.Resource, id}
+			byDevice[key] = append(byDevice[key], holder{h.PodUID, h.Container})
+		}
+	}
+	for key, holders := range byDevice {
+		for i := range holders {
+			for j := i + 1; j < len(holders); j++ {
+				a, b := holders[i], holders[j]
+				if a.pod != b.pod || !(m.isRegularInit(a.pod, a.container) || m.isRegularInit(b.pod, b.container)) {
+					m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", key[1], key[0], a.pod, a.container, b.pod, b.container)
+				}
+			}
+		}
+	}
+
+	m.tally.Check(DMAllocatedCache)
+	union := map[string]map[string]bool{}
+	for _, h := range holdings {
+		if union[h.Resource] == nil {
+			union[h.Resource] = map[string]bool{}
+		}
+		for _, id := range h.DeviceIDs {
+			union[h.Resource][id] = true
+		}
+	}
+	allocated := m.core.Allocated()
+	for r, ids := range allocated {
+		if len(ids) != len(union[r]) {
+			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
+		}
+		for _, id := range ids {
+			if !union[r][id] {
+				m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
+			}
+		}
+	}
+	for r, ids := range union {
+		if len(ids) > 0 && len(allocated[r]) == 0 {
+			m.fail(DMAllocatedCache, "containers hold %v of %s but the allocated cache has none", ids, r)
+		}
+	}
+
+	m.tally.Check(DMRestoreKeeps)
+	present := map[string]bool{}
+	for _, h := range holdings {
+		present[h.PodUID] = true
+	}
+	for _, r := range m.restored {
+		if !present[r.PodUID] {
+			continue
+		}
+		found := false
+		for _, h := range holdings {
+			if h.PodUID == r.PodUID && h.Container == r.Container && h.Resource == r.Resource {
+				found = equalStrings(h.DeviceIDs, r.DeviceIDs)
+			}
+		}
+		if !found {
+			m.fail(DMRestoreKeeps, "restored allocation %v of a pod still on the node changed or vanished", r)
+		}
+	}
+}
+
+func (m *dmMachine) isRegularInit(uid, container string) bool {
+	for _, p := range m.pods {
+		if p.p.UID != uid {
+			continue
+		}
+		for _, c := range p.p.InitContainers {
+			if c.Name == container {
+				return !c.IsSidecar()
+			}
+		}
+	}
+	return false
+}
+
+func (m *dmMachine) checkCapacity() {
+	c := m.core.CapacityView(m.now)
+	m.tally.Check(DMAllocLECapacity)
+	for r, a := range c.Allocatable {
+		capacity, ok := c.Capacity[r]
+		if !ok || a > capacity {
+			m.fail(DMAllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
+		}
+	}
+	m.tally.Check(DMAllocHealthy)
+	for r, a := range c.Allocatable {
+		v := m.views[r]
+		if v == nil {
+			m.fail(DMAllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
+		}
+		want := v.lastHealthy
+		if v.zeroed {
+			want = 0
+		}
+		if a != want {
+			m.fail(DMAllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
+		}
+	}
+	for r, v := range m.views {
+		if v.everSnapshoted && v.hasEndpoint && !v.stopped && v.lastHealthy > 0 && !v.zeroed {
+			if _, ok := c.Allocatable[r]; !ok {
+				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", r, v.lastHealthy)
+			}
+		}
+	}
+	m.tally.Check(DMGraceDelete)
+	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
+		m.fail(DMGraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(dmEpoch), c.Deleted, want)
+	}
+}
+
+func (m *dmMachine) checkCheckpoint() {
+	dueCore := m.core.CheckpointDue()
+	dueTwin := m.twin.CheckpointDue()
+	if dueCore != dueTwin {
+		m.fail(DMDeterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
+	}
+	m.tally.Check(DMDeterministic)
+	// Upstream writes only when due, but the round trip must hold for any
+	// state, so it is checked after every step.
+	m.tally.Check(DMCheckpointTrip)
+	data := m.core.Checkpoint()
+	encoded, err := checkpoint.Encode(data)
+	if err != nil {
+		m.fail(DMCheckpointTrip, "encode: %v", err)
+	}
+	twinEncoded, err := checkpoint.Encode(m.twin.Checkpoint())
+	if err != nil || string(twinEncoded) != string(encoded) {
+		m.fail(DMDeterministic, "the same inputs wrote two checkpoints:\n  %s\n  %s", encoded, twinEncoded)
+	}
+	decoded, err := checkpoint.Decode(encoded)
+	if err != nil {
+		m.fail(DMCheckpointTrip, "decode of %s: %v", encoded, err)
+	}
+	holdings := m.core.Holdings()
+	if len(decoded.PodDeviceEntries) != len(holdings) {
+		m.fail(DMCheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
+	}
+	for i, e := range decoded.PodDeviceEntries {
+		h := holdings[i]
+		var ids []string
+		for _, list := range e.DeviceIDs {
+			ids = append(ids, list...)
+		}
+		ids = dedupSorted(ids)
+		if e.PodUID != h.PodUID || e.ContainerName != h.Container || e.ResourceName != h.Resource || !equalStrings(ids, h.DeviceIDs) {
+			m.fail(DMCheckpointTrip, "checkpoint entry %d is %+v, the container holds %v", i, e, h)
+		}
+		if _, err := allocresp.Unmarshal(e.AllocResp); err != nil {
+			m.fail(DMCheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
+		}
+	}
+	registered := m.model.Registered()
+	if len(registered) != len(decoded.RegisteredDevices) {
+		m.fail(DMCheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
+	}
+	for r, ids := range registered {
+		got, ok := decoded.RegisteredDevices[r]
+		if !ok || !equalStrings(got, ids) || got == nil {
+			m.fail(DMCheckpointTrip, "checkpoint registers %s as %v, the model's healthy devices are %v", r, got, ids)
+		}
+	}
+}
+
+// --- helpers ----------------------------------------------------------------
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalCounts(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func equalHoldings(a, b []dm.Holding) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].PodUID != b[i].PodUID || a[i].Container != b[i].Container || a[i].Resource != b[i].Resource || !equalStrings(a[i].DeviceIDs, b[i].DeviceIDs) {
+			return false
+		}
+	}
+	return true
+}
+
+func dedupSorted(ids []string) []string {
+	sort.Strings(ids)
+	out := ids[:0]
+	for i, id := range ids {
+		if i == 0 || id != ids[i-1] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,95 @@
+package properties
+
+import (
+	"fmt"
+	"sort"
+
+	"pgregory.net/rapid"
+)
+
+// Invariant is one statement a suite checks after every step.
+type Invariant struct {
+	// ID is stable and unique across all suites (for example "DM-EXCLUSIVE").
+	// A violation message starts with it, so tools can attribute a failure.
+	ID string
+	// Subsystem names the core package the invariant is about.
+	Subsystem string
+	// Statement is one sentence a reviewer can read without the code.
+	Statement string
+	// Source is where the invariant comes from: a seed section, a spec section or an upstream issue.
+	Source string
+}
+
+// Suite is one rapid state machine with the invariants it checks.
+type Suite struct {
+	Name       string
+	Subsystem  string
+	Invariants []Invariant
+	// Property runs one generated case. It reports every action it takes and every
+	// invariant it checks to tally, which the report turns into its tables.
+	Property func(t *rapid.T, tally *Tally)
+}
+
+// Tally counts what a suite did. It is not safe for concurrent use; rapid runs
+// one case at a time.
+type Tally struct {
+	Cases   int
+	Steps   int
+	Actions map[string]int
+	Checked map[string]int
+}
+
+// NewTally returns an empty tally.
+func NewTally() *Tally {
+	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}}
+}
+
+// Case records the start of one generated case.
+func (t *Tally) Case() { t.Cases++ }
+
+// Action records one executed state machine step.
+func (t *Tally) Action(name string) {
+	t.Steps++
+	t.Actions[name]++
+}
+
+// Check records one evaluation of an invariant.
+func (t *Tally) Check(id string) { t.Checked[id]++ }
+
+var registry []Suite
+
+// register adds a suite; suites call it from init so that the test binary and
+// the report see the same list.
+func register(s Suite) {
+	for _, existing := range registry {
+		if existing.Name == s.Name {
+			panic(fmt.Sprintf("properties: suite %q registered twice", s.Name))
+		}
+	}
+	registry = append(registry, s)
+	sort.Slice(registry, func(i, j int) bool { return registry[i].Name < registry[j].Name })
+}
+
+// Suites returns every registered suite in name order.
+func Suites() []Suite {
+	return append([]Suite(nil), registry...)
+}
+
+// Lookup returns the suite with the given name.
+func Lookup(name string) (Suite, bool) {
+	for _, s := range registry {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Suite{}, false
+}
+
+// Invariants returns every invariant of every suite, in suite order.
+func Invariants() []Invariant {
+	var all []Invariant
+	for _, s := range registry {
+		all = append(all, s.Invariants...)
+	}
+	return all
+}

@@ -1,0 +1,76 @@
+package properties
+
+import (
+	"flag"
+	"os"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// TestSuites runs every registered suite at rapid's budget (-rapid.checks,
+// -rapid.steps, -rapid.seed), exactly as `nodeproof report` runs them.
+func TestSuites(t *testing.T) {
+	useDefaultBudget(t)
+	suites := Suites()
+	if len(suites) == 0 {
+		t.Fatal("no suites registered: the properties package checks nothing")
+	}
+	for _, s := range suites {
+		t.Run(s.Name, func(t *testing.T) {
+			tally := NewTally()
+			rapid.Check(t, func(rt *rapid.T) {
+				tally.Case()
+				s.Property(rt, tally)
+			})
+			// A declared invariant the suite never evaluates would appear in
+			// the report as checked when it was not.
+			for _, inv := range s.Invariants {
+				if tally.Checked[inv.ID] == 0 {
+					t.Errorf("%s: declared by suite %s but never checked in %d cases", inv.ID, s.Name, tally.Cases)
+				}
+			}
+		})
+	}
+}
+
+// TestInvariantCatalogue checks what the report and the failure attribution
+// rely on: every invariant has a unique ID, a statement and a source.
+func TestInvariantCatalogue(t *testing.T) {
+	seen := map[string]bool{}
+	for _, inv := range Invariants() {
+		switch {
+		case inv.ID == "":
+			t.Errorf("invariant with statement %q has no ID", inv.Statement)
+		case seen[inv.ID]:
+			t.Errorf("%s: declared twice", inv.ID)
+		case inv.Statement == "" || inv.Source == "":
+			t.Errorf("%s: needs both a statement and a source", inv.ID)
+		}
+		seen[inv.ID] = true
+	}
+}
+
+// The default budget of `go test ./...` is the report's, so every seeded
+// mutant must be killed by what CI runs; -rapid.checks and -rapid.steps (or
+// RAPID_CHECKS and RAPID_STEPS) still override it.
+const (
+	defaultChecks = "300"
+	defaultSteps  = "100"
+)
+
+func useDefaultBudget(t *testing.T) {
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, value := range map[string]string{"rapid.checks": defaultChecks, "rapid.steps": defaultSteps} {
+		env := map[string]string{"rapid.checks": "RAPID_CHECKS", "rapid.steps": "RAPID_STEPS"}[name]
+		if _, inEnv := os.LookupEnv(env); set[name] || inEnv {
+			continue
+		}
+		old := flag.Lookup(name).Value.String()
+		if err := flag.Set(name, value); err != nil {
+			t.Fatalf("setting -%s: %v", name, err)
+		}
+		t.Cleanup(func() { _ = flag.Set(name, old) })
+	}
+}
