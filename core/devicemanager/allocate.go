@@ -297,7 +297,10 @@ func (m *Manager) Commit(id PlanID, answers [][]allocresp.ContainerAllocateRespo
 		if len(a) == 0 {
 			delete(m.pending, id)
 			m.rebuildAllocated()
-			return newError(KindNoContainerResponses, "no containers return in allocation response %v", "&AllocateResponse{ContainerResponses:[]*ContainerAllocateResponse{},}")
+			// Upstream formats the AllocateResponse message; v1.36's
+			// generated String() prints one without container responses
+			// as an empty string.
+			return newError(KindNoContainerResponses, "no containers return in allocation response ")
 		}
 	}
 	delete(m.pending, id)

@@ -116,9 +116,10 @@ func (p *Pod) EffectiveLimits(opts Options) ResourceList {
 
 // ApplyDefaults does what the API server's defaulting does to the resources
 // of a pod before anything on the node sees it: a container's missing
-// request defaults to its limit, and with pod-level limits set a missing
-// pod-level cpu or memory request defaults to the aggregated container
-// request, or else to the pod-level limit.
+// request defaults to its limit; and once spec.resources has limits, a
+// missing pod-level cpu or memory request defaults to the containers'
+// aggregated request for it, and any other missing pod-level request of a
+// supported resource to the pod-level limit.
 func (p *Pod) ApplyDefaults() {
 	defaultContainer := func(c *Container) {
 		for name, limit := range c.Limits {
@@ -139,21 +140,21 @@ func (p *Pod) ApplyDefaults() {
 	if p.Resources == nil || len(p.Resources.Limits) == 0 {
 		return
 	}
-	aggregated := aggregate(p, func(c Container) ResourceList { return c.Requests })
+	requests := p.Resources.Requests.Clone()
+	if requests == nil {
+		requests = ResourceList{}
+	}
+	for name, q := range aggregate(p, func(c Container) ResourceList { return c.Requests }) {
+		if _, set := requests[name]; !set && (name == CPU || name == Memory) {
+			requests[name] = q
+		}
+	}
 	for name, limit := range p.Resources.Limits {
-		if !IsSupportedPodLevelResource(name) {
-			continue
+		if _, set := requests[name]; !set && IsSupportedPodLevelResource(name) {
+			requests[name] = limit
 		}
-		if _, ok := p.Resources.Requests[name]; ok {
-			continue
-		}
-		if p.Resources.Requests == nil {
-			p.Resources.Requests = ResourceList{}
-		}
-		if (name == CPU || name == Memory) && aggregated[name] > 0 {
-			p.Resources.Requests[name] = aggregated[name]
-		} else {
-			p.Resources.Requests[name] = limit
-		}
+	}
+	if len(requests) > 0 {
+		p.Resources.Requests = requests
 	}
 }

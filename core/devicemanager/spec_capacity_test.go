@@ -1,0 +1,177 @@
+package devicemanager_test
+
+import (
+	"testing"
+	"time"
+
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+)
+
+// TestSpecCapacityLifecycle follows one resource from registration to
+// deletion: devicemanager.md §1.3 (Connected sets only the endpoint), §1.4
+// (a snapshot replaces the state; any health but "Healthy" is unhealthy) and
+// §1.5 (disconnect keeps capacity with allocatable 0; GetCapacity deletes
+// strictly after the 5 minute grace period and reports the deletion once).
+func TestSpecCapacityLifecycle(t *testing.T) {
+	m := specManager()
+	id := specConnect(t, m, specRes, dm.PluginOptions{})
+
+	// §1.3: registration alone creates no device state, so no entry.
+	c := m.GetCapacity(specT0)
+	specCapacity(t, c, specRes, false, 0, false, 0)
+	specEqual(t, "Deleted after registration", c.Deleted, []string(nil))
+
+	// §1.4: "any non-"Healthy" string counts as unhealthy", the lowercase
+	// spelling and the empty string included.
+	specUpdate(t, m, specRes, []dm.Device{
+		{ID: "dev0", Health: dm.Healthy},
+		{ID: "dev1", Health: dm.Unhealthy},
+		{ID: "dev2", Health: "healthy"},
+		{ID: "dev3", Health: ""},
+	})
+	specCapacity(t, m.GetCapacity(specT0), specRes, true, 4, true, 1)
+	if !m.CheckpointDue() {
+		t.Error("CheckpointDue() = false after a snapshot, want true (§1.4 writeCheckpoint on every update)")
+	}
+
+	// §1.4: "Devices missing from the new list simply disappear".
+	specUpdate(t, m, specRes, append(specHealthy("dev0", "dev4"), dm.Device{ID: "dev1", Health: dm.Unhealthy}))
+	specCapacity(t, m.GetCapacity(specT0), specRes, true, 3, true, 2)
+
+	// §1.5: disconnect moves every healthy device to unhealthy.
+	stop := specT0.Add(time.Minute)
+	if !m.Disconnected(specRes, id, stop) {
+		t.Fatal("Disconnected(current connection) = false, want true")
+	}
+	specCapacity(t, m.GetCapacity(stop), specRes, true, 3, true, 0)
+
+	// §1.2: stopGracePeriodExpired is strict: at exactly stop+5m nothing goes.
+	atGrace := stop.Add(dm.EndpointStopGracePeriod)
+	view := m.CapacityView(atGrace)
+	c = m.GetCapacity(atGrace)
+	specEqual(t, "Deleted at stop+5m", c.Deleted, []string(nil))
+	specEqual(t, "CapacityView at stop+5m", view, c)
+	specCapacity(t, c, specRes, true, 3, true, 0)
+
+	// One nanosecond later the resource is deleted and reported once.
+	after := atGrace.Add(time.Nanosecond)
+	view = m.CapacityView(after)
+	specEqual(t, "CapacityView.Deleted at stop+5m+1ns", view.Deleted, []string{specRes})
+	m.CheckpointDue() // clear the flag so the deletion's own write is seen
+	c = m.GetCapacity(after)
+	specEqual(t, "Deleted at stop+5m+1ns", c.Deleted, []string{specRes})
+	specCapacity(t, c, specRes, false, 0, false, 0)
+	if !m.CheckpointDue() {
+		t.Error("CheckpointDue() = false after a deletion, want true (§1.5 writeCheckpoint when deleted is non-empty)")
+	}
+	c = m.GetCapacity(after.Add(time.Hour))
+	specEqual(t, "Deleted on the next call", c.Deleted, []string(nil))
+	specCapacity(t, c, specRes, false, 0, false, 0)
+}
+
+// TestSpecCapacityViewDeletesNothing checks that the read-only view reports
+// what GetCapacity would delete without deleting it.
+func TestSpecCapacityViewDeletesNothing(t *testing.T) {
+	m, id := specReady(t, 2, dm.PluginOptions{})
+	m.Disconnected(specRes, id, specT0)
+	late := specT0.Add(time.Hour)
+	for i := 0; i < 2; i++ {
+		specEqual(t, "CapacityView.Deleted", m.CapacityView(late).Deleted, []string{specRes})
+	}
+	specEqual(t, "GetCapacity.Deleted", m.GetCapacity(late).Deleted, []string{specRes})
+}
+
+// TestSpecReRegistrationAfterDisconnect checks §1.3: a new registration
+// overwrites the endpoint and "devices are NOT copied" — nor cleared: the old
+// devices stay, all unhealthy after the disconnect, until the new plugin's
+// first snapshot replaces them (§1.4). The new endpoint is live, so the old
+// stop time no longer deletes the resource.
+func TestSpecReRegistrationAfterDisconnect(t *testing.T) {
+	m, oldID := specReady(t, 2, dm.PluginOptions{})
+	m.Disconnected(specRes, oldID, specT0)
+
+	newID := specConnect(t, m, specRes, dm.PluginOptions{})
+	if newID == oldID {
+		t.Fatalf("re-registration kept endpoint ID %d", oldID)
+	}
+	late := specT0.Add(10 * time.Minute)
+	c := m.GetCapacity(late)
+	specEqual(t, "Deleted with a live endpoint", c.Deleted, []string(nil))
+	specCapacity(t, c, specRes, true, 2, true, 0)
+
+	specUpdate(t, m, specRes, specHealthy("devA", "devB", "devC"))
+	specCapacity(t, m.GetCapacity(late), specRes, true, 3, true, 3)
+}
+
+// TestSpecReRegistrationWhileConnected checks that a re-registration while
+// the old plugin is still connected keeps the devices as they are (healthy
+// ones stay allocatable), and that the old connection's late disconnect does
+// not touch the new registration: the package docs say the core follows the
+// master fix (PR #135437) for the re-registration race of #127803/#121994.
+func TestSpecReRegistrationWhileConnected(t *testing.T) {
+	m, oldID := specReady(t, 2, dm.PluginOptions{})
+	newID := specConnect(t, m, specRes, dm.PluginOptions{})
+	specCapacity(t, m.GetCapacity(specT0), specRes, true, 2, true, 2)
+
+	if m.Disconnected(specRes, oldID, specT0) {
+		t.Error("Disconnected(superseded connection) = true, want false")
+	}
+	// Far past any grace period: the late disconnect must not have started one.
+	c := m.GetCapacity(specT0.Add(time.Hour))
+	specEqual(t, "Deleted after a superseded disconnect", c.Deleted, []string(nil))
+	specCapacity(t, c, specRes, true, 2, true, 2)
+
+	if !m.Disconnected(specRes, newID, specT0) {
+		t.Error("Disconnected(current connection) = false, want true")
+	}
+	specCapacity(t, m.GetCapacity(specT0), specRes, true, 2, true, 0)
+	// A second disconnect of the same connection changes nothing.
+	if m.Disconnected(specRes, newID, specT0.Add(time.Minute)) {
+		t.Error("second Disconnected of a stopped connection = true, want false")
+	}
+}
+
+// TestSpecDisconnectBeforeSnapshot checks §1.5 markResourceUnhealthy on a
+// resource without device state: it creates an empty unhealthy set but no
+// healthy one, so capacity shows 0 and there is no allocatable entry; the
+// resource is still deleted after the grace period.
+func TestSpecDisconnectBeforeSnapshot(t *testing.T) {
+	m := specManager()
+	id := specConnect(t, m, specRes, dm.PluginOptions{})
+	if !m.Disconnected(specRes, id, specT0) {
+		t.Fatal("Disconnected = false, want true")
+	}
+	specCapacity(t, m.GetCapacity(specT0), specRes, true, 0, false, 0)
+
+	c := m.GetCapacity(specT0.Add(dm.EndpointStopGracePeriod + time.Nanosecond))
+	specEqual(t, "Deleted", c.Deleted, []string{specRes})
+	specCapacity(t, c, specRes, false, 0, false, 0)
+}
+
+// TestSpecDisconnectUnknown checks that a disconnect for a resource that
+// never registered changes nothing.
+func TestSpecDisconnectUnknown(t *testing.T) {
+	m := specManager()
+	if m.Disconnected("other.com/res", 1, specT0) {
+		t.Error("Disconnected(unknown resource) = true, want false")
+	}
+	c := m.GetCapacity(specT0)
+	if len(c.Capacity) != 0 || len(c.Allocatable) != 0 || len(c.Deleted) != 0 {
+		t.Errorf("GetCapacity after an unknown disconnect = %+v, want empty", c)
+	}
+}
+
+// TestSpecCapacityWithoutEndpoint checks §1.5 "!ok → deleted": device state
+// for a resource with no endpoint (the "out of sync" case) is deleted by the
+// next GetCapacity, grace period or not, and a later registration starts
+// with no entry until its snapshot: v1.35+ deletes both device maps (#133724).
+func TestSpecCapacityWithoutEndpoint(t *testing.T) {
+	m := specManager()
+	specUpdate(t, m, specRes, append(specHealthy("dev0"), dm.Device{ID: "dev1", Health: dm.Unhealthy}))
+	c := m.GetCapacity(specT0)
+	specEqual(t, "Deleted", c.Deleted, []string{specRes})
+	specCapacity(t, c, specRes, false, 0, false, 0)
+
+	specConnect(t, m, specRes, dm.PluginOptions{})
+	specCapacity(t, m.GetCapacity(specT0), specRes, false, 0, false, 0)
+}
