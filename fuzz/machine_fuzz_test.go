@@ -1,0 +1,22 @@
+package fuzz
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+// FuzzDeviceManagerMachine lets the coverage-guided fuzzer choose the device
+// manager state machine's actions: the input bytes are rapid's choices, and
+// every invariant of the suite is checked after every step.
+func FuzzDeviceManagerMachine(f *testing.F) {
+	suite, ok := properties.Lookup("devicemanager")
+	if !ok {
+		f.Fatal("the devicemanager suite is not registered")
+	}
+	f.Fuzz(rapid.MakeFuzz(func(t *rapid.T) {
+		suite.Property(t, properties.NewTally())
+	}))
+}

@@ -1,0 +1,62 @@
+package fuzz
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+)
+
+// An independent statement of upstream's IsExtendedResourceName, written with
+// apimachinery's regular expressions rather than the core's hand-written
+// scanner, so the two can disagree.
+var (
+	qualifiedNamePart = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+	dns1123Subdomain  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+)
+
+func oracleExtendedResourceName(name string) bool {
+	if !strings.Contains(name, "/") || strings.Contains(name, "kubernetes.io/") || strings.HasPrefix(name, "requests.") {
+		return false
+	}
+	prefix, part, _ := strings.Cut("requests."+name, "/")
+	if strings.Contains(part, "/") {
+		return false
+	}
+	return len(prefix) <= 253 && dns1123Subdomain.MatchString(prefix) &&
+		len(part) <= 63 && qualifiedNamePart.MatchString(part)
+}
+
+// FuzzRegisterRequest checks registration validation against the oracle:
+// it never panics, it accepts exactly the supported version with a valid
+// extended resource name, and it rejects with upstream's message, version
+// first.
+func FuzzRegisterRequest(f *testing.F) {
+	f.Fuzz(func(t *testing.T, version, endpoint, name string) {
+		err := dm.ValidateRegistration(dm.RegisterRequest{Version: version, Endpoint: endpoint, ResourceName: name})
+		switch {
+		case version != dm.Version:
+			want := fmt.Sprintf(`requested API version %q is not supported by kubelet. Supported version is ["v1beta1"]`, version)
+			if err == nil || err.Error() != want {
+				t.Fatalf("version %q: got %v, want %q", version, err, want)
+			}
+			if k, _ := dm.KindOf(err); k != dm.KindUnsupportedVersion {
+				t.Fatalf("version %q: kind %v", version, k)
+			}
+		case !oracleExtendedResourceName(name):
+			want := fmt.Sprintf("the ResourceName %q is invalid", name)
+			if err == nil || err.Error() != want {
+				t.Fatalf("name %q: got %v, want %q", name, err, want)
+			}
+			if k, _ := dm.KindOf(err); k != dm.KindInvalidResourceName {
+				t.Fatalf("name %q: kind %v", name, k)
+			}
+		default:
+			if err != nil {
+				t.Fatalf("valid registration (version %q, name %q) rejected: %v", version, name, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,26 @@
+package properties
+
+import (
+	"testing"
+)
+
+// BenchmarkDeviceManagerMachine measures the device manager state machine
+// with every invariant checked after every step: the steps/s metric is the
+// figure BENCHMARKS.md records. Run it on one core with -cpu 1.
+func BenchmarkDeviceManagerMachine(b *testing.B) {
+	suite, ok := Lookup("devicemanager")
+	if !ok {
+		b.Fatal("devicemanager suite not registered")
+	}
+	steps := 0
+	seed := uint64(1)
+	for b.Loop() {
+		r := Run(suite, RunOptions{Checks: 20, Steps: 100, Seed: seed})
+		if !r.Passed {
+			b.Fatalf("suite failed: %s", r.Failure.Message)
+		}
+		steps += r.Tally.Steps
+		seed += 20
+	}
+	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
+}
