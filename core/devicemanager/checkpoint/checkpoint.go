@@ -3,9 +3,6 @@ package checkpoint
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"unicode/utf8"
 )
 
 // Bounds shared by Encode and Decode, so that whatever Encode writes Decode
@@ -61,9 +58,9 @@ func (e *CorruptError) Error() string { return "checkpoint is corrupted" }
 // Checksum is the checksum the kubelet stores with d: FNV-32a of HashInput(d),
 // widened to uint64.
 func Checksum(d Data) uint64 {
-	h := newHashWriter(false)
-	h.data(d, sortedNames(d.RegisteredDevices))
-	return uint64(h.sum)
+	e := newEncoder(false, jsonWriter{stop: true})
+	e.data(d)
+	return uint64(e.hash.sum)
 }
 
 // HashInput is the string the kubelet hashes for d's checksum: go-spew's
@@ -72,9 +69,9 @@ func Checksum(d Data) uint64 {
 // tests and diagnostics, while Checksum hashes the same bytes without building
 // them.
 func HashInput(d Data) string {
-	h := newHashWriter(true)
-	h.data(d, sortedNames(d.RegisteredDevices))
-	return string(h.out)
+	e := newEncoder(true, jsonWriter{stop: true})
+	e.data(d)
+	return string(e.hash.out)
 }
 
 // Encode returns the checkpoint file for d, byte for byte what the kubelet's
@@ -83,78 +80,36 @@ func HashInput(d Data) string {
 // It refuses, with an error naming the field and the rule, data that the
 // kubelet would write but could not read back intact: strings that are not
 // valid UTF-8 (encoding/json replaces the bad bytes, so the stored checksum
-// no longer matches), more than MaxItems items, or a file over MaxFileBytes.
+// no longer matches), more than MaxItems items, or a file over MaxFileBytes,
+// which it stops building at that size.
 func Encode(d Data) ([]byte, error) {
-	size, err := check(d)
-	if err != nil {
-		return nil, err
+	e := newEncoder(false, jsonWriter{buf: make([]byte, 0, sizeHint(d))})
+	e.data(d)
+	switch {
+	case e.err != nil:
+		return nil, e.err
+	case e.items > MaxItems:
+		return nil, fmt.Errorf("checkpoint: Data: %d items (entries, NUMA nodes, resources and device IDs), over the limit of %d", e.items, MaxItems)
 	}
-	names := sortedNames(d.RegisteredDevices)
-	h := newHashWriter(false)
-	h.data(d, names)
-	w := jsonWriter{buf: make([]byte, 0, size)}
-	w.data(d, names, uint64(h.sum))
-	if w.stop {
+	e.json.uint(uint64(e.hash.sum))
+	e.json.byte('}')
+	if e.json.stop {
 		return nil, fmt.Errorf("checkpoint: encoded file would be over the limit of %d bytes", MaxFileBytes)
 	}
-	return w.buf, nil
+	return e.json.buf, nil
 }
 
-// check validates d against Encode's rules and returns a capacity for the
-// encoded file. It refuses early a file whose content alone (strings and
-// base64, without any JSON punctuation) is over MaxFileBytes.
-func check(d Data) (int, error) {
-	items := len(d.PodDeviceEntries) + len(d.RegisteredDevices)
-	content := 0
-	for i, e := range d.PodDeviceEntries {
-		for _, f := range [...]struct{ name, s string }{
-			{"PodUID", e.PodUID}, {"ContainerName", e.ContainerName}, {"ResourceName", e.ResourceName},
-		} {
-			if !utf8.ValidString(f.s) {
-				return 0, fmt.Errorf("checkpoint: Data.PodDeviceEntries[%d].%s: string is not valid UTF-8", i, f.name)
-			}
-			content += len(f.s)
-		}
-		content += (len(e.AllocResp) + 2) / 3 * 4
-		items += len(e.DeviceIDs)
-		for numa, ids := range e.DeviceIDs {
-			items += len(ids)
-			for j, id := range ids {
-				if !utf8.ValidString(id) {
-					return 0, fmt.Errorf("checkpoint: Data.PodDeviceEntries[%d].DeviceIDs[\"%d\"][%d]: string is not valid UTF-8", i, numa, j)
-				}
-				content += len(id)
-			}
-		}
-	}
-	for name, ids := range d.RegisteredDevices {
-		if !utf8.ValidString(name) {
-			return 0, fmt.Errorf("checkpoint: Data.RegisteredDevices[%q]: resource name is not valid UTF-8", name)
-		}
-		content += len(name)
-		items += len(ids)
-		for j, id := range ids {
-			if !utf8.ValidString(id) {
-				return 0, fmt.Errorf("checkpoint: Data.RegisteredDevices[%q][%d]: string is not valid UTF-8", name, j)
-			}
-			content += len(id)
-		}
-	}
-	if items > MaxItems {
-		return 0, fmt.Errorf("checkpoint: Data: %d items (entries, NUMA nodes, resources and device IDs), over the limit of %d", items, MaxItems)
-	}
-	if content > MaxFileBytes {
-		return 0, fmt.Errorf("checkpoint: Data: %d bytes of strings and base64, over the file limit of %d", content, MaxFileBytes)
-	}
-	// Punctuation and field names: about 90 bytes per entry, 8 per item.
-	return 80 + content + 90*len(d.PodDeviceEntries) + 8*items, nil
+func newEncoder(keep bool, w jsonWriter) encoder {
+	return encoder{hash: hashWriter{sum: fnvOffset, keep: keep}, json: w}
 }
 
-// sortedNames returns the keys of RegisteredDevices in byte order, the order
-// of both go-spew's SortKeys and encoding/json.
-func sortedNames(m map[string][]string) []string {
-	if len(m) == 0 {
-		return nil
+// sizeHint guesses the file's size, so Encode rarely grows its buffer: field
+// names, a UUID and two device IDs make about 200 bytes an entry, plus the
+// base64 of AllocResp.
+func sizeHint(d Data) int {
+	n := 128 + 64*len(d.RegisteredDevices)
+	for _, e := range d.PodDeviceEntries {
+		n += 200 + len(e.AllocResp)*4/3
 	}
-	return slices.Sorted(maps.Keys(m))
+	return min(n, MaxFileBytes)
 }

@@ -233,7 +233,6 @@ func TestDecodeErrors(t *testing.T) {
 		{"checksum type", `{"Checksum":-1}`, `checkpoint: Checksum: found a number, want an unsigned integer`},
 		{"checksum range", `{"Checksum":18446744073709551616}`, `checkpoint: Checksum: 18446744073709551616 is out of the uint64 range`},
 		{"invalid UTF-8", "{\"Data\":{\"RegisteredDevices\":{\"\xff\":[]}}}", `checkpoint: Data.RegisteredDevices: string at byte 30 is not valid UTF-8`},
-		{"control character", "{\"Data\":{\"RegisteredDevices\":{\"\n\":[]}}}", `checkpoint: Data.RegisteredDevices: invalid JSON at byte 31: control character '\n' in a string`},
 		{"bad escape", `{"Data":{"RegisteredDevices":{"\x":[]}}}`, `checkpoint: Data.RegisteredDevices: invalid JSON at byte 31: bad escape "\\x"`},
 		{"separator", `{"Data":{"RegisteredDevices":{"a":[] "b":[]}}}`, `checkpoint: Data.RegisteredDevices: invalid JSON at byte 37: found '"', want ',' or '}'`},
 	} {
@@ -243,6 +242,21 @@ func TestDecodeErrors(t *testing.T) {
 				t.Fatalf("Decode error\n got %v\nwant %s", err, c.want)
 			}
 		})
+	}
+}
+
+// TestDecodeRawControlCharacter: JSON forbids a raw control character in a
+// string; Encode escapes it, so even with a checksum that verifies the file
+// is refused.
+func TestDecodeRawControlCharacter(t *testing.T) {
+	f, err := checkpoint.Encode(checkpoint.Data{RegisteredDevices: map[string][]string{"a\nb": {}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := strings.Replace(string(f), `\n`, "\n", 1)
+	want := "checkpoint: not in canonical form (re-encoding differs at byte 56)"
+	if _, err := checkpoint.Decode([]byte(raw)); err == nil || err.Error() != want {
+		t.Fatalf("Decode(%q) error = %v, want %s", raw, err, want)
 	}
 }
 
@@ -277,7 +291,7 @@ func TestBounds(t *testing.T) {
 	}
 
 	huge := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{AllocResp: make([]byte, checkpoint.MaxFileBytes)}}}
-	if _, err := checkpoint.Encode(huge); err == nil || !strings.Contains(err.Error(), "over the file limit") {
+	if _, err := checkpoint.Encode(huge); err == nil || err.Error() != "checkpoint: encoded file would be over the limit of 67108864 bytes" {
 		t.Fatalf("Encode of an oversized checkpoint: %v", err)
 	}
 	// Escaping can take a file over the limit that its content alone is not.
@@ -297,7 +311,7 @@ func TestEncodeRefusesInvalidUTF8(t *testing.T) {
 		{checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{DeviceIDs: checkpoint.DevicesPerNUMA{-1: {"ok", "\xc0"}}}}},
 			`checkpoint: Data.PodDeviceEntries[0].DeviceIDs["-1"][1]: string is not valid UTF-8`},
 		{checkpoint.Data{RegisteredDevices: map[string][]string{"\xfe": nil}},
-			`checkpoint: Data.RegisteredDevices["\xfe"]: resource name is not valid UTF-8`},
+			`checkpoint: Data.RegisteredDevices["\xfe"]: string is not valid UTF-8`},
 		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xed\xa0\x80"}}},
 			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
 	} {

@@ -1,9 +1,6 @@
 package checkpoint
 
-import (
-	"slices"
-	"strconv"
-)
+import "strconv"
 
 // FNV-32a parameters.
 const (
@@ -11,18 +8,21 @@ const (
 	fnvPrime  = 16777619
 )
 
-// hashWriter renders the checksum input and hashes it as it goes, so
-// Checksum never holds the rendering (which spells every byte of AllocResp in
-// decimal). keep also collects the rendering, for HashInput.
+// hashWriter hashes the checksum input as it is rendered, so Checksum never
+// holds the rendering (which spells every byte of AllocResp in decimal).
+// keep also collects the rendering, for HashInput.
+//
+// The rendering is go-spew's "%#v" with k8s.io/utils/dump.ForHash's
+// configuration {Indent: " ", SortKeys: true, DisableMethods: true,
+// SpewKeys: true, DisablePointerAddresses: true, DisableCapacities: true}.
+// With it spew prefixes the top value and every struct field with its type
+// in parentheses, but not slice elements, map keys or map values; prints
+// strings raw; sorts map keys (integers by value, strings by bytes); and
+// prints a nil slice or map as <nil> but an empty one as [] or map[].
 type hashWriter struct {
-	sum  uint32
+	sum  uint32 // starts at fnvOffset
 	keep bool
 	out  []byte
-	numa []int64 // scratch for sorting NUMA keys
-}
-
-func newHashWriter(keep bool) *hashWriter {
-	return &hashWriter{sum: fnvOffset, keep: keep}
 }
 
 func (h *hashWriter) str(s string) {
@@ -41,82 +41,6 @@ func (h *hashWriter) byte(c byte) {
 		h.out = append(h.out, c)
 	}
 	h.sum = (h.sum ^ uint32(c)) * fnvPrime
-}
-
-// data renders d as go-spew does with "%#v" and the configuration
-// {Indent: " ", SortKeys: true, DisableMethods: true, SpewKeys: true,
-// DisablePointerAddresses: true, DisableCapacities: true}. With that
-// configuration spew prefixes the top value and every struct field with its
-// type in parentheses, but not slice elements, map keys or map values; prints
-// strings raw; sorts map keys (integers by value, strings by bytes); and
-// prints a nil slice or map as <nil> but an empty one as [] or map[].
-// names are the sorted keys of d.RegisteredDevices.
-func (h *hashWriter) data(d Data, names []string) {
-	h.str("(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)")
-	if d.PodDeviceEntries == nil {
-		h.str("<nil>")
-	} else {
-		h.byte('[')
-		for i, e := range d.PodDeviceEntries {
-			if i > 0 {
-				h.byte(' ')
-			}
-			h.entry(e)
-		}
-		h.byte(']')
-	}
-	h.str(" RegisteredDevices:(map[string][]string)")
-	if d.RegisteredDevices == nil {
-		h.str("<nil>")
-	} else {
-		h.str("map[")
-		for i, name := range names {
-			if i > 0 {
-				h.byte(' ')
-			}
-			h.str(name)
-			h.byte(':')
-			h.list(d.RegisteredDevices[name])
-		}
-		h.byte(']')
-	}
-	h.byte('}')
-}
-
-func (h *hashWriter) entry(e PodDevicesEntry) {
-	h.str("{PodUID:(string)")
-	h.str(e.PodUID)
-	h.str(" ContainerName:(string)")
-	h.str(e.ContainerName)
-	h.str(" ResourceName:(string)")
-	h.str(e.ResourceName)
-	h.str(" DeviceIDs:(checkpoint.DevicesPerNUMA)")
-	if e.DeviceIDs == nil {
-		h.str("<nil>")
-	} else {
-		h.numa = h.numa[:0]
-		for k := range e.DeviceIDs {
-			h.numa = append(h.numa, k)
-		}
-		slices.Sort(h.numa)
-		h.str("map[")
-		for i, k := range h.numa {
-			if i > 0 {
-				h.byte(' ')
-			}
-			h.int(k)
-			h.byte(':')
-			h.list(e.DeviceIDs[k])
-		}
-		h.byte(']')
-	}
-	h.str(" AllocResp:([]uint8)")
-	if e.AllocResp == nil {
-		h.str("<nil>")
-	} else {
-		h.bytes(e.AllocResp)
-	}
-	h.byte('}')
 }
 
 func (h *hashWriter) int(k int64) {

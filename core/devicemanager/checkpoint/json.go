@@ -3,7 +3,6 @@ package checkpoint
 import (
 	"bytes"
 	"encoding/base64"
-	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -23,8 +22,7 @@ type jsonWriter struct {
 
 	stop bool // rendering differs from want at pos, or buf is full
 
-	numa []int64 // scratch for sorting NUMA keys
-	b64  []byte  // scratch for base64
+	b64 []byte // scratch for base64
 }
 
 // write appends s, or compares it with the next bytes of want.
@@ -74,106 +72,59 @@ func (w *jsonWriter) canonical() (int, bool) {
 	return 0, true
 }
 
-// data renders the file for d with checksum sum; names are the sorted keys
-// of d.RegisteredDevices.
-func (w *jsonWriter) data(d Data, names []string, sum uint64) {
-	write(w, `{"Data":{"PodDeviceEntries":`)
-	if d.PodDeviceEntries == nil {
-		write(w, "null")
-	} else {
-		w.byte('[')
-		for i, e := range d.PodDeviceEntries {
-			if i > 0 {
-				w.byte(',')
-			}
-			w.entry(e)
-		}
-		w.byte(']')
-	}
-	write(w, `,"RegisteredDevices":`)
-	if d.RegisteredDevices == nil {
-		write(w, "null")
-	} else {
-		w.byte('{')
-		for i, name := range names {
-			if i > 0 {
-				w.byte(',')
-			}
-			w.quote(name)
-			w.byte(':')
-			w.list(d.RegisteredDevices[name])
-		}
-		w.byte('}')
-	}
-	write(w, `},"Checksum":`)
+// int writes a NUMA node as an object key: "-1".
+func (w *jsonWriter) int(k int64) {
+	var num [22]byte
+	b := append(strconv.AppendInt(append(num[:0], '"'), k, 10), '"')
+	write(w, b)
+}
+
+// uint writes the checksum.
+func (w *jsonWriter) uint(v uint64) {
 	var num [20]byte
-	write(w, strconv.AppendUint(num[:0], sum, 10))
-	w.byte('}')
+	write(w, strconv.AppendUint(num[:0], v, 10))
 }
 
-func (w *jsonWriter) entry(e PodDevicesEntry) {
-	write(w, `{"PodUID":`)
-	w.quote(e.PodUID)
-	write(w, `,"ContainerName":`)
-	w.quote(e.ContainerName)
-	write(w, `,"ResourceName":`)
-	w.quote(e.ResourceName)
-	write(w, `,"DeviceIDs":`)
-	if e.DeviceIDs == nil {
-		write(w, "null")
-	} else {
-		// encoding/json turns integer keys into decimal strings and sorts
-		// those strings, so "-1" < "0" < "10" < "2".
-		w.numa = w.numa[:0]
-		for k := range e.DeviceIDs {
-			w.numa = append(w.numa, k)
-		}
-		slices.SortFunc(w.numa, compareDecimal)
-		w.byte('{')
-		var num [20]byte
-		for i, k := range w.numa {
-			if i > 0 {
-				w.byte(',')
-			}
-			w.byte('"')
-			write(w, strconv.AppendInt(num[:0], k, 10))
-			write(w, `":`)
-			w.list(e.DeviceIDs[k])
-		}
-		w.byte('}')
-	}
-	write(w, `,"AllocResp":`)
-	if e.AllocResp == nil {
-		write(w, "null")
-	} else {
-		w.byte('"')
-		w.b64 = base64.StdEncoding.AppendEncode(w.b64[:0], e.AllocResp)
-		write(w, w.b64)
-		w.byte('"')
-	}
-	w.byte('}')
-}
-
-func (w *jsonWriter) list(ids []string) {
-	if ids == nil {
-		write(w, "null")
+// base64 writes AllocResp as encoding/json writes a []byte.
+func (w *jsonWriter) base64(b []byte) {
+	if w.stop {
 		return
 	}
+	w.b64 = base64.StdEncoding.AppendEncode(append(w.b64[:0], '"'), b)
+	w.b64 = append(w.b64, '"')
+	write(w, w.b64)
+}
+
+// list writes device IDs and returns the index of the first that is not
+// valid UTF-8, or -1.
+func (w *jsonWriter) list(ids []string) int {
+	if ids == nil {
+		write(w, "null")
+		return -1
+	}
+	bad := -1
 	w.byte('[')
 	for i, id := range ids {
 		if i > 0 {
 			w.byte(',')
 		}
-		w.quote(id)
+		if !w.quote(id) && bad < 0 {
+			bad = i
+		}
 	}
 	w.byte(']')
+	return bad
 }
 
 // quote writes s as a JSON string escaped as encoding/json escapes it by
 // default: \" \\ \b \f \n \r \t, other control characters and the HTML
-// characters < > & as \u00XX, and U+2028, U+2029 as \u2028, \u2029. s is
-// valid UTF-8: Encode and Decode refuse anything else.
-func (w *jsonWriter) quote(s string) {
+// characters < > & as \u00XX, and U+2028, U+2029 as \u2028, \u2029. It
+// reports false for a string that is not valid UTF-8, which encoding/json
+// would alter (Encode refuses it); a stopped writer checks nothing.
+func (w *jsonWriter) quote(s string) bool {
+	if w.stop {
+		return true
+	}
 	w.byte('"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -184,7 +135,7 @@ func (w *jsonWriter) quote(s string) {
 				continue
 			}
 			if w.stop {
-				return
+				return true
 			}
 			write(w, s[start:i])
 			switch c {
@@ -211,7 +162,10 @@ func (w *jsonWriter) quote(s string) {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == '\u2028' || r == '\u2029' {
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return false
+		case r == '\u2028' || r == '\u2029':
 			write(w, s[start:i])
 			write(w, `\u202`)
 			w.byte(hexDigits[r&0xf])
@@ -221,6 +175,7 @@ func (w *jsonWriter) quote(s string) {
 	}
 	write(w, s[start:])
 	w.byte('"')
+	return true
 }
 
 const hexDigits = "0123456789abcdef"

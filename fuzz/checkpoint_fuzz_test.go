@@ -1,0 +1,157 @@
+package fuzz
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+)
+
+// mutationSample is how many byte positions of an accepted input the
+// single-byte-change oracle tries. Trying every position costs one Decode
+// per byte, which for files of a few KiB would cut the fuzzer's speed by
+// orders of magnitude; core's TestEverySingleByteChangeIsRejected tries every
+// position of generated files instead.
+const mutationSample = 16
+
+// FuzzCheckpointDecode checks Decode against an oracle on arbitrary input:
+//  1. it never panics;
+//  2. whatever it accepts, Encode turns back into exactly the input;
+//  3. whatever it accepts stops being accepted when one byte changes: each
+//     sampled position is tried with the byte's lowest bit flipped (a digit,
+//     letter or quote becomes its neighbour) and with bit 5 flipped (case,
+//     '{' to '[', ',' and ':' to control characters). The one excuse is a
+//     genuine FNV-32a collision, which the kubelet's format cannot detect;
+//  4. an input over MaxFileBytes is refused before parsing (the fuzzer's
+//     inputs are smaller: TestCheckpointDecodeRefusesOversizeUnparsed covers
+//     it).
+//
+// The seed corpus is in testdata/fuzz/FuzzCheckpointDecode.
+func FuzzCheckpointDecode(f *testing.F) {
+	f.Fuzz(func(t *testing.T, in []byte) {
+		d, err := checkpoint.Decode(in)
+		if err != nil {
+			return
+		}
+		out, err := checkpoint.Encode(d)
+		if err != nil || !bytes.Equal(out, in) {
+			t.Fatalf("Decode accepted %q, but Encode gives %q, %v", in, out, err)
+		}
+		m := bytes.Clone(in)
+		for _, i := range samplePositions(in, mutationSample) {
+			for _, flip := range [...]byte{0x01, 0x20} {
+				m[i] ^= flip
+				if d2, err := checkpoint.Decode(m); err == nil && !fnvCollision(d, d2) {
+					t.Fatalf("Decode accepted %q, byte %d of %q changed, as %#v", m, i, in, d2)
+				}
+				m[i] ^= flip
+			}
+		}
+	})
+}
+
+// samplePositions returns every index of in if it has at most n bytes, and
+// otherwise n indexes spread over it from a start derived from its content,
+// so a run is reproducible from the input alone.
+func samplePositions(in []byte, n int) []int {
+	if len(in) <= n {
+		pos := make([]int, len(in))
+		for i := range pos {
+			pos[i] = i
+		}
+		return pos
+	}
+	h := fnv.New32a()
+	h.Write(in)
+	start, step := int(h.Sum32())%len(in), len(in)/n
+	pos := make([]int, n)
+	for k := range pos {
+		pos[k] = (start + k*step) % len(in)
+	}
+	return pos
+}
+
+// fnvCollision reports whether b is other data than a that happens to have
+// the same checksum, the one way a changed file can verify.
+func fnvCollision(a, b checkpoint.Data) bool {
+	return checkpoint.Checksum(a) == checkpoint.Checksum(b) && !reflect.DeepEqual(a, b)
+}
+
+// TestCheckpointDecodeRefusesOversizeUnparsed checks oracle 4: a file over
+// MaxFileBytes (here a valid file padded with whitespace) is refused by its
+// length alone, with next to no allocation.
+func TestCheckpointDecodeRefusesOversizeUnparsed(t *testing.T) {
+	in := make([]byte, checkpoint.MaxFileBytes+1)
+	copy(in, `{"Data":{"PodDeviceEntries":null,"RegisteredDevices":{}},"Checksum":3467439661}`)
+	for i := 80; i < len(in); i++ {
+		in[i] = ' '
+	}
+	var err error
+	allocs := testing.AllocsPerRun(1, func() { _, err = checkpoint.Decode(in) })
+	if err == nil || err.Error() != "checkpoint: file is 67108865 bytes, over the limit of 67108864" {
+		t.Fatalf("Decode of an oversized file: %v", err)
+	}
+	if allocs > 4 {
+		t.Fatalf("Decode allocated %v times before refusing an oversized file", allocs)
+	}
+}
+
+// TestCheckpointSeedCorpus pins what the seed files are meant to exercise:
+// the accepted ones decode, and the rejected ones fail for their stated
+// reason.
+func TestCheckpointSeedCorpus(t *testing.T) {
+	for name, want := range map[string]string{
+		"spec-example":         "",
+		"spec-empty":           "",
+		"generated-1":          "",
+		"generated-2":          "",
+		"generated-3":          "",
+		"truncated":            "invalid JSON: input ends at byte 155",
+		"wrong-checksum":       "checkpoint is corrupted",
+		"legacy-v1":            "legacy V1 checkpoint format",
+		"legacy-v1-no-entries": "",
+		"whitespace":           "not in canonical form",
+		"html-unescaped":       "not in canonical form",
+	} {
+		t.Run(name, func(t *testing.T) {
+			in, err := readSeed("testdata/fuzz/FuzzCheckpointDecode/" + name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = checkpoint.Decode(in)
+			switch {
+			case want == "" && err != nil:
+				t.Fatalf("Decode: %v", err)
+			case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+				t.Fatalf("Decode error = %v, want one containing %q", err, want)
+			}
+			var corrupt *checkpoint.CorruptError
+			if errors.As(err, &corrupt) != (want == "checkpoint is corrupted") {
+				t.Fatalf("Decode error %v: CorruptError is %v", err, errors.As(err, &corrupt))
+			}
+		})
+	}
+}
+
+// readSeed reads a one-argument corpus file in the "go test fuzz v1" format.
+func readSeed(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	header, arg, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
+	quoted, ok := strings.CutPrefix(arg, "[]byte(")
+	quoted, ok2 := strings.CutSuffix(quoted, ")")
+	if header != "go test fuzz v1" || !ok || !ok2 {
+		return nil, fmt.Errorf("%s: not a go test fuzz v1 file with one []byte", path)
+	}
+	s, err := strconv.Unquote(quoted)
+	return []byte(s), err
+}
