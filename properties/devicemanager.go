@@ -28,6 +28,7 @@ const (
 	DMRestoreKeeps    = "DM-RESTORE-KEEPS"
 	DMDeterministic   = "DM-DETERMINISTIC"
 	DMErrorKinds      = "DM-ERROR-KINDS"
+	DMRunOptions      = "DM-RUN-OPTIONS"
 )
 
 func init() {
@@ -45,6 +46,7 @@ func init() {
 			{DMRestoreKeeps, "devicemanager", "After a kubelet restart every restored allocation stays with its container until the pod is garbage-collected, so no restored device is handed out twice.", "spec/devicemanager.md §1.10; #109595, #118559"},
 			{DMDeterministic, "devicemanager", "A second manager fed the same inputs gives the same outputs and the same checkpoint bytes at every step.", "DESIGN.md determinism contract"},
 			{DMErrorKinds, "devicemanager", "Every error the core returns is a documented kind, with upstream's message where the model states it.", "spec/devicemanager.md §1.1, §1.7"},
+			{DMRunOptions, "devicemanager", "Every container holding devices gets run options merged from its plugins' Allocate answers, first resource in name order winning, also after a restart.", "spec/devicemanager.md §1.9; seed §PreStartContainer"},
 		},
 		Property: func(t *rapid.T, tally *Tally) { newDMMachine(t, tally).run() },
 	})
@@ -83,6 +85,9 @@ type dmResourceView struct {
 	everSnapshoted bool
 }
 
+// dmAnswer is the part of an Allocate answer DMRunOptions checks.
+type dmAnswer struct{ visibleDevices, devicePath string }
+
 type dmPod struct {
 	p      *pod.Pod
 	active bool
@@ -105,6 +110,9 @@ type dmMachine struct {
 	sockets int
 
 	restored []dm.Holding
+	// answered records what each committed Allocate answer set, by pod,
+	// container and resource.
+	answered map[[3]string]dmAnswer
 	// errs collects the core errors of the current step for DMErrorKinds.
 	errs []dmSeenError
 }
@@ -119,7 +127,7 @@ func newDMMachine(t *rapid.T, tally *Tally) *dmMachine {
 	return &dmMachine{
 		t: t, tally: tally, now: dmEpoch,
 		core: dm.New(dm.DefaultLimits()), twin: dm.New(dm.DefaultLimits()), model: model.New(),
-		views: map[string]*dmResourceView{},
+		views: map[string]*dmResourceView{}, answered: map[[3]string]dmAnswer{},
 	}
 }
 
@@ -615,6 +623,9 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 	}
 	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Commit(mgr.PendingPlans()[0], answers)) })
 	m.model.Commit(mplan.ID)
+	for i, req := range plan.Requests {
+		m.answered[[3]string{plan.PodUID, plan.Container, req.Resource}] = dmAnswer{answers[i][0].Envs["VISIBLE_DEVICES"], answers[i][0].Devices[0].ContainerPath}
+	}
 	return true
 }
 
@@ -704,6 +715,7 @@ func (m *dmMachine) check(t *rapid.T) {
 	holdings := m.core.Holdings()
 	m.checkErrors()
 	m.checkHoldings(holdings)
+	m.checkRunOptions(holdings)
 	m.checkCapacity()
 	m.checkCheckpoint(holdings)
 	m.checkModel(holdings)
@@ -818,6 +830,30 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 		}
 		if !found {
 			m.fail(DMRestoreKeeps, "restored allocation %v of a pod still on the node changed or vanished", r)
+		}
+	}
+}
+
+// checkRunOptions relies on the machine's Allocate answers: each resource's
+// answer sets VISIBLE_DEVICES to its devices and exposes /dev/<first device>,
+// so the merge must keep the first resource's variable and one device node
+// per distinct path.
+func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
+	m.tally.Check(DMRunOptions)
+	for i := 0; i < len(holdings); {
+		first := holdings[i]
+		paths := map[string]bool{}
+		for ; i < len(holdings) && holdings[i].PodUID == first.PodUID && holdings[i].Container == first.Container; i++ {
+			h := holdings[i]
+			paths[m.answered[[3]string{h.PodUID, h.Container, h.Resource}].devicePath] = true
+		}
+		opts := m.core.RunContainerOptions(first.PodUID, first.Container)
+		if opts == nil {
+			m.fail(DMRunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
+		}
+		want := dm.KeyValue{Name: "VISIBLE_DEVICES", Value: m.answered[[3]string{first.PodUID, first.Container, first.Resource}].visibleDevices}
+		if len(opts.Envs) != 1 || opts.Envs[0] != want || len(opts.Devices) != len(paths) {
+			m.fail(DMRunOptions, "%s/%s: run options envs=%v devices=%v, want envs=[%v] and %d device nodes", first.PodUID, first.Container, opts.Envs, opts.Devices, want, len(paths))
 		}
 	}
 }

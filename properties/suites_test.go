@@ -11,7 +11,6 @@ import (
 // TestSuites runs every registered suite at rapid's budget (-rapid.checks,
 // -rapid.steps, -rapid.seed), exactly as `nodeproof report` runs them.
 func TestSuites(t *testing.T) {
-	useDefaultBudget(t)
 	suites := Suites()
 	if len(suites) == 0 {
 		t.Fatal("no suites registered: the properties package checks nothing")
@@ -53,24 +52,25 @@ func TestInvariantCatalogue(t *testing.T) {
 
 // The default budget of `go test ./...` is the report's, so every seeded
 // mutant must be killed by what CI runs; -rapid.checks and -rapid.steps (or
-// RAPID_CHECKS and RAPID_STEPS) still override it.
-const (
-	defaultChecks = "300"
-	defaultSteps  = "100"
-)
+// RAPID_CHECKS and RAPID_STEPS) still override it. It is decided in TestMain,
+// before any test runs: the Run tests set rapid's flags themselves, after
+// which flag.Visit can no longer tell what the user asked for.
+var defaultBudget = map[string]struct{ value, env string }{
+	"rapid.checks": {"300", "RAPID_CHECKS"},
+	"rapid.steps":  {"100", "RAPID_STEPS"},
+}
 
-func useDefaultBudget(t *testing.T) {
+func TestMain(m *testing.M) {
+	flag.Parse()
 	set := map[string]bool{}
 	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	for name, value := range map[string]string{"rapid.checks": defaultChecks, "rapid.steps": defaultSteps} {
-		env := map[string]string{"rapid.checks": "RAPID_CHECKS", "rapid.steps": "RAPID_STEPS"}[name]
-		if _, inEnv := os.LookupEnv(env); set[name] || inEnv {
+	for name, d := range defaultBudget {
+		if _, inEnv := os.LookupEnv(d.env); set[name] || inEnv {
 			continue
 		}
-		old := flag.Lookup(name).Value.String()
-		if err := flag.Set(name, value); err != nil {
-			t.Fatalf("setting -%s: %v", name, err)
+		if err := flag.Set(name, d.value); err != nil {
+			panic(err)
 		}
-		t.Cleanup(func() { _ = flag.Set(name, old) })
 	}
+	os.Exit(m.Run())
 }
