@@ -1,0 +1,319 @@
+package properties
+
+import (
+	"sort"
+
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"pgregory.net/rapid"
+)
+
+// The device manager suite's invariants, evaluated after every step.
+
+// check runs after every step. The specific invariants come before the
+// broad comparison with the model, so a failure is attributed to the
+// sharpest statement it breaks.
+func (m *dmMachine) check(t *rapid.T) {
+	holdings := m.core.Holdings()
+	m.checkErrors()
+	m.checkHoldings(holdings)
+	m.checkRunOptions(holdings)
+	m.checkCapacity()
+	m.checkCheckpoint(holdings)
+	m.checkModel(holdings)
+}
+
+var dmKindNames = func() map[string]bool {
+	names := map[string]bool{}
+	for _, k := range dm.Kinds() {
+		names[k.String()] = true
+	}
+	return names
+}()
+
+func (m *dmMachine) checkErrors() {
+	m.tally.Check(DMErrorKinds)
+	for _, seen := range m.errs {
+		kind, ok := dm.KindOf(seen.err)
+		if !ok || !dmKindNames[kind.String()] {
+			m.fail(DMErrorKinds, "error %q (%T) is not a documented kind", seen.err, seen.err)
+		}
+		if seen.wantKind != "" && kind.String() != seen.wantKind {
+			m.fail(DMModel, "error %q has kind %s, the model expects %s", seen.err, kind, seen.wantKind)
+		}
+		if seen.wantMessage != "" && seen.err.Error() != seen.wantMessage {
+			m.fail(DMErrorKinds, "error message\n  got:  %s\n  want: %s", seen.err, seen.wantMessage)
+		}
+	}
+	m.errs = m.errs[:0]
+}
+
+func (m *dmMachine) checkModel(core []dm.Holding) {
+	m.tally.Check(DMModel)
+	mod := m.model.Holdings()
+	if len(core) != len(mod) {
+		m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
+	}
+	for i, h := range core {
+		o := mod[i]
+		if h.PodUID != o.Pod || h.Container != o.Container || h.Resource != o.Resource || !equalStrings(h.DeviceIDs, o.Devices) {
+			m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
+		}
+	}
+	c := m.core.CapacityView(m.now)
+	mc, ma, md := m.model.CapacityView(m.now)
+	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
+		m.fail(DMModel, "capacity: core %v / %v deleting %v, model %v / %v deleting %v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
+	}
+}
+
+func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
+	m.tally.Check(DMExclusive)
+	type holder struct{ pod, container string }
+	byDevice := map[[2]string][]holder{}
+	for _, h := range holdings {
+		for _, id := range h.DeviceIDs {
+			key := [2]string{h.Resource, id}
+			byDevice[key] = append(byDevice[key], holder{h.PodUID, h.Container})
+		}
+	}
+	for key, holders := range byDevice {
+		for i := range holders {
+			for j := i + 1; j < len(holders); j++ {
+				a, b := holders[i], holders[j]
+				if a.pod != b.pod || !(m.isRegularInit(a.pod, a.container) || m.isRegularInit(b.pod, b.container)) {
+					m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", key[1], key[0], a.pod, a.container, b.pod, b.container)
+				}
+			}
+		}
+	}
+
+	m.tally.Check(DMAllocatedCache)
+	union := map[string]map[string]bool{}
+	for _, h := range holdings {
+		if union[h.Resource] == nil {
+			union[h.Resource] = map[string]bool{}
+		}
+		for _, id := range h.DeviceIDs {
+			union[h.Resource][id] = true
+		}
+	}
+	allocated := m.core.Allocated()
+	for r, ids := range allocated {
+		if len(ids) != len(union[r]) {
+			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
+		}
+		for _, id := range ids {
+			if !union[r][id] {
+				m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
+			}
+		}
+	}
+	for r, ids := range union {
+		if len(ids) > 0 && len(allocated[r]) == 0 {
+			m.fail(DMAllocatedCache, "containers hold %v of %s but the allocated cache has none", ids, r)
+		}
+	}
+
+	m.tally.Check(DMRestoreKeeps)
+	present := map[string]bool{}
+	for _, h := range holdings {
+		present[h.PodUID] = true
+	}
+	for _, r := range m.restored {
+		if !present[r.PodUID] {
+			continue
+		}
+		found := false
+		for _, h := range holdings {
+			if h.PodUID == r.PodUID && h.Container == r.Container && h.Resource == r.Resource {
+				found = equalStrings(h.DeviceIDs, r.DeviceIDs)
+			}
+		}
+		if !found {
+			m.fail(DMRestoreKeeps, "restored allocation %v of a pod still on the node changed or vanished", r)
+		}
+	}
+}
+
+// checkRunOptions relies on the machine's Allocate answers: each resource's
+// answer sets VISIBLE_DEVICES to its devices and exposes /dev/<first device>,
+// so the merge must keep the first resource's variable and one device node
+// per distinct path.
+func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
+	m.tally.Check(DMRunOptions)
+	for i := 0; i < len(holdings); {
+		first := holdings[i]
+		paths := map[string]bool{}
+		for ; i < len(holdings) && holdings[i].PodUID == first.PodUID && holdings[i].Container == first.Container; i++ {
+			h := holdings[i]
+			paths[m.answered[[3]string{h.PodUID, h.Container, h.Resource}].devicePath] = true
+		}
+		opts := m.core.RunContainerOptions(first.PodUID, first.Container)
+		if opts == nil {
+			m.fail(DMRunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
+		}
+		want := dm.KeyValue{Name: "VISIBLE_DEVICES", Value: m.answered[[3]string{first.PodUID, first.Container, first.Resource}].visibleDevices}
+		if len(opts.Envs) != 1 || opts.Envs[0] != want || len(opts.Devices) != len(paths) {
+			m.fail(DMRunOptions, "%s/%s: run options envs=%v devices=%v, want envs=[%v] and %d device nodes", first.PodUID, first.Container, opts.Envs, opts.Devices, want, len(paths))
+		}
+	}
+}
+
+func (m *dmMachine) isRegularInit(uid, container string) bool {
+	for _, p := range m.pods {
+		if p.p.UID != uid {
+			continue
+		}
+		for _, c := range p.p.InitContainers {
+			if c.Name == container {
+				return !c.IsSidecar()
+			}
+		}
+	}
+	return false
+}
+
+func (m *dmMachine) checkCapacity() {
+	c := m.core.CapacityView(m.now)
+	m.tally.Check(DMAllocLECapacity)
+	for r, a := range c.Allocatable {
+		capacity, ok := c.Capacity[r]
+		if !ok || a > capacity {
+			m.fail(DMAllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
+		}
+	}
+	m.tally.Check(DMAllocHealthy)
+	for r, a := range c.Allocatable {
+		v := m.views[r]
+		if v == nil {
+			m.fail(DMAllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
+		}
+		want := v.lastHealthy
+		if v.zeroed {
+			want = 0
+		}
+		if a != want {
+			m.fail(DMAllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
+		}
+	}
+	for r, v := range m.views {
+		if v.everSnapshoted && v.hasEndpoint && !v.stopped && v.lastHealthy > 0 && !v.zeroed {
+			if _, ok := c.Allocatable[r]; !ok {
+				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", r, v.lastHealthy)
+			}
+		}
+	}
+	m.tally.Check(DMGraceDelete)
+	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
+		m.fail(DMGraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(dmEpoch), c.Deleted, want)
+	}
+}
+
+func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
+	dueCore := m.core.CheckpointDue()
+	dueTwin := m.twin.CheckpointDue()
+	if dueCore != dueTwin {
+		m.fail(DMDeterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
+	}
+	m.tally.Check(DMDeterministic)
+	// Upstream writes only when due, but the round trip must hold for any
+	// state, so it is checked after every step.
+	m.tally.Check(DMCheckpointTrip)
+	data := m.core.Checkpoint()
+	encoded, err := checkpoint.Encode(data)
+	if err != nil {
+		m.fail(DMCheckpointTrip, "encode: %v", err)
+	}
+	// The determinism claim is about the bytes the kubelet writes, so the
+	// twin's checkpoint is compared when one is due.
+	if dueCore {
+		twinEncoded, err := checkpoint.Encode(m.twin.Checkpoint())
+		if err != nil || string(twinEncoded) != string(encoded) {
+			m.fail(DMDeterministic, "the same inputs wrote two checkpoints:\n  %s\n  %s", encoded, twinEncoded)
+		}
+	}
+	decoded := m.lastDecoded
+	if string(encoded) != string(m.lastEncoded) {
+		decoded, err = checkpoint.Decode(encoded)
+		if err != nil {
+			m.fail(DMCheckpointTrip, "decode of %s: %v", encoded, err)
+		}
+		m.lastEncoded, m.lastDecoded = encoded, decoded
+	}
+	if len(decoded.PodDeviceEntries) != len(holdings) {
+		m.fail(DMCheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
+	}
+	for i, e := range decoded.PodDeviceEntries {
+		h := holdings[i]
+		var ids []string
+		for _, list := range e.DeviceIDs {
+			ids = append(ids, list...)
+		}
+		ids = dedupSorted(ids)
+		if e.PodUID != h.PodUID || e.ContainerName != h.Container || e.ResourceName != h.Resource || !equalStrings(ids, h.DeviceIDs) {
+			m.fail(DMCheckpointTrip, "checkpoint entry %d is %+v, the container holds %v", i, e, h)
+		}
+		if _, err := allocresp.Unmarshal(e.AllocResp); err != nil {
+			m.fail(DMCheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
+		}
+	}
+	registered := m.model.Registered()
+	if len(registered) != len(decoded.RegisteredDevices) {
+		m.fail(DMCheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
+	}
+	for r, ids := range registered {
+		got, ok := decoded.RegisteredDevices[r]
+		if !ok || !equalStrings(got, ids) || got == nil {
+			m.fail(DMCheckpointTrip, "checkpoint registers %s as %v, the model's healthy devices are %v", r, got, ids)
+		}
+	}
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func equalCounts(a, b map[string]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func equalHoldings(a, b []dm.Holding) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].PodUID != b[i].PodUID || a[i].Container != b[i].Container || a[i].Resource != b[i].Resource || !equalStrings(a[i].DeviceIDs, b[i].DeviceIDs) {
+			return false
+		}
+	}
+	return true
+}
+
+func dedupSorted(ids []string) []string {
+	sort.Strings(ids)
+	out := ids[:0]
+	for i, id := range ids {
+		if i == 0 || id != ids[i-1] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
