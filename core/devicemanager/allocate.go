@@ -366,3 +366,60 @@ func (m *Manager) updateReuse(plan *Plan) {
 		}
 	}
 }
+
+// PreferredRequest is one GetPreferredAllocation RPC the caller should make
+// before PlanContainer, with upstream's arguments.
+type PreferredRequest struct {
+	Resource string
+	Endpoint EndpointID
+	// Available are the free healthy devices plus MustInclude.
+	Available []string
+	// MustInclude are the reusable devices already chosen.
+	MustInclude []string
+	// Size is the container's total request for the resource.
+	Size int
+}
+
+// PreferredAllocationRequests lists the GetPreferredAllocation RPCs a
+// container's allocation will consult: one per device resource whose plugin
+// advertises GetPreferredAllocationAvailable and is connected, and which
+// needs devices that reusable ones do not cover. It changes nothing, so it
+// does not garbage-collect first: a device of a terminated pod may still
+// count as taken, which only narrows the plugin's choice; PlanContainer
+// ignores any preferred ID that is not free by then.
+func (m *Manager) PreferredAllocationRequests(p *pod.Pod, container string) []PreferredRequest {
+	c, ok := p.Container(container)
+	if !ok {
+		return nil
+	}
+	reuse := m.reuse
+	if m.reusePod != p.UID {
+		reuse = nil
+	}
+	var out []PreferredRequest
+	for _, name := range c.Limits.Names() {
+		r := string(name)
+		e, ok := m.endpoints[r]
+		if !ok || e.stopped() || !e.options.GetPreferredAllocationAvailable || m.containerDevices(p.UID, container, r) != nil {
+			continue
+		}
+		required := int(c.Limits[name])
+		var must []string
+		for _, id := range reuse[r].sorted() {
+			if len(must) < required {
+				must = append(must, id)
+			}
+		}
+		if len(must) == required {
+			continue
+		}
+		available := append([]string(nil), must...)
+		for _, id := range m.healthy[r].sorted() {
+			if !m.allocated[r].has(id) {
+				available = append(available, id)
+			}
+		}
+		out = append(out, PreferredRequest{Resource: r, Endpoint: e.id, Available: available, MustInclude: must, Size: required})
+	}
+	return out
+}

@@ -1,0 +1,54 @@
+package devicemanager_test
+
+import (
+	"reflect"
+	"testing"
+
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/pod"
+)
+
+// TestPreferredAllocationRequests checks the arguments the agent passes to
+// GetPreferredAllocation (spec §1.7): available = free healthy devices plus
+// the reusable devices already chosen, mustInclude = those, size = the
+// container's request; no request for plugins without the option, for
+// requests reusable devices cover, or for containers that hold devices.
+func TestPreferredAllocationRequests(t *testing.T) {
+	m := dm.New(dm.DefaultLimits())
+	gpu, nic := "example.com/gpu", "vendor.io/nic"
+	if _, err := m.Connected(gpu, "gpu.sock", dm.PluginOptions{GetPreferredAllocationAvailable: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Connected(nic, "nic.sock", dm.PluginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []string{gpu, nic} {
+		if err := m.Update(r, []dm.Device{{ID: "d0", Health: dm.Healthy}, {ID: "d1", Health: dm.Healthy}, {ID: "d2", Health: dm.Healthy}, {ID: "d3", Health: dm.Unhealthy}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &pod.Pod{UID: "p1", InitContainers: []pod.Container{{Name: "init", Limits: pod.ResourceList{pod.ResourceName(gpu): 1}}},
+		Containers: []pod.Container{{Name: "app", Limits: pod.ResourceList{pod.ResourceName(gpu): 3, pod.ResourceName(nic): 1}}}}
+
+	got := m.PreferredAllocationRequests(p, "init")
+	want := []dm.PreferredRequest{{Resource: gpu, Endpoint: 1, Available: []string{"d0", "d1", "d2"}, Size: 1}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("init: got %+v, want %+v", got, want)
+	}
+	plan, err := m.PlanContainer(dm.PlanInput{Pod: p, Container: "init", ActivePods: []string{"p1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Commit(plan.ID, [][]allocresp.ContainerAllocateResponse{{{}}}); err != nil {
+		t.Fatal(err)
+	}
+	got = m.PreferredAllocationRequests(p, "app")
+	want = []dm.PreferredRequest{{Resource: gpu, Endpoint: 1, Available: []string{"d0", "d1", "d2"}, MustInclude: []string{"d0"}, Size: 3}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("app: got %+v, want %+v", got, want)
+	}
+	if got := m.PreferredAllocationRequests(p, "init"); got != nil {
+		t.Fatalf("a container that holds its devices needs no preference, got %+v", got)
+	}
+}
