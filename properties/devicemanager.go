@@ -152,6 +152,7 @@ func (m *dmMachine) run() {
 		"collectGarbage":   m.collectGarbage,
 		"sourcesReady":     m.sourcesReady,
 		"restartKubelet":   m.restartKubelet,
+		"startContainer":   m.startContainer,
 		"":                 m.check,
 	}
 	m.t.Repeat(actions)
@@ -639,6 +640,50 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 		m.answered[[3]string{plan.PodUID, plan.Container, req.Resource}] = dmAnswer{answers[i][0].Envs["VISIBLE_DEVICES"], answers[i][0].Devices[0].ContainerPath}
 	}
 	return true
+}
+
+// startContainer is the kubelet about to start a container: it asks which
+// PreStartContainer RPCs the plugins want and whether the container must be
+// allocated again (spec §1.9).
+func (m *dmMachine) startContainer(t *rapid.T) {
+	entry := m.activePod(t)
+	if entry == nil {
+		return
+	}
+	p := entry.p
+	containers := append(append([]pod.Container(nil), p.InitContainers...), p.Containers...)
+	i := rapid.IntRange(0, len(containers)-1).Draw(t, "container")
+	c := containers[i]
+	m.begin("startContainer", "%s/%s", p.UID, c.Name)
+	var calls []dm.PreStartCall
+	var reallocate bool
+	var err error
+	m.both(func(mgr *dm.Manager) string {
+		cs, r, e := mgr.PreStartCalls(p, c.Name, true)
+		if mgr == m.core {
+			calls, reallocate, err = cs, r, e
+		}
+		return fmt.Sprint(cs, r, e)
+	})
+	mc := model.Container{Name: c.Name, Limits: map[string]int64{}}
+	for name, q := range c.Limits {
+		mc.Limits[string(name)] = q
+	}
+	want, wantReallocate, failure := m.model.PreStart(p.UID, mc, true)
+	if (err != nil) != (failure != nil) {
+		m.fail(DMModel, "PreStartCalls %s/%s: core err=%v, model failure=%+v", p.UID, c.Name, err, failure)
+	}
+	if err != nil {
+		m.errs = append(m.errs, dmSeenError{err, failure.Kind, failure.Message})
+		return
+	}
+	same := len(calls) == len(want) && reallocate == wantReallocate
+	for k := 0; same && k < len(calls); k++ {
+		same = calls[k].Resource == want[k].Resource && equalStrings(calls[k].DeviceIDs, want[k].Devices)
+	}
+	if !same {
+		m.fail(DMModel, "PreStartCalls %s/%s: core %+v reallocate=%t, model %+v reallocate=%t", p.UID, c.Name, calls, reallocate, want, wantReallocate)
+	}
 }
 
 func (m *dmMachine) terminatePod(t *rapid.T) {

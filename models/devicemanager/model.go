@@ -508,3 +508,43 @@ func without(a, b []string) []string {
 	}
 	return out
 }
+
+// PreStartCall is one PreStartContainer RPC.
+type PreStartCall struct {
+	Resource string
+	Devices  []string
+}
+
+// PreStart lists the PreStartContainer RPCs before a container starts, and
+// whether an active pod's container must be allocated again because it has
+// a device resource but no devices recorded.
+func (m *Model) PreStart(pod string, c Container, active bool) ([]PreStartCall, bool, *Failure) {
+	names := make([]string, 0, len(c.Limits))
+	for n := range c.Limits {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var calls []PreStartCall
+	reallocate := false
+	for _, name := range names {
+		r := m.find(name)
+		isDevice := (r != nil && r.hasHealthy) || m.cacheKeys[name]
+		if !isDevice || c.Limits[name] == 0 {
+			continue
+		}
+		held := m.holding(pod, c.Name, name)
+		if r == nil || r.ep == nil {
+			return nil, false, &Failure{"EndpointNotFound", "endpoint not found in cache for a registered resource: " + name}
+		}
+		if r.ep.opts.PreStart {
+			if held == nil {
+				return nil, false, &Failure{"PreStartNoDevices", fmt.Sprintf("no devices found allocated in local cache for pod %s, container %s, resource %s", pod, c.Name, name)}
+			}
+			calls = append(calls, PreStartCall{name, sortedCopy(held.Devices)})
+		}
+		if active && held == nil {
+			reallocate = true
+		}
+	}
+	return calls, reallocate, nil
+}
