@@ -107,7 +107,8 @@ func (m *Manager) PlanContainer(in PlanInput) (*Plan, error) {
 		}
 		e, ok := m.endpoints[r]
 		if !ok {
-			m.release(plan)
+			// As upstream, the allocated cache is rebuilt from the committed
+			// devices, which also drops this plan's reservations.
 			m.rebuildAllocated()
 			return nil, newError(KindUnknownPlugin, "unknown Device Plugin %s", r)
 		}
@@ -115,7 +116,6 @@ func (m *Manager) PlanContainer(in PlanInput) (*Plan, error) {
 		if e.stopped() {
 			// Upstream's Allocate RPC on a stopped endpoint fails, and the
 			// failure resets the allocated cache.
-			m.release(plan)
 			m.rebuildAllocated()
 			return nil, newError(KindEndpointStopped, "endpoint %v has been stopped", e)
 		}
