@@ -15,8 +15,9 @@ test:
 	$(GO) vet ./...
 	$(GO) test ./...
 
+# The report includes the mutant kill matrix when `make mutants` has written one.
 report:
-	$(GO) run ./cmd/nodeproof report --out report
+	$(GO) run ./cmd/nodeproof report --out report $(if $(wildcard report/mutants.json),--mutants report/mutants.json)
 
 # Go fuzzes one target per invocation. One `go test -list` over the module
 # names each package's targets (the names, then that package's "ok" line),

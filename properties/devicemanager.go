@@ -161,6 +161,10 @@ func (m *dmMachine) run() {
 func (m *dmMachine) begin(action, format string, args ...any) {
 	m.step++
 	m.tally.Action(action)
+	if format == "" {
+		m.t.Logf("step %d: %s", m.step, action)
+		return
+	}
 	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
 }
 
