@@ -130,7 +130,9 @@ func parsePatch(path string) (Mutant, error) {
 	fields := map[string]string{}
 	sawDiff := false
 	for i, line := range strings.Split(string(data), "\n") {
-		if strings.HasPrefix(line, "diff --git ") {
+		// A git diff starts with "diff --git", a plain unified diff with
+		// "--- a/"; git apply takes either.
+		if strings.HasPrefix(line, "diff --git ") || strings.HasPrefix(line, "--- ") {
 			sawDiff = true
 			break
 		}
@@ -159,7 +161,7 @@ func parsePatch(path string) (Mutant, error) {
 		}
 	}
 	if !sawDiff {
-		return Mutant{}, errors.New(`no "diff --git" line after the header`)
+		return Mutant{}, errors.New(`no diff ("diff --git" or "--- " line) after the header`)
 	}
 	if !invariantPattern.MatchString(fields["Invariant"]) {
 		return Mutant{}, fmt.Errorf("header field \"Invariant\": %q is not an invariant ID such as DM-EXCLUSIVE", fields["Invariant"])

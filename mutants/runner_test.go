@@ -155,6 +155,12 @@ func TestLoad(t *testing.T) {
 	if fmt.Sprint(m) != fmt.Sprint(want) {
 		t.Errorf("Load = %+v, want %+v", m, want)
 	}
+	// A plain unified diff (diff -u with a/ and b/ labels) is a patch too.
+	plainDir := t.TempDir()
+	plain := writeMutant(t, plainDir, "tiny-plain.patch", strings.Replace(valid, "diff --git a/tiny.go b/tiny.go\n", "", 1))
+	if plain.Invariant != "TINY-SUM" {
+		t.Errorf("Load of a plain unified diff = %+v", plain)
+	}
 
 	bad := []struct{ name, content, wantErr string }{
 		{"tiny-noinvariant.patch", strings.Replace(valid, "# Invariant: TINY-SUM\n", "", 1), `"Invariant" is missing`},
@@ -162,7 +168,7 @@ func TestLoad(t *testing.T) {
 		{"tiny-twice.patch", "# Bug: again\n" + valid, `"Bug" repeated`},
 		{"tiny-badid.patch", strings.Replace(valid, "TINY-SUM", "tiny sum", 1), `"tiny sum" is not an invariant ID`},
 		{"tiny-flag.patch", strings.Replace(valid, "./properties/...", "-exec=evil", 1), `"-exec=evil" must start with "./"`},
-		{"tiny-nodiff.patch", strings.Split(valid, "diff --git")[0], `no "diff --git" line`},
+		{"tiny-nodiff.patch", strings.Split(valid, "diff --git")[0], `no diff`},
 		{"Tiny_Name.patch", valid, "file name must be"},
 	}
 	for _, b := range bad {
