@@ -64,7 +64,7 @@ func register(t *testing.T, dir string, req *v1beta1.RegisterRequest) error {
 }
 
 func TestInvalidRegistrations(t *testing.T) {
-	e := newEnv(t, deviceplugin.Options{})
+	e := newEnv(t, deviceplugin.Options{DialTimeout: 200 * time.Millisecond})
 
 	// A plugin whose registration is refused gets upstream's text back.
 	for _, tc := range []struct {
@@ -98,12 +98,20 @@ func TestInvalidRegistrations(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(e.dir, "file.sock"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A socket nobody listens on any more: the dial runs into its deadline.
+	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(e.dir, "stale.sock"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.SetUnlinkOnClose(false)
+	stale.Close()
 	for _, tc := range []struct{ endpoint, want string }{
 		{"../outside.sock", `must not contain ".."`},
 		{outside, "not an absolute path"},
 		{"sub/p.sock", "without a path separator"},
 		{"link.sock", "is not a socket"},
 		{"file.sock", "failed to dial device plugin: " + filepath.Join(e.dir, "file.sock") + " is not a socket"},
+		{"stale.sock", "failed to dial device plugin: connection to " + filepath.Join(e.dir, "stale.sock")},
 		{"missing.sock", "failed to dial device plugin: lstat " + filepath.Join(e.dir, "missing.sock")},
 	} {
 		err := register(t, e.dir, &v1beta1.RegisterRequest{Version: v1beta1.Version, Endpoint: tc.endpoint, ResourceName: res})
@@ -134,7 +142,8 @@ func TestHealthFlipsAndBadSnapshots(t *testing.T) {
 
 	// A snapshot listing a device twice is rejected whole; the log record is
 	// the event that says the agent has processed it.
-	p.Update([]testplugin.Device{{ID: "d0", Health: v1beta1.Healthy}, {ID: "d0", Health: v1beta1.Unhealthy}, {ID: "d2", Health: v1beta1.Healthy}})
+	p.SetFault(testplugin.ListAndWatch, testplugin.Fault{Malformed: testplugin.DuplicateDeviceIDs})
+	p.Update(testplugin.Healthy("d0", "d2"))
 	e.eventually(func() string { return "the agent to reject the snapshot with d0 twice" }, func() bool {
 		return e.logs.has(`rejected ListAndWatch snapshot`) && e.logs.has(`\"d0\" appears more than once`)
 	})

@@ -91,8 +91,8 @@ const (
 	// UnknownDeviceIDs answers GetPreferredAllocation with IDs that were not
 	// offered.
 	UnknownDeviceIDs
-	// DuplicateDeviceIDs sends ListAndWatch snapshots that list the first
-	// device twice.
+	// DuplicateDeviceIDs makes every later ListAndWatch snapshot list the
+	// first device a second time, as unhealthy.
 	DuplicateDeviceIDs
 )
 
@@ -396,9 +396,12 @@ func (p *Plugin) apply(ctx context.Context, f Fault) error {
 }
 
 // snapshot returns the devices to send and the channel that Update closes.
-func (p *Plugin) snapshot(malformed Malformation) ([]*v1beta1.Device, chan struct{}) {
+// A ListAndWatch fault's Malformed field is read for every snapshot, so it
+// applies to open streams; its other steps apply when a stream opens.
+func (p *Plugin) snapshot() ([]*v1beta1.Device, chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	malformed := p.faults[ListAndWatch].Malformed
 	out := make([]*v1beta1.Device, 0, len(p.devices)+1)
 	for _, d := range p.devices {
 		dev := &v1beta1.Device{ID: d.ID, Health: d.Health}
@@ -431,12 +434,11 @@ func (s service) GetDevicePluginOptions(ctx context.Context, _ *v1beta1.Empty) (
 
 func (s service) ListAndWatch(_ *v1beta1.Empty, stream v1beta1.DevicePlugin_ListAndWatchServer) error {
 	ctx := stream.Context()
-	f := s.p.record(Call{RPC: ListAndWatch})
-	if err := s.p.apply(ctx, f); err != nil {
+	if err := s.p.apply(ctx, s.p.record(Call{RPC: ListAndWatch})); err != nil {
 		return err
 	}
 	for {
-		devices, changed := s.p.snapshot(f.Malformed)
+		devices, changed := s.p.snapshot()
 		if err := stream.Send(&v1beta1.ListAndWatchResponse{Devices: devices}); err != nil {
 			return err
 		}
