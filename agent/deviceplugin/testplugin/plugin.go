@@ -1,0 +1,531 @@
+package testplugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+// kubeletSocket is the name of the kubelet's registration socket.
+const kubeletSocket = "kubelet.sock"
+
+// Device is one device the plugin reports.
+type Device struct {
+	ID string
+	// Health is v1beta1.Healthy or v1beta1.Unhealthy; the plugin sends any
+	// string as given, so tests can send what a kubelet must cope with.
+	Health string
+	// NUMANodes is the device's topology; empty for none.
+	NUMANodes []int64
+}
+
+// Healthy returns healthy devices with the given IDs.
+func Healthy(ids ...string) []Device {
+	devs := make([]Device, len(ids))
+	for i, id := range ids {
+		devs[i] = Device{ID: id, Health: v1beta1.Healthy}
+	}
+	return devs
+}
+
+// Config describes a plugin. Dir, Endpoint and ResourceName are required.
+type Config struct {
+	// Dir is the kubelet's device plugin directory, holding kubelet.sock.
+	Dir string
+	// Endpoint is the name of the plugin's socket in Dir. An existing file of
+	// that name is replaced, as real plugins do when they restart.
+	Endpoint string
+	// ResourceName is the extended resource the plugin registers.
+	ResourceName string
+	// Devices is the first snapshot ListAndWatch sends.
+	Devices []Device
+	// PreStartRequired asks the kubelet to call PreStartContainer.
+	PreStartRequired bool
+	// GetPreferredAllocationAvailable asks the kubelet to call
+	// GetPreferredAllocation before choosing devices.
+	GetPreferredAllocationAvailable bool
+	// Version is the API version sent in Register; empty means v1beta1.
+	Version string
+	// RegisterTimeout bounds each Register call; zero means 10 s.
+	RegisterTimeout time.Duration
+	// Logger receives the plugin's log records; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// RPC names a device plugin RPC.
+type RPC string
+
+// The RPCs of the DevicePlugin service.
+const (
+	GetDevicePluginOptions RPC = "GetDevicePluginOptions"
+	ListAndWatch           RPC = "ListAndWatch"
+	GetPreferredAllocation RPC = "GetPreferredAllocation"
+	Allocate               RPC = "Allocate"
+	PreStartContainer      RPC = "PreStartContainer"
+)
+
+// Malformation is a way to answer wrongly.
+type Malformation int
+
+// The malformed answers a kubelet must reject or tolerate.
+const (
+	// WellFormed answers correctly.
+	WellFormed Malformation = iota
+	// NoContainerResponses answers Allocate with no container response.
+	NoContainerResponses
+	// ExtraContainerResponses answers Allocate with one container response
+	// more than requested.
+	ExtraContainerResponses
+	// UnknownDeviceIDs answers GetPreferredAllocation with IDs that were not
+	// offered.
+	UnknownDeviceIDs
+	// DuplicateDeviceIDs makes every later ListAndWatch snapshot list the
+	// first device a second time, as unhealthy.
+	DuplicateDeviceIDs
+)
+
+// Fault changes how the plugin answers one RPC. The steps apply in field
+// order: delay, hang, crash, error, then a (possibly malformed) answer.
+type Fault struct {
+	// Delay postpones the answer; the call fails if its context ends first.
+	Delay time.Duration
+	// Hang blocks the call until its context ends.
+	Hang bool
+	// Crash stops the plugin's gRPC server abruptly while the call is in
+	// flight, closing every connection, and the plugin stays down.
+	Crash bool
+	// Err, when set, is returned instead of an answer.
+	Err error
+	// Malformed makes the answer wrong.
+	Malformed Malformation
+}
+
+// Call is one RPC the plugin received.
+type Call struct {
+	RPC RPC
+	// DeviceIDs are the devices of an Allocate or PreStartContainer
+	// request, or the available devices of a GetPreferredAllocation request.
+	DeviceIDs []string
+	// MustInclude and Size are a GetPreferredAllocation request's.
+	MustInclude []string
+	Size        int
+}
+
+// Plugin is a running device plugin. Its methods are safe for concurrent use.
+type Plugin struct {
+	cfg    Config
+	log    *slog.Logger
+	socket string
+
+	mu       sync.Mutex
+	devices  []Device
+	changed  chan struct{} // closed and replaced by every Update
+	faults   map[RPC]Fault
+	calls    []Call
+	server   *grpc.Server
+	listener *net.UnixListener
+	// socketInfo identifies the socket file this plugin created, so Stop
+	// removes it only if no newer plugin has replaced it.
+	socketInfo    os.FileInfo
+	crashed       bool
+	stopped       bool
+	registrations int
+
+	watcher *dirWatcher
+	// ctx bounds the re-registrations; Stop cancels it.
+	ctx        context.Context
+	cancel     context.CancelFunc
+	goroutines sync.WaitGroup
+	stopOnce   sync.Once
+}
+
+// Start serves the plugin on <Dir>/<Endpoint>, starts watching Dir for a new
+// kubelet.sock and registers. If the registration fails, the plugin is
+// stopped and the kubelet's error returned.
+func Start(cfg Config) (*Plugin, error) {
+	if cfg.Dir == "" || cfg.Endpoint == "" || cfg.ResourceName == "" {
+		return nil, errors.New("testplugin: Config.Dir, Endpoint and ResourceName are required")
+	}
+	if cfg.Version == "" {
+		cfg.Version = v1beta1.Version
+	}
+	if cfg.RegisterTimeout <= 0 {
+		cfg.RegisterTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	p := &Plugin{
+		cfg:     cfg,
+		log:     cfg.Logger.With("plugin", cfg.ResourceName, "endpoint", cfg.Endpoint),
+		socket:  filepath.Join(cfg.Dir, cfg.Endpoint),
+		devices: slices.Clone(cfg.Devices),
+		changed: make(chan struct{}),
+		faults:  map[RPC]Fault{},
+	}
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	p.mu.Lock()
+	err := p.serveLocked()
+	p.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	w, err := watchDir(cfg.Dir)
+	if err != nil {
+		p.Stop()
+		return nil, fmt.Errorf("testplugin: watching %s: %w", cfg.Dir, err)
+	}
+	p.watcher = w
+	p.goroutines.Add(1)
+	go p.reregister()
+	if err := p.Register(context.Background()); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// serveLocked listens on the plugin's socket and serves on it. p.mu must be
+// held.
+func (p *Plugin) serveLocked() error {
+	if err := os.Remove(p.socket); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("testplugin: %w", err)
+	}
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: p.socket, Net: "unix"})
+	if err != nil {
+		return fmt.Errorf("testplugin: %w", err)
+	}
+	// A newer plugin instance may take over the socket's name; closing this
+	// listener must not delete that plugin's socket.
+	lis.SetUnlinkOnClose(false)
+	info, err := os.Lstat(p.socket)
+	if err != nil {
+		lis.Close()
+		return fmt.Errorf("testplugin: %w", err)
+	}
+	server := grpc.NewServer()
+	v1beta1.RegisterDevicePluginServer(server, service{p: p})
+	p.server, p.listener, p.socketInfo = server, lis, info
+	p.goroutines.Add(1)
+	go func() {
+		defer p.goroutines.Done()
+		if err := server.Serve(lis); err != nil {
+			p.log.Info("plugin server ended", "err", err)
+		}
+	}()
+	return nil
+}
+
+// Register registers the plugin with kubelet.sock and returns the kubelet's
+// answer. Start calls it; call it again to re-register by hand.
+func (p *Plugin) Register(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.RegisterTimeout)
+	defer cancel()
+	conn, err := grpc.NewClient("unix://"+filepath.Join(p.cfg.Dir, kubeletSocket), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// WaitForReady rides out the moment between the kubelet's bind and
+	// listen, when a connection is refused.
+	_, err = v1beta1.NewRegistrationClient(conn).Register(ctx, &v1beta1.RegisterRequest{
+		Version:      p.cfg.Version,
+		Endpoint:     p.cfg.Endpoint,
+		ResourceName: p.cfg.ResourceName,
+		Options:      p.options(),
+	}, grpc.WaitForReady(true))
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.registrations++
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *Plugin) options() *v1beta1.DevicePluginOptions {
+	return &v1beta1.DevicePluginOptions{
+		PreStartRequired:                p.cfg.PreStartRequired,
+		GetPreferredAllocationAvailable: p.cfg.GetPreferredAllocationAvailable,
+	}
+}
+
+// reregister registers again each time kubelet.sock is created, first
+// serving on a new socket if the kubelet's start removed the old one. It
+// runs until the watcher is closed.
+func (p *Plugin) reregister() {
+	defer p.goroutines.Done()
+	for p.watcher.wait(kubeletSocket) == nil {
+		p.mu.Lock()
+		if p.crashed || p.stopped {
+			p.mu.Unlock()
+			continue
+		}
+		var err error
+		if _, statErr := os.Lstat(p.socket); errors.Is(statErr, os.ErrNotExist) {
+			p.server.Stop()
+			err = p.serveLocked()
+		}
+		p.mu.Unlock()
+		if err == nil {
+			err = p.Register(p.ctx)
+		}
+		if err != nil {
+			p.log.Error("re-registration failed", "err", err)
+			continue
+		}
+		p.log.Info("re-registered after kubelet.sock was created")
+	}
+}
+
+// Registrations counts the plugin's successful Register calls.
+func (p *Plugin) Registrations() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.registrations
+}
+
+// Update replaces the device list and sends it through every open
+// ListAndWatch stream.
+func (p *Plugin) Update(devices []Device) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.devices = slices.Clone(devices)
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// SetFault makes every later call of rpc behave as f says, until changed.
+// A zero Fault restores normal answers.
+func (p *Plugin) SetFault(rpc RPC, f Fault) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.faults[rpc] = f
+}
+
+// Calls returns the calls of rpc received so far, oldest first.
+func (p *Plugin) Calls(rpc RPC) []Call {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Call
+	for _, c := range p.calls {
+		if c.RPC == rpc {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Crash stops the gRPC server abruptly, as a plugin process dying would:
+// every connection closes, every stream ends. The plugin does not come back;
+// Stop still has to be called.
+func (p *Plugin) Crash() {
+	p.mu.Lock()
+	p.crashed = true
+	server := p.server
+	p.mu.Unlock()
+	server.Stop()
+}
+
+// Stop stops the plugin and its watcher, removes its socket if it is still
+// its own, and waits for every goroutine it started. It may be called more
+// than once.
+func (p *Plugin) Stop() {
+	p.stopOnce.Do(func() {
+		p.mu.Lock()
+		p.stopped = true
+		server, info := p.server, p.socketInfo
+		p.mu.Unlock()
+		p.cancel()
+		if p.watcher != nil {
+			p.watcher.close()
+		}
+		server.Stop()
+		if now, err := os.Lstat(p.socket); err == nil && os.SameFile(now, info) {
+			os.Remove(p.socket)
+		}
+		p.goroutines.Wait()
+	})
+}
+
+// record notes a call and returns the fault to apply to it.
+func (p *Plugin) record(c Call) Fault {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls = append(p.calls, c)
+	return p.faults[c.RPC]
+}
+
+// apply runs a fault's delay, hang, crash and error steps. A non-nil result
+// ends the call with that error.
+func (p *Plugin) apply(ctx context.Context, f Fault) error {
+	if f.Delay > 0 {
+		t := time.NewTimer(f.Delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if f.Hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	if f.Crash {
+		// Stopping the server from inside one of its handlers is safe
+		// (Stop does not wait for handlers), and the call's context ends
+		// when its connection closes.
+		p.Crash()
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return f.Err
+}
+
+// snapshot returns the devices to send and the channel that Update closes.
+// A ListAndWatch fault's Malformed field is read for every snapshot, so it
+// applies to open streams; its other steps apply when a stream opens.
+func (p *Plugin) snapshot() ([]*v1beta1.Device, chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	malformed := p.faults[ListAndWatch].Malformed
+	out := make([]*v1beta1.Device, 0, len(p.devices)+1)
+	for _, d := range p.devices {
+		dev := &v1beta1.Device{ID: d.ID, Health: d.Health}
+		if len(d.NUMANodes) > 0 {
+			dev.Topology = &v1beta1.TopologyInfo{}
+			for _, n := range d.NUMANodes {
+				dev.Topology.Nodes = append(dev.Topology.Nodes, &v1beta1.NUMANode{ID: n})
+			}
+		}
+		out = append(out, dev)
+	}
+	if malformed == DuplicateDeviceIDs && len(out) > 0 {
+		out = append(out, &v1beta1.Device{ID: out[0].ID, Health: v1beta1.Unhealthy})
+	}
+	return out, p.changed
+}
+
+// service implements the DevicePlugin gRPC service for a Plugin.
+type service struct {
+	v1beta1.UnimplementedDevicePluginServer
+	p *Plugin
+}
+
+func (s service) GetDevicePluginOptions(ctx context.Context, _ *v1beta1.Empty) (*v1beta1.DevicePluginOptions, error) {
+	if err := s.p.apply(ctx, s.p.record(Call{RPC: GetDevicePluginOptions})); err != nil {
+		return nil, err
+	}
+	return s.p.options(), nil
+}
+
+func (s service) ListAndWatch(_ *v1beta1.Empty, stream v1beta1.DevicePlugin_ListAndWatchServer) error {
+	ctx := stream.Context()
+	if err := s.p.apply(ctx, s.p.record(Call{RPC: ListAndWatch})); err != nil {
+		return err
+	}
+	for {
+		devices, changed := s.p.snapshot()
+		if err := stream.Send(&v1beta1.ListAndWatchResponse{Devices: devices}); err != nil {
+			return err
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+func (s service) GetPreferredAllocation(ctx context.Context, req *v1beta1.PreferredAllocationRequest) (*v1beta1.PreferredAllocationResponse, error) {
+	var first *v1beta1.ContainerPreferredAllocationRequest
+	if rs := req.GetContainerRequests(); len(rs) > 0 {
+		first = rs[0]
+	}
+	f := s.p.record(Call{
+		RPC:         GetPreferredAllocation,
+		DeviceIDs:   first.GetAvailableDeviceIDs(),
+		MustInclude: first.GetMustIncludeDeviceIDs(),
+		Size:        int(first.GetAllocationSize()),
+	})
+	if err := s.p.apply(ctx, f); err != nil {
+		return nil, err
+	}
+	resp := &v1beta1.PreferredAllocationResponse{}
+	for _, r := range req.GetContainerRequests() {
+		ids := prefer(r.GetAvailableDeviceIDs(), r.GetMustIncludeDeviceIDs(), int(r.GetAllocationSize()))
+		if f.Malformed == UnknownDeviceIDs {
+			ids = []string{"no-such-device", "another-unknown-device"}
+		}
+		resp.ContainerResponses = append(resp.ContainerResponses, &v1beta1.ContainerPreferredAllocationResponse{DeviceIDs: ids})
+	}
+	return resp, nil
+}
+
+// prefer is the plugin's allocation policy: the required devices, then the
+// available ones from the end of the list. Kubelets offer devices in
+// ascending order, so a test sees the preference win over the default.
+func prefer(available, mustInclude []string, size int) []string {
+	out := slices.Clone(mustInclude)
+	for i := len(available) - 1; i >= 0 && len(out) < size; i-- {
+		if !slices.Contains(out, available[i]) {
+			out = append(out, available[i])
+		}
+	}
+	return out
+}
+
+func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v1beta1.AllocateResponse, error) {
+	var ids []string
+	for _, r := range req.GetContainerRequests() {
+		ids = append(ids, r.GetDevicesIds()...)
+	}
+	f := s.p.record(Call{RPC: Allocate, DeviceIDs: ids})
+	if err := s.p.apply(ctx, f); err != nil {
+		return nil, err
+	}
+	resp := &v1beta1.AllocateResponse{}
+	for _, r := range req.GetContainerRequests() {
+		resp.ContainerResponses = append(resp.ContainerResponses, answer(s.p.cfg.ResourceName, r.GetDevicesIds()))
+	}
+	switch f.Malformed {
+	case NoContainerResponses:
+		resp.ContainerResponses = nil
+	case ExtraContainerResponses:
+		resp.ContainerResponses = append(resp.ContainerResponses, answer(s.p.cfg.ResourceName, nil))
+	}
+	return resp, nil
+}
+
+// answer tells the container which devices it got, the way real plugins
+// do (NVIDIA_VISIBLE_DEVICES and the like), so tests can check that the
+// kubelet passes the plugin's answer on.
+func answer(resource string, ids []string) *v1beta1.ContainerAllocateResponse {
+	return &v1beta1.ContainerAllocateResponse{
+		Envs: map[string]string{"TESTPLUGIN_DEVICES": strings.Join(ids, ",")},
+		Annotations: map[string]string{
+			"testplugin/resource": resource,
+		},
+	}
+}
+
+func (s service) PreStartContainer(ctx context.Context, req *v1beta1.PreStartContainerRequest) (*v1beta1.PreStartContainerResponse, error) {
+	f := s.p.record(Call{RPC: PreStartContainer, DeviceIDs: req.GetDevicesIds()})
+	if err := s.p.apply(ctx, f); err != nil {
+		return nil, err
+	}
+	return &v1beta1.PreStartContainerResponse{}, nil
+}

@@ -1,0 +1,61 @@
+package testplugin
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestPrefer(t *testing.T) {
+	for _, tc := range []struct {
+		available, must []string
+		size            int
+		want            []string
+	}{
+		{[]string{"d0", "d1", "d2"}, nil, 1, []string{"d2"}},
+		{[]string{"d0", "d1", "d2"}, []string{"d0"}, 2, []string{"d0", "d2"}},
+		{[]string{"d0", "d1"}, []string{"d1"}, 2, []string{"d1", "d0"}},
+		{[]string{"d0"}, nil, 3, []string{"d0"}},
+	} {
+		if got := prefer(tc.available, tc.must, tc.size); !slices.Equal(got, tc.want) {
+			t.Errorf("prefer(%v, %v, %d) = %v, want %v", tc.available, tc.must, tc.size, got, tc.want)
+		}
+	}
+}
+
+// TestDirWatcher: wait returns when the named file appears, ignores other
+// names, and returns an error once the watcher is closed.
+func TestDirWatcher(t *testing.T) {
+	dir := t.TempDir()
+	w, err := watchDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.wait("kubelet.sock") }()
+	for _, name := range []string{"other", "kubelet.sock"} {
+		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("wait = %v, want nil once kubelet.sock exists", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("wait did not return after kubelet.sock was created")
+	}
+	go func() { done <- w.wait("kubelet.sock") }()
+	w.close()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("wait on a closed watcher returned nil")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("close did not end a pending wait")
+	}
+}
