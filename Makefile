@@ -11,9 +11,12 @@ STATICCHECK := $(STATICCHECK_DIR)/staticcheck
 
 .PHONY: test report fuzz mutants bench lint clean
 
+# The packages that run goroutines against real sockets run again under the
+# race detector.
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
+	$(GO) test -race ./agent/... ./integration/...
 
 # The report includes the mutant kill matrix when `make mutants` has written one.
 report:
