@@ -1,0 +1,61 @@
+package deviceagent
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Describe renders an operation for porcupine's visualization.
+func Describe(in Input, out Output) string {
+	var b strings.Builder
+	b.WriteString(string(in.Op))
+	switch in.Op {
+	case Update:
+		fmt.Fprintf(&b, " %s %v", in.Resources[0], in.Devices)
+	case Admit, Reserve:
+		fmt.Fprintf(&b, " %s %v", in.Pod, in.Wants)
+	case Release, Remove:
+		fmt.Fprintf(&b, " %s", in.Pod)
+	default:
+		fmt.Fprintf(&b, " %s", strings.Join(in.Resources, ","))
+	}
+	switch {
+	case out.Unknown:
+		b.WriteString(" -> unknown")
+	case out.Err != "":
+		b.WriteString(" -> " + out.Err)
+	case in.Op == Capacity:
+		for _, c := range out.Counts {
+			fmt.Fprintf(&b, " -> %s %d/%d", c.Resource, c.Allocatable, c.Capacity)
+		}
+	default:
+		b.WriteString(" -> ok")
+	}
+	return b.String()
+}
+
+// String renders the state: per resource its devices (healthy ones marked
+// +) and who holds which.
+func (s State) String() string {
+	var b strings.Builder
+	for _, r := range s.resources {
+		fmt.Fprintf(&b, "%s [", r.name)
+		for _, d := range r.devices {
+			mark := "-"
+			if d.Healthy {
+				mark = "+"
+			}
+			fmt.Fprintf(&b, " %s%s", d.ID, mark)
+		}
+		b.WriteString(" ]")
+		for _, h := range r.held {
+			kind := "holds"
+			if h.reserved {
+				kind = "reserves"
+			}
+			fmt.Fprintf(&b, " %s %s %v;", h.pod, kind, h.devices)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
