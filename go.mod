@@ -3,6 +3,7 @@ module github.com/nodeproof/nodeproof
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/davecgh/go-spew v1.1.2-0.20180830191138-d8f796af33cc
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.40.0

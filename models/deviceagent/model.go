@@ -87,6 +87,10 @@ const (
 	ErrAllocateFailed = "AllocateFailed"
 )
 
+// errNothingReserved is the model's answer to a Release with no
+// reservation; the agent never gives it.
+const errNothingReserved = "NothingReserved"
+
 // holding is one pod's devices of one resource; reserved marks a plan whose
 // Allocate RPC will fail.
 type holding struct {
@@ -167,8 +171,17 @@ func apply(s State, in Input) (State, Output) {
 		return s.with(i, r), Output{}
 	case Admit, Reserve:
 		return admit(s, in)
-	case Release, Remove:
-		return drop(s, in.Pod, in.Op == Release), Output{}
+	case Remove:
+		next, _ := drop(s, in.Pod, false)
+		return next, Output{}
+	case Release:
+		// A Release before its Reserve would let the reservation outlive
+		// the admission; refusing it keeps the two in order.
+		next, found := drop(s, in.Pod, true)
+		if !found {
+			return s, Output{Err: errNothingReserved}
+		}
+		return next, Output{}
 	case Capacity:
 		var out Output
 		for _, name := range in.Resources {
@@ -230,18 +243,18 @@ func (r resource) taken(id string) bool {
 	return false
 }
 
-// drop removes a pod's holdings: its reservations for a Release, what it
-// holds for a Remove.
-func drop(s State, pod string, reserved bool) State {
-	next := s
+// drop removes a pod's holdings, its reservations or what it holds, and
+// reports whether there were any.
+func drop(s State, pod string, reserved bool) (State, bool) {
+	next, found := s, false
 	for i, r := range s.resources {
 		kept := slices.DeleteFunc(slices.Clone(r.held), func(h holding) bool { return h.pod == pod && h.reserved == reserved })
 		if len(kept) != len(r.held) {
 			r.held = kept
-			next = next.with(i, r)
+			next, found = next.with(i, r), true
 		}
 	}
-	return next
+	return next, found
 }
 
 // Equal reports whether two states are the same node.

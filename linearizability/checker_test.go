@@ -1,0 +1,91 @@
+package linearizability
+
+import (
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/nodeproof/nodeproof/models/deviceagent"
+)
+
+func one(id string) []deviceagent.Device { return []deviceagent.Device{{ID: id, Healthy: true}} }
+
+func admitOp(client int, pod, res string, call, ret int64, err string) porcupine.Operation {
+	return porcupine.Operation{ClientId: client, Call: call, Return: ret,
+		Input:  deviceagent.Input{Op: deviceagent.Admit, Resources: []string{res}, Pod: pod, Wants: []deviceagent.Want{{Resource: res, Count: 1}}},
+		Output: deviceagent.Output{Err: err}}
+}
+
+func capacityOp(client int, res string, call, ret, capacity, allocatable int64) porcupine.Operation {
+	return porcupine.Operation{ClientId: client, Call: call, Return: ret,
+		Input:  deviceagent.Input{Op: deviceagent.Capacity, Resources: []string{res}},
+		Output: deviceagent.Output{Counts: []deviceagent.Count{{Resource: res, Capacity: capacity, Allocatable: allocatable}}}}
+}
+
+// TestCheckerCanFail feeds histories no sequential order explains and
+// expects Illegal, so an Ok from the agent's histories means something; and
+// their linearizable neighbours, which must stay Ok.
+func TestCheckerCanFail(t *testing.T) {
+	init := deviceagent.Init(map[string][]deviceagent.Device{"r/a": one("a0"), "r/b": one("b0")})
+	crash := porcupine.Operation{ClientId: 2, Call: 0, Return: 10, Input: deviceagent.Input{Op: deviceagent.Crash, Resources: []string{"r/a"}}, Output: deviceagent.Output{}}
+	for _, tc := range []struct {
+		name    string
+		history []porcupine.Operation
+		want    porcupine.CheckResult
+	}{
+		{"two pods granted the only device", []porcupine.Operation{
+			admitOp(0, "p1", "r/a", 0, 10, ""), admitOp(1, "p2", "r/a", 5, 15, ""),
+		}, porcupine.Illegal},
+		{"one of two pods granted the only device", []porcupine.Operation{
+			admitOp(0, "p1", "r/a", 0, 10, ""), admitOp(1, "p2", "r/a", 5, 15, deviceagent.ErrUnavailable),
+		}, porcupine.Ok},
+		{"a read after a crash still sees a healthy device", []porcupine.Operation{
+			crash, capacityOp(0, "r/a", 20, 30, 1, 1),
+		}, porcupine.Illegal},
+		{"a read during a crash sees a healthy device", []porcupine.Operation{
+			crash, capacityOp(0, "r/a", 5, 30, 1, 1),
+		}, porcupine.Ok},
+		{"a failed Allocate's reservation outlives the admission", []porcupine.Operation{
+			admitOp(0, "p1", "r/a", 0, 10, deviceagent.ErrAllocateFailed), admitOp(1, "p2", "r/a", 20, 30, deviceagent.ErrUnavailable),
+		}, porcupine.Illegal},
+		{"a failed Allocate's reservation refuses a concurrent admission", []porcupine.Operation{
+			admitOp(0, "p1", "r/a", 0, 10, deviceagent.ErrAllocateFailed), admitOp(1, "p2", "r/a", 5, 30, deviceagent.ErrUnavailable),
+		}, porcupine.Ok},
+		{"an unknown admission may have taken the device", []porcupine.Operation{
+			{ClientId: 0, Call: 0, Return: Never, Input: admitOp(0, "p1", "r/a", 0, 0, "").Input, Output: deviceagent.Output{Unknown: true}},
+			admitOp(1, "p2", "r/a", 20, 30, deviceagent.ErrUnavailable),
+		}, porcupine.Ok},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _ := Check(init, tc.history, time.Second)
+			if got != tc.want {
+				t.Errorf("check says %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestPartitionKeepsJointResourcesTogether checks that an admission of two
+// resources puts both in one group, and that a capacity read is cut by group.
+func TestPartitionKeepsJointResourcesTogether(t *testing.T) {
+	joint := porcupine.Operation{Input: deviceagent.Input{Op: deviceagent.Admit, Resources: []string{"r/b", "r/c"}, Pod: "p",
+		Wants: []deviceagent.Want{{Resource: "r/b", Count: 1}, {Resource: "r/c", Count: 1}}}, Output: deviceagent.Output{}}
+	read := porcupine.Operation{Input: deviceagent.Input{Op: deviceagent.Capacity, Resources: []string{"r/a", "r/b", "r/c"}},
+		Output: deviceagent.Output{Counts: []deviceagent.Count{{Resource: "r/a"}, {Resource: "r/b"}, {Resource: "r/c"}}}}
+	groups := partition([]porcupine.Operation{joint, read})
+	if len(groups) != 2 {
+		t.Fatalf("%d groups, want 2 ({r/a}, {r/b, r/c}): %+v", len(groups), groups)
+	}
+	var sizes []int
+	for _, g := range groups {
+		sizes = append(sizes, len(g))
+		last := g[len(g)-1].Output.(deviceagent.Output)
+		if n := len(last.Counts); n != len(g[len(g)-1].Input.(deviceagent.Input).Resources) {
+			t.Errorf("a projected read has %d counts for %v", n, g[len(g)-1].Input)
+		}
+	}
+	if sizes[0]+sizes[1] != 3 {
+		t.Errorf("group sizes %v, want the admission and two cuts of the read", sizes)
+	}
+}
