@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -240,4 +241,16 @@ func allocated(p *testplugin.Plugin) [][]string {
 		out = append(out, c.DeviceIDs)
 	}
 	return out
+}
+
+// staleSocket leaves a socket file at path that nobody listens on, as a
+// process that died without cleaning up does.
+func staleSocket(t *testing.T, path string) {
+	t.Helper()
+	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis.SetUnlinkOnClose(false)
+	lis.Close()
 }
