@@ -153,12 +153,27 @@ func TestStopEndsHungAdmission(t *testing.T) {
 	e.waitCapacity(1, 1)
 	p.SetFault(testplugin.Allocate, testplugin.Fault{Hang: true})
 
+	// The admission's context ends the hung call only if Stop does not, so
+	// an agent whose Stop waits for the admission fails instead of hanging.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- e.agent.Admit(context.Background(), podWith("pod1", 1)) }()
+	go func() { done <- e.agent.Admit(ctx, podWith("pod1", 1)) }()
 	e.eventually(func() string { return "the plugin to receive the Allocate call" }, func() bool {
 		return len(p.Calls(testplugin.Allocate)) == 1
 	})
-	e.agent.Stop()
+	stopped := make(chan struct{})
+	go func() {
+		e.agent.Stop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(waitLimit):
+		t.Errorf("Stop still waits after %v for an admission whose Allocate hangs", waitLimit)
+		cancel()
+		<-stopped
+	}
 	e.agent.Stop() // idempotent
 	select {
 	case err := <-done:

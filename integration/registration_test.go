@@ -99,12 +99,7 @@ func TestInvalidRegistrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A socket nobody listens on any more: the dial runs into its deadline.
-	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(e.dir, "stale.sock"), Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale.SetUnlinkOnClose(false)
-	stale.Close()
+	staleSocket(t, filepath.Join(e.dir, "stale.sock"))
 	for _, tc := range []struct{ endpoint, want string }{
 		{"../outside.sock", `must not contain ".."`},
 		{outside, "not an absolute path"},

@@ -2,7 +2,9 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -150,4 +152,29 @@ func TestUnloadableCheckpointKeptAside(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStartRemovesStaleSockets: the sockets a crashed kubelet and its
+// plugins left behind, kubelet.sock among them, are removed when the agent
+// starts, so it can listen again; other files stay.
+func TestStartRemovesStaleSockets(t *testing.T) {
+	e := newEnv(t, deviceplugin.Options{})
+	e.agent.Stop()
+	for _, name := range []string{devicemanager.KubeletSocket, "p.sock"} {
+		staleSocket(t, filepath.Join(e.dir, name))
+	}
+	notes := filepath.Join(e.dir, "notes")
+	if err := os.WriteFile(notes, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	e.startAgent(deviceplugin.Options{})
+	if _, err := os.Lstat(filepath.Join(e.dir, "p.sock")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stale plugin socket is still there after the start (lstat: %v)", err)
+	}
+	if b, err := os.ReadFile(notes); err != nil || string(b) != "kept" {
+		t.Errorf("a file that is not a socket was not left alone: %q, %v", b, err)
+	}
+	e.plugin(testplugin.Config{Endpoint: "p.sock", Devices: testplugin.Healthy("d0")})
+	e.waitCapacity(1, 1)
 }

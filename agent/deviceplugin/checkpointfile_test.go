@@ -46,6 +46,37 @@ func TestCheckpointWriteThenRead(t *testing.T) {
 	}
 }
 
+// TestCheckpointWriteReplacesFile: a write goes to a new file renamed over
+// the checkpoint, never into the old file, so a crash mid-write leaves the
+// old checkpoint whole. A hard link to the old file shows it: its content
+// survives the next write, which a write in place would have truncated.
+func TestCheckpointWriteReplacesFile(t *testing.T) {
+	dir := shortTempDir(t)
+	path := filepath.Join(dir, devicemanager.CheckpointName)
+	first := checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/dev": {"d0"}}}
+	second := checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/dev": {"d0", "d1"}}}
+	if err := writeCheckpoint(dir, first); err != nil {
+		t.Fatal(err)
+	}
+	firstBytes, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "old")
+	if err := os.Link(path, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeCheckpoint(dir, second); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(old); err != nil || string(b) != string(firstBytes) {
+		t.Errorf("the file the first write made now holds %q, %v; want it untouched: %q", b, err, firstBytes)
+	}
+	if got, err := readCheckpoint(dir); err != nil || !reflect.DeepEqual(got, second) {
+		t.Errorf("after the second write the checkpoint reads %+v, %v; want %+v", got, err, second)
+	}
+}
+
 func TestKeepAsideNeverOverwrites(t *testing.T) {
 	dir := shortTempDir(t)
 	path := filepath.Join(dir, devicemanager.CheckpointName)

@@ -97,10 +97,15 @@ const (
 )
 
 // Fault changes how the plugin answers one RPC. The steps apply in field
-// order: delay, hang, crash, error, then a (possibly malformed) answer.
+// order: delay, block, hang, crash, error, then a (possibly malformed)
+// answer.
 type Fault struct {
 	// Delay postpones the answer; the call fails if its context ends first.
 	Delay time.Duration
+	// Block, when set, holds the call until the channel is closed; the call
+	// fails if its context ends first. Unlike Delay it lets a test decide
+	// when the answer goes out, so calls can be kept in flight together.
+	Block <-chan struct{}
 	// Hang blocks the call until its context ends.
 	Hang bool
 	// Crash stops the plugin's gRPC server abruptly while the call is in
@@ -376,6 +381,13 @@ func (p *Plugin) apply(ctx context.Context, f Fault) error {
 		defer t.Stop()
 		select {
 		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if f.Block != nil {
+		select {
+		case <-f.Block:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
