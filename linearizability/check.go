@@ -15,13 +15,20 @@ import (
 // take effect at any time after its call, or not at all.
 const Never = int64(math.MaxInt64)
 
-// Model is porcupine's view of models/deviceagent, starting from init.
+// Model is porcupine's view of models/deviceagent, starting from init. The
+// model is nondeterministic only for operations of unknown outcome;
+// porcupine's power-set construction tracks both possibilities.
 func Model(init deviceagent.State) porcupine.Model {
-	return porcupine.Model{
+	nondeterministic := porcupine.NondeterministicModel{
 		Partition: partition,
-		Init:      func() any { return init },
-		Step: func(s, in, out any) (bool, any) {
-			return deviceagent.Step(s.(deviceagent.State), in.(deviceagent.Input), out.(deviceagent.Output))
+		Init:      func() []any { return []any{init} },
+		Step: func(s, in, out any) []any {
+			next := deviceagent.Next(s.(deviceagent.State), in.(deviceagent.Input), out.(deviceagent.Output))
+			states := make([]any, len(next))
+			for i, n := range next {
+				states[i] = n
+			}
+			return states
 		},
 		Equal: func(a, b any) bool { return deviceagent.Equal(a.(deviceagent.State), b.(deviceagent.State)) },
 		DescribeOperation: func(in, out any) string {
@@ -29,6 +36,7 @@ func Model(init deviceagent.State) porcupine.Model {
 		},
 		DescribeState: func(s any) string { return s.(deviceagent.State).String() },
 	}
+	return nondeterministic.ToModel()
 }
 
 // Check splits history and checks it, bounded by timeout.

@@ -10,6 +10,6 @@
 // decides later admissions; the model chooses the lowest free IDs, as the
 // core does for plugins without a preferred allocation.
 //
-// States are values: Step never changes the state it is given, as porcupine
+// States are values: Next never changes the state it is given, as porcupine
 // requires. The package imports only the standard library and never core/.
 package deviceagent

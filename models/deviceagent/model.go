@@ -81,7 +81,6 @@ type Output struct {
 
 // The admission failure kinds the model produces, named as the core's.
 const (
-	ErrUnregistered   = "Unregistered"
 	ErrNoHealthy      = "NoHealthy"
 	ErrUnavailable    = "Unavailable"
 	ErrAllocateFailed = "AllocateFailed"
@@ -139,17 +138,22 @@ func (s State) with(i int, r resource) State {
 	return out
 }
 
-// Step applies in to s. It reports whether out is the answer the model
-// gives, and the state after; an Unknown answer is always accepted.
-func Step(s State, in Input, out Output) (bool, State) {
+// Next lists the states s can be in after in answered out: none when the
+// model would not answer out. An Unknown answer (the client never learnt
+// the outcome, say a snapshot sent just before its plugin crashed) leaves
+// two: the operation took effect, or it never will.
+func Next(s State, in Input, out Output) []State {
 	next, want := apply(s, in)
 	if out.Unknown {
-		return true, next
+		if Equal(next, s) {
+			return []State{s}
+		}
+		return []State{next, s}
 	}
 	if out.Err != want.Err || !slices.Equal(out.Counts, want.Counts) {
-		return false, s
+		return nil
 	}
-	return true, next
+	return []State{next}
 }
 
 func apply(s State, in Input) (State, Output) {
@@ -201,13 +205,16 @@ func apply(s State, in Input) (State, Output) {
 }
 
 // admit follows the core's checks in its order, resource by resource in
-// name order, and holds all requested devices or none.
+// name order, and holds all requested devices or none. A resource no plugin
+// ever registered is not a device plugin resource: upstream allocates
+// nothing for it and admits the pod (the scheduler, not the kubelet, keeps
+// such pods away).
 func admit(s State, in Input) (State, Output) {
 	next := s
 	for _, w := range in.Wants {
 		i, ok := next.find(w.Resource)
 		if !ok {
-			return s, Output{Err: ErrUnregistered}
+			continue
 		}
 		r := next.resources[i]
 		var healthy []string

@@ -1,0 +1,163 @@
+package linearizability
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"go.uber.org/goleak"
+
+	"github.com/nodeproof/nodeproof/models/deviceagent"
+)
+
+var (
+	linSeed      = flag.Uint64("lin.seed", 0, "record only the history with this seed (0: seeds 1 to -lin.histories)")
+	linHistories = flag.Int("lin.histories", 3, "number of histories TestAgentHistoriesLinearizable records")
+	linOps       = flag.Int("lin.ops", 30, "operations per client")
+)
+
+// checkTimeout bounds each porcupine check. A check that runs out of time
+// answers Unknown, which fails the test: an undecided history proves nothing.
+const checkTimeout = 20 * time.Second
+
+// The environment variables that make the test leave its results behind:
+// NODEPROOF_LIN_JSON names the JSON file the report reads (with
+// --linearizability); the visualizations are written beside it.
+const envResults = "NODEPROOF_LIN_JSON"
+
+// TestAgentHistoriesLinearizable records histories of ten concurrent
+// clients driving a real agent and real plugins over Unix sockets (four
+// plugin owners with snapshots, re-registrations, crashes and Allocate
+// faults; six pod clients admitting, removing and reading) and checks each
+// against models/deviceagent.
+func TestAgentHistoriesLinearizable(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	seeds := []uint64{*linSeed}
+	if *linSeed == 0 {
+		seeds = nil
+		for i := range *linHistories {
+			seeds = append(seeds, uint64(i+1))
+		}
+	}
+	resultsFile := os.Getenv(envResults)
+	var results []Result
+	opsSeen := map[deviceagent.Op]int{}
+	for _, seed := range seeds {
+		rec, err := Record(context.Background(), Workload{Seed: seed, OpsPerClient: *linOps})
+		if err != nil {
+			t.Fatalf("recording the history of seed %d: %v", seed, err)
+		}
+		if rec.Clients < 8 {
+			t.Fatalf("%d clients; the history needs at least 8", rec.Clients)
+		}
+		for _, op := range rec.History {
+			opsSeen[op.Input.(deviceagent.Input).Op]++
+		}
+		checked := CheckRecording(rec, checkTimeout)
+		switch {
+		case checked.Verdict != porcupine.Ok:
+			path, err := failureVisualization(&checked, resultsFile)
+			if err != nil {
+				t.Errorf("writing the visualization: %v", err)
+			}
+			t.Errorf("the history of seed %d (%d operations, %d clients, %d faults) is %s after %.2fs: no order of its operations explains what the clients saw.\n"+
+				"start: %s\nvisualization: %s\nreplay the operation mix: go test ./linearizability -run 'TestAgentHistoriesLinearizable$' -lin.seed=%d -lin.ops=%d",
+				seed, checked.Result.Operations, rec.Clients, len(rec.Faults), checked.Result.Result, checked.Result.CheckSeconds,
+				rec.Init, path, seed, *linOps)
+		case resultsFile != "":
+			path := filepath.Join(filepath.Dir(resultsFile), fmt.Sprintf("linearizability-seed-%d.html", seed))
+			if err := checked.WriteVisualization(path); err != nil {
+				t.Errorf("writing the visualization: %v", err)
+			}
+			checked.Result.Visualization = filepath.Base(path)
+		}
+		t.Logf("seed %d: %d operations from %d clients, %d partitions, %d unknown outcomes, %d faults: %s in %.3fs",
+			seed, checked.Result.Operations, rec.Clients, checked.Result.Partitions, rec.Unknown, len(rec.Faults),
+			checked.Result.Result, checked.Result.CheckSeconds)
+		results = append(results, checked.Result)
+	}
+	// The owners' choices depend on the seed alone, so the default seeds
+	// always exercise every plugin-side operation; a workload change that
+	// stops doing so fails here rather than checking less in silence.
+	if *linSeed == 0 {
+		for _, op := range []deviceagent.Op{deviceagent.Update, deviceagent.Reregister, deviceagent.Crash, deviceagent.Admit, deviceagent.Remove, deviceagent.Capacity} {
+			if opsSeen[op] == 0 {
+				t.Errorf("no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
+			}
+		}
+	}
+	if resultsFile != "" {
+		writeResults(t, resultsFile, results)
+	}
+}
+
+// failureVisualization writes a failed check's visualization where it
+// outlives the test: beside the results file if there is one, else in a new
+// directory under the system's temporary directory.
+func failureVisualization(c *Checked, resultsFile string) (string, error) {
+	dir := ""
+	if resultsFile != "" {
+		dir = filepath.Dir(resultsFile)
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "nodeproof-linearizability-"); err != nil {
+			return "", err
+		}
+	}
+	path := filepath.Join(dir, fmt.Sprintf("linearizability-seed-%d.html", c.rec.Workload.Seed))
+	return path, c.WriteVisualization(path)
+}
+
+func writeResults(t *testing.T, path string, results []Result) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestVisualizationShowsFaults checks the failure path: an illegal history
+// is rendered with its fault annotation, at the path the result names.
+func TestVisualizationShowsFaults(t *testing.T) {
+	init := deviceagent.Init(map[string][]deviceagent.Device{"r/a": one("a0")})
+	rec := Recording{
+		Workload: Workload{Seed: 7},
+		Init:     init,
+		History:  []porcupine.Operation{admitOp(0, "p1", "r/a", 0, 10, ""), admitOp(1, "p2", "r/a", 5, 15, "")},
+		Faults:   []porcupine.Annotation{{ClientId: 2, Tag: "fault", Start: 2, End: 8, Description: "r/a: Allocate hangs past the agent's deadline"}},
+		Clients:  3,
+	}
+	checked := CheckRecording(rec, time.Second)
+	if checked.Verdict != porcupine.Illegal || checked.Result.Result != "Illegal" {
+		t.Fatalf("verdict %v (%q), want Illegal", checked.Verdict, checked.Result.Result)
+	}
+	path, err := failureVisualization(&checked, filepath.Join(t.TempDir(), "lin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked.Result.Visualization != path {
+		t.Errorf("result names %q, written to %q", checked.Result.Visualization, path)
+	}
+	html, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Allocate hangs past the agent", "Admit p2"} {
+		if !strings.Contains(string(html), want) {
+			t.Errorf("the visualization does not mention %q", want)
+		}
+	}
+}
