@@ -16,11 +16,14 @@ STATICCHECK := $(STATICCHECK_DIR)/staticcheck
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
-	$(GO) test -race ./agent/... ./integration/...
+	$(GO) test -race ./agent/... ./integration/... ./linearizability/...
 
-# The report includes the mutant kill matrix when `make mutants` has written one.
+# The report includes the linearizability histories the test records (with
+# their visualizations beside it) and the mutant kill matrix when
+# `make mutants` has written one.
 report:
-	$(GO) run ./cmd/nodeproof report --out report $(if $(wildcard report/mutants.json),--mutants report/mutants.json)
+	NODEPROOF_LIN_JSON=$(CURDIR)/report/linearizability.json $(GO) test -count=1 -run 'TestAgentHistoriesLinearizable$$' ./linearizability
+	$(GO) run ./cmd/nodeproof report --out report --linearizability report/linearizability.json $(if $(wildcard report/mutants.json),--mutants report/mutants.json)
 
 # Go fuzzes one target per invocation. One `go test -list` over the module
 # names each package's targets (the names, then that package's "ok" line),

@@ -58,7 +58,7 @@ func TestCheckerCanFail(t *testing.T) {
 		}, porcupine.Ok},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _ := Check(init, tc.history, time.Second)
+			got := Check(init, tc.history, time.Second)
 			if got != tc.want {
 				t.Errorf("check says %s, want %s", got, tc.want)
 			}

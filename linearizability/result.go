@@ -29,15 +29,15 @@ type Result struct {
 type Checked struct {
 	Result  Result
 	Verdict porcupine.CheckResult
-	info    porcupine.LinearizationInfo
 	rec     Recording
+	timeout time.Duration
 }
 
 // CheckRecording checks a recording against models/deviceagent within
 // timeout.
 func CheckRecording(rec Recording, timeout time.Duration) Checked {
 	start := time.Now()
-	verdict, info := Check(rec.Init, rec.History, timeout)
+	verdict := Check(rec.Init, rec.History, timeout)
 	took := time.Since(start)
 	return Checked{
 		Result: Result{
@@ -51,8 +51,8 @@ func CheckRecording(rec Recording, timeout time.Duration) Checked {
 			Result:       verdictName(verdict),
 		},
 		Verdict: verdict,
-		info:    info,
 		rec:     rec,
+		timeout: timeout,
 	}
 }
 
@@ -67,15 +67,17 @@ func verdictName(v porcupine.CheckResult) string {
 	}
 }
 
-// WriteVisualization writes porcupine's HTML rendering of the check, with
-// the injected faults drawn as annotations, to path and records the path.
+// WriteVisualization checks the history again, keeping what porcupine's
+// HTML rendering needs, and writes the rendering, with the injected faults
+// drawn as annotations, to path and records the path.
 func (c *Checked) WriteVisualization(path string) error {
-	c.info.AddAnnotations(c.rec.Faults)
+	_, info := CheckVerbose(c.rec.Init, c.rec.History, c.timeout)
+	info.AddAnnotations(c.rec.Faults)
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := porcupine.Visualize(Model(c.rec.Init), c.info, f); err != nil {
+	if err := porcupine.Visualize(Model(c.rec.Init), info, f); err != nil {
 		f.Close()
 		return fmt.Errorf("rendering %s: %w", path, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strings"
 )
 
 // writeHTML writes index.html: one self-contained page (no scripts, fonts or
@@ -69,9 +70,18 @@ func actionChart(actions map[string]int) barChart {
 	return c
 }
 
+// localPage reports whether a table cell names an HTML page beside the
+// report, such as a linearizability visualization, so it is shown as a link.
+// Only a bare relative name qualifies: nothing that could leave the
+// report's directory or point elsewhere.
+func localPage(cell string) bool {
+	return strings.HasSuffix(cell, ".html") && !strings.ContainsAny(cell, "/\\:?# ") && !strings.HasPrefix(cell, ".")
+}
+
 var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
-	"chart":  actionChart,
-	"killed": killed,
+	"chart":     actionChart,
+	"killed":    killed,
+	"localPage": localPage,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -147,5 +157,5 @@ svg rect { fill: #0969da; }
 </html>
 {{define "table"}}{{if .Cells}}<table>
 <tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
-{{range .Cells}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
+{{range .Cells}}<tr>{{range .}}<td>{{if localPage .}}<a href="{{.}}">{{.}}</a>{{else}}{{.}}{{end}}</td>{{end}}</tr>
 {{end}}</table>{{else}}<p>(none)</p>{{end}}{{end}}`))

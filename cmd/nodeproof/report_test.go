@@ -20,7 +20,7 @@ import (
 // carries markup, a mutant and a pass-through section.
 func syntheticReport(t *testing.T) *reportData {
 	t.Helper()
-	lin, err := parseTable([]byte(`[{"resource":"a.com/r","ops":12,"ok":true},{"resource":"b.com/r","note":"x"}]`))
+	lin, err := parseTable([]byte(`[{"resource":"a.com/r","ops":12,"ok":true,"visualization":"lin-1.html"},{"resource":"b.com/r","note":"x","visualization":"../x.html"}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,14 @@ func TestWriteReport(t *testing.T) {
 			"&lt;script&gt;alert(1)&lt;/script&gt;",
 			"step 1: register resource=a.com/r endpoint=p1.sock",
 			"devicemanager-reregistration-race",
-			"<th>resource</th><th>ops</th><th>ok</th><th>note</th>",
+			"<th>resource</th><th>ops</th><th>ok</th><th>visualization</th><th>note</th>",
+			`<a href="lin-1.html">lin-1.html</a>`,
 		} {
 			if !strings.Contains(html, want) {
 				t.Errorf("index.html lacks %q", want)
 			}
 		}
-		for _, banned := range []string{"<script", "http://", "https://"} {
+		for _, banned := range []string{"<script", "http://", "https://", `href="../x.html"`} {
 			if strings.Contains(html, banned) {
 				t.Errorf("index.html contains %q; it must be self-contained and escape its text", banned)
 			}
@@ -105,7 +106,7 @@ func TestWriteReport(t *testing.T) {
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
 			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
 			"1 of 1 killed.",
-			"| b.com/r |  |  | x |",
+			"| b.com/r |  |  | ../x.html | x |",
 		} {
 			if !strings.Contains(md, want) {
 				t.Errorf("report.md lacks %q:\n%s", want, md)

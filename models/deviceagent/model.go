@@ -143,7 +143,7 @@ func (s State) with(i int, r resource) State {
 // the outcome, say a snapshot sent just before its plugin crashed) leaves
 // two: the operation took effect, or it never will.
 func Next(s State, in Input, out Output) []State {
-	next, want := apply(s, in)
+	next, want := Apply(s, in)
 	if out.Unknown {
 		if Equal(next, s) {
 			return []State{s}
@@ -156,7 +156,8 @@ func Next(s State, in Input, out Output) []State {
 	return []State{next}
 }
 
-func apply(s State, in Input) (State, Output) {
+// Apply runs in on s and returns the state after and the model's answer.
+func Apply(s State, in Input) (State, Output) {
 	switch in.Op {
 	case Update, Crash:
 		i, ok := s.find(in.Resources[0])

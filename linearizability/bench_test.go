@@ -1,0 +1,162 @@
+package linearizability
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/nodeproof/nodeproof/models/deviceagent"
+)
+
+// synthesize makes a linearizable history of n operations from the given
+// number of clients, with the agent workload's mix (admissions of one group,
+// removals, reads of every resource, snapshots, crashes and updates of
+// unknown outcome). It runs the model one operation at a time, in the order
+// of the clients' call times, and stretches each operation over an interval
+// that contains its place in that order, so clients overlap as they do
+// against the agent. It lets the benchmark reach history lengths that
+// recording through sockets would take minutes to produce.
+func synthesize(seed uint64, n, clients int) (deviceagent.State, []porcupine.Operation) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	initial := map[string][]deviceagent.Device{}
+	for _, r := range slices.Concat(groups...) {
+		initial[r] = []deviceagent.Device{{ID: "d0", Healthy: true}, {ID: "d1", Healthy: true}, {ID: "d2", Healthy: true}, {ID: "d3", Healthy: true}}
+	}
+	init := deviceagent.Init(initial)
+	state := init
+	cursor := make([]int64, clients)
+	held := make([][]deviceagent.Input, clients)
+	var last int64
+	history := make([]porcupine.Operation, 0, n)
+	for i := range n {
+		c := 0
+		for j := range cursor {
+			if cursor[j] < cursor[c] {
+				c = j
+			}
+		}
+		in := syntheticInput(rng, c, i, held[c])
+		next, out := deviceagent.Apply(state, in)
+		if in.Op == deviceagent.Update && rng.IntN(20) == 0 {
+			// An update lost or not in a crash: the client never learns.
+			out.Unknown = true
+			if rng.IntN(2) == 0 {
+				next = state
+			}
+		}
+		state = next
+		switch {
+		case in.Op == deviceagent.Admit && out.Err == "":
+			held[c] = append(held[c], in)
+		case in.Op == deviceagent.Remove:
+			held[c] = slices.DeleteFunc(held[c], func(h deviceagent.Input) bool { return h.Pod == in.Pod })
+		}
+		call := cursor[c]
+		last = max(call, last) + 1 + rng.Int64N(3)
+		ret := last + rng.Int64N(50)
+		cursor[c] = ret + 1 + rng.Int64N(5)
+		history = append(history, porcupine.Operation{ClientId: c, Input: in, Output: out, Call: call, Return: ret})
+	}
+	return init, history
+}
+
+func syntheticInput(rng *rand.Rand, client, i int, held []deviceagent.Input) deviceagent.Input {
+	group := groups[rng.IntN(len(groups))]
+	switch roll := rng.IntN(20); {
+	case roll < 9:
+		var wants []deviceagent.Want
+		var resources []string
+		for _, r := range group {
+			if rng.IntN(2) == 0 || len(wants) == 0 && r == group[len(group)-1] {
+				wants = append(wants, deviceagent.Want{Resource: r, Count: 1 + rng.IntN(2)})
+				resources = append(resources, r)
+			}
+		}
+		return deviceagent.Input{Op: deviceagent.Admit, Resources: resources, Pod: fmt.Sprintf("c%d-p%d", client, i), Wants: wants}
+	case roll < 13 && len(held) > 0:
+		h := held[rng.IntN(len(held))]
+		return deviceagent.Input{Op: deviceagent.Remove, Resources: h.Resources, Pod: h.Pod}
+	case roll < 16:
+		resources := slices.Concat(groups...)
+		return deviceagent.Input{Op: deviceagent.Capacity, Resources: resources}
+	case roll < 19:
+		r := group[rng.IntN(len(group))]
+		var devs []deviceagent.Device
+		for _, id := range deviceIDs {
+			if rng.IntN(4) != 0 {
+				devs = append(devs, deviceagent.Device{ID: id, Healthy: rng.IntN(4) != 0})
+			}
+		}
+		return deviceagent.Input{Op: deviceagent.Update, Resources: []string{r}, Devices: devs}
+	default:
+		return deviceagent.Input{Op: deviceagent.Crash, Resources: []string{group[rng.IntN(len(group))]}}
+	}
+}
+
+// TestSynthesizedHistoriesAreLinearizable keeps the benchmark honest: the
+// histories it times must be ones the checker accepts, and a corrupted one
+// must be refused.
+func TestSynthesizedHistoriesAreLinearizable(t *testing.T) {
+	init, history := synthesize(1, 2000, 8)
+	if got := Check(init, history, 10*time.Second); got != porcupine.Ok {
+		t.Fatalf("a synthesized history is %v", got)
+	}
+	for i, op := range history {
+		out := op.Output.(deviceagent.Output)
+		if op.Input.(deviceagent.Input).Op == deviceagent.Capacity && !out.Unknown {
+			out.Counts = slices.Clone(out.Counts)
+			out.Counts[0].Capacity += 7
+			history[i].Output = out
+			break
+		}
+	}
+	if got := Check(init, history, 10*time.Second); got != porcupine.Illegal {
+		t.Fatalf("a history with an impossible capacity read is %v, want Illegal", got)
+	}
+}
+
+// BenchmarkCheck times porcupine on synthesized histories of 10^3, 10^4 and
+// 10^5 operations from 8 clients.
+func BenchmarkCheck(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		init, history := synthesize(uint64(n), n, 8)
+		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if got := Check(init, history, time.Minute); got != porcupine.Ok {
+					b.Fatalf("check says %v", got)
+				}
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+		})
+	}
+}
+
+var (
+	recordedOnce sync.Once
+	recorded     Recording
+	recordErr    error
+)
+
+// BenchmarkCheckRecorded times porcupine on one history of about 10^4
+// operations recorded from ten clients against the real agent; the
+// recording is made once and not timed.
+func BenchmarkCheckRecorded(b *testing.B) {
+	recordedOnce.Do(func() {
+		recorded, recordErr = Record(context.Background(), Workload{Seed: 1, OpsPerClient: 1000})
+	})
+	if recordErr != nil {
+		b.Fatal(recordErr)
+	}
+	for b.Loop() {
+		if got := Check(recorded.Init, recorded.History, time.Minute); got != porcupine.Ok {
+			b.Fatalf("check says %v", got)
+		}
+	}
+	b.ReportMetric(float64(len(recorded.History)), "history-ops")
+}
