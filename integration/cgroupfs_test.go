@@ -591,6 +591,11 @@ func readStat(t testing.TB, m *cgroupfs.Manager, path, file string) map[string]i
 func TestCgroupMemoryLimitOOMKills(t *testing.T) {
 	m := newCgroupManager(t, cpuCtrl, memoryCtrl, pidsCtrl)
 	const limit = 64 << 20
+	// The kernel lets a task that is already being OOM-killed charge the
+	// pages it faults on its way out (mm/memcontrol.c, the force path of
+	// try_charge), so the peak may pass the limit by a few pages; the child
+	// tries for 1Gi.
+	const overshoot = 1 << 20
 	pod := "kubepods/pod-oom"
 	if err := m.Apply([]cgroups.Cgroup{
 		{Path: "kubepods"},
@@ -623,8 +628,8 @@ func TestCgroupMemoryLimitOOMKills(t *testing.T) {
 		if oom["oom_kill"] < 1 {
 			t.Errorf("memory.oom_control oom_kill = %d, want >= 1", oom["oom_kill"])
 		}
-		if peak > limit {
-			t.Errorf("peak usage %d passed the limit %d", peak, limit)
+		if peak > limit+overshoot {
+			t.Errorf("peak usage %d passed the limit %d by more than %d", peak, limit, overshoot)
 		}
 	} else {
 		events := readStat(t, m, pod, "memory.events")
@@ -637,8 +642,8 @@ func TestCgroupMemoryLimitOOMKills(t *testing.T) {
 		if events["max"] == 0 || events["oom_kill"] < 1 {
 			t.Errorf("memory.events max=%d oom_kill=%d, want both > 0", events["max"], events["oom_kill"])
 		}
-		if peak > limit {
-			t.Errorf("peak usage %d passed the limit %d", peak, limit)
+		if peak > limit+overshoot {
+			t.Errorf("peak usage %d passed the limit %d by more than %d", peak, limit, overshoot)
 		}
 	}
 }
