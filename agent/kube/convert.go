@@ -101,9 +101,6 @@ func ConvertPod(p *corev1.Pod) (pod.Pod, error) {
 				}
 			}
 		}
-		if err := checkRequirements("spec.resources", *r); err != nil {
-			return pod.Pod{}, err
-		}
 		res := &pod.Resources{}
 		if res.Requests, err = ConvertResourceList("spec.resources.requests", r.Requests); err != nil {
 			return pod.Pod{}, err
@@ -114,6 +111,23 @@ func ConvertPod(p *corev1.Pod) (pod.Pod, error) {
 		out.Resources = res
 	}
 	out.ApplyDefaults()
+	// The API server validates after defaulting: a pod-level request the
+	// defaulting took from the containers must still fit the pod-level limit.
+	for _, part := range []struct {
+		path string
+		cs   []pod.Container
+	}{{"spec.initContainers", out.InitContainers}, {"spec.containers", out.Containers}} {
+		for i, c := range part.cs {
+			if err := checkRequirements(fmt.Sprintf("%s[%d].resources", part.path, i), c.Requests, c.Limits); err != nil {
+				return pod.Pod{}, err
+			}
+		}
+	}
+	if out.Resources != nil {
+		if err := checkRequirements("spec.resources", out.Resources.Requests, out.Resources.Limits); err != nil {
+			return pod.Pod{}, err
+		}
+	}
 	return out, nil
 }
 
@@ -142,9 +156,6 @@ func convertContainers(path string, cs []corev1.Container, init bool, names map[
 				conv.RestartPolicy = pod.RestartAlways
 			}
 		}
-		if err := checkRequirements(at+".resources", c.Resources); err != nil {
-			return nil, err
-		}
 		var err error
 		if conv.Requests, err = ConvertResourceList(at+".resources.requests", c.Resources.Requests); err != nil {
 			return nil, err
@@ -158,29 +169,40 @@ func convertContainers(path string, cs []corev1.Container, init bool, names map[
 }
 
 // checkRequirements applies the API server's rules relating a request to
-// its limit (ValidateResourceRequirements), as they hold after defaulting
-// has copied a missing request from its limit: a request may not exceed its
-// limit, and a resource that cannot be overcommitted needs a limit equal to
-// its request.
-func checkRequirements(path string, r corev1.ResourceRequirements) error {
-	for _, name := range sortedNames(r.Requests) {
-		req := r.Requests[name]
-		lim, hasLimit := r.Limits[name]
-		at := resourcePath(path+".requests", name)
-		if !overcommitAllowed(name) {
+// its limit (ValidateResourceRequirements) to defaulted values: a request
+// may not exceed its limit, and a resource that cannot be overcommitted
+// needs a limit equal to its request. Values are compared in core units.
+func checkRequirements(path string, requests, limits pod.ResourceList) error {
+	for _, name := range requests.Names() {
+		req := requests[name]
+		lim, hasLimit := limits[name]
+		at := keyPath(path+".requests", string(name))
+		if !overcommitAllowed(corev1.ResourceName(name)) {
 			if !hasLimit {
-				return fieldErrorf(resourcePath(path+".limits", name), "limit must be set for non overcommitable resources")
+				return fieldErrorf(keyPath(path+".limits", string(name)), "limit must be set for non overcommitable resources")
 			}
-			if req.Cmp(lim) != 0 {
-				return fieldErrorf(at, "must be equal to %s limit of %s", name, lim.String())
+			if req != lim {
+				return fieldErrorf(at, "must be equal to %s limit of %s", name, formatQuantity(name, lim))
 			}
 			continue
 		}
-		if hasLimit && req.Cmp(lim) > 0 {
-			return fieldErrorf(at, "must be less than or equal to %s limit of %s", name, lim.String())
+		if hasLimit && req > lim {
+			return fieldErrorf(at, "must be less than or equal to %s limit of %s", name, formatQuantity(name, lim))
 		}
 	}
 	return nil
+}
+
+// formatQuantity writes a core value back as a Kubernetes quantity, for
+// messages.
+func formatQuantity(name pod.ResourceName, v int64) string {
+	switch {
+	case name == pod.CPU:
+		return resource.NewMilliQuantity(v, resource.DecimalSI).String()
+	case name == pod.Memory || name == pod.EphemeralStorage || pod.IsHugePages(name):
+		return resource.NewQuantity(v, resource.BinarySI).String()
+	}
+	return resource.NewQuantity(v, resource.DecimalSI).String()
 }
 
 // overcommitAllowed follows upstream IsOvercommitAllowed: native resources

@@ -8,9 +8,11 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -68,11 +70,13 @@ func Decode(data []byte, opts Options) (*Manifests, error) {
 		docErr := func(path string, err error) error {
 			return &Error{Document: index, Line: d.line, Path: path, Err: err}
 		}
-		obj, err := decodeGeneric(raw)
+		fields, err := decodeGeneric(raw)
 		if err != nil {
 			return nil, docErr("", err)
 		}
-		if err := out.add(index, "", obj, opts, true); err != nil {
+		kind, _ := fields["kind"].(string)
+		apiVersion, _ := fields["apiVersion"].(string)
+		if err := out.add(object{doc: index, raw: raw, fields: fields}, kind, apiVersion, opts); err != nil {
 			path, err := withPrefix("", err)
 			return nil, docErr(path, err)
 		}
@@ -144,11 +148,19 @@ func decodeGeneric(raw []byte) (map[string]any, error) {
 	return obj, nil
 }
 
-// add converts one object: a document, or an item of a List (prefix
-// "items[i].", topLevel false).
-func (out *Manifests) add(doc int, prefix string, obj map[string]any, opts Options, topLevel bool) error {
-	apiVersion, _ := obj["apiVersion"].(string)
-	kind, _ := obj["kind"].(string)
+// object is one document or List item: its JSON, the same decoded
+// generically (for the kind and the quantities), and where it sits.
+type object struct {
+	doc    int
+	prefix string // "" for a document, "items[i]." for a List item
+	raw    []byte
+	fields map[string]any
+}
+
+// add converts one object. kind and apiVersion come from the object, or
+// from its typed List (kubectl leaves them out of a PodList's items).
+func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error {
+	prefix := o.prefix
 	if kind == "" {
 		return fieldErrorf(prefix+"kind", "must be set")
 	}
@@ -163,11 +175,11 @@ func (out *Manifests) add(doc int, prefix string, obj map[string]any, opts Optio
 		if err := isV1(); err != nil {
 			return err
 		}
-		if err := checkQuantities(prefix, obj, podQuantityPaths); err != nil {
+		if err := checkQuantities(prefix, o.fields, podQuantityPaths); err != nil {
 			return err
 		}
 		var p corev1.Pod
-		if err := decodeTyped(prefix, obj, &p, opts.Strict); err != nil {
+		if err := decodeTyped(prefix, o.raw, &p, opts.Strict); err != nil {
 			return err
 		}
 		conv, err := ConvertPod(&p)
@@ -180,11 +192,11 @@ func (out *Manifests) add(doc int, prefix string, obj map[string]any, opts Optio
 		if err := isV1(); err != nil {
 			return err
 		}
-		if err := checkQuantities(prefix, obj, nodeQuantityPaths); err != nil {
+		if err := checkQuantities(prefix, o.fields, nodeQuantityPaths); err != nil {
 			return err
 		}
 		var n corev1.Node
-		if err := decodeTyped(prefix, obj, &n, opts.Strict); err != nil {
+		if err := decodeTyped(prefix, o.raw, &n, opts.Strict); err != nil {
 			return err
 		}
 		conv, err := ConvertNode(&n)
@@ -197,24 +209,32 @@ func (out *Manifests) add(doc int, prefix string, obj map[string]any, opts Optio
 		if err := isV1(); err != nil {
 			return err
 		}
-		if !topLevel {
+		if prefix != "" {
 			return fieldErrorf(prefix+"kind", "a List inside a List is not supported")
 		}
-		items, ok := obj["items"].([]any)
-		if !ok && obj["items"] != nil {
-			return fieldErrorf("items", "must be a list")
+		if v, ok := o.fields["items"]; ok && v != nil {
+			if _, ok := v.([]any); !ok {
+				return fieldErrorf("items", "must be a list")
+			}
 		}
-		for i, it := range items {
+		var list struct {
+			Items []json.RawMessage `json:"items"`
+		}
+		if err := kjson.UnmarshalCaseSensitivePreserveInts(o.raw, &list); err != nil {
+			return fieldErrorf("items", "%v", err)
+		}
+		for i, raw := range list.Items {
 			at := fmt.Sprintf("items[%d]", i)
-			item, ok := it.(map[string]any)
-			if !ok {
-				return fieldErrorf(at, "must be a mapping with apiVersion and kind")
+			fields, err := decodeGeneric(raw)
+			if err != nil {
+				return fieldErrorf(at, "%v", err)
 			}
-			// kubectl leaves out the kind of a typed list's items.
-			if _, set := item["kind"]; !set && kind != "List" {
-				item["kind"], item["apiVersion"] = kind[:len(kind)-len("List")], apiVersion
+			itemKind, _ := fields["kind"].(string)
+			itemVersion, _ := fields["apiVersion"].(string)
+			if _, set := fields["kind"]; !set && kind != "List" {
+				itemKind, itemVersion = kind[:len(kind)-len("List")], apiVersion
 			}
-			if err := out.add(doc, at+".", item, opts, false); err != nil {
+			if err := out.add(object{doc: o.doc, prefix: at + ".", raw: raw, fields: fields}, itemKind, itemVersion, opts); err != nil {
 				return err
 			}
 		}
@@ -222,9 +242,9 @@ func (out *Manifests) add(doc int, prefix string, obj map[string]any, opts Optio
 		if !opts.SkipUnknownKinds {
 			return fieldErrorf(prefix+"kind", "%q is not supported (want Pod, Node or a v1 List of them; Options.SkipUnknownKinds skips others)", kind)
 		}
-		meta, _ := obj["metadata"].(map[string]any)
+		meta, _ := o.fields["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
-		out.Skipped = append(out.Skipped, Skipped{Document: doc, Path: stripDot(prefix), APIVersion: apiVersion, Kind: kind, Name: name})
+		out.Skipped = append(out.Skipped, Skipped{Document: o.doc, Path: stripDot(prefix), APIVersion: apiVersion, Kind: kind, Name: name})
 	}
 	return nil
 }
@@ -236,23 +256,34 @@ func stripDot(prefix string) string {
 	return prefix[:len(prefix)-1]
 }
 
-// decodeTyped decodes obj into a k8s.io/api type. A type mismatch names the
-// field path encoding/json reports (without list indexes).
-func decodeTyped(prefix string, obj map[string]any, into any, strict bool) error {
-	raw, err := json.Marshal(obj)
-	if err != nil {
-		return fieldErrorf(stripDot(prefix), "%v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
+// decodeTyped decodes JSON into a k8s.io/api type the way the API server
+// does (sigs.k8s.io/json): field names match case-sensitively, so
+// "Metadata" is an unknown field, not metadata. A type mismatch names the
+// field path the decoder reports (without list indexes); in strict mode an
+// unknown or duplicate field is an error at its full path.
+func decodeTyped(prefix string, raw []byte, into any, strict bool) error {
+	var err error
+	var strictErrs []error
 	if strict {
-		dec.DisallowUnknownFields()
+		strictErrs, err = kjson.UnmarshalStrict(raw, into)
+	} else {
+		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
 	}
-	if err := dec.Decode(into); err != nil {
+	if err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
 			return fieldErrorf(prefix+te.Field, "cannot be a JSON %s (want %s)", te.Value, te.Type)
 		}
 		return fieldErrorf(stripDot(prefix), "%v", err)
+	}
+	if len(strictErrs) > 0 {
+		var fe kjson.FieldError
+		if errors.As(strictErrs[0], &fe) {
+			// The message is `unknown field "spec.x"`: keep its first words.
+			what, _, _ := strings.Cut(fe.Error(), " \"")
+			return fieldErrorf(prefix+fe.FieldPath(), "%s", what)
+		}
+		return fieldErrorf(stripDot(prefix), "%v", strictErrs[0])
 	}
 	return nil
 }

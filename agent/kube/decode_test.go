@@ -261,6 +261,8 @@ func TestDecodeBadDocuments(t *testing.T) {
 			`document 1: spec.resources.limits[example.com/gpu]: unsupported pod-level resource...`},
 		{"pod-level request above limit", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}\n  containers: [{name: c}]\n", Options{},
 			`document 1: spec.resources.requests.memory: must be less than or equal to memory limit of 1Gi`},
+		{"pod-level request defaulted above limit", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {limits: {cpu: 100m}}\n  containers: [{name: c, resources: {requests: {cpu: 1}}}]\n", Options{},
+			`document 1: spec.resources.requests.cpu: must be less than or equal to cpu limit of 100m`},
 		{"overhead", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: -5m}\n  containers: [{name: c}]\n", Options{},
 			`document 1: spec.overhead.cpu: must be greater than or equal to 0, got -5m`},
 		{"wrong type", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: high, containers: [{name: c}]}\n", Options{},
@@ -282,7 +284,15 @@ func TestDecodeBadDocuments(t *testing.T) {
 		{"nested list", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", Options{},
 			`document 1: items[0].kind: a List inside a List is not supported`},
 		{"strict unknown field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n", Options{Strict: true},
-			`document 1: json: unknown field "resorces"`},
+			`document 1: spec.containers[0].resorces: unknown field`},
+		{"strict duplicate JSON field", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "name": "q"}, "spec": {"containers": [{"name": "c"}]}}`, Options{Strict: true},
+			"document 1: yaml: unmarshal errors:\n  line 1: key \"name\" already set in map"},
+		// The API server matches field names case-sensitively; encoding/json
+		// alone would take "Metadata" for metadata.
+		{"field name case", "apiVersion: v1\nkind: Pod\nMetadata: {name: p}\nspec: {containers: [{name: c}]}\n", Options{},
+			`document 1: metadata.name: must not be empty`},
+		{"field name case, strict", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], Resources: {}}\n", Options{Strict: true},
+			`document 1: spec.Resources: unknown field`},
 		{"strict duplicate key", "apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata: {name: p}\n", Options{Strict: true},
 			"document 1: yaml: unmarshal errors:\n  line 3: key \"kind\" already set in map"},
 	}
