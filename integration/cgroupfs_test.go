@@ -541,6 +541,9 @@ func (c *child) wait(t testing.TB) error {
 	case <-c.done:
 		return c.err
 	case <-timer.C:
+		// Its stderr can be read only once it has ended.
+		c.cmd.Process.Kill()
+		<-c.done
 		t.Fatalf("the child did not end within %v; stderr: %s", waitLimit, c.stderr.String())
 		return nil
 	}
@@ -898,6 +901,12 @@ func TestCgroupVerifyCatchesMismatch(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), fmt.Sprintf("got %q", tampered)) {
 		t.Errorf("the message %q does not show the value found", err)
+	}
+
+	// A cgroup that is not there fails even when no file is expected of it.
+	var fe *cgroupfs.FileError
+	if err := m.Verify("kubepods/never-applied", nil); !errors.As(err, &fe) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Verify of a missing cgroup: got %v, want a FileError wrapping ErrNotExist", err)
 	}
 }
 

@@ -72,8 +72,20 @@ func (m *Manager) Read(path string, files []string) (map[string]string, error) {
 // named none. Where a file appears more than once the last write counts. It
 // returns nil when all match; otherwise a *MismatchError, an
 // *UnsupportedError for files of missing controllers, or both joined (use
-// errors.As); or the *FileError or *InputError that stopped the read.
+// errors.As); or the *FileError or *InputError that stopped the read, such
+// as a missing cgroup directory.
 func (m *Manager) Verify(path string, want []cgroups.File) error {
+	// A cgroup the config sets nothing for must still exist, in every
+	// hierarchy the manager writes.
+	dirs, err := m.Dirs(path)
+	if err != nil {
+		return err
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			return &FileError{Op: "stat", Path: path, Err: err}
+		}
+	}
 	last := map[string]string{}
 	var names []string
 	for _, f := range want {
