@@ -461,23 +461,31 @@ func TestCgroupPodsComeAndGo(t *testing.T) {
 	apply(tiers[0], tiers[1], podB)
 	assertGone(t, m, podA.Path)
 
-	// A pod whose process still runs cannot go yet: the removal fails with
-	// EBUSY naming the cgroup, and the next Apply after the process ends
-	// removes it.
+	// A pod whose process still runs cannot go yet, nor can its tier: the
+	// removal fails with one EBUSY naming the pod's cgroup, the tier stays
+	// without an error of its own, and the next Apply after the process
+	// ends removes both.
 	c := startChild(t, childSpin)
 	if err := m.AddProc(podB.Path, c.pid()); err != nil {
 		t.Fatalf("AddProc: %v", err)
 	}
-	err := m.Apply([]cgroups.Cgroup{tiers[0], tiers[1]})
+	err := m.Apply([]cgroups.Cgroup{tiers[0]})
 	var fe *cgroupfs.FileError
 	if !errors.As(err, &fe) || fe.Op != "rmdir" || fe.Path != podB.Path || !errors.Is(err, unix.EBUSY) {
 		t.Fatalf("removing a cgroup with a process: got %v, want an rmdir EBUSY FileError for %s", err, podB.Path)
 	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) != 1 {
+		t.Errorf("got %d errors, want only the busy pod's: %v", len(joined.Unwrap()), err)
+	}
+	if _, err := os.Stat(dirOf(tiers[1].Path)); err != nil {
+		t.Errorf("the busy pod's tier is gone: %v", err)
+	}
 	c.kill(t)
-	if err := m.Apply([]cgroups.Cgroup{tiers[0], tiers[1]}); err != nil {
+	if err := m.Apply([]cgroups.Cgroup{tiers[0]}); err != nil {
 		t.Fatalf("Apply after the process ended: %v", err)
 	}
 	assertGone(t, m, podB.Path)
+	assertGone(t, m, tiers[1].Path)
 }
 
 // child is the test binary re-executed as a workload (see runChild). It

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -224,7 +225,7 @@ func (m *Manager) Apply(h []cgroups.Cgroup) error {
 			skipped[c]++
 		}
 	}
-	for _, c := range sortedCounts(skipped) {
+	for _, c := range sortedControllers(skipped) {
 		m.logger.Info("skipped limits of a missing controller", "controller", c, "cgroups", skipped[c])
 	}
 	var stale []string
@@ -235,9 +236,15 @@ func (m *Manager) Apply(h []cgroups.Cgroup) error {
 	}
 	sortChildrenFirst(stale)
 	var errs []error
+	var kept []string // stale cgroups that could not go; their ancestors stay too
 	for _, p := range stale {
+		if slices.ContainsFunc(kept, func(k string) bool { return strings.HasPrefix(k, p+"/") }) {
+			kept = append(kept, p)
+			continue
+		}
 		if err := m.removeOne(p); err != nil {
 			errs = append(errs, err)
+			kept = append(kept, p)
 			continue
 		}
 		delete(m.applied, p)
@@ -405,7 +412,7 @@ func sortChildrenFirst(paths []string) {
 	})
 }
 
-func sortedCounts(m map[string]int) []string {
+func sortedControllers(m map[string]int) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
