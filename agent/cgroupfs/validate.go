@@ -1,0 +1,158 @@
+package cgroupfs
+
+import (
+	"fmt"
+	"math/bits"
+	"sort"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/core/cgroups"
+)
+
+// checkPath enforces the rules every cgroup path (and the root) follows:
+// relative, slash separated, no empty, "." or ".." elements. A path that
+// broke them could reach outside the manager's root, or name the same
+// directory twice under different spellings.
+func checkPath(field, p string) error {
+	bad := func(rule string) error { return &InputError{Field: field, Value: p, Rule: rule} }
+	switch {
+	case p == "":
+		return bad("must not be empty")
+	case strings.HasPrefix(p, "/"):
+		return bad("must be relative to the root (no leading slash)")
+	case strings.ContainsRune(p, 0):
+		return bad("must not contain a NUL byte")
+	}
+	for _, elem := range strings.Split(p, "/") {
+		switch elem {
+		case "":
+			return bad("must not contain empty elements (\"//\" or a trailing slash)")
+		case ".", "..":
+			return bad(`must not contain "." or ".." elements`)
+		}
+	}
+	return nil
+}
+
+// checkFileName enforces that an interface file name is one plain name
+// inside the cgroup's directory.
+func checkFileName(field, name string) error {
+	bad := func(rule string) error { return &InputError{Field: field, Value: name, Rule: rule} }
+	switch {
+	case name == "":
+		return bad("must not be empty")
+	case name == "." || name == "..":
+		return bad(`must not be "." or ".."`)
+	case strings.ContainsAny(name, "/\x00"):
+		return bad("must be a file name (no slash or NUL byte)")
+	}
+	return nil
+}
+
+// parent returns the parent of a validated path, "" for a top-level cgroup.
+func parent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return ""
+	}
+	return p[:i]
+}
+
+// checkHierarchy validates the whole hierarchy before anything is written,
+// so bad input never leaves a half-applied tree behind.
+func checkHierarchy(h []cgroups.Cgroup, version cgroups.Version) error {
+	seen := make(map[string]int, len(h))
+	for i, cg := range h {
+		field := fmt.Sprintf("hierarchy[%d].Path", i)
+		if err := checkPath(field, cg.Path); err != nil {
+			return err
+		}
+		if j, dup := seen[cg.Path]; dup {
+			return &InputError{Field: field, Value: cg.Path, Rule: fmt.Sprintf("duplicate of hierarchy[%d]", j)}
+		}
+		// Parents come first: Apply creates in order, and Delete removes a
+		// cgroup only after its children, which it can do only if every
+		// directory it made is one it was asked for.
+		if p := parent(cg.Path); p != "" {
+			if _, ok := seen[p]; !ok {
+				return &InputError{Field: field, Value: cg.Path,
+					Rule: fmt.Sprintf("parent %q must come earlier in the hierarchy", p)}
+			}
+		}
+		seen[cg.Path] = i
+		if err := checkConfig(fmt.Sprintf("hierarchy[%d].Config", i), cg.Config, version); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkConfig rejects values no cgroup version can express. Values the
+// kernel may still refuse (a quota under 1ms, a period over 1s) are left to
+// the kernel, whose answer comes back as a *FileError.
+func checkConfig(field string, c cgroups.ResourceConfig, version cgroups.Version) error {
+	if c.Memory != nil && *c.Memory < -1 {
+		return &InputError{Field: field + ".Memory", Value: fmt.Sprint(*c.Memory),
+			Rule: "must be -1 (unlimited) or a byte count >= 0"}
+	}
+	if c.PidsLimit != nil && (*c.PidsLimit == 0 || *c.PidsLimit < -1) {
+		return &InputError{Field: field + ".PidsLimit", Value: fmt.Sprint(*c.PidsLimit),
+			Rule: "must be -1 (unlimited) or positive"}
+	}
+	for _, size := range sortedPageSizes(c.HugePageLimit) {
+		f := fmt.Sprintf("%s.HugePageLimit[%d]", field, size)
+		if size < 1024 || bits.OnesCount64(uint64(size)) != 1 {
+			return &InputError{Field: f, Value: fmt.Sprint(size),
+				Rule: "page size must be a power of two of at least 1024 bytes"}
+		}
+		if limit := c.HugePageLimit[size]; limit < 0 {
+			return &InputError{Field: f, Value: fmt.Sprint(limit), Rule: "limit must not be negative"}
+		}
+	}
+	if len(c.Unified) > 0 && version == cgroups.V1 {
+		// runc refuses the same: the files exist only on cgroup v2.
+		return &InputError{Field: field + ".Unified", Value: strings.Join(sortedKeys(c.Unified), ","),
+			Rule: "cgroup v2 files cannot be written on cgroup v1"}
+	}
+	for _, name := range sortedKeys(c.Unified) {
+		if err := checkFileName(fmt.Sprintf("%s.Unified[%s]", field, name), name); err != nil {
+			return err
+		}
+		if strings.HasPrefix(name, "cgroup.") {
+			return &InputError{Field: field + ".Unified", Value: name,
+				Rule: "must not write the cgroup core files (cgroup.*): they move processes and controllers, not limits"}
+		}
+	}
+	return nil
+}
+
+func sortedPageSizes(m map[int64]int64) []int64 {
+	sizes := make([]int64, 0, len(m))
+	for s := range m {
+		sizes = append(sizes, s)
+	}
+	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
+	return sizes
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// hugePageSizeName names a page size the way the kernel names the hugetlb
+// files (mm/hugetlb_cgroup.c mem_fmt): "64KB", "2MB", "1GB".
+func hugePageSizeName(size int64) string {
+	switch {
+	case size >= 1<<30:
+		return fmt.Sprintf("%dGB", size>>30)
+	case size >= 1<<20:
+		return fmt.Sprintf("%dMB", size>>20)
+	default:
+		return fmt.Sprintf("%dKB", size>>10)
+	}
+}

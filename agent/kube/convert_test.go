@@ -1,0 +1,105 @@
+package kube
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodeproof/nodeproof/core/pod"
+)
+
+func TestConvertResourceListUnits(t *testing.T) {
+	cases := []struct {
+		name  corev1.ResourceName
+		value string
+		want  int64
+	}{
+		{"cpu", "1", 1000},
+		{"cpu", "100m", 100},
+		{"cpu", "0.5m", 1}, // rounded up, as MilliValue
+		{"cpu", "1.5", 1500},
+		{"cpu", "0", 0},
+		{"memory", "1Ki", 1024},
+		{"memory", "1e3", 1000},
+		{"memory", "1.5", 2}, // rounded up, as Value
+		{"memory", "128Mi", 128 << 20},
+		{"ephemeral-storage", "10G", 10_000_000_000},
+		{"hugepages-1Gi", "2Gi", 2 << 30},
+		{"pods", "110", 110},
+		{"example.com/gpu", "3", 3},
+		{"kubernetes.io/batteries", "2k", 2000},
+		{"memory", "9223372036854775807", 9223372036854775807},
+	}
+	for _, tc := range cases {
+		got, err := ConvertResourceList("l", corev1.ResourceList{tc.name: resource.MustParse(tc.value)})
+		if err != nil {
+			t.Errorf("%s %s: %v", tc.name, tc.value, err)
+			continue
+		}
+		if got[pod.ResourceName(tc.name)] != tc.want {
+			t.Errorf("%s %s = %d, want %d", tc.name, tc.value, got[pod.ResourceName(tc.name)], tc.want)
+		}
+	}
+	for _, bad := range []struct {
+		name  corev1.ResourceName
+		value string
+		path  string
+	}{
+		{"example.com/gpu", "1.5", "l[example.com/gpu]"},
+		{"pods", "100m", "l.pods"},
+		{"memory", "9223372036854775808", "l.memory"},
+		{"cpu", "-1m", "l.cpu"},
+	} {
+		_, err := ConvertResourceList("l", corev1.ResourceList{bad.name: resource.MustParse(bad.value)})
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Path != bad.path {
+			t.Errorf("%s %s: got %v, want a *FieldError at %s", bad.name, bad.value, err, bad.path)
+		}
+	}
+	if got, err := ConvertResourceList("l", nil); got != nil || err != nil {
+		t.Errorf("nil list: %v, %v", got, err)
+	}
+}
+
+// ConvertPod serves callers that hold typed objects (an informer, a test)
+// and applies the same defaulting as Decode.
+func TestConvertPodTyped(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	now := metav1.Now()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u1", DeletionTimestamp: &now},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "side", RestartPolicy: &always}},
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"cpu": resource.MustParse("500m"), "memory": resource.MustParse("64Mi")}}}},
+		},
+	}
+	got, err := ConvertPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pod.Pod{UID: "u1", Name: "p", Namespace: "default", Phase: pod.Pending, Deleted: true,
+		InitContainers: []pod.Container{{Name: "side", RestartPolicy: pod.RestartAlways}},
+		Containers: []pod.Container{{Name: "c",
+			Requests: pod.ResourceList{pod.CPU: 500, pod.Memory: 64 << 20},
+			Limits:   pod.ResourceList{pod.CPU: 500, pod.Memory: 64 << 20}}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got  %+v\nwant %+v", got, want)
+	}
+	// Requests defaulted to limits, but the sidecar has no limits: Burstable.
+	if got.QOS() != pod.Burstable {
+		t.Errorf("QoS %s, want Burstable", got.QOS())
+	}
+	got.InitContainers = nil
+	if got.ComputeQOS() != pod.Guaranteed {
+		t.Errorf("without the sidecar: QoS %s, want Guaranteed once requests default to limits", got.ComputeQOS())
+	}
+	if _, err := ConvertNode(&corev1.Node{}); err == nil {
+		t.Error("a node without a name was accepted")
+	}
+}

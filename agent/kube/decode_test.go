@@ -1,0 +1,355 @@
+package kube
+
+import (
+	"errors"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/pod"
+)
+
+func prio(v int32) *int32 { return &v }
+
+// A pod that uses every field the conversion carries, in a stream with a
+// leading separator, comments and an empty document.
+const fullPod = `# a static pod and its node
+---
+---
+# nothing but a comment
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  uid: 6f1c9a52-0d4e-4b7a-9a57-3c2f0b8e1d01
+  annotations:
+    kubernetes.io/config.source: file
+    kubernetes.io/config.mirror: "abc"
+    unrelated: dropped
+spec:
+  priority: 2000001000
+  priorityClassName: system-node-critical
+  overhead:
+    cpu: 10m
+    memory: 1Mi
+  resources:
+    limits:
+      cpu: "2"
+      memory: 1Gi
+  initContainers:
+  - name: log-shipper
+    restartPolicy: Always
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+  - name: migrate
+    resources:
+      limits: {cpu: 1.5, memory: 256Mi}
+  containers:
+  - name: app
+    resources:
+      requests:
+        cpu: 250m
+        memory: "100M"
+        example.com/gpu: 1
+        hugepages-2Mi: 4Mi
+      limits:
+        cpu: 1
+        memory: 512Mi
+        example.com/gpu: "1"
+        hugepages-2Mi: 4Mi
+        ephemeral-storage: 1G
+  - name: sidecarless
+status:
+  qosClass: Burstable
+`
+
+func TestDecodeFullPod(t *testing.T) {
+	got, err := Decode([]byte(fullPod), Options{})
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	want := pod.Pod{
+		UID:               "6f1c9a52-0d4e-4b7a-9a57-3c2f0b8e1d01",
+		Name:              "web",
+		Namespace:         "default",
+		Priority:          prio(2000001000),
+		PriorityClassName: "system-node-critical",
+		Annotations:       map[string]string{pod.ConfigSourceAnnotation: "file", pod.ConfigMirrorAnnotation: "abc"},
+		Phase:             pod.Pending,
+		QOSClass:          pod.Burstable,
+		InitContainers: []pod.Container{
+			{Name: "log-shipper", RestartPolicy: pod.RestartAlways,
+				Requests: pod.ResourceList{pod.CPU: 100, pod.Memory: 64 << 20}},
+			// Defaulting copies the limits into the missing requests.
+			{Name: "migrate",
+				Requests: pod.ResourceList{pod.CPU: 1500, pod.Memory: 256 << 20},
+				Limits:   pod.ResourceList{pod.CPU: 1500, pod.Memory: 256 << 20}},
+		},
+		Containers: []pod.Container{
+			{Name: "app",
+				Requests: pod.ResourceList{pod.CPU: 250, pod.Memory: 100_000_000, "example.com/gpu": 1, "hugepages-2Mi": 4 << 20,
+					pod.EphemeralStorage: 1_000_000_000},
+				Limits: pod.ResourceList{pod.CPU: 1000, pod.Memory: 512 << 20, "example.com/gpu": 1, "hugepages-2Mi": 4 << 20,
+					pod.EphemeralStorage: 1_000_000_000}},
+			{Name: "sidecarless"},
+		},
+		Overhead: pod.ResourceList{pod.CPU: 10, pod.Memory: 1 << 20},
+		// Defaulting fills the pod-level requests: cpu and memory from the
+		// containers' aggregate (sidecar 100m + app 250m vs migrate 1500m +
+		// sidecar 100m → 1600m; memory 64Mi+100M vs 256Mi+64Mi).
+		Resources: &pod.Resources{
+			Requests: pod.ResourceList{pod.CPU: 1600, pod.Memory: 320 << 20},
+			Limits:   pod.ResourceList{pod.CPU: 2000, pod.Memory: 1 << 30},
+		},
+	}
+	if len(got.Pods) != 1 || len(got.Nodes) != 0 || len(got.Skipped) != 0 {
+		t.Fatalf("got %d pods, %d nodes, %d skipped; want one pod", len(got.Pods), len(got.Nodes), len(got.Skipped))
+	}
+	if !reflect.DeepEqual(got.Pods[0], want) {
+		t.Errorf("pod:\n got %+v\nwant %+v", got.Pods[0], want)
+	}
+	if !got.Pods[0].IsStatic() || !got.Pods[0].IsMirror() || !got.Pods[0].IsCritical() {
+		t.Errorf("the annotations and priority did not make the pod static, mirror and critical")
+	}
+}
+
+func TestDecodeStream(t *testing.T) {
+	stream := `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "json", "namespace": "ns1", "deletionTimestamp": "2026-03-01T12:00:00Z"},
+ "spec": {"containers": [{"name": "c", "resources": {"limits": {"cpu": 0.5}}}]}, "status": {"phase": "Running"}}
+--- # a node
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110", hugepages-2Mi: "0"}
+  allocatable: {cpu: 3800m, memory: 7680Mi, pods: "110"}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+--- {apiVersion: v1, kind: Pod, metadata: {name: inline}, spec: {containers: [{name: c}]}}
+`
+	got, err := Decode([]byte(stream), Options{SkipUnknownKinds: true})
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if len(got.Pods) != 2 || got.Pods[0].Name != "json" || got.Pods[1].Name != "inline" {
+		t.Fatalf("pods %+v, want json then inline", got.Pods)
+	}
+	p := got.Pods[0]
+	if p.Namespace != "ns1" || p.Phase != pod.Running || !p.Deleted ||
+		!reflect.DeepEqual(p.Containers[0].Requests, pod.ResourceList{pod.CPU: 500}) {
+		t.Errorf("json pod %+v", p)
+	}
+	if p.QOS() != pod.Burstable || got.Pods[1].QOS() != pod.BestEffort {
+		t.Errorf("QoS %s and %s, want Burstable and BestEffort", p.QOS(), got.Pods[1].QOS())
+	}
+	wantNode := Node{Name: "node-1",
+		Capacity:    pod.ResourceList{pod.CPU: 4000, pod.Memory: 8 << 30, pod.Pods: 110, "hugepages-2Mi": 0},
+		Allocatable: pod.ResourceList{pod.CPU: 3800, pod.Memory: 7680 << 20, pod.Pods: 110}}
+	if len(got.Nodes) != 1 || !reflect.DeepEqual(got.Nodes[0], wantNode) {
+		t.Errorf("nodes %+v, want %+v", got.Nodes, wantNode)
+	}
+	wantSkipped := []Skipped{{Document: 3, APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}
+	if !reflect.DeepEqual(got.Skipped, wantSkipped) {
+		t.Errorf("skipped %+v, want %+v", got.Skipped, wantSkipped)
+	}
+
+	_, err = Decode([]byte(stream), Options{})
+	if want := `document 3: kind: "Deployment" is not supported`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("without SkipUnknownKinds: got %v, want %q...", err, want)
+	}
+}
+
+// TestDecodeKubectlList reads what `kubectl get pods,nodes -o yaml` prints:
+// a v1 List with managedFields, status and every field a live object has.
+func TestDecodeKubectlList(t *testing.T) {
+	data, err := os.ReadFile("testdata/kubectl-get-pods-nodes.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, strict := range []bool{false, true} {
+		got, err := Decode(data, Options{Strict: strict})
+		if err != nil {
+			t.Fatalf("strict=%v: %v", strict, err)
+		}
+		if len(got.Pods) != 2 || len(got.Nodes) != 1 {
+			t.Fatalf("strict=%v: %d pods and %d nodes, want 2 and 1", strict, len(got.Pods), len(got.Nodes))
+		}
+		coredns := got.Pods[0]
+		if coredns.Name != "coredns-7db6d8ff4d-x2v9q" || coredns.Namespace != "kube-system" || coredns.Phase != pod.Running ||
+			coredns.QOS() != pod.Burstable || *coredns.Priority != 2000000000 || !coredns.IsCritical() {
+			t.Errorf("coredns: %+v", coredns)
+		}
+		if want := (pod.ResourceList{pod.CPU: 100, pod.Memory: 70 << 20}); !reflect.DeepEqual(coredns.Containers[0].Requests, want) {
+			t.Errorf("coredns requests %v, want %v", coredns.Containers[0].Requests, want)
+		}
+		if got.Pods[1].QOS() != pod.Guaranteed || !got.Pods[1].IsStatic() {
+			t.Errorf("etcd: %+v", got.Pods[1])
+		}
+		if got.Nodes[0].Allocatable[pod.Pods] != 110 || got.Nodes[0].Allocatable[pod.CPU] != 2000 {
+			t.Errorf("node allocatable %v", got.Nodes[0].Allocatable)
+		}
+	}
+}
+
+func TestDecodePodListWithoutItemKinds(t *testing.T) {
+	got, err := Decode([]byte(`apiVersion: v1
+kind: PodList
+items:
+- metadata: {name: a}
+  spec: {containers: [{name: c}]}
+- metadata: {name: b}
+  spec: {containers: [{name: c}]}
+`), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Pods) != 2 || got.Pods[1].Name != "b" {
+		t.Errorf("pods %+v", got.Pods)
+	}
+}
+
+// podWith wraps a container's resources in a pod document.
+func podWith(resources string) string {
+	return "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    resources:\n" + resources
+}
+
+func TestDecodeBadDocuments(t *testing.T) {
+	good := "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c}]}\n"
+	cases := []struct {
+		name  string
+		input string
+		opts  Options
+		want  string // the whole message, or its start when it ends in "..."
+	}{
+		{"bad cpu quantity", good + "---\n" + podWith("      limits: {cpu: abc}\n"), Options{},
+			`document 2: spec.containers[0].resources.limits.cpu: "abc": quantities must match the regular expression...`},
+		{"negative memory", podWith("      requests: {memory: -1Mi}\n"), Options{},
+			`document 1: spec.containers[0].resources.requests.memory: must be greater than or equal to 0, got -1Mi`},
+		{"fractional extended resource", podWith("      limits: {example.com/gpu: 500m}\n"), Options{},
+			`document 1: spec.containers[0].resources.limits[example.com/gpu]: must be an integer, got 500m`},
+		{"fractional pods", "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus: {allocatable: {pods: 1.5}}\n", Options{},
+			`document 1: status.allocatable.pods: must be an integer, got 1500m`},
+		{"cpu too large", podWith("      requests: {cpu: 1e20}\n"), Options{},
+			`document 1: spec.containers[0].resources.requests.cpu: 100E is too large...`},
+		{"request above limit", podWith("      requests: {cpu: 2}\n      limits: {cpu: 1}\n"), Options{},
+			`document 1: spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit of 1`},
+		{"extended without limit", podWith("      requests: {example.com/gpu: 1}\n"), Options{},
+			`document 1: spec.containers[0].resources.limits[example.com/gpu]: limit must be set for non overcommitable resources`},
+		{"hugepages request differs", podWith("      requests: {hugepages-2Mi: 2Mi}\n      limits: {hugepages-2Mi: 4Mi}\n"), Options{},
+			`document 1: spec.containers[0].resources.requests.hugepages-2Mi: must be equal to hugepages-2Mi limit of 4Mi`},
+		{"quantity of the wrong type", podWith("      limits: {cpu: [1]}\n"), Options{},
+			`document 1: spec.containers[0].resources.limits.cpu: must be a quantity...`},
+		{"init restart policy", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: i, restartPolicy: OnFailure}]\n  containers: [{name: c}]\n", Options{},
+			`document 1: spec.initContainers[0].restartPolicy: unsupported value "OnFailure": supported values: "Always"`},
+		{"duplicate container", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: c}]\n  containers: [{name: c}]\n", Options{},
+			`document 1: spec.containers[0].name: duplicate value "c": also the name of spec.initContainers[0]`},
+		{"no containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", Options{},
+			`document 1: spec.containers: must have at least one container`},
+		{"no name", "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c}]}\n", Options{},
+			`document 1: metadata.name: must not be empty`},
+		{"container without name", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{image: x}]}\n", Options{},
+			`document 1: spec.containers[0].name: must not be empty`},
+		{"bad phase", good + "status: {phase: Sleeping}\n", Options{},
+			`document 1: status.phase: unsupported value "Sleeping"...`},
+		{"bad qos", good + "status: {qosClass: Gold}\n", Options{},
+			`document 1: status.qosClass: unsupported value "Gold"...`},
+		{"unsupported pod-level resource", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {limits: {example.com/gpu: 1}}\n  containers: [{name: c}]\n", Options{},
+			`document 1: spec.resources.limits[example.com/gpu]: unsupported pod-level resource...`},
+		{"pod-level request above limit", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}\n  containers: [{name: c}]\n", Options{},
+			`document 1: spec.resources.requests.memory: must be less than or equal to memory limit of 1Gi`},
+		{"pod-level request defaulted above limit", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {limits: {cpu: 100m}}\n  containers: [{name: c, resources: {requests: {cpu: 1}}}]\n", Options{},
+			`document 1: spec.resources.requests.cpu: must be less than or equal to cpu limit of 100m`},
+		{"overhead", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: -5m}\n  containers: [{name: c}]\n", Options{},
+			`document 1: spec.overhead.cpu: must be greater than or equal to 0, got -5m`},
+		{"wrong type", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: high, containers: [{name: c}]}\n", Options{},
+			`document 1: spec.priority: cannot be a JSON string (want int32)`},
+		{"no kind", "apiVersion: v1\nmetadata: {name: p}\n", Options{}, `document 1: kind: must be set`},
+		{"wrong version", "apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\n", Options{},
+			`document 1: apiVersion: "apps/v1" is not a version of Pod (want v1)`},
+		{"unknown kind", good + "---\n" + good + "---\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n", Options{},
+			`document 3: kind: "Service" is not supported...`},
+		{"scalar document", good + "---\njust a string\n", Options{}, `document 2: must be a mapping with apiVersion and kind`},
+		{"yaml syntax", good + "---\n# comment only\n---\n" + good + "---\nkind: Pod\n  metadata: [\n", Options{},
+			`document 3: yaml: line 14: mapping values are not allowed in this context`},
+		{"list item", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(good, "\n", "\n  ") + "\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: q}\n  spec: {containers: [{name: c, resources: {limits: {cpu: x}}}]}\n", Options{},
+			`document 1: items[1].spec.containers[0].resources.limits.cpu: "x": quantities must match...`},
+		{"list item conversion", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: q}\n  spec: {containers: []}\n", Options{},
+			`document 1: items[0].spec.containers: must have at least one container`},
+		{"list item kind", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n", Options{},
+			`document 1: items[0].kind: "Secret" is not supported...`},
+		{"nested list", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", Options{},
+			`document 1: items[0].kind: a List inside a List is not supported`},
+		{"strict unknown field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n", Options{Strict: true},
+			`document 1: spec.containers[0].resorces: unknown field`},
+		{"strict duplicate JSON field", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "name": "q"}, "spec": {"containers": [{"name": "c"}]}}`, Options{Strict: true},
+			"document 1: yaml: unmarshal errors:\n  line 1: key \"name\" already set in map"},
+		// The API server matches field names case-sensitively; encoding/json
+		// alone would take "Metadata" for metadata.
+		{"field name case", "apiVersion: v1\nkind: Pod\nMetadata: {name: p}\nspec: {containers: [{name: c}]}\n", Options{},
+			`document 1: metadata.name: must not be empty`},
+		{"field name case, strict", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], Resources: {}}\n", Options{Strict: true},
+			`document 1: spec.Resources: unknown field`},
+		{"strict duplicate key", "apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata: {name: p}\n", Options{Strict: true},
+			"document 1: yaml: unmarshal errors:\n  line 3: key \"kind\" already set in map"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Decode([]byte(tc.input), tc.opts)
+			if err == nil {
+				t.Fatalf("Decode accepted it: %+v", got)
+			}
+			var de *Error
+			if !errors.As(err, &de) {
+				t.Fatalf("got %T %v, want an *Error", err, err)
+			}
+			if prefix, ok := strings.CutSuffix(tc.want, "..."); ok {
+				if !strings.HasPrefix(err.Error(), prefix) {
+					t.Errorf("got  %q\nwant %q...", err, prefix)
+				}
+			} else if err.Error() != tc.want {
+				t.Errorf("got  %q\nwant %q", err, tc.want)
+			}
+			if got != nil {
+				t.Errorf("a failed Decode returned manifests: %+v", got)
+			}
+		})
+	}
+}
+
+func TestDecodeLenientKeepsUnknownFields(t *testing.T) {
+	got, err := Decode([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n"), Options{})
+	if err != nil || len(got.Pods) != 1 {
+		t.Fatalf("lenient Decode: %v, %+v", err, got)
+	}
+}
+
+func TestSplitDocuments(t *testing.T) {
+	in := "\xef\xbb\xbfa: 1\r\n---\r\nb: 2\n----\nc: 3\n--- # comment\n--- {d: 4}\n  ---\n"
+	got := splitDocuments([]byte(in))
+	want := []document{
+		{line: 1, body: []byte("a: 1\r\n")},
+		{line: 2, body: []byte("\nb: 2\n----\nc: 3\n")},
+		{line: 6, body: []byte(" # comment\n")},
+		{line: 7, body: []byte(" {d: 4}\n  ---\n")},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d documents %+v, want %d", len(got), got, len(want))
+	}
+	for i := range want {
+		if got[i].line != want[i].line || string(got[i].body) != string(want[i].body) {
+			t.Errorf("document %d: got line %d %q, want line %d %q", i, got[i].line, got[i].body, want[i].line, want[i].body)
+		}
+	}
+}
+
+func TestErrorLine(t *testing.T) {
+	_, err := Decode([]byte("# header\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n---\nkind: Pod\napiVersion: v2\n"), Options{})
+	var de *Error
+	if !errors.As(err, &de) || de.Document != 2 || de.Line != 7 || de.Path != "apiVersion" {
+		t.Errorf("got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
+	}
+}
