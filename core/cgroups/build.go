@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -88,7 +89,7 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 	}
 	uids := map[string]int{}
 	for i, p := range pods {
-		field := fmt.Sprintf("pods[%d]", i)
+		field := "pods[" + strconv.Itoa(i) + "]"
 		if err := validatePod(field, p, hostSizes); err != nil {
 			return nil, err
 		}
@@ -121,11 +122,10 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 	podOpts := c.PodOptions()
 	ctrOpts := c.ContainerOptions()
 	for i, p := range pods {
-		field := fmt.Sprintf("pods[%d]", i)
 		class := p.QOS()
 		rc, err := ResourceConfigForPod(p, podOpts)
 		if err != nil {
-			return nil, fieldErr(field, "%v", err)
+			return nil, fieldErr(fmt.Sprintf("pods[%d]", i), "%v", err)
 		}
 		if c.PodPidsLimit > 0 {
 			pids := c.PodPidsLimit
@@ -141,7 +141,7 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 		for _, ctr := range RunningContainers(p) {
 			crc, err := ContainerConfig(ctr, ctrOpts)
 			if err != nil {
-				return nil, fieldErr(field, "%v", err)
+				return nil, fieldErr(fmt.Sprintf("pods[%d]", i), "%v", err)
 			}
 			h = append(h, Cgroup{Path: n.containerPath(podPath, ctr.Name), Config: crc, Kind: KindContainer, QOS: class, PodUID: p.UID, Container: ctr.Name})
 		}

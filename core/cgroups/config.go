@@ -276,10 +276,20 @@ func (c Config) Validate() error {
 // quantity, hugepages names that parse, and, for reservations, only the
 // resources the kubelet lets an operator reserve.
 func checkList(field string, l pod.ResourceList, allowed map[pod.ResourceName]bool) []error {
+	clean := true
+	for name, q := range l {
+		if allowed != nil && !allowed[name] || q < 0 || q > MaxQuantity || name == pod.CPU && q > MaxMilliCPU || pod.IsHugePages(name) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return nil
+	}
 	var errs []error
 	for _, name := range l.Names() {
 		q := l[name]
-		f := fmt.Sprintf("%s[%s]", field, name)
+		f := field + "[" + string(name) + "]"
 		if allowed != nil && !allowed[name] {
 			errs = append(errs, upstreamErr(f, "cannot reserve %q resource", string(name)))
 			continue

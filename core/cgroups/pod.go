@@ -1,8 +1,6 @@
 package cgroups
 
 import (
-	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 
@@ -248,20 +246,48 @@ func RunningContainers(p *pod.Pod) []pod.Container {
 	return append(out, p.Containers...)
 }
 
-var (
-	containerName = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
-	podUID        = regexp.MustCompile(`^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$`)
-)
+// isDNSLabel reports whether s is a DNS label: lower case letters, digits
+// and '-', starting and ending with a letter or digit, at most 63 long.
+func isDNSLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' || i == 0 || i == len(s)-1) {
+			return false
+		}
+	}
+	return true
+}
+
+// isPodUID reports whether s can name a pod cgroup: letters, digits, '-',
+// '_' and '.', starting and ending with a letter or digit (a UUID is).
+func isPodUID(s string) bool {
+	if len(s) == 0 || len(s) > MaxNameLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (c != '-' && c != '_' && c != '.' || i == 0 || i == len(s)-1) {
+			return false
+		}
+	}
+	return true
+}
 
 // validatePod checks what Build needs of a pod: a UID and container names
 // that make cgroup names, at least one app container, bounded container
 // counts, and quantities that are not negative, fit the bounds and (for
-// hugepages) name a page size of the host.
+// hugepages) name a page size of the host. Field names are built only for
+// an error: Build validates every pod on every call.
 func validatePod(field string, p *pod.Pod, hostSizes map[int64]bool) error {
 	if p == nil {
 		return fieldErr(field, "pod must not be nil")
 	}
-	if !podUID.MatchString(p.UID) || len(p.UID) > MaxNameLength {
+	if !isPodUID(p.UID) {
 		return fieldErr(field+".uid", "%q must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at most %d characters", p.UID, MaxNameLength)
 	}
 	if len(p.Containers) == 0 {
@@ -270,47 +296,62 @@ func validatePod(field string, p *pod.Pod, hostSizes map[int64]bool) error {
 	if n := len(p.InitContainers) + len(p.Containers); n > MaxContainersPerPod {
 		return fieldErr(field+".containers", "%d init and app containers exceed the bound of %d", n, MaxContainersPerPod)
 	}
-	names := map[string]bool{}
-	checkContainer := func(f string, c pod.Container) error {
-		if !containerName.MatchString(c.Name) || len(c.Name) > 63 {
-			return fieldErr(f+".name", "%q must be a DNS label (lower case letters, digits and '-', at most 63 characters)", c.Name)
+	checkContainer := func(kind string, i int, c pod.Container, others ...[]pod.Container) error {
+		f := func() string { return field + "." + kind + "[" + strconv.Itoa(i) + "]" }
+		if !isDNSLabel(c.Name) {
+			return fieldErr(f()+".name", "%q must be a DNS label (lower case letters, digits and '-', at most 63 characters)", c.Name)
 		}
-		if names[c.Name] {
-			return fieldErr(f+".name", "%q is used by two containers of the pod", c.Name)
+		for _, list := range others {
+			for _, o := range list {
+				if o.Name == c.Name {
+					return fieldErr(f()+".name", "%q is used by two containers of the pod", c.Name)
+				}
+			}
 		}
-		names[c.Name] = true
-		if err := checkPodList(f+".requests", c.Requests, hostSizes); err != nil {
+		if err := checkPodList(func() string { return f() + ".requests" }, c.Requests, hostSizes); err != nil {
 			return err
 		}
-		return checkPodList(f+".limits", c.Limits, hostSizes)
+		return checkPodList(func() string { return f() + ".limits" }, c.Limits, hostSizes)
 	}
 	for i, c := range p.InitContainers {
-		if err := checkContainer(fmt.Sprintf("%s.initContainers[%d]", field, i), c); err != nil {
+		if err := checkContainer("initContainers", i, c, p.InitContainers[:i]); err != nil {
 			return err
 		}
 	}
 	for i, c := range p.Containers {
-		if err := checkContainer(fmt.Sprintf("%s.containers[%d]", field, i), c); err != nil {
+		if err := checkContainer("containers", i, c, p.InitContainers, p.Containers[:i]); err != nil {
 			return err
 		}
 	}
-	if err := checkPodList(field+".overhead", p.Overhead, hostSizes); err != nil {
+	if err := checkPodList(func() string { return field + ".overhead" }, p.Overhead, hostSizes); err != nil {
 		return err
 	}
 	if p.Resources != nil {
-		if err := checkPodList(field+".resources.requests", p.Resources.Requests, hostSizes); err != nil {
+		if err := checkPodList(func() string { return field + ".resources.requests" }, p.Resources.Requests, hostSizes); err != nil {
 			return err
 		}
-		if err := checkPodList(field+".resources.limits", p.Resources.Limits, hostSizes); err != nil {
+		if err := checkPodList(func() string { return field + ".resources.limits" }, p.Resources.Limits, hostSizes); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func checkPodList(field string, l pod.ResourceList, hostSizes map[int64]bool) error {
+// checkPodList checks a pod's resource list; the error names the first bad
+// entry in name order, so only a bad list is sorted.
+func checkPodList(field func() string, l pod.ResourceList, hostSizes map[int64]bool) error {
+	ok := true
+	for name, q := range l {
+		if !quantityOK(name, q, hostSizes) {
+			ok = false
+			break
+		}
+	}
+	if ok {
+		return nil
+	}
 	for _, name := range l.Names() {
-		f := fmt.Sprintf("%s[%s]", field, name)
+		f := field() + "[" + string(name) + "]"
 		if err := checkQuantity(f, name, l[name]); err != nil {
 			return err
 		}
@@ -323,6 +364,24 @@ func checkPodList(field string, l pod.ResourceList, hostSizes map[int64]bool) er
 		}
 	}
 	return nil
+}
+
+// quantityOK is the fast path of checkPodList's rules.
+func quantityOK(name pod.ResourceName, q int64, hostSizes map[int64]bool) bool {
+	if q < 0 {
+		return false
+	}
+	if name == pod.CPU {
+		return q <= MaxMilliCPU
+	}
+	if q > MaxQuantity {
+		return false
+	}
+	if pod.IsHugePages(name) {
+		size, err := HugePageSizeFromResourceName(name)
+		return err == nil && hostSizes[size]
+	}
+	return true
 }
 
 // sortedSizes returns a hugepage map's sizes in ascending order.

@@ -487,7 +487,10 @@ func TestUpstreamErrorStrings(t *testing.T) {
 		field string
 		want  string
 	}{
-		{"period without gate", func(c *cgroups.Config) { c.CustomCPUCFSQuotaPeriod = false; c.CPUCFSQuotaPeriod = 50 * time.Millisecond },
+		{"period without gate", func(c *cgroups.Config) {
+			c.CustomCPUCFSQuotaPeriod = false
+			c.CPUCFSQuotaPeriod = 50 * time.Millisecond
+		},
 			"cpuCFSQuotaPeriod", "invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) 50ms requires feature gate CustomCPUCFSQuotaPeriod"},
 		{"period too long", func(c *cgroups.Config) { c.CPUCFSQuotaPeriod = 2 * time.Second },
 			"cpuCFSQuotaPeriod", "invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) 2s must be between 1ms and 1sec, inclusive"},
