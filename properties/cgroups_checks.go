@@ -32,12 +32,6 @@ func (m *cgMachine) check(t *rapid.T) {
 	if err != nil {
 		m.fail(CGErrors, "valid node and pods rejected: %v\n  config: %s", err, cgConfigSpec{m.cfg})
 	}
-	files := map[cgroups.Version][]cgroups.CgroupFiles{}
-	for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
-		if files[v], err = h.Files(v); err != nil {
-			m.fail(CGErrors, "rendering a valid hierarchy for v%d: %v", v, err)
-		}
-	}
 	node, mpods := m.modelInput(m.cfg)
 	m.spec = map[string]model.Pod{}
 	for _, p := range mpods {
@@ -48,6 +42,14 @@ func (m *cgMachine) check(t *rapid.T) {
 	m.checkShares(h)
 	m.checkPods(h)
 	m.checkTiers(h)
+	// Values refuses what the kernel would, so the configs are checked
+	// before they are rendered: a bad value is reported as what it is.
+	files := map[cgroups.Version][]cgroups.CgroupFiles{}
+	for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
+		if files[v], err = h.Files(v); err != nil {
+			m.fail(CGErrors, "rendering a valid hierarchy for v%d: %v", v, err)
+		}
+	}
 	m.checkMemoryQoS(h, files[cgroups.V2])
 	m.checkWeights(h, files[cgroups.V2])
 	m.checkContention(h)
@@ -67,13 +69,15 @@ func (m *cgMachine) checkDeterministic(h cgroups.Hierarchy) {
 // checkTree: unique paths, parents first, and the driver's names.
 func (m *cgMachine) checkTree(h cgroups.Hierarchy) {
 	m.tally.Check(CGTree)
-	systemd := m.cfg.CgroupDriver == cgroups.DriverSystemd
 	index := map[string]int{}
 	for i, cg := range h {
 		if _, dup := index[cg.Path]; dup {
 			m.fail(CGTree, "path %q listed twice", cg.Path)
 		}
 		index[cg.Path] = i
+		if want := m.expectedPath(cg); cg.Path != want {
+			m.fail(CGTree, "%s %s %s/%s is at %q, want %q", cg.Kind, cg.QOS, cg.PodUID, cg.Container, cg.Path, want)
+		}
 		if i == 0 {
 			if cg.Kind != cgroups.KindNodeAllocatable {
 				m.fail(CGTree, "first cgroup %q is %s, want kubepods", cg.Path, cg.Kind)
@@ -84,26 +88,54 @@ func (m *cgMachine) checkTree(h cgroups.Hierarchy) {
 		if j, ok := index[parent]; !ok || j >= i {
 			m.fail(CGTree, "%q is listed before (or without) its parent %q", cg.Path, parent)
 		}
-		leaf := cg.Path[strings.LastIndex(cg.Path, "/")+1:]
-		switch cg.Kind {
-		case cgroups.KindPod:
-			want := "pod" + cg.PodUID
-			if systemd {
-				want = strings.TrimSuffix(h[index[parent]].Path[strings.LastIndex(h[index[parent]].Path, "/")+1:], ".slice") + "-pod" + strings.ReplaceAll(cg.PodUID, "-", "_") + ".slice"
-			}
-			if leaf != want {
-				m.fail(CGTree, "pod %s is named %q, want %q", cg.PodUID, leaf, want)
-			}
-		case cgroups.KindContainer:
-			want := cg.Container
-			if systemd {
-				want = "cri-containerd-" + cg.Container + ".scope"
-			}
-			if leaf != want {
-				m.fail(CGTree, "container %s/%s is named %q, want %q", cg.PodUID, cg.Container, leaf, want)
-			}
+	}
+}
+
+// expectedPath names a cgroup as §5.7 does: cgroupfs joins the components
+// under the root; systemd turns '-' into '_' in each component and expands
+// the joined name into one slice per prefix. Containers are named by the
+// runtime: the name under the pod, or cri-containerd-<name>.scope.
+func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
+	var components []string
+	for _, part := range strings.Split(m.cfg.CgroupRoot, "/") {
+		if part != "" {
+			components = append(components, part)
 		}
 	}
+	components = append(components, "kubepods")
+	switch {
+	case cg.Kind == cgroups.KindNodeAllocatable:
+	case cg.QOS == pod.Burstable:
+		components = append(components, "burstable")
+	case cg.QOS == pod.BestEffort:
+		components = append(components, "besteffort")
+	}
+	if cg.Kind == cgroups.KindPod || cg.Kind == cgroups.KindContainer {
+		components = append(components, "pod"+cg.PodUID)
+	}
+	systemd := m.cfg.CgroupDriver == cgroups.DriverSystemd
+	var path string
+	if systemd {
+		prefix := ""
+		for i, c := range components {
+			name := strings.ReplaceAll(c, "-", "_")
+			if i > 0 {
+				path += "/"
+				name = prefix + "-" + name
+			}
+			path += name + ".slice"
+			prefix = name
+		}
+	} else {
+		path = strings.Join(components, "/")
+	}
+	if cg.Kind == cgroups.KindContainer {
+		if systemd {
+			return path + "/cri-containerd-" + cg.Container + ".scope"
+		}
+		return path + "/" + cg.Container
+	}
+	return path
 }
 
 // checkShares: every cpu.shares within the kernel's range, every quota
@@ -122,7 +154,9 @@ func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
 		if s := rc.CPUShares; s != nil && (*s < 2 || *s > 262144) {
 			m.fail(CGSharesRange, "%s: cpu.shares %d outside [2, 262144]", cg.Path, *s)
 		}
-		if q := rc.CPUQuota; q != nil && *q != -1 && *q < 1000 {
+		// A quota of 0 is not written at all (CG-PARTIAL-LIMITS says when a
+		// pod may carry one).
+		if q := rc.CPUQuota; q != nil && *q != -1 && *q != 0 && *q < 1000 {
 			m.fail(CGQuotaFloor, "%s: quota %d below the 1000µs floor", cg.Path, *q)
 		}
 		switch cg.Kind {
@@ -142,7 +176,7 @@ func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
 				if !m.cfg.CustomCPUCFSQuotaPeriod {
 					over = 100000
 				}
-				if want := max(limit*over/1000, 1000); *rc.CPUQuota != want {
+				if want := max(limit*over/1000, 1000); limit > 0 && *rc.CPUQuota != want {
 					m.fail(CGPeriod, "%s: quota %d for limit %dm over %dµs, want %d", cg.Path, *rc.CPUQuota, limit, over, want)
 				}
 			}
@@ -418,7 +452,7 @@ func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
 		return
 	}
 	m.tally.Check(CGContention)
-	got := ContainerCPUUnderContention(h, allocatable)
+	got := ContainerCPUUnderContention(h, allocatable, cgroups.V1)
 	for _, cg := range h {
 		if cg.Kind != cgroups.KindContainer {
 			continue
@@ -507,9 +541,10 @@ func (m *cgMachine) contentionDomain(allocatable int64) string {
 // ContainerCPUUnderContention gives every container's CPU in millicores
 // when every container is busy: kubepods gets allocatableMilli, and each
 // busy cgroup splits what it gets among its busy children in proportion to
-// their cpu.shares (the cgroup v1 CFS arithmetic of seed 004). A cgroup is
-// busy when it holds a container; idle siblings take nothing.
-func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64) map[string]*big.Rat {
+// their cpu.shares on cgroup v1 (the CFS arithmetic of seed 004) or their
+// cpu.weight on v2. A cgroup is busy when it holds a container; idle
+// siblings take nothing.
+func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v cgroups.Version) map[string]*big.Rat {
 	children := map[string][]cgroups.Cgroup{}
 	busy := map[string]bool{}
 	for _, cg := range h {
@@ -522,6 +557,16 @@ func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64) ma
 			children[cg.Path[:i]] = append(children[cg.Path[:i]], cg)
 		}
 	}
+	weight := func(cg cgroups.Cgroup) int64 {
+		s := *cg.Config.CPUShares
+		if v == cgroups.V1 {
+			return int64(s)
+		}
+		if cg.Config.Weight == cgroups.WeightQuadratic {
+			return int64(cgroups.CPUWeightQuadratic(s))
+		}
+		return int64(cgroups.CPUWeightLinear(s))
+	}
 	out := map[string]*big.Rat{}
 	var give func(cg cgroups.Cgroup, cpu *big.Rat)
 	give = func(cg cgroups.Cgroup, cpu *big.Rat) {
@@ -532,13 +577,12 @@ func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64) ma
 		var total int64
 		for _, c := range children[cg.Path] {
 			if busy[c.Path] {
-				total += int64(*c.Config.CPUShares)
+				total += weight(c)
 			}
 		}
 		for _, c := range children[cg.Path] {
 			if busy[c.Path] {
-				share := new(big.Rat).Mul(cpu, big.NewRat(int64(*c.Config.CPUShares), total))
-				give(c, share)
+				give(c, new(big.Rat).Mul(cpu, big.NewRat(weight(c), total)))
 			}
 		}
 	}
