@@ -3,7 +3,7 @@ package cgroups
 import (
 	"fmt"
 	"maps"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -151,7 +151,7 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 	// (a plain string sort would too, but would interleave "a-b" between
 	// "a" and "a/x"). Two pods whose UIDs differ only in '-' against '_'
 	// would share a systemd slice: refuse rather than merge them.
-	sort.SliceStable(h, func(i, j int) bool { return lessPath(h[i].Path, h[j].Path) })
+	slices.SortFunc(h, func(a, b Cgroup) int { return comparePaths(a.Path, b.Path) })
 	for i := 1; i < len(h); i++ {
 		if h[i].Path == h[i-1].Path {
 			return nil, fieldErr("pods", "two cgroups would share the path %q (UIDs that differ only in '-' and '_' collide under the systemd driver)", h[i].Path)
@@ -160,16 +160,21 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 	return h, nil
 }
 
-// lessPath compares slash-separated paths component by component.
-func lessPath(a, b string) bool {
+// comparePaths orders slash-separated paths component by component.
+func comparePaths(a, b string) int {
 	for {
 		ah, at, aMore := strings.Cut(a, "/")
 		bh, bt, bMore := strings.Cut(b, "/")
-		if ah != bh {
-			return ah < bh
+		if c := strings.Compare(ah, bh); c != 0 {
+			return c
 		}
-		if !aMore || !bMore {
-			return !aMore && bMore
+		switch {
+		case !aMore && !bMore:
+			return 0
+		case !aMore:
+			return -1
+		case !bMore:
+			return 1
 		}
 		a, b = at, bt
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -195,8 +194,6 @@ func (c Config) ContainerPeriodUS() uint64 {
 	return QuotaPeriod
 }
 
-var rootComponent = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
-
 // Validate checks every field. Errors name the field and the rule; the
 // period and qos-reserved rules use the kubelet's own messages. All
 // problems are reported, joined by newlines.
@@ -337,12 +334,24 @@ func rootComponents(root string) ([]string, error) {
 		if part == "" {
 			continue
 		}
-		if part == "." || part == ".." || !rootComponent.MatchString(part) || len(part) > MaxNameLength {
+		if part == "." || part == ".." || !isRootComponent(part) || len(part) > MaxNameLength {
 			return nil, fieldErr("cgroupRoot", "component %q must be a name of letters, digits, '_', '.' and '-'", part)
 		}
 		parts = append(parts, part)
 	}
 	return parts, nil
+}
+
+// isRootComponent reports whether s is made of letters, digits, '_', '.'
+// and '-' only.
+func isRootComponent(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // ParseQOSReserved reads the kubelet's --qos-reserved map (resource →

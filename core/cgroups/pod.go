@@ -1,7 +1,7 @@
 package cgroups
 
 import (
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -46,6 +46,9 @@ func (c Config) PodOptions() PodOptions {
 // up. Other resources are ignored.
 func HugePageLimits(l pod.ResourceList) (map[int64]int64, error) {
 	limits := map[int64]int64{}
+	if !hasHugePages(l) {
+		return limits, nil
+	}
 	for _, name := range l.Names() {
 		if !pod.IsHugePages(name) {
 			continue
@@ -216,6 +219,11 @@ func ContainerConfig(c pod.Container, o ContainerOptions) (ResourceConfig, error
 		hp[size] = 0
 	}
 	for _, l := range []pod.ResourceList{c.Limits, c.Requests} {
+		if !hasHugePages(l) {
+			continue
+		}
+		// Sorted, so that two names of one size ("hugepages-2Mi",
+		// "hugepages-2048Ki") always resolve the same way.
 		for _, name := range l.Names() {
 			if !pod.IsHugePages(name) {
 				continue
@@ -390,6 +398,15 @@ func sortedSizes(m map[int64]int64) []int64 {
 	for s := range m {
 		sizes = append(sizes, s)
 	}
-	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
+	slices.Sort(sizes)
 	return sizes
+}
+
+func hasHugePages(l pod.ResourceList) bool {
+	for name := range l {
+		if pod.IsHugePages(name) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,7 +1,6 @@
 package cgroups
 
 import (
-	"fmt"
 	"strconv"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -37,14 +36,18 @@ func SumTiers(c Config, pods []*pod.Pod) (TierSums, error) {
 	var s TierSums
 	var err error
 	for i, p := range pods {
-		field := fmt.Sprintf("pods[%d]", i)
+		field := "pods[" + strconv.Itoa(i) + "]"
 		switch p.QOS() {
 		case pod.Burstable:
-			cpu := p.EffectiveRequests(pod.Options{SkipPodLevelResources: !c.PodLevelResources})[pod.CPU]
+			all := p.EffectiveRequests(pod.Options{})
+			cpu := all[pod.CPU]
+			if !c.PodLevelResources && p.HasPodLevelRequests() {
+				cpu = p.EffectiveRequests(pod.Options{SkipPodLevelResources: true})[pod.CPU]
+			}
 			if s.BurstableCPU, err = checkedAdd(field, s.BurstableCPU, cpu); err != nil {
 				return s, err
 			}
-			mem := p.EffectiveRequests(pod.Options{})[pod.Memory]
+			mem := all[pod.Memory]
 			if s.BurstableMemory, err = checkedAdd(field, s.BurstableMemory, mem); err != nil {
 				return s, err
 			}

@@ -71,7 +71,7 @@ func HugePageResourceName(size int64) pod.ResourceName {
 // does not divide into its largest unit, as upstream's
 // HugePageUnitSizeFromByteSize does.
 func HugePageUnitSize(size int64) (string, error) {
-	units := []string{"B", "KB", "MB", "GB", "TB", "PB"}
+	units := &hugePageUnits
 	if size <= 0 {
 		return "", fmt.Errorf("page size %d must be positive", size)
 	}
@@ -83,8 +83,10 @@ func HugePageUnitSize(size int64) (string, error) {
 	if size > 1024 && i < len(units)-1 {
 		return "", fmt.Errorf("size: %d%s must be guaranteed to divisible into the largest units", size, units[i])
 	}
-	return fmt.Sprintf("%d%s", size, units[i]), nil
+	return strconv.FormatInt(size, 10) + units[i], nil
 }
+
+var hugePageUnits = [...]string{"B", "KB", "MB", "GB", "TB", "PB"}
 
 // formatQuantity prints a quantity the way a Kubernetes resource.Quantity
 // prints in its canonical form, choosing the format the kubelet gives each

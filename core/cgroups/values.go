@@ -33,7 +33,7 @@ func (r ResourceConfig) Values(v Version) ([]File, error) {
 	if v != V1 && v != V2 {
 		return nil, fieldErr("version", "%d must be 1 or 2", int(v))
 	}
-	var out []File
+	out := make([]File, 0, 6+len(r.HugePageLimit)+len(r.Unified))
 	add := func(name, value string) { out = append(out, File{Name: name, Value: value}) }
 
 	if s := r.CPUShares; s != nil && *s != 0 {
