@@ -171,7 +171,10 @@ func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
 				m.fail(CGPeriod, "%s: period %s, want the configured %d", cg.Path, fmtPtr(rc.CPUPeriod), period)
 			}
 			if m.cfg.CPUCFSQuota {
-				limit := model.Limits(m.spec[cg.PodUID], m.cfg.PodLevelResources)["cpu"]
+				// The effective limit as core/pod aggregates it: this
+				// statement is about the period, CG-SIDECAR and CG-MODEL
+				// about the aggregation.
+				limit := m.podByUID(cg.PodUID).EffectiveLimits(pod.Options{SkipPodLevelResources: !m.cfg.PodLevelResources})[pod.CPU]
 				over := int64(period)
 				if !m.cfg.CustomCPUCFSQuotaPeriod {
 					over = 100000
@@ -252,6 +255,17 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 			sum += p.Overhead[pod.CPU]
 			if want := sharesOf(sum); *rc.CPUShares < want {
 				m.fail(CGSidecar, "pod %s has %d shares, below the %d of its running containers' %dm (sidecars and overhead included)", p.UID, *rc.CPUShares, want, sum)
+			}
+			if rc.Memory != nil {
+				var mem int64
+				all := true
+				for _, c := range running {
+					mem += c.Limits[pod.Memory]
+					all = all && c.Limits[pod.Memory] > 0
+				}
+				if mem += p.Overhead[pod.Memory]; all && *rc.Memory < mem {
+					m.fail(CGSidecar, "pod %s has a memory limit of %d, below its running containers' %d (sidecars and overhead included)", p.UID, *rc.Memory, mem)
+				}
 			}
 		}
 

@@ -123,18 +123,9 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 	ctrOpts := c.ContainerOptions()
 	for i, p := range pods {
 		class := p.QOS()
-		rc, err := ResourceConfigForPod(p, podOpts)
+		rc, err := c.podCgroupConfig(p, podOpts)
 		if err != nil {
 			return nil, fieldErr(fmt.Sprintf("pods[%d]", i), "%v", err)
-		}
-		if c.PodPidsLimit > 0 {
-			pids := c.PodPidsLimit
-			rc.PidsLimit = &pids
-		}
-		for _, size := range c.HugePageSizes {
-			if _, ok := rc.HugePageLimit[size]; !ok {
-				rc.HugePageLimit[size] = 0
-			}
 		}
 		podPath := n.path(n.pod(class, p.UID))
 		h = append(h, Cgroup{Path: podPath, Config: rc, Kind: KindPod, QOS: class, PodUID: p.UID})
@@ -158,6 +149,31 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 		}
 	}
 	return h, nil
+}
+
+// PodCgroupConfig is what the kubelet writes when it creates the pod's
+// cgroup under c: ResourceConfigForPod, pids.max = PodPidsLimit when
+// positive, and a hugetlb limit of 0 for every host page size the pod does
+// not ask for (§5.2, the caller). The pod is not validated; Build does that.
+func (c Config) PodCgroupConfig(p *pod.Pod) (ResourceConfig, error) {
+	return c.podCgroupConfig(p, c.PodOptions())
+}
+
+func (c Config) podCgroupConfig(p *pod.Pod, o PodOptions) (ResourceConfig, error) {
+	rc, err := ResourceConfigForPod(p, o)
+	if err != nil {
+		return ResourceConfig{}, err
+	}
+	if c.PodPidsLimit > 0 {
+		pids := c.PodPidsLimit
+		rc.PidsLimit = &pids
+	}
+	for _, size := range c.HugePageSizes {
+		if _, ok := rc.HugePageLimit[size]; !ok {
+			rc.HugePageLimit[size] = 0
+		}
+	}
+	return rc, nil
 }
 
 // comparePaths orders slash-separated paths component by component.

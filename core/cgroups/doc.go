@@ -21,8 +21,12 @@
 // MilliCPUToShares, MilliCPUToQuota (with the CustomCPUCFSQuotaPeriod gate
 // as an argument), the inverse conversions, CPUWeightLinear (the kubelet's
 // v2 weight) and CPUWeightQuadratic (the runtimes' newer container weight),
-// HugePageLimits, ResourceConfigForPod, ContainerConfig, QOSTierConfigs,
-// NodeAllocatableConfig, ValidateNodeAllocatable and ParseQOSReserved.
+// HugePageLimits, ResourceConfigForPod (upstream's function) and
+// Config.PodCgroupConfig (with the pod cgroup's creation extras: pids and
+// zero hugetlb limits), ContainerConfig, QOSTierConfigs,
+// NodeAllocatableConfig, NodeAllocatableAbsolute, ReportedAllocatable,
+// ValidateNodeAllocatable and ParseQOSReserved. Names: KubepodsPath,
+// PodPath, and the table in names.go for both drivers.
 //
 // # Contract
 //

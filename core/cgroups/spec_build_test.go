@@ -2,6 +2,7 @@ package cgroups_test
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -573,6 +574,14 @@ func TestBadPods(t *testing.T) {
 				t.Errorf("got %v\nwant %s", err, tc.want)
 			}
 		})
+	}
+
+	many := good()
+	for i := range cgroups.MaxContainersPerPod {
+		many.Containers = append(many.Containers, ctr(fmt.Sprintf("c%d", i), nil, nil))
+	}
+	if _, err := cgroups.Build(seedNode(), []*pod.Pod{many}); err == nil || err.Error() != "pods[0].containers: 257 init and app containers exceed the bound of 256" {
+		t.Errorf("too many containers: %v", err)
 	}
 
 	c := seedNode()
