@@ -93,6 +93,8 @@ func newCGMachine(t *rapid.T, tally *Tally) *cgMachine {
 	m.podLevelGate = rapid.IntRange(0, 3).Draw(t, "podLevelGate") > 0
 	m.oddQuantities = rapid.Bool().Draw(t, "oddQuantities")
 	m.cfg = m.drawConfig(t)
+	// The node is part of every counterexample, so it is the first step.
+	t.Logf("step 0: start %s", cgConfigSpec{m.cfg})
 	m.checkSeed()
 	return m
 }
