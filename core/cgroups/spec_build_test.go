@@ -1,0 +1,604 @@
+package cgroups_test
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/nodeproof/nodeproof/core/pod"
+)
+
+const (
+	mi = int64(1) << 20
+	gi = int64(1) << 30
+)
+
+func rl(kv ...any) pod.ResourceList {
+	l := pod.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		l[pod.ResourceName(kv[i].(string))] = int64(kv[i+1].(int64))
+	}
+	return l
+}
+
+func ctr(name string, requests, limits pod.ResourceList) pod.Container {
+	return pod.Container{Name: name, Requests: requests, Limits: limits}
+}
+
+func sidecar(name string, requests, limits pod.ResourceList) pod.Container {
+	c := ctr(name, requests, limits)
+	c.RestartPolicy = pod.RestartAlways
+	return c
+}
+
+// seedNode and seedPods are seed 004's worked example: a 3-CPU, 8 GiB node
+// with --qos-reserved=memory=100% and one pod of each QoS class.
+func seedNode() cgroups.Config {
+	c := cgroups.DefaultConfig()
+	c.Capacity = rl("cpu", int64(3000), "memory", 8*gi)
+	hundred := int64(100)
+	c.QOSReservedMemoryPercent = &hundred
+	return c
+}
+
+func seedPods() []*pod.Pod {
+	return []*pod.Pod{
+		{UID: "burstable-1", Name: "pod-burstable-1", Containers: []pod.Container{
+			ctr("container1", rl("cpu", int64(1000), "memory", 1*gi), rl("cpu", int64(1000), "memory", 1*gi)),
+			ctr("container2", rl("cpu", int64(1000), "memory", 1*gi), rl("cpu", int64(2000), "memory", 2*gi)),
+		}},
+		{UID: "guaranteed-1", Name: "pod-guaranteed-1", Containers: []pod.Container{
+			ctr("container3", rl("cpu", int64(1000), "memory", 1*gi), rl("cpu", int64(1000), "memory", 1*gi)),
+		}},
+		{UID: "besteffort-1", Name: "pod-besteffort-1", Containers: []pod.Container{ctr("container4", nil, nil)}},
+	}
+}
+
+func mustBuild(t *testing.T, c cgroups.Config, pods []*pod.Pod) cgroups.Hierarchy {
+	t.Helper()
+	h, err := cgroups.Build(c, pods)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return h
+}
+
+func files(t *testing.T, h cgroups.Hierarchy, path string, v cgroups.Version) map[string]string {
+	t.Helper()
+	cg, ok := h.Lookup(path)
+	if !ok {
+		var paths []string
+		for _, c := range h {
+			paths = append(paths, c.Path)
+		}
+		t.Fatalf("no cgroup %q in %v", path, paths)
+	}
+	fs, err := cg.Config.Values(v)
+	if err != nil {
+		t.Fatalf("%s: Values: %v", path, err)
+	}
+	out := map[string]string{}
+	for _, f := range fs {
+		out[f.Name] = f.Value
+	}
+	return out
+}
+
+// TestSeedWorkedExample reproduces every number seed 004 gives for its
+// three pods (§"QoS level cgroup" and "CPU Request 的实现").
+func TestSeedWorkedExample(t *testing.T) {
+	h := mustBuild(t, seedNode(), seedPods())
+	want := map[string]map[string]string{
+		"kubepods":            {"cpu.shares": "3072", "memory.limit_in_bytes": "8589934592"},
+		"kubepods/burstable":  {"cpu.shares": "2048", "memory.limit_in_bytes": "7516192768"}, // 8Gi − 1Gi
+		"kubepods/besteffort": {"cpu.shares": "2", "memory.limit_in_bytes": "5368709120"},    // 7Gi − 2Gi
+		"kubepods/podguaranteed-1": {"cpu.shares": "1024", "cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000",
+			"memory.limit_in_bytes": "1073741824"},
+		"kubepods/podguaranteed-1/container3": {"cpu.shares": "1024", "cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000",
+			"memory.limit_in_bytes": "1073741824"},
+		"kubepods/burstable/podburstable-1": {"cpu.shares": "2048", "cpu.cfs_quota_us": "300000", "cpu.cfs_period_us": "100000",
+			"memory.limit_in_bytes": "3221225472"},
+		"kubepods/burstable/podburstable-1/container1": {"cpu.shares": "1024", "cpu.cfs_quota_us": "100000", "cpu.cfs_period_us": "100000",
+			"memory.limit_in_bytes": "1073741824"},
+		"kubepods/burstable/podburstable-1/container2": {"cpu.shares": "1024", "cpu.cfs_quota_us": "200000", "cpu.cfs_period_us": "100000",
+			"memory.limit_in_bytes": "2147483648"},
+		"kubepods/besteffort/podbesteffort-1":            {"cpu.shares": "2"},
+		"kubepods/besteffort/podbesteffort-1/container4": {"cpu.shares": "2", "cpu.cfs_period_us": "100000"},
+	}
+	if len(h) != len(want) {
+		t.Errorf("hierarchy has %d cgroups, want %d", len(h), len(want))
+	}
+	for path, w := range want {
+		if got := files(t, h, path, cgroups.V1); !reflect.DeepEqual(got, w) {
+			t.Errorf("%s:\n  got  %v\n  want %v", path, got, w)
+		}
+	}
+}
+
+// TestHierarchyOrderAndNames checks both drivers' names (§5.7) and that
+// parents come before children.
+func TestHierarchyOrderAndNames(t *testing.T) {
+	pods := seedPods()
+	pods[0].UID = "8a3f-11-b"
+	c := seedNode()
+	var got []string
+	for _, cg := range mustBuild(t, c, pods) {
+		got = append(got, cg.Path)
+	}
+	want := []string{
+		"kubepods",
+		"kubepods/besteffort",
+		"kubepods/besteffort/podbesteffort-1",
+		"kubepods/besteffort/podbesteffort-1/container4",
+		"kubepods/burstable",
+		"kubepods/burstable/pod8a3f-11-b",
+		"kubepods/burstable/pod8a3f-11-b/container1",
+		"kubepods/burstable/pod8a3f-11-b/container2",
+		"kubepods/podguaranteed-1",
+		"kubepods/podguaranteed-1/container3",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("cgroupfs paths:\n  got  %q\n  want %q", got, want)
+	}
+
+	c.CgroupDriver = cgroups.DriverSystemd
+	got = nil
+	for _, cg := range mustBuild(t, c, pods) {
+		got = append(got, cg.Path)
+	}
+	want = []string{
+		"kubepods.slice",
+		"kubepods.slice/kubepods-besteffort.slice",
+		"kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podbesteffort_1.slice",
+		"kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podbesteffort_1.slice/cri-containerd-container4.scope",
+		"kubepods.slice/kubepods-burstable.slice",
+		"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8a3f_11_b.slice",
+		"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8a3f_11_b.slice/cri-containerd-container1.scope",
+		"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod8a3f_11_b.slice/cri-containerd-container2.scope",
+		"kubepods.slice/kubepods-podguaranteed_1.slice",
+		"kubepods.slice/kubepods-podguaranteed_1.slice/cri-containerd-container3.scope",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("systemd paths:\n  got  %q\n  want %q", got, want)
+	}
+
+	// §5.7: NodeAllocatableRoot("/kubepods", true, "systemd").
+	c.CgroupRoot = "/kubepods"
+	if p, _ := cgroups.KubepodsPath(c); p != "kubepods.slice/kubepods-kubepods.slice" {
+		t.Errorf("systemd kubepods under /kubepods = %q", p)
+	}
+	c.CgroupDriver = cgroups.DriverCgroupfs
+	if p, _ := cgroups.KubepodsPath(c); p != "kubepods/kubepods" {
+		t.Errorf("cgroupfs kubepods under /kubepods = %q", p)
+	}
+}
+
+// TestValuesOrder checks the ordered writes of both versions for a pod
+// cgroup with every field set.
+func TestValuesOrder(t *testing.T) {
+	shares, quota, period, memory, pids := uint64(2048), int64(150000), uint64(100000), int64(3*gi), int64(1024)
+	rc := cgroups.ResourceConfig{
+		CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory, PidsLimit: &pids,
+		HugePageLimit: map[int64]int64{1 << 30: 0, 2 << 20: 4 * mi},
+		Unified:       map[string]string{"memory.min": "5", "memory.low": "7"},
+	}
+	v1, err := rc.Values(cgroups.V1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantV1 := []cgroups.File{
+		{"cpu.shares", "2048"}, {"cpu.cfs_quota_us", "150000"}, {"cpu.cfs_period_us", "100000"},
+		{"memory.limit_in_bytes", "3221225472"},
+		{"hugetlb.2MB.limit_in_bytes", "4194304"}, {"hugetlb.1GB.limit_in_bytes", "0"},
+		{"pids.max", "1024"},
+	}
+	if !reflect.DeepEqual(v1, wantV1) {
+		t.Errorf("v1:\n  got  %v\n  want %v", v1, wantV1)
+	}
+	v2, err := rc.Values(cgroups.V2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantV2 := []cgroups.File{
+		{"cpu.weight", "79"}, {"cpu.max", "150000 100000"}, {"memory.max", "3221225472"},
+		{"memory.low", "7"}, {"memory.min", "5"},
+		{"hugetlb.2MB.max", "4194304"}, {"hugetlb.1GB.max", "0"},
+		{"pids.max", "1024"},
+	}
+	if !reflect.DeepEqual(v2, wantV2) {
+		t.Errorf("v2:\n  got  %v\n  want %v", v2, wantV2)
+	}
+
+	// Unlimited quota with a period, and the runtime's weight formula.
+	unlimited := int64(-1)
+	rc = cgroups.ResourceConfig{CPUShares: &[]uint64{1024}[0], CPUQuota: &unlimited, CPUPeriod: &period, Weight: cgroups.WeightQuadratic}
+	v2, _ = rc.Values(cgroups.V2)
+	if want := []cgroups.File{{"cpu.weight", "100"}, {"cpu.max", "max 100000"}}; !reflect.DeepEqual(v2, want) {
+		t.Errorf("v2 unlimited: got %v, want %v", v2, want)
+	}
+	v1, _ = rc.Values(cgroups.V1)
+	if want := []cgroups.File{{"cpu.shares", "1024"}, {"cpu.cfs_quota_us", "-1"}, {"cpu.cfs_period_us", "100000"}}; !reflect.DeepEqual(v1, want) {
+		t.Errorf("v1 unlimited: got %v, want %v", v1, want)
+	}
+}
+
+// TestValuesRejectsWhatTheKernelWould checks the errors of Values.
+func TestValuesRejectsWhatTheKernelWould(t *testing.T) {
+	u := func(v uint64) *uint64 { return &v }
+	i := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		rc   cgroups.ResourceConfig
+		want string
+	}{
+		{cgroups.ResourceConfig{CPUShares: u(1)}, "cpuShares: 1 must be within 2 and 262144"},
+		{cgroups.ResourceConfig{CPUShares: u(262145)}, "cpuShares: 262145 must be within 2 and 262144"},
+		{cgroups.ResourceConfig{CPUQuota: i(999)}, "cpuQuota: 999 must be -1 or at least 1000 microseconds"},
+		{cgroups.ResourceConfig{CPUPeriod: u(999)}, "cpuPeriod: 999 must be within 1000 and 1000000 microseconds"},
+		{cgroups.ResourceConfig{Memory: i(-2)}, "memory: -2 must be -1 (unlimited) or a positive byte count"},
+		{cgroups.ResourceConfig{HugePageLimit: map[int64]int64{1025 << 20: 1}}, "hugePageLimit[1074790400]: size: 1025MB must be guaranteed to divisible into the largest units"},
+		{cgroups.ResourceConfig{HugePageLimit: map[int64]int64{2 << 20: -1}}, "hugePageLimit[2MB]: -1 must not be negative"},
+		{cgroups.ResourceConfig{Unified: map[string]string{"../x": "1"}}, `unified: "../x" is not a cgroup file name`},
+	} {
+		for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
+			if tc.rc.Unified != nil && v == cgroups.V1 {
+				continue // Unified is not written on v1 at all
+			}
+			_, err := tc.rc.Values(v)
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("v%d: got %v, want %q", v, err, tc.want)
+			}
+		}
+	}
+	if _, err := (cgroups.ResourceConfig{}).Values(3); err == nil || err.Error() != "version: 3 must be 1 or 2" {
+		t.Errorf("version 3: %v", err)
+	}
+}
+
+// TestPartialLimits checks that a Burstable pod gets a quota or a memory
+// limit only when every container declares one, counting the sidecars
+// started before a container (§5.2).
+func TestPartialLimits(t *testing.T) {
+	opts := cgroups.DefaultConfig().PodOptions()
+	for _, tc := range []struct {
+		name               string
+		p                  pod.Pod
+		wantQuota, wantMem bool
+	}{
+		{"all declared", pod.Pod{Containers: []pod.Container{
+			ctr("a", rl("cpu", int64(100)), rl("cpu", int64(200), "memory", mi)),
+			ctr("b", rl("cpu", int64(100)), rl("cpu", int64(200), "memory", mi)),
+		}}, true, true},
+		{"one app without cpu limit", pod.Pod{Containers: []pod.Container{
+			ctr("a", rl("cpu", int64(100)), rl("cpu", int64(200), "memory", mi)),
+			ctr("b", rl("cpu", int64(100)), rl("memory", mi)),
+		}}, false, true},
+		{"regular init without limits", pod.Pod{
+			InitContainers: []pod.Container{ctr("i", rl("cpu", int64(100)), nil)},
+			Containers:     []pod.Container{ctr("a", rl("cpu", int64(100)), rl("cpu", int64(200), "memory", mi))},
+		}, false, false},
+		{"regular init masked by an earlier sidecar's limits", pod.Pod{
+			InitContainers: []pod.Container{
+				sidecar("s", rl("cpu", int64(100)), rl("cpu", int64(200), "memory", mi)),
+				ctr("i", rl("cpu", int64(100)), nil),
+			},
+			Containers: []pod.Container{ctr("a", rl("cpu", int64(100)), rl("cpu", int64(200), "memory", mi))},
+		}, true, true},
+		{"pod-level limits declare", pod.Pod{
+			Resources:  &pod.Resources{Requests: rl("cpu", int64(100)), Limits: rl("cpu", int64(500))},
+			Containers: []pod.Container{ctr("a", nil, nil)},
+		}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rc, err := cgroups.ResourceConfigForPod(&tc.p, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.p.QOS() != pod.Burstable {
+				t.Fatalf("test pod is %s", tc.p.QOS())
+			}
+			if (rc.CPUQuota != nil) != tc.wantQuota || (rc.CPUPeriod != nil) != tc.wantQuota {
+				t.Errorf("quota set = %t, period set = %t, want %t", rc.CPUQuota != nil, rc.CPUPeriod != nil, tc.wantQuota)
+			}
+			if (rc.Memory != nil) != tc.wantMem {
+				t.Errorf("memory set = %t, want %t", rc.Memory != nil, tc.wantMem)
+			}
+		})
+	}
+}
+
+// TestPeriodQuirkAndEnforcement: without the gate the quota is over 100ms
+// while the pod still reports the caller's period; containers get the
+// period the quota was computed over; cpuCFSQuota=false gives -1 (§5.1, §5.2).
+func TestPeriodQuirkAndEnforcement(t *testing.T) {
+	p := &pod.Pod{Containers: []pod.Container{ctr("a", rl("cpu", int64(500), "memory", mi), rl("cpu", int64(500), "memory", mi))}}
+	rc, _ := cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 50000, CustomPeriodGate: false})
+	if *rc.CPUQuota != 50000 || *rc.CPUPeriod != 50000 {
+		t.Errorf("gate off: quota %d period %d, want 50000 (over 100ms) and 50000", *rc.CPUQuota, *rc.CPUPeriod)
+	}
+	rc, _ = cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 50000, CustomPeriodGate: true})
+	if *rc.CPUQuota != 25000 || *rc.CPUPeriod != 50000 {
+		t.Errorf("gate on: quota %d period %d, want 25000 and 50000", *rc.CPUQuota, *rc.CPUPeriod)
+	}
+	rc, _ = cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: false, CPUPeriodUS: 100000, CustomPeriodGate: true})
+	if *rc.CPUQuota != -1 || *rc.CPUPeriod != 100000 {
+		t.Errorf("not enforced: quota %d period %d, want -1 and 100000", *rc.CPUQuota, *rc.CPUPeriod)
+	}
+
+	c := cgroups.DefaultConfig()
+	c.CPUCFSQuotaPeriod = 20 * time.Millisecond
+	crc, _ := cgroups.ContainerConfig(p.Containers[0], c.ContainerOptions())
+	if *crc.CPUQuota != 10000 || *crc.CPUPeriod != 20000 {
+		t.Errorf("container with custom period: quota %d period %d, want 10000 and 20000", *crc.CPUQuota, *crc.CPUPeriod)
+	}
+	c.CPUCFSQuota = false
+	crc, _ = cgroups.ContainerConfig(p.Containers[0], c.ContainerOptions())
+	if crc.CPUQuota != nil || crc.CPUPeriod != nil {
+		t.Errorf("container without cpuCFSQuota has quota %v period %v", crc.CPUQuota, crc.CPUPeriod)
+	}
+}
+
+// TestQOSReservedArithmetic: each product is divided by 100 on its own,
+// in int64 (§5.5).
+func TestQOSReservedArithmetic(t *testing.T) {
+	c := cgroups.DefaultConfig()
+	c.Capacity = rl("cpu", int64(4000), "memory", int64(1000))
+	c.HardEviction = nil
+	p := int64(33)
+	c.QOSReservedMemoryPercent = &p
+	pods := []*pod.Pod{
+		{UID: "g", Containers: []pod.Container{ctr("a", rl("cpu", int64(100), "memory", int64(101)), rl("cpu", int64(100), "memory", int64(101)))}},
+		{UID: "b", Containers: []pod.Container{ctr("a", rl("memory", int64(203)), nil)}},
+	}
+	q, err := cgroups.QOSTierConfigs(c, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 101*33/100 = 33 (33.33), 1000-33 = 967; 203*33/100 = 66 (66.99), 967-66 = 901.
+	if *q.Burstable.Memory != 967 || *q.BestEffort.Memory != 901 {
+		t.Errorf("burstable %d besteffort %d, want 967 and 901", *q.Burstable.Memory, *q.BestEffort.Memory)
+	}
+	// Allocatable memory 0 (standalone mode): no limits at all.
+	c.SystemReserved = rl("memory", int64(1000))
+	q, _ = cgroups.QOSTierConfigs(c, pods)
+	if q.Burstable.Memory != nil || q.BestEffort.Memory != nil {
+		t.Errorf("allocatable 0 still set limits %v %v", q.Burstable.Memory, q.BestEffort.Memory)
+	}
+}
+
+// TestMemoryQoSPolicies checks v1.36's memoryReservationPolicy on pods and
+// tiers (§5.2, §5.5).
+func TestMemoryQoSPolicies(t *testing.T) {
+	c := seedNode()
+	c.QOSReservedMemoryPercent = nil
+	c.MemoryQoS = true
+	h := mustBuild(t, c, seedPods())
+	if got := files(t, h, "kubepods", cgroups.V2)["memory.min"]; got != "0" {
+		t.Errorf("None: kubepods memory.min = %q, want 0", got)
+	}
+	if got := files(t, h, "kubepods/burstable", cgroups.V2)["memory.low"]; got != "0" {
+		t.Errorf("None: burstable memory.low = %q, want 0", got)
+	}
+	for _, path := range []string{"kubepods/podguaranteed-1", "kubepods/burstable/podburstable-1"} {
+		f := files(t, h, path, cgroups.V2)
+		if _, ok := f["memory.min"]; ok {
+			t.Errorf("None: %s has memory.min", path)
+		}
+		if _, ok := f["memory.low"]; ok {
+			t.Errorf("None: %s has memory.low", path)
+		}
+	}
+
+	c.MemoryReservationPolicy = cgroups.ReservationTiered
+	h = mustBuild(t, c, seedPods())
+	for path, want := range map[string][2]string{
+		"kubepods":                          {"memory.min", "3221225472"}, // G 1Gi + B 2Gi
+		"kubepods/burstable":                {"memory.low", "2147483648"},
+		"kubepods/podguaranteed-1":          {"memory.min", "1073741824"},
+		"kubepods/burstable/podburstable-1": {"memory.low", "2147483648"},
+	} {
+		if got := files(t, h, path, cgroups.V2)[want[0]]; got != want[1] {
+			t.Errorf("Tiered: %s %s = %q, want %s", path, want[0], got, want[1])
+		}
+	}
+	if f := files(t, h, "kubepods/besteffort/podbesteffort-1", cgroups.V2); len(f) != 1 {
+		t.Errorf("Tiered: BestEffort pod writes %v, want only cpu.weight", f)
+	}
+	// v1 never gets Unified files.
+	if _, ok := files(t, h, "kubepods", cgroups.V1)["memory.min"]; ok {
+		t.Error("memory.min written on v1")
+	}
+}
+
+// TestHugePagesEverywhere: every kubelet-written cgroup has a limit for each
+// host page size; pods and containers get 0 for sizes they do not ask for,
+// tiers and kubepods 1<<62 (§5.2, §5.5).
+func TestHugePagesEverywhere(t *testing.T) {
+	c := seedNode()
+	c.HugePageSizes = []int64{2 << 20, 1 << 30}
+	c.Capacity["hugepages-2Mi"] = 512 * mi
+	pods := seedPods()
+	pods[1].Containers[0].Requests["hugepages-2Mi"] = 8 * mi
+	pods[1].Containers[0].Limits["hugepages-2Mi"] = 8 * mi
+	h := mustBuild(t, c, pods)
+	for _, cg := range h {
+		if len(cg.Config.HugePageLimit) != 2 {
+			t.Errorf("%s: hugepage limits %v, want both host sizes", cg.Path, cg.Config.HugePageLimit)
+		}
+	}
+	for path, want := range map[string][2]string{
+		"kubepods":                            {"4611686018427387904", "4611686018427387904"},
+		"kubepods/burstable":                  {"4611686018427387904", "4611686018427387904"},
+		"kubepods/podguaranteed-1":            {"8388608", "0"},
+		"kubepods/podguaranteed-1/container3": {"8388608", "0"},
+		"kubepods/burstable/podburstable-1":   {"0", "0"},
+	} {
+		f := files(t, h, path, cgroups.V1)
+		if f["hugetlb.2MB.limit_in_bytes"] != want[0] || f["hugetlb.1GB.limit_in_bytes"] != want[1] {
+			t.Errorf("%s: %v, want 2MB=%s 1GB=%s", path, f, want[0], want[1])
+		}
+	}
+	// kubepods' own node-allocatable config has the allocatable hugepages
+	// (before the QoS update overlays it).
+	na, _ := cgroups.NodeAllocatableConfig(c)
+	if na.HugePageLimit[2<<20] != 512*mi {
+		t.Errorf("node allocatable hugepages %v", na.HugePageLimit)
+	}
+}
+
+// TestNodeAllocatable: kubepods from capacity − system − kube clamped at 0,
+// pids included, eviction thresholds not subtracted (§5.6).
+func TestNodeAllocatable(t *testing.T) {
+	c := cgroups.DefaultConfig()
+	c.Capacity = rl("cpu", int64(4000), "memory", 16*gi, "pid", int64(4096), "ephemeral-storage", 100*gi)
+	c.SystemReserved = rl("cpu", int64(500), "memory", 1*gi, "pid", int64(96))
+	c.KubeReserved = rl("cpu", int64(250), "memory", 512*mi)
+	h := mustBuild(t, c, nil)
+	want := map[string]string{"cpu.shares": "3328", "memory.limit_in_bytes": "15569256448", "pids.max": "4000"}
+	if got := files(t, h, "kubepods", cgroups.V1); !reflect.DeepEqual(got, want) {
+		t.Errorf("kubepods: got %v, want %v", got, want)
+	}
+	c.EnforceNodeAllocatablePods = false
+	h = mustBuild(t, c, nil)
+	want = map[string]string{"cpu.shares": "4096", "memory.limit_in_bytes": "17179869184", "pids.max": "4096"}
+	if got := files(t, h, "kubepods", cgroups.V1); !reflect.DeepEqual(got, want) {
+		t.Errorf("kubepods without enforcement: got %v, want %v", got, want)
+	}
+	// Reported allocatable subtracts eviction (100Mi, 10% of 100Gi) and hugepages.
+	rep := cgroups.ReportedAllocatable(c)
+	if rep["memory"] != 16*gi-1*gi-512*mi-100*mi || rep["ephemeral-storage"] != 100*gi-int64(float64(100*gi)*float64(float32(0.1))) {
+		t.Errorf("reported allocatable %v", rep)
+	}
+}
+
+// TestUpstreamErrorStrings checks the kubelet's own messages.
+func TestUpstreamErrorStrings(t *testing.T) {
+	build := func(mod func(*cgroups.Config)) error {
+		c := seedNode()
+		mod(&c)
+		_, err := cgroups.Build(c, nil)
+		return err
+	}
+	for _, tc := range []struct {
+		name  string
+		mod   func(*cgroups.Config)
+		field string
+		want  string
+	}{
+		{"period without gate", func(c *cgroups.Config) {
+			c.CustomCPUCFSQuotaPeriod = false
+			c.CPUCFSQuotaPeriod = 50 * time.Millisecond
+		},
+			"cpuCFSQuotaPeriod", "invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) 50ms requires feature gate CustomCPUCFSQuotaPeriod"},
+		{"period too long", func(c *cgroups.Config) { c.CPUCFSQuotaPeriod = 2 * time.Second },
+			"cpuCFSQuotaPeriod", "invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) 2s must be between 1ms and 1sec, inclusive"},
+		{"period too short", func(c *cgroups.Config) { c.CPUCFSQuotaPeriod = 999 * time.Microsecond },
+			"cpuCFSQuotaPeriod", "invalid configuration: cpuCFSQuotaPeriod (--cpu-cfs-quota-period) 999µs must be between 1ms and 1sec, inclusive"},
+		{"qos reserved above 100", func(c *cgroups.Config) { p := int64(101); c.QOSReservedMemoryPercent = &p },
+			"qosReserved[memory]", `failed to parse percentage "101%" for "memory" resource: percentage must be between 0 and 100`},
+		{"reservation above capacity", func(c *cgroups.Config) {
+			c.SystemReserved = rl("cpu", int64(2500), "memory", 8*gi)
+			c.KubeReserved = rl("cpu", int64(1000))
+		}, "nodeAllocatable", `invalid Node Allocatable configuration. Resource "cpu" has a reservation of 3500m but capacity of 3. Expected capacity >= reservation. Resource "memory" has a reservation of 8292Mi but capacity of 8Gi. Expected capacity >= reservation.`},
+		{"negative reservation", func(c *cgroups.Config) { c.KubeReserved = rl("memory", int64(-1)) },
+			"kubeReserved[memory]", `resource quantity for "memory" cannot be negative: -1`},
+		{"unreservable resource", func(c *cgroups.Config) { c.SystemReserved = rl("hugepages-2Mi", 2*mi) },
+			"systemReserved[hugepages-2Mi]", `cannot reserve "hugepages-2Mi" resource`},
+		{"bad driver", func(c *cgroups.Config) { c.CgroupDriver = "docker" },
+			"cgroupDriver", `cgroupDriver: "docker" must be "cgroupfs" or "systemd"`},
+		{"relative root", func(c *cgroups.Config) { c.CgroupRoot = "kubelet" },
+			"cgroupRoot", `cgroupRoot: "kubelet" must be an absolute path`},
+		{"bad page size", func(c *cgroups.Config) { c.HugePageSizes = []int64{3 << 20} },
+			"hugePageSizes[0]", "hugePageSizes[0]: page size 3145728 must be a power of two from 4096 to 17179869184 bytes"},
+		{"maxPods", func(c *cgroups.Config) { c.MaxPods = 0 }, "maxPods", "maxPods: 0 must be within 1 and 2048"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := build(tc.mod)
+			var fe *cgroups.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("got %v (%T), want a *FieldError", err, err)
+			}
+			if err.Error() != tc.want || fe.Field != tc.field {
+				t.Errorf("got field %q:\n  %s\nwant field %q:\n  %s", fe.Field, err, tc.field, tc.want)
+			}
+		})
+	}
+
+	for _, tc := range []struct {
+		in   map[string]string
+		want string
+	}{
+		{map[string]string{"memory": "50%"}, ""},
+		{map[string]string{"cpu": "50%"}, `cannot reserve "cpu" resource`},
+		{map[string]string{"memory": "50"}, `failed to parse percentage "50" for "memory" resource: percentage expected, got '50'`},
+		{map[string]string{"memory": "x%"}, `failed to parse percentage "x%" for "memory" resource: invalid number in percentage 'x%'`},
+		{map[string]string{"memory": "-1%"}, `failed to parse percentage "-1%" for "memory" resource: percentage must be between 0 and 100`},
+	} {
+		p, err := cgroups.ParseQOSReserved(tc.in)
+		switch {
+		case tc.want == "" && (err != nil || p == nil || *p != 50):
+			t.Errorf("ParseQOSReserved(%v) = %v, %v", tc.in, p, err)
+		case tc.want != "" && (err == nil || err.Error() != tc.want):
+			t.Errorf("ParseQOSReserved(%v) error %v, want %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+// TestBadPods: each malformed pod gets an error naming the field.
+func TestBadPods(t *testing.T) {
+	good := func() *pod.Pod {
+		return &pod.Pod{UID: "u1", Containers: []pod.Container{ctr("a", rl("cpu", int64(100)), nil)}}
+	}
+	for _, tc := range []struct {
+		name string
+		mod  func(p *pod.Pod)
+		want string
+	}{
+		{"negative request", func(p *pod.Pod) { p.Containers[0].Requests["cpu"] = -5 }, "pods[0].containers[0].requests[cpu]: -5 must not be negative"},
+		{"huge cpu", func(p *pod.Pod) { p.Containers[0].Limits = rl("cpu", int64(1)<<33) }, "pods[0].containers[0].limits[cpu]: 8589934592 exceeds the bound of 4294967296"},
+		{"no app container", func(p *pod.Pod) { p.Containers = nil }, "pods[0].containers: a pod needs at least one app container"},
+		{"bad name", func(p *pod.Pod) { p.Containers[0].Name = "A/b" }, `pods[0].containers[0].name: "A/b" must be a DNS label (lower case letters, digits and '-', at most 63 characters)`},
+		{"duplicate name", func(p *pod.Pod) { p.InitContainers = []pod.Container{ctr("a", nil, nil)} }, `pods[0].containers[0].name: "a" is used by two containers of the pod`},
+		{"bad uid", func(p *pod.Pod) { p.UID = "../x" }, `pods[0].uid: "../x" must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at most 253 characters`},
+		{"hugepage size not on host", func(p *pod.Pod) { p.Overhead = rl("hugepages-1Gi", gi) }, "pods[0].overhead[hugepages-1Gi]: page size 1GB is not one of the host's hugePageSizes"},
+		{"unparsable hugepage name", func(p *pod.Pod) { p.Containers[0].Requests["hugepages-two"] = 1 }, `pods[0].containers[0].requests[hugepages-two]: "hugepages-two" does not name a page size`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := good()
+			tc.mod(p)
+			_, err := cgroups.Build(seedNode(), []*pod.Pod{p})
+			if err == nil || err.Error() != tc.want {
+				t.Errorf("got %v\nwant %s", err, tc.want)
+			}
+		})
+	}
+
+	many := good()
+	for i := range cgroups.MaxContainersPerPod {
+		many.Containers = append(many.Containers, ctr(fmt.Sprintf("c%d", i), nil, nil))
+	}
+	if _, err := cgroups.Build(seedNode(), []*pod.Pod{many}); err == nil || err.Error() != "pods[0].containers: 257 init and app containers exceed the bound of 256" {
+		t.Errorf("too many containers: %v", err)
+	}
+
+	c := seedNode()
+	c.MaxPods = 2
+	pods := []*pod.Pod{good(), good(), good()}
+	pods[1].UID, pods[2].UID = "u2", "u3"
+	if _, err := cgroups.Build(c, pods); err == nil || err.Error() != "pods: 3 pods exceed maxPods 2" {
+		t.Errorf("too many pods: %v", err)
+	}
+	pods = []*pod.Pod{good(), good()}
+	if _, err := cgroups.Build(seedNode(), pods); err == nil || err.Error() != `pods[1].uid: "u1" is also the UID of pods[0]` {
+		t.Errorf("duplicate UID: %v", err)
+	}
+	c = seedNode()
+	c.CgroupDriver = cgroups.DriverSystemd
+	pods[0].UID, pods[1].UID = "a-b", "a_b"
+	if _, err := cgroups.Build(c, pods); err == nil || !strings.Contains(err.Error(), "would share the path") {
+		t.Errorf("systemd collision: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package cgroups
+
+import (
+	"strings"
+	"testing"
+)
+
+const gi = int64(1) << 30
+
+// TestSeedExample: the model alone reproduces seed 004's numbers.
+func TestSeedExample(t *testing.T) {
+	both := func(cpu, mem int64) map[string]int64 { return map[string]int64{"cpu": cpu, "memory": mem} }
+	n := Node{
+		Capacity: map[string]int64{"cpu": 3000, "memory": 8 * gi}, EnforcePods: true, CFSQuota: true,
+		PeriodUS: 100000, PeriodGate: true, QOSReserved: 100, PodPids: -1,
+	}
+	pods := []Pod{
+		{UID: "b", Apps: []Container{{Name: "c1", Requests: both(1000, gi), Limits: both(1000, gi)}, {Name: "c2", Requests: both(1000, gi), Limits: both(2000, 2*gi)}}},
+		{UID: "g", Apps: []Container{{Name: "c3", Requests: both(1000, gi), Limits: both(1000, gi)}}},
+		{UID: "e", Apps: []Container{{Name: "c4"}}},
+	}
+	groups, err := Expected(n, pods)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range groups {
+		var fs []string
+		for _, f := range g.V1 {
+			fs = append(fs, f.Name+"="+f.Value)
+		}
+		got = append(got, g.Path+" "+strings.Join(fs, ","))
+	}
+	want := []string{
+		"kubepods cpu.shares=3072,memory.limit_in_bytes=8589934592",
+		"kubepods/besteffort cpu.shares=2,memory.limit_in_bytes=5368709120",
+		"kubepods/besteffort/pode cpu.shares=2",
+		"kubepods/besteffort/pode/c4 cpu.shares=2,cpu.cfs_period_us=100000",
+		"kubepods/burstable cpu.shares=2048,memory.limit_in_bytes=7516192768",
+		"kubepods/burstable/podb cpu.shares=2048,cpu.cfs_quota_us=300000,cpu.cfs_period_us=100000,memory.limit_in_bytes=3221225472",
+		"kubepods/burstable/podb/c1 cpu.shares=1024,cpu.cfs_quota_us=100000,cpu.cfs_period_us=100000,memory.limit_in_bytes=1073741824",
+		"kubepods/burstable/podb/c2 cpu.shares=1024,cpu.cfs_quota_us=200000,cpu.cfs_period_us=100000,memory.limit_in_bytes=2147483648",
+		"kubepods/podg cpu.shares=1024,cpu.cfs_quota_us=100000,cpu.cfs_period_us=100000,memory.limit_in_bytes=1073741824",
+		"kubepods/podg/c3 cpu.shares=1024,cpu.cfs_quota_us=100000,cpu.cfs_period_us=100000,memory.limit_in_bytes=1073741824",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if w := groups[len(groups)-1].V2[0]; w != (File{"cpu.weight", "39"}) {
+		t.Errorf("v2 container weight %v, want 39 (linear)", w)
+	}
+}
+
+// TestRequestsSidecars: sidecars add up, a regular init container runs
+// beside the sidecars before it (§5.4).
+func TestRequestsSidecars(t *testing.T) {
+	cpu := func(v int64) map[string]int64 { return map[string]int64{"cpu": v} }
+	p := Pod{
+		Init: []Container{{Name: "s1", Requests: cpu(100), Sidecar: true}, {Name: "i", Requests: cpu(1000)}, {Name: "s2", Requests: cpu(200), Sidecar: true}},
+		Apps: []Container{{Name: "a", Requests: cpu(300)}},
+	}
+	if got := Requests(p, true)["cpu"]; got != 1100 {
+		t.Errorf("requests %d, want 1100 (init 1000 beside sidecar 100)", got)
+	}
+	p.Init[1].Requests = cpu(10)
+	if got := Requests(p, true)["cpu"]; got != 600 {
+		t.Errorf("requests %d, want 600 (apps and both sidecars)", got)
+	}
+}
+
+func TestValidateMessage(t *testing.T) {
+	n := Node{Capacity: map[string]int64{"cpu": 3000, "memory": 8 * gi}, SystemReserved: map[string]int64{"cpu": 3500}, EvictionMemory: 9 * gi}
+	want := `invalid Node Allocatable configuration. Resource "cpu" has a reservation of 3500m but capacity of 3. Expected capacity >= reservation. Resource "memory" has a reservation of 9Gi but capacity of 8Gi. Expected capacity >= reservation.`
+	if err := Validate(n); err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+}

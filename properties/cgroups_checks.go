@@ -1,0 +1,771 @@
+package properties
+
+import (
+	"fmt"
+	"math/big"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/nodeproof/nodeproof/core/pod"
+	model "github.com/nodeproof/nodeproof/models/cgroups"
+)
+
+// The cgroups suite's invariants, evaluated after every step. The sharp
+// statements come first so that a failure is attributed to the most
+// specific one it breaks; the model comparison comes last.
+
+func (m *cgMachine) check(t *rapid.T) {
+	// A step that left the node as it was (a rejected admission, a bad
+	// config or pod) cannot change what Build returns: the previous step's
+	// evaluation stands, and the next change is checked in full.
+	if !m.dirty {
+		return
+	}
+	m.dirty = false
+	h, err := cgroups.Build(m.cfg, m.pods)
+	m.tally.Check(CGErrors)
+	if err != nil {
+		m.fail(CGErrors, "valid node and pods rejected: %v\n  config: %s", err, cgConfigSpec{m.cfg})
+	}
+	node, mpods := m.modelInput(m.cfg)
+	m.spec = map[string]model.Pod{}
+	for _, p := range mpods {
+		m.spec[p.UID] = p
+	}
+	m.checkDeterministic(h)
+	m.checkTree(h)
+	m.checkShares(h)
+	m.checkPods(h)
+	m.checkTiers(h)
+	// Values refuses what the kernel would, so the configs are checked
+	// before they are rendered: a bad value is reported as what it is.
+	files := map[cgroups.Version][]cgroups.CgroupFiles{}
+	for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
+		if files[v], err = h.Files(v); err != nil {
+			m.fail(CGErrors, "rendering a valid hierarchy for v%d: %v", v, err)
+		}
+	}
+	m.checkMemoryQoS(h, files[cgroups.V2])
+	m.checkWeights(h, files[cgroups.V2])
+	m.checkContention(h)
+	m.checkModel(node, mpods, files)
+}
+
+// checkDeterministic builds again from the same input. Values is a pure
+// function of the config it renders, so equal hierarchies render equally.
+func (m *cgMachine) checkDeterministic(h cgroups.Hierarchy) {
+	m.tally.Check(CGDeterministic)
+	again, err := cgroups.Build(m.cfg, m.pods)
+	if err != nil || !reflect.DeepEqual(h, again) {
+		m.fail(CGDeterministic, "a second Build differs (err %v)", err)
+	}
+}
+
+// checkTree: unique paths, parents first, and the driver's names.
+func (m *cgMachine) checkTree(h cgroups.Hierarchy) {
+	m.tally.Check(CGTree)
+	index := map[string]int{}
+	for i, cg := range h {
+		if _, dup := index[cg.Path]; dup {
+			m.fail(CGTree, "path %q listed twice", cg.Path)
+		}
+		index[cg.Path] = i
+		if want := m.expectedPath(cg); cg.Path != want {
+			m.fail(CGTree, "%s %s %s/%s is at %q, want %q", cg.Kind, cg.QOS, cg.PodUID, cg.Container, cg.Path, want)
+		}
+		if i == 0 {
+			if cg.Kind != cgroups.KindNodeAllocatable {
+				m.fail(CGTree, "first cgroup %q is %s, want kubepods", cg.Path, cg.Kind)
+			}
+			continue
+		}
+		parent := cg.Path[:max(0, strings.LastIndex(cg.Path, "/"))]
+		if j, ok := index[parent]; !ok || j >= i {
+			m.fail(CGTree, "%q is listed before (or without) its parent %q", cg.Path, parent)
+		}
+	}
+}
+
+// expectedPath names a cgroup as §5.7 does: cgroupfs joins the components
+// under the root; systemd turns '-' into '_' in each component and expands
+// the joined name into one slice per prefix. Containers are named by the
+// runtime: the name under the pod, or cri-containerd-<name>.scope.
+func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
+	var components []string
+	for _, part := range strings.Split(m.cfg.CgroupRoot, "/") {
+		if part != "" {
+			components = append(components, part)
+		}
+	}
+	components = append(components, "kubepods")
+	switch {
+	case cg.Kind == cgroups.KindNodeAllocatable:
+	case cg.QOS == pod.Burstable:
+		components = append(components, "burstable")
+	case cg.QOS == pod.BestEffort:
+		components = append(components, "besteffort")
+	}
+	if cg.Kind == cgroups.KindPod || cg.Kind == cgroups.KindContainer {
+		components = append(components, "pod"+cg.PodUID)
+	}
+	systemd := m.cfg.CgroupDriver == cgroups.DriverSystemd
+	var path string
+	if systemd {
+		prefix := ""
+		for i, c := range components {
+			name := strings.ReplaceAll(c, "-", "_")
+			if i > 0 {
+				path += "/"
+				name = prefix + "-" + name
+			}
+			path += name + ".slice"
+			prefix = name
+		}
+	} else {
+		path = strings.Join(components, "/")
+	}
+	if cg.Kind == cgroups.KindContainer {
+		if systemd {
+			return path + "/cri-containerd-" + cg.Container + ".scope"
+		}
+		return path + "/" + cg.Container
+	}
+	return path
+}
+
+// checkShares: every cpu.shares within the kernel's range, every quota
+// -1 or at least 1ms, and the periods the gate says.
+func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
+	m.tally.Check(CGSharesRange)
+	m.tally.Check(CGQuotaFloor)
+	m.tally.Check(CGPeriod)
+	period := m.cfg.PeriodUS()
+	containerPeriod := period
+	if !m.cfg.CustomCPUCFSQuotaPeriod {
+		containerPeriod = 100000
+	}
+	for _, cg := range h {
+		rc := cg.Config
+		if s := rc.CPUShares; s != nil && (*s < 2 || *s > 262144) {
+			m.fail(CGSharesRange, "%s: cpu.shares %d outside [2, 262144]", cg.Path, *s)
+		}
+		// A quota of 0 is not written at all (CG-PARTIAL-LIMITS says when a
+		// pod may carry one).
+		if q := rc.CPUQuota; q != nil && *q != -1 && *q != 0 && *q < 1000 {
+			m.fail(CGQuotaFloor, "%s: quota %d below the 1000µs floor", cg.Path, *q)
+		}
+		switch cg.Kind {
+		case cgroups.KindPod:
+			if rc.CPUQuota == nil {
+				break
+			}
+			if (*rc.CPUQuota == -1) == m.cfg.CPUCFSQuota {
+				m.fail(CGQuotaFloor, "%s: quota %d with cpuCFSQuota=%t", cg.Path, *rc.CPUQuota, m.cfg.CPUCFSQuota)
+			}
+			if rc.CPUPeriod == nil || *rc.CPUPeriod != period {
+				m.fail(CGPeriod, "%s: period %s, want the configured %d", cg.Path, fmtPtr(rc.CPUPeriod), period)
+			}
+			if m.cfg.CPUCFSQuota {
+				// The effective limit as core/pod aggregates it: this
+				// statement is about the period, CG-SIDECAR and CG-MODEL
+				// about the aggregation.
+				limit := m.podByUID(cg.PodUID).EffectiveLimits(pod.Options{SkipPodLevelResources: !m.cfg.PodLevelResources})[pod.CPU]
+				over := int64(period)
+				if !m.cfg.CustomCPUCFSQuotaPeriod {
+					over = 100000
+				}
+				if want := max(limit*over/1000, 1000); limit > 0 && *rc.CPUQuota != want {
+					m.fail(CGPeriod, "%s: quota %d for limit %dm over %dµs, want %d", cg.Path, *rc.CPUQuota, limit, over, want)
+				}
+			}
+		case cgroups.KindContainer:
+			c := m.container(cg.PodUID, cg.Container)
+			limit := c.Limits[pod.CPU]
+			if !m.cfg.CPUCFSQuota {
+				if rc.CPUQuota != nil || rc.CPUPeriod != nil {
+					m.fail(CGQuotaFloor, "%s: quota %s period %s without cpuCFSQuota", cg.Path, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+				}
+				break
+			}
+			if rc.CPUPeriod == nil || *rc.CPUPeriod != containerPeriod {
+				m.fail(CGPeriod, "%s: period %s, want %d", cg.Path, fmtPtr(rc.CPUPeriod), containerPeriod)
+			}
+			if limit == 0 {
+				if rc.CPUQuota != nil {
+					m.fail(CGQuotaFloor, "%s: container without a cpu limit has quota %d", cg.Path, *rc.CPUQuota)
+				}
+				break
+			}
+			want := max(limit*int64(containerPeriod)/1000, 1000)
+			if rc.CPUQuota == nil || *rc.CPUQuota != want {
+				m.fail(CGPeriod, "%s: quota %s for limit %dm over period %d, want %d", cg.Path, fmtPtr(rc.CPUQuota), limit, containerPeriod, want)
+			}
+		}
+	}
+}
+
+func (m *cgMachine) podByUID(uid string) *pod.Pod {
+	for _, p := range m.pods {
+		if p.UID == uid {
+			return p
+		}
+	}
+	m.fail(CGTree, "cgroup for unknown pod %s", uid)
+	return nil
+}
+
+func (m *cgMachine) container(uid, name string) pod.Container {
+	c, ok := m.podByUID(uid).Container(name)
+	if !ok {
+		m.fail(CGTree, "cgroup for unknown container %s/%s", uid, name)
+	}
+	return c
+}
+
+// sharesOf is §5.1's conversion, restated for the checks.
+func sharesOf(milli int64) uint64 { return uint64(min(max(milli*1024/1000, 2), 262144)) }
+
+// checkPods holds each pod cgroup against statements made from its spec.
+func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
+	for _, cg := range h {
+		if cg.Kind != cgroups.KindPod {
+			continue
+		}
+		p := m.podByUID(cg.PodUID)
+		rc := cg.Config
+		running := cgroups.RunningContainers(p)
+		podLevel := m.cfg.PodLevelResources && p.Resources != nil
+
+		m.tally.Check(CGBestEffort)
+		if p.QOS() == pod.BestEffort && (rc.CPUShares == nil || *rc.CPUShares != 2 || rc.CPUQuota != nil || rc.Memory != nil) {
+			m.fail(CGBestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
+		}
+
+		m.tally.Check(CGSidecar)
+		if !podLevel && p.QOS() != pod.BestEffort {
+			var sum int64
+			for _, c := range running {
+				sum += c.Requests[pod.CPU]
+			}
+			sum += p.Overhead[pod.CPU]
+			if want := sharesOf(sum); *rc.CPUShares < want {
+				m.fail(CGSidecar, "pod %s has %d shares, below the %d of its running containers' %dm (sidecars and overhead included)", p.UID, *rc.CPUShares, want, sum)
+			}
+			if rc.Memory != nil {
+				var mem int64
+				all := true
+				for _, c := range running {
+					mem += c.Limits[pod.Memory]
+					all = all && c.Limits[pod.Memory] > 0
+				}
+				if mem += p.Overhead[pod.Memory]; all && *rc.Memory < mem {
+					m.fail(CGSidecar, "pod %s has a memory limit of %d, below its running containers' %d (sidecars and overhead included)", p.UID, *rc.Memory, mem)
+				}
+			}
+		}
+
+		if p.QOS() == pod.Burstable {
+			m.tally.Check(CGPartialLimits)
+			cpuMissing, memMissing := false, false
+			sidecarLimits := pod.ResourceList{}
+			for _, c := range p.InitContainers {
+				if c.IsSidecar() {
+					for k, v := range c.Limits {
+						sidecarLimits[k] += v
+					}
+					continue
+				}
+				cpuMissing = cpuMissing || c.Limits[pod.CPU] == 0 && sidecarLimits[pod.CPU] == 0
+				memMissing = memMissing || c.Limits[pod.Memory] == 0 && sidecarLimits[pod.Memory] == 0
+			}
+			for _, c := range p.Containers {
+				cpuMissing = cpuMissing || c.Limits[pod.CPU] == 0
+				memMissing = memMissing || c.Limits[pod.Memory] == 0
+			}
+			if podLevel {
+				cpuMissing = cpuMissing && p.Resources.Limits[pod.CPU] == 0
+				memMissing = memMissing && p.Resources.Limits[pod.Memory] == 0
+			}
+			if cpuMissing && (rc.CPUQuota != nil || rc.CPUPeriod != nil) {
+				m.fail(CGPartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+			}
+			if memMissing && rc.Memory != nil {
+				m.fail(CGPartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
+			}
+		}
+
+		regularInit := false
+		for _, c := range p.InitContainers {
+			regularInit = regularInit || !c.IsSidecar()
+		}
+		fullyLimited := true
+		for _, c := range running {
+			fullyLimited = fullyLimited && c.Limits[pod.CPU] > 0 && c.Limits[pod.Memory] > 0
+		}
+		if p.QOS() != pod.BestEffort && fullyLimited && !regularInit && len(p.Overhead) == 0 && p.Resources == nil {
+			m.tally.Check(CGPodSum)
+			var req, lim, mem int64
+			for _, c := range running {
+				req += c.Requests[pod.CPU]
+				lim += c.Limits[pod.CPU]
+				mem += c.Limits[pod.Memory]
+			}
+			quota := int64(-1)
+			if m.cfg.CPUCFSQuota {
+				period := int64(m.cfg.PeriodUS())
+				if !m.cfg.CustomCPUCFSQuotaPeriod {
+					period = 100000
+				}
+				quota = max(lim*period/1000, 1000)
+			}
+			if *rc.CPUShares != sharesOf(req) || rc.CPUQuota == nil || *rc.CPUQuota != quota || rc.Memory == nil || *rc.Memory != mem {
+				m.fail(CGPodSum, "pod %s: shares %d quota %s memory %s, want the sums' %d, %d, %d", p.UID, *rc.CPUShares, fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory), sharesOf(req), quota, mem)
+			}
+		}
+	}
+}
+
+// checkTiers: the besteffort tier's shares and the qos-reserved limits.
+func (m *cgMachine) checkTiers(h cgroups.Hierarchy) {
+	var burstable, besteffort cgroups.Cgroup
+	for _, cg := range h {
+		if cg.Kind == cgroups.KindQOS && cg.QOS == pod.Burstable {
+			burstable = cg
+		}
+		if cg.Kind == cgroups.KindQOS && cg.QOS == pod.BestEffort {
+			besteffort = cg
+		}
+	}
+	m.tally.Check(CGBestEffort)
+	if s := besteffort.Config.CPUShares; s == nil || *s != 2 {
+		m.fail(CGBestEffort, "besteffort tier has shares %s", fmtPtr(s))
+	}
+	m.tally.Check(CGTierOrder)
+	bl, el := burstable.Config.Memory, besteffort.Config.Memory
+	alloc := cgroups.NodeAllocatableAbsolute(m.cfg)[pod.Memory]
+	if m.cfg.QOSReservedMemoryPercent == nil || alloc == 0 {
+		if bl != nil || el != nil {
+			m.fail(CGTierOrder, "tiers have memory limits %s / %s without qos-reserved", fmtPtr(bl), fmtPtr(el))
+		}
+		return
+	}
+	if bl == nil || el == nil || !(*el <= *bl && *bl <= alloc) {
+		m.fail(CGTierOrder, "besteffort %s, burstable %s, allocatable %d: not ordered", fmtPtr(el), fmtPtr(bl), alloc)
+	}
+	var g, b int64
+	for _, p := range m.spec {
+		switch model.QOS(p) {
+		case "Guaranteed":
+			g += model.Requests(p, true)["memory"]
+		case "Burstable":
+			b += model.Requests(p, true)["memory"]
+		}
+	}
+	pct := *m.cfg.QOSReservedMemoryPercent
+	if wantB, wantE := alloc-g*pct/100, alloc-g*pct/100-b*pct/100; *bl != wantB || *el != wantE {
+		m.fail(CGTierOrder, "burstable %d besteffort %d, want %d and %d (allocatable %d, Σguaranteed %d, Σburstable %d, %d%%)", *bl, *el, wantB, wantE, alloc, g, b, pct)
+	}
+}
+
+// checkMemoryQoS: which cgroups carry memory.min and memory.low.
+func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) {
+	m.tally.Check(CGMemoryQoS)
+	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered
+	for i, cg := range h {
+		got := map[string]string{}
+		for _, f := range v2[i].Files {
+			if f.Name == "memory.min" || f.Name == "memory.low" {
+				got[f.Name] = f.Value
+			}
+		}
+		want := map[string]string{}
+		switch {
+		case !m.cfg.MemoryQoS:
+		case cg.Kind == cgroups.KindNodeAllocatable || cg.Kind == cgroups.KindQOS && cg.QOS == pod.Burstable:
+			key, value := "memory.min", "0"
+			if cg.Kind == cgroups.KindQOS {
+				key = "memory.low"
+			}
+			if tiered {
+				var sum int64
+				for _, p := range m.spec {
+					if q := model.QOS(p); q == "Burstable" || q == "Guaranteed" && cg.Kind == cgroups.KindNodeAllocatable {
+						sum += model.Requests(p, true)["memory"]
+					}
+				}
+				value = strconv.FormatInt(sum, 10)
+			}
+			want[key] = value
+		case cg.Kind == cgroups.KindPod && tiered:
+			p := m.spec[cg.PodUID]
+			if mem := model.Requests(p, m.cfg.PodLevelResources)["memory"]; mem > 0 {
+				key := "memory.low"
+				if model.QOS(p) == "Guaranteed" {
+					key = "memory.min"
+				}
+				want[key] = strconv.FormatInt(mem, 10)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			m.fail(CGMemoryQoS, "%s (%s %s): memory protection %v, want %v (memoryQoS=%t policy=%s)", cg.Path, cg.Kind, cg.QOS, got, want, m.cfg.MemoryQoS, m.cfg.MemoryReservationPolicy)
+		}
+	}
+}
+
+// checkWeights: v2 weights in range and monotone in shares per formula.
+func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) {
+	m.tally.Check(CGWeight)
+	type point struct{ shares, weight uint64 }
+	byFormula := map[cgroups.WeightFormula][]point{}
+	for i, cg := range h {
+		if cg.Config.CPUShares == nil {
+			continue
+		}
+		var weight uint64
+		found := false
+		for _, f := range v2[i].Files {
+			if f.Name == "cpu.weight" {
+				weight, _ = strconv.ParseUint(f.Value, 10, 64)
+				found = true
+			}
+		}
+		if !found || weight < 1 || weight > 10000 {
+			m.fail(CGWeight, "%s: %d shares give cpu.weight %d (written: %t), outside [1, 10000]", cg.Path, *cg.Config.CPUShares, weight, found)
+		}
+		byFormula[cg.Config.Weight] = append(byFormula[cg.Config.Weight], point{*cg.Config.CPUShares, weight})
+	}
+	// The formulas at their fixed points, so that a shift is seen even
+	// when the hierarchy's shares happen to miss them.
+	for _, p := range []point{{2, 1}, {1024, 39}, {2048, 79}, {262144, 10000}} {
+		byFormula[cgroups.WeightLinear] = append(byFormula[cgroups.WeightLinear], point{p.shares, cgroups.CPUWeightLinear(p.shares)})
+		if got := cgroups.CPUWeightLinear(p.shares); got != p.weight {
+			m.fail(CGWeight, "the kubelet's weight of %d shares is %d, want %d", p.shares, got, p.weight)
+		}
+	}
+	for formula, points := range byFormula {
+		sort.Slice(points, func(i, j int) bool { return points[i].shares < points[j].shares })
+		for i := 1; i < len(points); i++ {
+			if points[i].weight < points[i-1].weight {
+				m.fail(CGWeight, "%s weights not monotone: %d shares → %d, %d shares → %d", formula, points[i-1].shares, points[i-1].weight, points[i].shares, points[i].weight)
+			}
+		}
+	}
+}
+
+// checkContention computes each container's CPU under full contention with
+// exact fractions and requires its request wherever the invariant's
+// precondition (cgContentionDomain) holds.
+func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
+	allocatable := cgroups.KubepodsAllocatable(m.cfg)[pod.CPU]
+	if reason := m.contentionDomain(allocatable); reason != "" {
+		return
+	}
+	m.tally.Check(CGContention)
+	got := ContainerCPUUnderContention(h, allocatable, cgroups.V1)
+	for _, cg := range h {
+		if cg.Kind != cgroups.KindContainer {
+			continue
+		}
+		req := containerCPURequest(m.container(cg.PodUID, cg.Container))
+		if got[cg.Path].Cmp(big.NewRat(req, 1)) < 0 {
+			f, _ := got[cg.Path].Float64()
+			m.fail(CGContention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", cg.Path, f, req, allocatable)
+		}
+	}
+}
+
+// containerCPURequest is the request a container's shares come from: its
+// cpu request, or its limit when it has no request (kuberuntime).
+func containerCPURequest(c pod.Container) int64 {
+	if _, ok := c.Requests[pod.CPU]; !ok {
+		return c.Limits[pod.CPU]
+	}
+	return c.Requests[pod.CPU]
+}
+
+// contentionDomain says why the pods on the node are outside CG-CONTENTION's
+// precondition, or "" when they are inside it. The precondition is stated
+// on the input, with shares computed from requests, never from core.
+func (m *cgMachine) contentionDomain(allocatable int64) string {
+	if allocatable%125 != 0 || allocatable > 256000 {
+		return fmt.Sprintf("allocatable %dm is not a multiple of 125m within 256 CPUs", allocatable)
+	}
+	exact := func(milli int64) bool { return milli%125 == 0 }
+	var rootChildren, burstableChildren []uint64
+	var burstableCPU int64
+	burstableBusy, bestEffortBusy := false, false
+	for _, p := range m.pods {
+		spec := m.spec[p.UID]
+		class := model.QOS(spec)
+		if class == "BestEffort" {
+			bestEffortBusy = true
+			continue
+		}
+		req := model.Requests(spec, m.cfg.PodLevelResources)["cpu"]
+		if !exact(req) {
+			return fmt.Sprintf("pod %s requests %dm", p.UID, req)
+		}
+		var children uint64
+		for _, c := range cgroups.RunningContainers(p) {
+			r := containerCPURequest(c)
+			if !exact(r) {
+				return fmt.Sprintf("container %s/%s requests %dm", p.UID, c.Name, r)
+			}
+			children += sharesOf(r)
+		}
+		if children > sharesOf(req) {
+			return fmt.Sprintf("pod %s: containers' shares %d exceed the pod's %d", p.UID, children, sharesOf(req))
+		}
+		if class == "Guaranteed" {
+			rootChildren = append(rootChildren, sharesOf(req))
+		} else {
+			burstableBusy = true
+			burstableChildren = append(burstableChildren, sharesOf(req))
+			burstableCPU += req
+		}
+	}
+	var sum uint64
+	for _, s := range burstableChildren {
+		sum += s
+	}
+	if sum > sharesOf(burstableCPU) {
+		return fmt.Sprintf("burstable pods' shares %d exceed the tier's %d", sum, sharesOf(burstableCPU))
+	}
+	if burstableBusy {
+		rootChildren = append(rootChildren, sharesOf(burstableCPU))
+	}
+	if bestEffortBusy {
+		rootChildren = append(rootChildren, 2)
+	}
+	sum = 0
+	for _, s := range rootChildren {
+		sum += s
+	}
+	if sum > sharesOf(allocatable) {
+		return fmt.Sprintf("kubepods' busy children hold %d shares, above its %d", sum, sharesOf(allocatable))
+	}
+	return ""
+}
+
+// ContainerCPUUnderContention gives every container's CPU in millicores
+// when every container is busy: kubepods gets allocatableMilli, and each
+// busy cgroup splits what it gets among its busy children in proportion to
+// their cpu.shares on cgroup v1 (the CFS arithmetic of seed 004) or their
+// cpu.weight on v2. A cgroup is busy when it holds a container; idle
+// siblings take nothing.
+func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v cgroups.Version) map[string]*big.Rat {
+	children := map[string][]cgroups.Cgroup{}
+	busy := map[string]bool{}
+	for _, cg := range h {
+		if cg.Kind == cgroups.KindContainer {
+			for p := cg.Path; p != ""; p = p[:max(0, strings.LastIndex(p, "/"))] {
+				busy[p] = true
+			}
+		}
+		if i := strings.LastIndex(cg.Path, "/"); i >= 0 {
+			children[cg.Path[:i]] = append(children[cg.Path[:i]], cg)
+		}
+	}
+	weight := func(cg cgroups.Cgroup) int64 {
+		s := *cg.Config.CPUShares
+		if v == cgroups.V1 {
+			return int64(s)
+		}
+		if cg.Config.Weight == cgroups.WeightQuadratic {
+			return int64(cgroups.CPUWeightQuadratic(s))
+		}
+		return int64(cgroups.CPUWeightLinear(s))
+	}
+	out := map[string]*big.Rat{}
+	var give func(cg cgroups.Cgroup, cpu *big.Rat)
+	give = func(cg cgroups.Cgroup, cpu *big.Rat) {
+		if cg.Kind == cgroups.KindContainer {
+			out[cg.Path] = cpu
+			return
+		}
+		var total int64
+		for _, c := range children[cg.Path] {
+			if busy[c.Path] {
+				total += weight(c)
+			}
+		}
+		for _, c := range children[cg.Path] {
+			if busy[c.Path] {
+				give(c, new(big.Rat).Mul(cpu, big.NewRat(weight(c), total)))
+			}
+		}
+	}
+	for _, cg := range h {
+		if cg.Kind == cgroups.KindNodeAllocatable {
+			give(cg, big.NewRat(allocatableMilli, 1))
+		}
+	}
+	return out
+}
+
+// --- the model --------------------------------------------------------------
+
+func toMap(l pod.ResourceList) map[string]int64 {
+	if l == nil {
+		return nil
+	}
+	out := make(map[string]int64, len(l))
+	for k, v := range l {
+		out[string(k)] = v
+	}
+	return out
+}
+
+// modelInput translates the node and pods into the model's own types.
+func (m *cgMachine) modelInput(c cgroups.Config) (model.Node, []model.Pod) {
+	n := model.Node{
+		Systemd:             c.CgroupDriver == cgroups.DriverSystemd,
+		Capacity:            toMap(c.Capacity),
+		SystemReserved:      toMap(c.SystemReserved),
+		KubeReserved:        toMap(c.KubeReserved),
+		EnforcePods:         c.EnforceNodeAllocatablePods,
+		CFSQuota:            c.CPUCFSQuota,
+		PeriodUS:            int64(c.CPUCFSQuotaPeriod.Microseconds()),
+		PeriodGate:          c.CustomCPUCFSQuotaPeriod,
+		PodLevelGate:        c.PodLevelResources,
+		QOSReserved:         -1,
+		MemoryQoS:           c.MemoryQoS,
+		Tiered:              c.MemoryReservationPolicy == cgroups.ReservationTiered,
+		PageSizes:           c.HugePageSizes,
+		PodPids:             c.PodPidsLimit,
+		QuadraticContainers: c.ContainerCPUWeight == cgroups.WeightQuadratic,
+	}
+	for _, part := range strings.Split(c.CgroupRoot, "/") {
+		if part != "" {
+			n.Root = append(n.Root, part)
+		}
+	}
+	for _, th := range c.HardEviction {
+		switch th.Signal {
+		case cgroups.SignalMemoryAvailable:
+			n.EvictionMemory = th.Quantity
+		case cgroups.SignalNodeFsAvailable:
+			n.EvictionNodefsPercent = th.Percentage
+		}
+	}
+	if c.QOSReservedMemoryPercent != nil {
+		n.QOSReserved = *c.QOSReservedMemoryPercent
+	}
+	var pods []model.Pod
+	for _, p := range m.pods {
+		mp := model.Pod{UID: p.UID, Overhead: toMap(p.Overhead)}
+		conv := func(c pod.Container) model.Container {
+			return model.Container{Name: c.Name, Requests: toMap(c.Requests), Limits: toMap(c.Limits), Sidecar: c.IsSidecar()}
+		}
+		for _, c := range p.InitContainers {
+			mp.Init = append(mp.Init, conv(c))
+		}
+		for _, c := range p.Containers {
+			mp.Apps = append(mp.Apps, conv(c))
+		}
+		if p.Resources != nil {
+			mp.HasPodResources = true
+			mp.PodRequests, mp.PodLimits = toMap(p.Resources.Requests), toMap(p.Resources.Limits)
+		}
+		pods = append(pods, mp)
+	}
+	return n, pods
+}
+
+func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups.Version][]cgroups.CgroupFiles) {
+	m.tally.Check(CGModel)
+	want, err := model.Expected(n, pods)
+	if err != nil {
+		m.fail(CGModel, "the model rejects the node: %v", err)
+	}
+	for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
+		got := files[v]
+		for i := 0; i < max(len(got), len(want)); i++ {
+			var g cgroups.CgroupFiles
+			var path string
+			var w []model.File
+			if i < len(got) {
+				g = got[i]
+			}
+			if i < len(want) {
+				path, w = want[i].Path, want[i].V1
+				if v == cgroups.V2 {
+					w = want[i].V2
+				}
+			}
+			same := g.Path == path && len(g.Files) == len(w)
+			for j := 0; same && j < len(g.Files); j++ {
+				same = g.Files[j].Name == w[j].Name && g.Files[j].Value == w[j].Value
+			}
+			if !same {
+				m.fail(CGModel, "v%d cgroup %d:\n  core:  %s %v\n  model: %s %v\n  config: %s", v, i, g.Path, g.Files, path, w, cgConfigSpec{m.cfg})
+			}
+		}
+	}
+}
+
+// --- the seed's worked example ----------------------------------------------
+
+// checkSeed builds seed 004's node and three pods and checks every number
+// the seed states.
+func (m *cgMachine) checkSeed() {
+	m.tally.Check(CGSeed)
+	h, err := cgroups.Build(SeedConfig(), SeedPods())
+	if err != nil {
+		m.fail(CGSeed, "Build: %v", err)
+	}
+	want := map[string][2]int64{ // shares, memory limit (0: none)
+		"kubepods":                                     {3072, 8 * cgGi},
+		"kubepods/burstable":                           {2048, 7 * cgGi},
+		"kubepods/besteffort":                          {2, 5 * cgGi},
+		"kubepods/podguaranteed-1":                     {1024, cgGi},
+		"kubepods/podguaranteed-1/container3":          {1024, cgGi},
+		"kubepods/burstable/podburstable-1":            {2048, 3 * cgGi},
+		"kubepods/burstable/podburstable-1/container1": {1024, cgGi},
+		"kubepods/burstable/podburstable-1/container2": {1024, 2 * cgGi},
+		"kubepods/besteffort/podbesteffort-1":          {2, 0},
+	}
+	for path, w := range want {
+		cg, ok := h.Lookup(path)
+		if !ok {
+			m.fail(CGSeed, "no cgroup %s", path)
+		}
+		mem := int64(0)
+		if cg.Config.Memory != nil {
+			mem = *cg.Config.Memory
+		}
+		if cg.Config.CPUShares == nil || int64(*cg.Config.CPUShares) != w[0] || mem != w[1] {
+			m.fail(CGSeed, "%s: shares %s memory %d, the seed says %d and %d", path, fmtPtr(cg.Config.CPUShares), mem, w[0], w[1])
+		}
+	}
+}
+
+// SeedConfig is seed 004's node: 3 CPUs, 8 GiB, --qos-reserved=memory=100%.
+func SeedConfig() cgroups.Config {
+	c := cgroups.DefaultConfig()
+	c.Capacity = pod.ResourceList{pod.CPU: 3000, pod.Memory: 8 * cgGi}
+	hundred := int64(100)
+	c.QOSReservedMemoryPercent = &hundred
+	return c
+}
+
+// SeedPods are seed 004's pod-burstable-1, pod-guaranteed-1 and
+// pod-besteffort-1.
+func SeedPods() []*pod.Pod {
+	both := func(cpu, mem int64) pod.ResourceList { return pod.ResourceList{pod.CPU: cpu, pod.Memory: mem} }
+	return []*pod.Pod{
+		{UID: "burstable-1", Name: "pod-burstable-1", Containers: []pod.Container{
+			{Name: "container1", Requests: both(1000, cgGi), Limits: both(1000, cgGi)},
+			{Name: "container2", Requests: both(1000, cgGi), Limits: both(2000, 2*cgGi)},
+		}},
+		{UID: "guaranteed-1", Name: "pod-guaranteed-1", Containers: []pod.Container{
+			{Name: "container3", Requests: both(1000, cgGi), Limits: both(1000, cgGi)},
+		}},
+		{UID: "besteffort-1", Name: "pod-besteffort-1", Containers: []pod.Container{{Name: "container4"}}},
+	}
+}
