@@ -156,12 +156,11 @@ func HandleAdmissionFailure(preemptor *pod.Pod, reasons []Reason, activePods []*
 	}
 	seen := make(map[string]int, len(activePods))
 	for i, p := range activePods {
-		field := fmt.Sprintf("activePods[%d]", i)
-		if err := ValidatePod(p, field); err != nil {
+		if err := validatePod(p, func() string { return fmt.Sprintf("activePods[%d]", i) }); err != nil {
 			return Decision{}, err
 		}
 		if j, dup := seen[p.UID]; dup {
-			return Decision{}, fmt.Errorf("%s.uid: %q is also activePods[%d]", field, p.UID, j)
+			return Decision{}, fmt.Errorf("activePods[%d].uid: %q is also activePods[%d]", i, p.UID, j)
 		}
 		seen[p.UID] = i
 	}

@@ -27,51 +27,67 @@ const (
 // known QoS class status. field names the pod in the error ("preemptor",
 // "activePods[3]").
 func ValidatePod(p *pod.Pod, field string) error {
+	return validatePod(p, func() string { return field })
+}
+
+// validatePod takes the field name as a function: admission validates every
+// active pod on every decision, and formatting names that no error uses
+// would dominate its cost.
+func validatePod(p *pod.Pod, field func() string) error {
 	if p == nil {
-		return fmt.Errorf("%s: must not be nil", field)
+		return fmt.Errorf("%s: must not be nil", field())
 	}
 	if p.UID == "" {
-		return fmt.Errorf("%s.uid: must not be empty", field)
+		return fmt.Errorf("%s.uid: must not be empty", field())
 	}
 	if n := len(p.InitContainers) + len(p.Containers); n > MaxContainers {
-		return fmt.Errorf("%s: %d containers exceed the bound of %d", field, n, MaxContainers)
+		return fmt.Errorf("%s: %d containers exceed the bound of %d", field(), n, MaxContainers)
 	}
 	switch p.QOSClass {
 	case "", pod.Guaranteed, pod.Burstable, pod.BestEffort:
 	default:
-		return fmt.Errorf("%s.qosClass: %q is not Guaranteed, Burstable or BestEffort", field, p.QOSClass)
+		return fmt.Errorf("%s.qosClass: %q is not Guaranteed, Burstable or BestEffort", field(), p.QOSClass)
 	}
-	check := func(where string, l pod.ResourceList) error {
+	check := func(l pod.ResourceList, where func() string) error {
+		bad := false
+		for _, q := range l {
+			if q < 0 || q > MaxQuantity {
+				bad = true
+				break
+			}
+		}
+		if !bad {
+			return nil
+		}
+		// Name the first bad entry in name order, the same one every time.
 		for _, name := range l.Names() {
-			if err := validQuantity(fmt.Sprintf("%s.%s[%s]", field, where, name), l[name]); err != nil {
+			if err := validQuantity(fmt.Sprintf("%s.%s[%s]", field(), where(), name), l[name]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	// A slice, not a map: with two bad fields the error must name the same one every time.
 	for _, group := range []struct {
 		kind string
 		list []pod.Container
 	}{{"initContainers", p.InitContainers}, {"containers", p.Containers}} {
 		for i, c := range group.list {
-			kind := group.kind
-			if err := check(fmt.Sprintf("%s[%d].requests", kind, i), c.Requests); err != nil {
+			if err := check(c.Requests, func() string { return fmt.Sprintf("%s[%d].requests", group.kind, i) }); err != nil {
 				return err
 			}
-			if err := check(fmt.Sprintf("%s[%d].limits", kind, i), c.Limits); err != nil {
+			if err := check(c.Limits, func() string { return fmt.Sprintf("%s[%d].limits", group.kind, i) }); err != nil {
 				return err
 			}
 		}
 	}
-	if err := check("overhead", p.Overhead); err != nil {
+	if err := check(p.Overhead, func() string { return "overhead" }); err != nil {
 		return err
 	}
 	if p.Resources != nil {
-		if err := check("resources.requests", p.Resources.Requests); err != nil {
+		if err := check(p.Resources.Requests, func() string { return "resources.requests" }); err != nil {
 			return err
 		}
-		if err := check("resources.limits", p.Resources.Limits); err != nil {
+		if err := check(p.Resources.Limits, func() string { return "resources.limits" }); err != nil {
 			return err
 		}
 	}
