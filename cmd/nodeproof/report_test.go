@@ -35,6 +35,7 @@ func syntheticReport(t *testing.T) *reportData {
 				Invariants: []invariantReport{
 					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: "seeds/imagegc.md#in-use", Checked: 3300},
 				},
+				Statistics: []statisticReport{{Name: "bytes freed beyond the target", Samples: 40, Mean: 1.23456, Max: 7, Nonzero: 12}},
 			},
 			{
 				Name: "devicemanager", Subsystem: "devicemanager", Checks: 17, Steps: 212, Seconds: 3, Passed: false, Seed: 42,
@@ -79,6 +80,7 @@ func TestWriteReport(t *testing.T) {
 			"&lt;script&gt;alert(1)&lt;/script&gt;",
 			"step 1: register resource=a.com/r endpoint=p1.sock",
 			"devicemanager-reregistration-race",
+			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 			"<th>resource</th><th>ops</th><th>ok</th><th>note</th>",
 		} {
 			if !strings.Contains(html, want) {
@@ -105,6 +107,7 @@ func TestWriteReport(t *testing.T) {
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
 			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
 			"1 of 1 killed.",
+			"| imagegc | bytes freed beyond the target | 40 | 1.2346 | 7 | 12 |",
 			"| b.com/r |  |  | x |",
 		} {
 			if !strings.Contains(md, want) {
@@ -130,6 +133,13 @@ func checkReportJSON(t *testing.T, data string) {
 		Steps     []string `json:"steps"`
 		Replay    string   `json:"replay"`
 	}
+	type statistic struct {
+		Name    string  `json:"name"`
+		Samples int     `json:"samples"`
+		Mean    float64 `json:"mean"`
+		Max     float64 `json:"max"`
+		Nonzero int     `json:"nonzero"`
+	}
 	type suite struct {
 		Name       string         `json:"name"`
 		Subsystem  string         `json:"subsystem"`
@@ -140,6 +150,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Seed       uint64         `json:"seed"`
 		Actions    map[string]int `json:"actions"`
 		Invariants []invariant    `json:"invariants"`
+		Statistics []statistic    `json:"statistics"`
 		Failure    *failure       `json:"failure"`
 	}
 	var report struct {
@@ -172,6 +183,9 @@ func checkReportJSON(t *testing.T, data string) {
 	passed, failed := report.Suites[0], report.Suites[1]
 	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 {
 		t.Errorf("passed suite = %+v", passed)
+	}
+	if want := []statistic{{"bytes freed beyond the target", 40, 1.23456, 7, 12}}; !reflect.DeepEqual(passed.Statistics, want) {
+		t.Errorf("statistics = %+v, want %+v", passed.Statistics, want)
 	}
 	if failed.Passed || failed.Failure == nil || failed.Failure.Invariant != "DM-EXCLUSIVE" || len(failed.Failure.Steps) != 2 ||
 		failed.Failure.Replay != "nodeproof replay --suite devicemanager --seed 59 --steps 100" {
@@ -376,5 +390,23 @@ func TestReplayFlagErrors(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `no suite "no-such-suite"; suites: `) {
 		t.Errorf("stderr = %q; want the list of suites", stderr.String())
+	}
+}
+
+// TestSuiteReportStatistics checks that a suite's observed statistics reach
+// the report sorted by name, with the mean computed and rounded.
+func TestSuiteReportStatistics(t *testing.T) {
+	tally := properties.NewTally()
+	for _, v := range []float64{1, 0, 0} {
+		tally.Observe("b: excess", v)
+	}
+	tally.Observe("a: gap", 0.5)
+	sr := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: tally, Passed: true})
+	want := []statisticReport{{Name: "a: gap", Samples: 1, Mean: 0.5, Max: 0.5, Nonzero: 1}, {Name: "b: excess", Samples: 3, Mean: 0.333333, Max: 1, Nonzero: 1}}
+	if !reflect.DeepEqual(sr.Statistics, want) {
+		t.Errorf("statistics = %+v, want %+v", sr.Statistics, want)
+	}
+	if empty := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: properties.NewTally()}); empty.Statistics == nil {
+		t.Error("statistics = null; want [] so readers need not tell null from empty")
 	}
 }
