@@ -154,19 +154,32 @@ var predicateFailures = []*preemption.PredicateFailure{
 }
 
 // Reasons draws failure reasons: resources in the fit's order, each short
-// by a drawn amount, and sometimes non-resource reasons among them.
+// by a drawn amount, and sometimes non-resource reasons among them. One
+// time in two the pod is short of both cpu and memory by amounts several
+// pods must cover in part: that is where the squared distance and the
+// tie-break decide, and where the greedy choice is furthest from the best.
 func Reasons(t *rapid.T) []preemption.Reason {
 	var out []preemption.Reason
-	for _, s := range shortfalls {
-		// One resource in three: a critical pod short of one or two
-		// resources is the common case, and more make preemption fail.
-		if rapid.IntRange(0, 2).Draw(t, "short."+string(s.name)) != 0 {
-			continue
+	short := func(name pod.ResourceName, amount int64) {
+		capacity := rapid.Int64Range(0, 4*amount).Draw(t, "capacity."+string(name))
+		used := rapid.Int64Range(0, capacity).Draw(t, "used."+string(name))
+		out = append(out, &preemption.InsufficientResource{ResourceName: name, Requested: amount + capacity - used, Used: used, Capacity: capacity})
+	}
+	if rapid.Bool().Draw(t, "cpuAndMemory") {
+		if rapid.IntRange(0, 3).Draw(t, "alsoPods") == 0 {
+			short(pod.Pods, rapid.Int64Range(1, 2).Draw(t, "amount.pods"))
 		}
-		amount := rapid.SampledFrom(s.amounts).Draw(t, "amount."+string(s.name))
-		capacity := rapid.Int64Range(0, 4*amount).Draw(t, "capacity."+string(s.name))
-		used := rapid.Int64Range(0, capacity).Draw(t, "used."+string(s.name))
-		out = append(out, &preemption.InsufficientResource{ResourceName: s.name, Requested: amount + capacity - used, Used: used, Capacity: capacity})
+		short(pod.CPU, rapid.SampledFrom([]int64{150, 250, 400, 600}).Draw(t, "amount.cpu"))
+		short(pod.Memory, rapid.SampledFrom([]int64{100 * mi, 200 * mi, 300 * mi}).Draw(t, "amount.memory"))
+	} else {
+		for _, s := range shortfalls {
+			// One resource in three: a pod short of one or two resources
+			// is the common case, and more make preemption fail.
+			if rapid.IntRange(0, 2).Draw(t, "short."+string(s.name)) != 0 {
+				continue
+			}
+			short(s.name, rapid.SampledFrom(s.amounts).Draw(t, "amount."+string(s.name)))
+		}
 	}
 	// Mostly none; sometimes one or two, anywhere in the list, so that the
 	// order of the reasons that stand is tested too.
