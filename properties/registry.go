@@ -37,11 +37,51 @@ type Tally struct {
 	Steps   int
 	Actions map[string]int
 	Checked map[string]int
+	// Stats summarise the values observed for each statistic, by name.
+	Stats map[string]*Stat
+}
+
+// Stat summarises the values observed for one statistic: a measurement
+// that is not pass or fail, such as how far a greedy choice is from the
+// best one. The report shows the number of samples, the mean, the maximum
+// and how many samples were not zero.
+type Stat struct {
+	Samples int
+	Sum     float64
+	Max     float64
+	Nonzero int
+}
+
+// Mean is the average sample, 0 without samples.
+func (s *Stat) Mean() float64 {
+	if s.Samples == 0 {
+		return 0
+	}
+	return s.Sum / float64(s.Samples)
 }
 
 // NewTally returns an empty tally.
 func NewTally() *Tally {
-	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}}
+	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}, Stats: map[string]*Stat{}}
+}
+
+// Observe records one sample of a statistic. Names are sentences a reader
+// understands without the code, with the unit ("excess victims over the
+// fewest possible, per preemption").
+func (t *Tally) Observe(name string, value float64) {
+	s := t.Stats[name]
+	if s == nil {
+		s = &Stat{}
+		t.Stats[name] = s
+	}
+	if s.Samples == 0 || value > s.Max {
+		s.Max = value
+	}
+	s.Samples++
+	s.Sum += value
+	if value != 0 {
+		s.Nonzero++
+	}
 }
 
 // Case records the start of one generated case.

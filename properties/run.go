@@ -196,6 +196,19 @@ func merge(into, from *Tally) {
 	for id, n := range from.Checked {
 		into.Checked[id] += n
 	}
+	for name, st := range from.Stats {
+		s := into.Stats[name]
+		if s == nil {
+			s = &Stat{}
+			into.Stats[name] = s
+		}
+		if st.Samples > 0 && (s.Samples == 0 || st.Max > s.Max) {
+			s.Max = st.Max
+		}
+		s.Samples += st.Samples
+		s.Sum += st.Sum
+		s.Nonzero += st.Nonzero
+	}
 }
 
 // recorder is the rapid.TB that Run hands to rapid.Check. rapid calls the

@@ -34,6 +34,7 @@ func counterSuite(limit int) Suite {
 					t.Logf("step %d: %s", step, name)
 					tally.Action(name)
 					n += delta
+					tally.Observe("counter after a step", float64(n))
 				}
 			}
 			t.Repeat(map[string]func(*rapid.T){
@@ -72,6 +73,10 @@ func TestRunPassing(t *testing.T) {
 	// The check runs once before the first action and once after each.
 	if got, want := res.Tally.Checked["TEST-BELOW-LIMIT"], res.Tally.Cases+res.Tally.Steps; got != want {
 		t.Errorf("Checked = %d, want %d", got, want)
+	}
+	// Statistics from every case are merged: one sample per step.
+	if st := res.Tally.Stats["counter after a step"]; st == nil || st.Samples != res.Tally.Steps || st.Max < 1 || st.Mean() > st.Max || st.Nonzero > st.Samples {
+		t.Errorf("Stats = %+v; want one sample per step, max at least 1", st)
 	}
 	if len(progress) == 0 || progress[len(progress)-1] != [2]int{40, 40} {
 		t.Errorf("progress calls = %v; want them to end with [40 40]", progress)
@@ -170,5 +175,27 @@ func TestRunReplaysFailFile(t *testing.T) {
 	}
 	if f.Seed != 0 || f.Replay != "nodeproof replay --suite counter --failfile "+files[0]+" --steps 20" {
 		t.Errorf("Seed = %d, Replay = %q; want the fail file to replay from", f.Seed, f.Replay)
+	}
+}
+
+func TestTallyObserve(t *testing.T) {
+	tally := NewTally()
+	for _, v := range []float64{0, 2, -1, 3, 0} {
+		tally.Observe("x", v)
+	}
+	st := tally.Stats["x"]
+	if st.Samples != 5 || st.Sum != 4 || st.Max != 3 || st.Nonzero != 3 || st.Mean() != 0.8 {
+		t.Errorf("Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
+	}
+	neg := NewTally()
+	neg.Observe("y", -2)
+	if neg.Stats["y"].Max != -2 {
+		t.Errorf("Max = %v; the first sample sets it even when negative", neg.Stats["y"].Max)
+	}
+	into := NewTally()
+	merge(into, tally)
+	merge(into, neg)
+	if into.Stats["x"].Samples != 5 || into.Stats["y"].Max != -2 || (&Stat{}).Mean() != 0 {
+		t.Errorf("merged = %+v %+v", into.Stats["x"], into.Stats["y"])
 	}
 }

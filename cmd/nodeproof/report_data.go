@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"runtime/debug"
+	"sort"
 
 	"github.com/nodeproof/nodeproof/properties"
 )
@@ -40,7 +41,20 @@ type suiteReport struct {
 	Seed       uint64            `json:"seed"`
 	Actions    map[string]int    `json:"actions"`
 	Invariants []invariantReport `json:"invariants"`
+	// Statistics are the suite's measurements that are not pass or fail
+	// (properties.Tally.Observe), by name.
+	Statistics []statisticReport `json:"statistics"`
 	Failure    *failureReport    `json:"failure,omitempty"`
+}
+
+type statisticReport struct {
+	Name    string  `json:"name"`
+	Samples int     `json:"samples"`
+	Mean    float64 `json:"mean"`
+	Max     float64 `json:"max"`
+	// Nonzero counts the samples that were not 0, for example how often a
+	// greedy choice was not the best one.
+	Nonzero int `json:"nonzero"`
 }
 
 type invariantReport struct {
@@ -102,6 +116,17 @@ func newSuiteReport(res properties.Result) suiteReport {
 		}
 		sr.Invariants = append(sr.Invariants, ir)
 	}
+	sr.Statistics = []statisticReport{}
+	names := make([]string, 0, len(res.Tally.Stats))
+	for name := range res.Tally.Stats {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		st := res.Tally.Stats[name]
+		sr.Statistics = append(sr.Statistics, statisticReport{Name: name, Samples: st.Samples,
+			Mean: roundMicro(st.Mean()), Max: roundMicro(st.Max), Nonzero: st.Nonzero})
+	}
 	if f := res.Failure; f != nil {
 		sr.Failure = &failureReport{Invariant: f.Invariant, Message: f.Message, Steps: f.Steps, Replay: f.Replay}
 	}
@@ -110,6 +135,11 @@ func newSuiteReport(res properties.Result) suiteReport {
 
 func roundMillis(seconds float64) float64 {
 	return math.Round(seconds*1000) / 1000
+}
+
+// roundMicro keeps six decimals of a statistic: enough to read, short in JSON.
+func roundMicro(v float64) float64 {
+	return math.Round(v*1e6) / 1e6
 }
 
 // version is versionBase with the VCS revision as semver build metadata when

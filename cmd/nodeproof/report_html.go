@@ -82,6 +82,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 	"chart":     actionChart,
 	"killed":    killed,
 	"localPage": localPage,
+	"stat":      formatStat,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -130,7 +131,12 @@ svg rect { fill: #0969da; }
 {{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td>{{.Source}}</td>
 <td class="num">{{.Checked}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
 {{end}}</table>
-<h3>Actions</h3>
+{{with .Statistics}}<h3>Statistics</h3>
+<table>
+<tr><th>Statistic</th><th>Samples</th><th>Mean</th><th>Max</th><th>Non-zero</th></tr>
+{{range .}}<tr><td>{{.Name}}</td><td class="num">{{.Samples}}</td><td class="num">{{stat .Mean}}</td><td class="num">{{stat .Max}}</td><td class="num">{{.Nonzero}}</td></tr>
+{{end}}</table>
+{{end}}<h3>Actions</h3>
 {{with chart .Actions}}{{if .Bars}}<svg width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="actions executed, by action">
 {{$labelWidth := .LabelWidth}}{{$barHeight := .BarHeight}}{{range .Bars}}<g><title>{{.Label}}: {{.Count}}</title>
 <text x="{{$labelWidth}}" dx="-8" y="{{.TextY}}" text-anchor="end">{{.Label}}</text>

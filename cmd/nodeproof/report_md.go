@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -33,6 +34,17 @@ func writeMarkdown(w io.Writer, data *reportData) error {
 		}
 	}
 	mdTable(&b, []string{"Suite", "ID", "Statement", "Source", "Checked", "Violations"}, rows)
+
+	var stats [][]string
+	for _, s := range data.Suites {
+		for _, st := range s.Statistics {
+			stats = append(stats, []string{s.Name, st.Name, strconv.Itoa(st.Samples), formatStat(st.Mean), formatStat(st.Max), strconv.Itoa(st.Nonzero)})
+		}
+	}
+	if len(stats) > 0 {
+		b.WriteString("\n## Statistics\n\n")
+		mdTable(&b, []string{"Suite", "Statistic", "Samples", "Mean", "Max", "Non-zero"}, stats)
+	}
 
 	if failed > 0 {
 		b.WriteString("\n## Failures\n")
@@ -92,6 +104,11 @@ func mutantRows(mutants []mutantRow) [][]string {
 		rows = append(rows, []string{m.ID, m.Subsystem, m.Source, verdict, m.KilledBy, strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
 	}
 	return rows
+}
+
+// formatStat prints a statistic with at most four decimals and no trailing zeros.
+func formatStat(v float64) string {
+	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
 }
 
 func killed(mutants []mutantRow) int {

@@ -35,6 +35,7 @@ func syntheticReport(t *testing.T) *reportData {
 				Invariants: []invariantReport{
 					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: "seeds/imagegc.md#in-use", Checked: 3300},
 				},
+				Statistics: []statisticReport{{Name: "bytes freed beyond the target", Samples: 40, Mean: 1.23456, Max: 7, Nonzero: 12}},
 			},
 			{
 				Name: "devicemanager", Subsystem: "devicemanager", Checks: 17, Steps: 212, Seconds: 3, Passed: false, Seed: 42,
@@ -81,6 +82,7 @@ func TestWriteReport(t *testing.T) {
 			"devicemanager-reregistration-race",
 			"<th>resource</th><th>ops</th><th>ok</th><th>visualization</th><th>note</th>",
 			`<a href="lin-1.html">lin-1.html</a>`,
+			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 		} {
 			if !strings.Contains(html, want) {
 				t.Errorf("index.html lacks %q", want)
@@ -107,6 +109,7 @@ func TestWriteReport(t *testing.T) {
 			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
 			"1 of 1 killed.",
 			"| b.com/r |  |  | ../x.html | x |",
+			"| imagegc | bytes freed beyond the target | 40 | 1.2346 | 7 | 12 |",
 		} {
 			if !strings.Contains(md, want) {
 				t.Errorf("report.md lacks %q:\n%s", want, md)
@@ -131,6 +134,13 @@ func checkReportJSON(t *testing.T, data string) {
 		Steps     []string `json:"steps"`
 		Replay    string   `json:"replay"`
 	}
+	type statistic struct {
+		Name    string  `json:"name"`
+		Samples int     `json:"samples"`
+		Mean    float64 `json:"mean"`
+		Max     float64 `json:"max"`
+		Nonzero int     `json:"nonzero"`
+	}
 	type suite struct {
 		Name       string         `json:"name"`
 		Subsystem  string         `json:"subsystem"`
@@ -141,6 +151,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Seed       uint64         `json:"seed"`
 		Actions    map[string]int `json:"actions"`
 		Invariants []invariant    `json:"invariants"`
+		Statistics []statistic    `json:"statistics"`
 		Failure    *failure       `json:"failure"`
 	}
 	var report struct {
@@ -173,6 +184,9 @@ func checkReportJSON(t *testing.T, data string) {
 	passed, failed := report.Suites[0], report.Suites[1]
 	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 {
 		t.Errorf("passed suite = %+v", passed)
+	}
+	if want := []statistic{{"bytes freed beyond the target", 40, 1.23456, 7, 12}}; !reflect.DeepEqual(passed.Statistics, want) {
+		t.Errorf("statistics = %+v, want %+v", passed.Statistics, want)
 	}
 	if failed.Passed || failed.Failure == nil || failed.Failure.Invariant != "DM-EXCLUSIVE" || len(failed.Failure.Steps) != 2 ||
 		failed.Failure.Replay != "nodeproof replay --suite devicemanager --seed 59 --steps 100" {
@@ -377,5 +391,23 @@ func TestReplayFlagErrors(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), `no suite "no-such-suite"; suites: `) {
 		t.Errorf("stderr = %q; want the list of suites", stderr.String())
+	}
+}
+
+// TestSuiteReportStatistics checks that a suite's observed statistics reach
+// the report sorted by name, with the mean computed and rounded.
+func TestSuiteReportStatistics(t *testing.T) {
+	tally := properties.NewTally()
+	for _, v := range []float64{1, 0, 0} {
+		tally.Observe("b: excess", v)
+	}
+	tally.Observe("a: gap", 0.5)
+	sr := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: tally, Passed: true})
+	want := []statisticReport{{Name: "a: gap", Samples: 1, Mean: 0.5, Max: 0.5, Nonzero: 1}, {Name: "b: excess", Samples: 3, Mean: 0.333333, Max: 1, Nonzero: 1}}
+	if !reflect.DeepEqual(sr.Statistics, want) {
+		t.Errorf("statistics = %+v, want %+v", sr.Statistics, want)
+	}
+	if empty := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: properties.NewTally()}); empty.Statistics == nil {
+		t.Error("statistics = null; want [] so readers need not tell null from empty")
 	}
 }

@@ -1,0 +1,335 @@
+package admission_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/preemption"
+)
+
+const (
+	mi  = int64(1 << 20)
+	gpu = pod.ResourceName("example.com/gpu")
+)
+
+func prio(v int32) *int32 { return &v }
+
+func mkPod(uid string, requests, limits pod.ResourceList) *pod.Pod {
+	return &pod.Pod{UID: uid, Name: uid, Namespace: "default",
+		Containers: []pod.Container{{Name: "c", Requests: requests, Limits: limits}}}
+}
+
+func critical(p *pod.Pod) *pod.Pod {
+	p.Priority, p.PriorityClassName = prio(preemption.SystemNodeCriticalPriority), preemption.SystemNodeCritical
+	return p
+}
+
+func newNode(t *testing.T, allocatable pod.ResourceList, devices *dm.Manager, running ...*pod.Pod) *admission.Node {
+	t.Helper()
+	n, err := admission.NewNode(allocatable, devices)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range running {
+		if err := n.AddRunning(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// admit runs one admission with every kill succeeding, or failing with
+// killErr when it is set.
+func admit(t *testing.T, n *admission.Node, p *pod.Pod, opts admission.Options, killErr error) *admission.Result {
+	t.Helper()
+	a, err := n.Begin(p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := admission.Drive(a, nil, func(preemption.Eviction) error { return killErr })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func uids(n *admission.Node) []string {
+	var out []string
+	for _, a := range n.Active() {
+		s := a.Pod.UID
+		if a.Terminating {
+			s += "(terminating)"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// TestSpecFitReasons checks the fit's reasons, their order and upstream's
+// rejection reason and message, which name only the first reason.
+func TestSpecFitReasons(t *testing.T) {
+	alloc := pod.ResourceList{pod.Pods: 2, pod.CPU: 1000, pod.Memory: 1024 * mi, pod.EphemeralStorage: 100, gpu: 2, "hugepages-2Mi": 4 * mi}
+	running := []*pod.Pod{
+		mkPod("a", pod.ResourceList{pod.CPU: 600, pod.Memory: 512 * mi, gpu: 1}, pod.ResourceList{gpu: 1}),
+		mkPod("b", pod.ResourceList{pod.CPU: 300, pod.EphemeralStorage: 50}, nil),
+	}
+	p := mkPod("p", pod.ResourceList{pod.CPU: 200, pod.Memory: 512 * mi, pod.EphemeralStorage: 60, gpu: 2, "hugepages-2Mi": 8 * mi, "vendor.io/missing": 3, "bare": 7}, nil)
+	got := admission.Fit(alloc, running, p)
+	want := []preemption.Reason{
+		&preemption.InsufficientResource{ResourceName: pod.Pods, Requested: 1, Used: 2, Capacity: 2},
+		&preemption.InsufficientResource{ResourceName: pod.CPU, Requested: 200, Used: 900, Capacity: 1000},
+		// memory: 512Mi asked, exactly 512Mi free: it fits.
+		&preemption.InsufficientResource{ResourceName: pod.EphemeralStorage, Requested: 60, Used: 50, Capacity: 100},
+		&preemption.InsufficientResource{ResourceName: gpu, Requested: 2, Used: 1, Capacity: 2},
+		&preemption.InsufficientResource{ResourceName: "hugepages-2Mi", Requested: 8 * mi, Used: 0, Capacity: 4 * mi},
+		// vendor.io/missing: the node has none, so the kubelet leaves it
+		// alone; "bare" is not a scalar resource name.
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Fit =\n%v\nwant\n%v", got, want)
+	}
+
+	n := newNode(t, alloc, nil, running...)
+	r := admit(t, n, p, admission.Options{}, nil)
+	if r.Admitted || r.Reason != "OutOfpods" || r.Message != "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2" {
+		t.Errorf("result = %+v", r)
+	}
+	if !reflect.DeepEqual(r.FitReasons, want) || len(r.Evicted) != 0 {
+		t.Errorf("fit reasons %v, evicted %v", r.FitReasons, r.Evicted)
+	}
+	for _, tc := range []struct {
+		res    pod.ResourceName
+		reason string
+	}{{pod.CPU, "OutOfcpu"}, {pod.Memory, "OutOfmemory"}, {pod.EphemeralStorage, "OutOfephemeral-storage"}, {gpu, "OutOfexample.com/gpu"}} {
+		n := newNode(t, pod.ResourceList{pod.Pods: 10, tc.res: 10}, nil)
+		r := admit(t, n, mkPod("x", pod.ResourceList{tc.res: 11}, nil), admission.Options{}, nil)
+		if r.Admitted || r.Reason != tc.reason {
+			t.Errorf("%s: reason %q, want %q", tc.res, r.Reason, tc.reason)
+		}
+	}
+	// A predicate failure the caller found follows the resource reasons.
+	n = newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000}, nil)
+	affinity := &preemption.PredicateFailure{PredicateName: "NodeAffinity", PredicateDesc: "node(s) didn't match Pod's node affinity/selector"}
+	r = admit(t, n, mkPod("y", pod.ResourceList{pod.CPU: 100}, nil), admission.Options{OtherReasons: []*preemption.PredicateFailure{affinity}}, nil)
+	if r.Admitted || r.Reason != "NodeAffinity" || r.Message != "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+// TestSpecOverheadAndSidecarsCount checks that the fit asks for the
+// effective requests: sidecars run next to the app containers and the
+// overhead is added.
+func TestSpecOverheadAndSidecarsCount(t *testing.T) {
+	p := mkPod("p", pod.ResourceList{pod.CPU: 500}, nil)
+	p.InitContainers = []pod.Container{{Name: "side", Requests: pod.ResourceList{pod.CPU: 300}, RestartPolicy: pod.RestartAlways}}
+	p.Overhead = pod.ResourceList{pod.CPU: 200}
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 999}, nil)
+	if r := admit(t, n, p, admission.Options{}, nil); r.Admitted || r.Message != "Node didn't have enough resource: cpu, requested: 1000, used: 0, capacity: 999" {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+// TestSpecCriticalPreempts admits a critical pod by preempting, removes the
+// victims from the node and counts the preemptions.
+func TestSpecCriticalPreempts(t *testing.T) {
+	be := mkPod("be", nil, nil)
+	bu := mkPod("bu", pod.ResourceList{pod.CPU: 400}, nil)
+	gu := mkPod("gu", pod.ResourceList{pod.CPU: 400, pod.Memory: mi}, pod.ResourceList{pod.CPU: 400, pod.Memory: mi})
+	n := newNode(t, pod.ResourceList{pod.Pods: 3, pod.CPU: 1000, pod.Memory: 10 * mi}, nil, gu, be, bu)
+	c := critical(mkPod("critical", pod.ResourceList{pod.CPU: 500}, nil))
+	r := admit(t, n, c, admission.Options{}, nil)
+	if !r.Admitted || r.Reason != "" {
+		t.Fatalf("result = %+v", r)
+	}
+	// Short of one pod slot and 300m cpu: the Burstable pod frees both, so
+	// no Guaranteed pod goes and the BestEffort pod, which frees only the
+	// slot, is not needed.
+	if got := names(r.Evicted); !reflect.DeepEqual(got, []string{"bu"}) {
+		t.Errorf("evicted %v, want [bu]", got)
+	}
+	if want := (preemption.Requirements{{Resource: pod.Pods, Quantity: 1}, {Resource: pod.CPU, Quantity: 300}}); !reflect.DeepEqual(r.Requirements, want) {
+		t.Errorf("requirements %v, want %v", r.Requirements, want)
+	}
+	if r.Preemptions["pods"] != 1 {
+		t.Errorf("preemptions %v, want pods: 1", r.Preemptions)
+	}
+	if got := uids(n); !reflect.DeepEqual(got, []string{"gu", "be", "critical"}) {
+		t.Errorf("active %v", got)
+	}
+}
+
+// TestSpecKillFailureStillAdmits is #78405 / PR #78493 at node level: the
+// kill fails, the critical pod is admitted all the same, and the victim
+// stays active, terminating, holding its resources until it is removed.
+func TestSpecKillFailureStillAdmits(t *testing.T) {
+	bu := mkPod("bu", pod.ResourceList{pod.CPU: 600}, nil)
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000}, nil, bu)
+	c := critical(mkPod("static", pod.ResourceList{pod.CPU: 500}, nil))
+	c.Priority = nil
+	c.Annotations = map[string]string{pod.ConfigSourceAnnotation: preemption.FileSource}
+	r := admit(t, n, c, admission.Options{}, errors.New("timed out waiting for the pod to stop"))
+	if !r.Admitted || len(r.Evicted) != 0 || len(r.KillFailed) != 1 || len(r.Preemptions) != 0 {
+		t.Fatalf("result = %+v", r)
+	}
+	if got := uids(n); !reflect.DeepEqual(got, []string{"bu(terminating)", "static"}) {
+		t.Errorf("active %v", got)
+	}
+	if used := n.Used()[pod.CPU]; used != 1100 {
+		t.Errorf("used cpu %d: the terminating victim still counts", used)
+	}
+	// The next pod is judged against the node with the victim still on it.
+	r = admit(t, n, mkPod("late", pod.ResourceList{pod.CPU: 1}, nil), admission.Options{}, nil)
+	if r.Admitted || r.Message != "Node didn't have enough resource: cpu, requested: 1, used: 1100, capacity: 1000" {
+		t.Errorf("result = %+v", r)
+	}
+	if err := n.Remove("bu"); err != nil {
+		t.Fatal(err)
+	}
+	if r := admit(t, n, mkPod("late", pod.ResourceList{pod.CPU: 1}, nil), admission.Options{}, nil); !r.Admitted {
+		t.Errorf("result = %+v after the victim is gone", r)
+	}
+}
+
+// TestSpecCriticalRejections checks the two ways a critical pod is still
+// rejected: a non-resource reason (no preemption at all) and no set of pods
+// that frees enough (UnexpectedAdmissionError).
+func TestSpecCriticalRejections(t *testing.T) {
+	bu := mkPod("bu", pod.ResourceList{pod.CPU: 600}, nil)
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000}, nil, bu)
+	taint := &preemption.PredicateFailure{PredicateName: "TaintToleration", PredicateDesc: "node(s) had untolerated taint(s)"}
+	r := admit(t, n, critical(mkPod("c1", pod.ResourceList{pod.CPU: 500}, nil)), admission.Options{OtherReasons: []*preemption.PredicateFailure{taint}}, nil)
+	if r.Admitted || r.Reason != "TaintToleration" || len(r.Evicted) != 0 || len(n.Active()) != 1 {
+		t.Errorf("result = %+v, active %v", r, uids(n))
+	}
+	r = admit(t, n, critical(mkPod("c2", pod.ResourceList{pod.CPU: 2000}, nil)), admission.Options{}, nil)
+	want := "Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: cpu, q: 1000), ]"
+	if r.Admitted || r.Reason != "UnexpectedAdmissionError" || r.Message != want {
+		t.Errorf("result = %+v\nwant message %s", r, want)
+	}
+}
+
+// deviceNode is a node with one GPU plugin of two healthy devices.
+func deviceNode(t *testing.T) (*admission.Node, *dm.Manager) {
+	t.Helper()
+	m := dm.New(dm.DefaultLimits())
+	m.SetSourcesReady()
+	if _, err := m.Connected(string(gpu), "gpu.sock", dm.PluginOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Update(string(gpu), []dm.Device{{ID: "g0", Health: dm.Healthy}, {ID: "g1", Health: dm.Healthy}}); err != nil {
+		t.Fatal(err)
+	}
+	return newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000, gpu: 2}, m), m
+}
+
+func answer(p *dm.Plan) ([][]allocresp.ContainerAllocateResponse, error) {
+	out := make([][]allocresp.ContainerAllocateResponse, len(p.Requests))
+	for i := range p.Requests {
+		out[i] = []allocresp.ContainerAllocateResponse{{Envs: map[string]string{"GPU": "yes"}}}
+	}
+	return out, nil
+}
+
+// TestSpecDevices checks that devices are allocated before the fit (the
+// topology manager's handler runs first) and that a failed allocation
+// rejects the pod with UnexpectedAdmissionError.
+func TestSpecDevices(t *testing.T) {
+	n, m := deviceNode(t)
+	one := mkPod("one", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1})
+	a, err := n.Begin(one, admission.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := a.Next()
+	if step.Kind != admission.StepAllocate || len(step.Plan.Requests) != 1 || !reflect.DeepEqual(step.Plan.Requests[0].DeviceIDs, []string{"g0"}) {
+		t.Fatalf("step = %+v", step)
+	}
+	if again := a.Next(); again.Plan != step.Plan {
+		t.Error("Next before answering must repeat the step")
+	}
+	if _, err := n.Begin(mkPod("other", nil, nil), admission.Options{}); err == nil {
+		t.Error("a second admission began while one is in progress")
+	}
+	answers, _ := answer(step.Plan)
+	if err := a.Allocated(answers, nil); err != nil {
+		t.Fatal(err)
+	}
+	if step = a.Next(); step.Kind != admission.StepDone || !step.Result.Admitted {
+		t.Fatalf("step = %+v", step)
+	}
+	if got := m.ContainerDevices("one", "c"); !reflect.DeepEqual(got, map[string][]string{string(gpu): {"g0"}}) {
+		t.Errorf("devices %v", got)
+	}
+
+	// Two GPUs asked, one free: the device manager fails before the fit
+	// would have found the node short of example.com/gpu.
+	a, _ = n.Begin(mkPod("two", pod.ResourceList{gpu: 2}, pod.ResourceList{gpu: 2}), admission.Options{})
+	r, err := admission.Drive(a, answer, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Allocate failed due to requested number of devices unavailable for example.com/gpu. Requested: 2, Available: 1, which is unexpected"
+	if r.Admitted || r.Reason != "UnexpectedAdmissionError" || r.Message != want || len(r.FitReasons) != 0 {
+		t.Errorf("result = %+v", r)
+	}
+
+	// The plugin's Allocate RPC fails.
+	a, _ = n.Begin(mkPod("rpc", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1}), admission.Options{})
+	r, err = admission.Drive(a, func(*dm.Plan) ([][]allocresp.ContainerAllocateResponse, error) {
+		return nil, errors.New("rpc error: code = Unavailable desc = connection refused")
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Admitted || r.Message != "Allocate failed due to rpc error: code = Unavailable desc = connection refused, which is unexpected" {
+		t.Errorf("result = %+v", r)
+	}
+	if free := len(m.Allocated()[string(gpu)]); free != 1 {
+		t.Errorf("%d GPUs allocated after the failed RPC, want 1 (the first pod's)", free)
+	}
+}
+
+// TestBadInput checks the errors that name the field and the rule.
+func TestBadInput(t *testing.T) {
+	if _, err := admission.NewNode(pod.ResourceList{pod.CPU: -1}, nil); err == nil || err.Error() != "allocatable[cpu]: -1 must not be negative" {
+		t.Errorf("NewNode: %v", err)
+	}
+	n := newNode(t, pod.ResourceList{pod.Pods: 10}, nil, mkPod("a", nil, nil))
+	for _, tc := range []struct {
+		p    *pod.Pod
+		opts admission.Options
+		want string
+	}{
+		{nil, admission.Options{}, "pod: must not be nil"},
+		{mkPod("a", nil, nil), admission.Options{}, `pod.uid: "a" is already active on the node`},
+		{mkPod("b", pod.ResourceList{pod.CPU: -3}, nil), admission.Options{}, "pod.containers[0].requests[cpu]: -3 must not be negative"},
+		{mkPod("b", nil, nil), admission.Options{OtherReasons: []*preemption.PredicateFailure{nil}}, "otherReasons[0]: must not be nil"},
+	} {
+		if _, err := n.Begin(tc.p, tc.opts); err == nil || err.Error() != tc.want {
+			t.Errorf("Begin: %v, want %q", err, tc.want)
+		}
+	}
+	if err := n.Remove("zzz"); err == nil || err.Error() != `pod "zzz": not active on the node` {
+		t.Errorf("Remove: %v", err)
+	}
+	a, _ := n.Begin(mkPod("b", nil, nil), admission.Options{})
+	if err := a.Killed(nil); err == nil || err.Error() != `pod "b": no kill is pending` {
+		t.Errorf("Killed: %v", err)
+	}
+	if err := a.Allocated(nil, nil); err == nil || err.Error() != `pod "b": no allocation is pending` {
+		t.Errorf("Allocated: %v", err)
+	}
+}
+
+func names(pods []*pod.Pod) []string {
+	out := []string{}
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}

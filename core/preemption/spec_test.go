@@ -1,0 +1,396 @@
+package preemption_test
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/preemption"
+)
+
+// TestSpecGetPodsToPreempt replays upstream's TestGetPodsToPreempt table
+// (pkg/kubelet/preemption/preemption_test.go) through HandleAdmissionFailure.
+// Upstream compares the victims as a multiset; the order is checked here too,
+// because preemption.md §4.2 fixes it (BestEffort, Burstable, Guaranteed).
+func TestSpecGetPodsToPreempt(t *testing.T) {
+	all := upstreamPods()
+	tests := []struct {
+		name      string
+		preemptor string
+		running   []string
+		reasons   []preemption.Reason
+		wantErr   bool
+		want      []string
+	}{
+		{"no requirements", "cluster-critical", nil, upstreamReasons(0, 0, 0), false, []string{}},
+		{"no pods", "cluster-critical", nil, upstreamReasons(0, 0, 1), true, nil},
+		{"equal pods and resources requirements", "cluster-critical", []string{"burstable"}, upstreamReasons(100, 100, 1), false, []string{"burstable"}},
+		{"higher requirements than pod requests", "cluster-critical", []string{"burstable"}, upstreamReasons(200, 200, 2), true, nil},
+		{"choose between bestEffort and burstable", "cluster-critical", []string{"burstable", "bestEffort"}, upstreamReasons(0, 0, 1), false, []string{"bestEffort"}},
+		{"choose between burstable and guaranteed", "cluster-critical", []string{"burstable", "guaranteed"}, upstreamReasons(0, 0, 1), false, []string{"burstable"}},
+		{"choose lower request burstable if it meets requirements", "cluster-critical",
+			[]string{"bestEffort", "high-request-burstable", "burstable"}, upstreamReasons(100, 100, 0), false, []string{"burstable"}},
+		{"choose higher request burstable if lower does not meet requirements", "cluster-critical",
+			[]string{"bestEffort", "burstable", "high-request-burstable"}, upstreamReasons(150, 150, 0), false, []string{"high-request-burstable"}},
+		{"multiple pods required", "cluster-critical",
+			[]string{"bestEffort", "burstable", "high-request-burstable", "guaranteed", "high-request-guaranteed"},
+			// Upstream lists {burstable, high-request-burstable} as a set; within
+			// a class the order is the greedy's pick order, the closer pod first.
+			upstreamReasons(350, 350, 0), false, []string{"high-request-burstable", "burstable"}},
+		{"evict guaranteed when we have to, and dont evict the extra burstable", "cluster-critical",
+			[]string{"bestEffort", "burstable", "high-request-burstable", "guaranteed", "high-request-guaranteed"},
+			upstreamReasons(0, 550, 0), false, []string{"high-request-burstable", "high-request-guaranteed"}},
+		{"evict cluster critical pod for node critical pod", "node-critical", []string{"cluster-critical"}, upstreamReasons(100, 0, 0), false, []string{"cluster-critical"}},
+		{"can not evict node critical pod for cluster critical pod", "cluster-critical", []string{"node-critical"}, upstreamReasons(100, 0, 0), true, nil},
+		// TestEvictPodsToFreeRequests adds two more.
+		{"critical pods cannot be preempted", "cluster-critical", []string{"cluster-critical"}, upstreamReasons(0, 0, 1), true, nil},
+		{"best effort pods are not preempted when attempting to free resources", "cluster-critical", []string{"bestEffort"}, upstreamReasons(0, 1, 0), true, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var running []*pod.Pod
+			for i, n := range tc.running {
+				p := *all[n]
+				// The same upstream pod may run twice under one name; UIDs must differ.
+				p.UID = n + "-" + string(rune('a'+i))
+				running = append(running, &p)
+			}
+			d, err := preemption.HandleAdmissionFailure(all[tc.preemptor], tc.reasons, running)
+			if err != nil {
+				t.Fatalf("bad input: %v", err)
+			}
+			if (d.Err != nil) != tc.wantErr {
+				t.Fatalf("Err = %v, want error: %t", d.Err, tc.wantErr)
+			}
+			if len(d.Reasons) != 0 {
+				t.Fatalf("Reasons = %v, want none for a critical pod short of resources only", d.Reasons)
+			}
+			if tc.wantErr {
+				if len(d.Victims) != 0 {
+					t.Fatalf("victims %v chosen although preemption failed", names(d.Victims))
+				}
+				return
+			}
+			if got := names(d.Victims); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("victims = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestSpecDistance replays upstream's TestAdmissionRequirementsDistance.
+func TestSpecDistance(t *testing.T) {
+	all := upstreamPods()
+	tests := []struct {
+		name string
+		reqs preemption.Requirements
+		pod  string
+		want float64
+	}{
+		{"no requirements", upstreamReqs(0, 0, 0), "burstable", 0},
+		// The pod frees its pod slot, so only cpu and memory are missing: 1² + 1².
+		{"no requests, some requirements", upstreamReqs(100, 100, 1), "bestEffort", 2},
+		{"equal requests and requirements", upstreamReqs(100, 100, 1), "burstable", 0},
+		{"higher requests than requirements", upstreamReqs(50, 50, 0), "burstable", 0},
+		// (100-50)/100 = 0.5 missing of each: 0.25 + 0.25. A distance without
+		// the square would give 1.
+		{"half of two requirements", upstreamReqs(100, 100, 0), "tiny", (99.0/100)*(99.0/100) + (99.0/100)*(99.0/100)},
+		{"half met", upstreamReqs(200, 200, 0), "burstable", 0.5},
+	}
+	for _, tc := range tests {
+		if got := tc.reqs.Distance(all[tc.pod]); got != tc.want {
+			t.Errorf("%s: Distance = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSpecSubtract replays upstream's TestAdmissionRequirementsSubtract.
+func TestSpecSubtract(t *testing.T) {
+	all := upstreamPods()
+	tests := []struct {
+		name    string
+		initial preemption.Requirements
+		pod     string
+		want    preemption.Requirements
+	}{
+		{"subtract a pod from no requirements", upstreamReqs(0, 0, 0), "burstable", nil},
+		{"subtract no requests from some requirements", upstreamReqs(100, 100, 1), "bestEffort", upstreamReqs(100, 100, 0)},
+		{"equal requests and requirements", upstreamReqs(100, 100, 1), "burstable", nil},
+		{"subtract higher requests than requirements", upstreamReqs(50, 50, 0), "burstable", nil},
+		{"subtract lower requests than requirements", upstreamReqs(200, 200, 1), "burstable", upstreamReqs(100, 100, 0)},
+	}
+	for _, tc := range tests {
+		if got := tc.initial.Subtract(all[tc.pod]); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: Subtract = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSpecKillErrorSkipped is upstream's TestEvictPodsToFreeRequestsWithError
+// (PR #78493, #78405): every kill fails, yet the critical pod is admitted
+// and nothing counts as evicted.
+func TestSpecKillErrorSkipped(t *testing.T) {
+	all := upstreamPods()
+	running := []*pod.Pod{all["cluster-critical"], all["bestEffort"], all["burstable"], all["high-request-burstable"], all["guaranteed"], all["high-request-guaranteed"]}
+	d, err := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(0, 550, 0), running)
+	if err != nil || d.Err != nil {
+		t.Fatalf("HandleAdmissionFailure: %v, %v", err, d.Err)
+	}
+	if got, want := names(d.Victims), []string{"high-request-burstable", "high-request-guaranteed"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("victims = %v, want %v", got, want)
+	}
+	killErr := errors.New("problem killing pod")
+	out, err := d.Complete([]error{killErr, killErr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Admit || out.Err != nil {
+		t.Errorf("a failed kill must not fail the admission: Admit=%t Err=%v", out.Admit, out.Err)
+	}
+	if len(out.Evicted) != 0 || len(out.KillFailed) != 2 || len(out.Preemptions) != 0 {
+		t.Errorf("outcome = %+v, want two kill failures, nothing evicted or counted", out)
+	}
+	// With the kills succeeding, each victim counts once under the signal
+	// of the first requirement.
+	out, _ = d.Complete([]error{nil, nil})
+	if !out.Admit || len(out.Evicted) != 2 || out.Preemptions["memory"] != 2 || len(out.Preemptions) != 1 {
+		t.Errorf("outcome = %+v, want both evicted and kubelet_preemptions{preemption_signal=\"memory\"} = 2", out)
+	}
+	if _, err := d.Complete([]error{nil}); err == nil || err.Error() != "killErrs: 1 results for 2 victims" {
+		t.Errorf("Complete with too few results: %v", err)
+	}
+}
+
+// TestSpecErrorText checks upstream's error strings and toString format.
+func TestSpecErrorText(t *testing.T) {
+	all := upstreamPods()
+	d, err := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(200, 200, 2), []*pod.Pod{all["burstable"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: " +
+		"[(res: cpu, q: 100), (res: memory, q: 104857600), (res: pods, q: 1), ]"
+	if d.Err == nil || d.Err.Error() != want {
+		t.Errorf("Err = %v\nwant %s", d.Err, want)
+	}
+	if got := preemption.Requirements(nil).String(); got != "[]" {
+		t.Errorf("empty toString = %q, want []", got)
+	}
+	r := &preemption.InsufficientResource{ResourceName: "cpu", Requested: 500, Used: 800, Capacity: 1000}
+	if got := r.Error(); got != "Node didn't have enough resource: cpu, requested: 500, used: 800, capacity: 1000" {
+		t.Errorf("InsufficientResource.Error() = %q", got)
+	}
+	if got := r.GetReason(); got != "Insufficient cpu" {
+		t.Errorf("GetReason() = %q", got)
+	}
+	if got := r.InsufficientAmount(); got != 300 {
+		t.Errorf("InsufficientAmount() = %d, want 500 - (1000 - 800) = 300", got)
+	}
+	pf := &preemption.PredicateFailure{PredicateName: "NodeAffinity", PredicateDesc: "node(s) didn't match Pod's node affinity/selector"}
+	if got := pf.Error(); got != "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
+		t.Errorf("PredicateFailure.Error() = %q", got)
+	}
+	if pf.GetReason() != pf.PredicateDesc {
+		t.Errorf("PredicateFailure.GetReason() = %q", pf.GetReason())
+	}
+}
+
+// TestSpecNotCritical checks §4.2 "not critical → return reasons unchanged":
+// the same reasons in the same order, nothing evicted, no error.
+func TestSpecNotCritical(t *testing.T) {
+	all := upstreamPods()
+	reasons := append(upstreamReasons(100, 0, 1), &preemption.PredicateFailure{PredicateName: "NodePorts", PredicateDesc: "node(s) didn't have free ports for the requested pod ports"})
+	d, err := preemption.HandleAdmissionFailure(all["burstable"], reasons, []*pod.Pod{all["bestEffort"], all["guaranteed"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(d.Reasons, reasons) || d.Err != nil || len(d.Victims) != 0 || len(d.Requirements) != 0 {
+		t.Errorf("decision = %+v, want the reasons unchanged and nothing else", d)
+	}
+	if out, _ := d.Complete(nil); out.Admit {
+		t.Error("a non-critical pod short of resources was admitted")
+	}
+}
+
+// TestSpecNonResourceReasons checks §4.2 "any other reason → return only
+// the non-resource reasons, nil error (no preemption)".
+func TestSpecNonResourceReasons(t *testing.T) {
+	all := upstreamPods()
+	affinity := &preemption.PredicateFailure{PredicateName: "NodeAffinity", PredicateDesc: "node(s) didn't match Pod's node affinity/selector"}
+	taint := &preemption.PredicateFailure{PredicateName: "TaintToleration", PredicateDesc: "node(s) had untolerated taint(s)"}
+	reasons := []preemption.Reason{upstreamReasons(100, 0, 0)[0], affinity, upstreamReasons(0, 0, 1)[0], taint}
+	d, err := preemption.HandleAdmissionFailure(all["cluster-critical"], reasons, []*pod.Pod{all["burstable"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []preemption.Reason{affinity, taint}; !reflect.DeepEqual(d.Reasons, want) {
+		t.Errorf("Reasons = %v, want only the non-resource ones in order", d.Reasons)
+	}
+	if len(d.Victims) != 0 || d.Err != nil {
+		t.Errorf("decision = %+v, want no preemption", d)
+	}
+}
+
+// TestSpecPreemptable checks §4.1's table.
+func TestSpecPreemptable(t *testing.T) {
+	mk := func(name string, priority *int32, annotations map[string]string) *pod.Pod {
+		p := testPod(name, nil, nil)
+		p.Priority = priority
+		for k, v := range annotations {
+			p.Annotations[k] = v
+		}
+		return p
+	}
+	static := map[string]string{pod.ConfigSourceAnnotation: preemption.FileSource}
+	mirror := map[string]string{pod.ConfigMirrorAnnotation: "hash"}
+	tests := []struct {
+		name              string
+		preemptor, victim *pod.Pod
+		want              bool
+	}{
+		{"critical beats non-critical without priorities", mk("c", prio(pod.SystemCriticalPriority), nil), mk("v", nil, nil), true},
+		{"static beats non-critical", mk("s", nil, static), mk("v", prio(5), nil), true},
+		{"mirror beats non-critical", mk("m", nil, mirror), mk("v", nil, nil), true},
+		// #65372 / PR #65561: node-critical may preempt cluster-critical.
+		{"node-critical beats cluster-critical", mk("n", prio(preemption.SystemNodeCriticalPriority), nil), mk("c", prio(preemption.SystemClusterCriticalPriority), nil), true},
+		{"cluster-critical does not beat node-critical", mk("c", prio(preemption.SystemClusterCriticalPriority), nil), mk("n", prio(preemption.SystemNodeCriticalPriority), nil), false},
+		{"equal critical priorities", mk("a", prio(pod.SystemCriticalPriority), nil), mk("b", prio(pod.SystemCriticalPriority), nil), false},
+		{"static without priority does not beat critical", mk("s", nil, static), mk("c", prio(pod.SystemCriticalPriority), nil), false},
+		{"static with higher priority beats static", mk("s", prio(10), static), mk("t", prio(5), static), true},
+		{"non-critical higher priority beats lower", mk("a", prio(100), nil), mk("b", prio(1), nil), true},
+		{"non-critical without priority", mk("a", nil, nil), mk("b", prio(1), nil), false},
+		{"victim without priority", mk("a", prio(100), nil), mk("b", nil, nil), false},
+		{"config source api is not static", mk("a", nil, map[string]string{pod.ConfigSourceAnnotation: "api"}), mk("b", nil, nil), false},
+		{"empty config source is static", mk("a", nil, map[string]string{pod.ConfigSourceAnnotation: ""}), mk("b", nil, nil), true},
+	}
+	for _, tc := range tests {
+		if got := preemption.Preemptable(tc.preemptor, tc.victim); got != tc.want {
+			t.Errorf("%s: Preemptable = %t, want %t", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestSpecConfigSource checks GetPodSource and IsNodeCriticalPod.
+func TestSpecConfigSource(t *testing.T) {
+	p := testPod("p", nil, nil)
+	if _, err := preemption.ConfigSource(p); err == nil || err.Error() != `cannot get source of pod "p"` {
+		t.Errorf("ConfigSource without the annotation: %v", err)
+	}
+	p.Annotations[pod.ConfigSourceAnnotation] = preemption.HTTPSource
+	if src, err := preemption.ConfigSource(p); err != nil || src != "http" {
+		t.Errorf("ConfigSource = %q, %v", src, err)
+	}
+	n := testPod("n", nil, nil)
+	n.Priority, n.PriorityClassName = prio(preemption.SystemNodeCriticalPriority), preemption.SystemNodeCritical
+	if !preemption.IsNodeCritical(n) {
+		t.Error("a critical pod of class system-node-critical is node-critical")
+	}
+	n.Priority = prio(5)
+	if preemption.IsNodeCritical(n) {
+		t.Error("the class name alone does not make a pod node-critical: it must be critical too")
+	}
+}
+
+// TestSpecEvictionStatus checks the status, condition and event a victim gets.
+func TestSpecEvictionStatus(t *testing.T) {
+	all := upstreamPods()
+	d, _ := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(0, 0, 1), []*pod.Pod{all["bestEffort"]})
+	ev := d.Evictions()
+	if len(ev) != 1 || ev[0].Pod != all["bestEffort"] {
+		t.Fatalf("evictions = %+v", ev)
+	}
+	want := preemption.Status{
+		Phase: pod.Failed, Reason: "Preempting", Message: "Preempted in order to admit critical pod",
+		Conditions: []preemption.Condition{{Type: "DisruptionTarget", Status: "True", Reason: "TerminationByKubelet",
+			Message: "Pod was preempted by Kubelet to accommodate a critical pod."}},
+	}
+	if !reflect.DeepEqual(ev[0].Status, want) {
+		t.Errorf("status = %+v\nwant %+v", ev[0].Status, want)
+	}
+	if e := ev[0].Event; e != (preemption.Event{Type: "Warning", Reason: "Preempting", Message: "Preempted in order to admit critical pod"}) {
+		t.Errorf("event = %+v", e)
+	}
+}
+
+// TestSpecRequest checks GetResourceRequest's rules (§4.2 request(pod,res)).
+func TestSpecRequest(t *testing.T) {
+	sidecar := pod.Container{Name: "side", Requests: pod.ResourceList{pod.CPU: 100}, RestartPolicy: pod.RestartAlways}
+	tests := []struct {
+		name string
+		pod  pod.Pod
+		res  pod.ResourceName
+		want int64
+	}{
+		{"pods is always 1", pod.Pod{}, pod.Pods, 1},
+		{"app containers summed", pod.Pod{Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}, {Requests: pod.ResourceList{pod.CPU: 50}}}}, pod.CPU, 150},
+		{"regular init container is a peak", pod.Pod{
+			InitContainers: []pod.Container{{Name: "i", Requests: pod.ResourceList{pod.CPU: 500}}},
+			Containers:     []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}}}, pod.CPU, 500},
+		{"sidecar adds to the app containers", pod.Pod{
+			InitContainers: []pod.Container{sidecar},
+			Containers:     []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}}}, pod.CPU, 200},
+		{"overhead added to a non-zero total", pod.Pod{
+			Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}},
+			Overhead:   pod.ResourceList{pod.CPU: 10, pod.Memory: 5}}, pod.CPU, 110},
+		{"overhead not added to a zero total", pod.Pod{
+			Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}},
+			Overhead:   pod.ResourceList{pod.CPU: 10, pod.Memory: 5}}, pod.Memory, 0},
+		{"pod-level requests replace the containers'", pod.Pod{
+			Resources:  &pod.Resources{Requests: pod.ResourceList{pod.CPU: 300}, Limits: pod.ResourceList{pod.CPU: 300}},
+			Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}}}, pod.CPU, 300},
+		{"pod-level resources skip the containers' other resources", pod.Pod{
+			Resources:  &pod.Resources{Requests: pod.ResourceList{pod.CPU: 300}},
+			Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100, pod.EphemeralStorage: 1 << 30}}}}, pod.EphemeralStorage, 0},
+		{"pod-level limits alone skip the containers", pod.Pod{
+			Resources:  &pod.Resources{Limits: pod.ResourceList{pod.Memory: 1 << 30}},
+			Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}}}, pod.CPU, 0},
+		{"unsupported pod-level resources do not count as set", pod.Pod{
+			Resources:  &pod.Resources{Requests: pod.ResourceList{pod.EphemeralStorage: 1}},
+			Containers: []pod.Container{{Requests: pod.ResourceList{pod.CPU: 100}}}}, pod.CPU, 100},
+		{"pod-level with overhead", pod.Pod{
+			Resources: &pod.Resources{Requests: pod.ResourceList{pod.Memory: 1000}},
+			Overhead:  pod.ResourceList{pod.Memory: 24}}, pod.Memory, 1024},
+	}
+	for _, tc := range tests {
+		p := tc.pod
+		if got := preemption.Request(&p, tc.res); got != tc.want {
+			t.Errorf("%s: Request(%s) = %d, want %d", tc.name, tc.res, got, tc.want)
+		}
+	}
+}
+
+// TestSpecTieBreak checks smallerResourceRequest and the swap-remove scan
+// order: among pods at the same distance the smaller memory request wins,
+// then the smaller cpu request; among equal pods the last one scanned wins,
+// and taking a pod moves the last pod into its slot.
+func TestSpecTieBreak(t *testing.T) {
+	critical := upstreamPods()["cluster-critical"]
+	mk := func(name string, cpu, memMi int64) *pod.Pod { return testPod(name, cpuMem(cpu, memMi), nil) }
+	memReq := func(m int64) []preemption.Reason {
+		return []preemption.Reason{&preemption.InsufficientResource{ResourceName: pod.Memory, Requested: m * mi}}
+	}
+	tests := []struct {
+		name    string
+		running []*pod.Pod
+		reasons []preemption.Reason
+		want    []string
+	}{
+		{"smaller memory wins among pods that each suffice", []*pod.Pod{mk("big", 10, 300), mk("small", 10, 200), mk("mid", 10, 250)}, memReq(100), []string{"small"}},
+		{"then smaller cpu", []*pod.Pod{mk("a", 30, 200), mk("b", 10, 200), mk("c", 20, 200)}, memReq(100), []string{"b"}},
+		{"among equals the last scanned wins", []*pod.Pod{mk("a", 10, 200), mk("b", 10, 200), mk("c", 10, 200)}, memReq(100), []string{"c"}},
+		// Round one takes b (closest to 200Mi) and moves d into its slot, so
+		// round two scans a, d, c and takes c, the last of three equals.
+		// Removing b in place would scan a, c, d and take d.
+		{"swap-remove decides the next round's tie", []*pod.Pod{mk("a", 10, 50), mk("b", 10, 150), mk("c", 10, 50), mk("d", 10, 50)}, memReq(200), []string{"b", "c"}},
+	}
+	for _, tc := range tests {
+		d, err := preemption.HandleAdmissionFailure(critical, tc.reasons, tc.running)
+		if err != nil || d.Err != nil {
+			t.Fatalf("%s: %v %v", tc.name, err, d.Err)
+		}
+		if got := names(d.Victims); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: victims = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,441 @@
+package admissioncheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/preemption"
+	model "github.com/nodeproof/nodeproof/models/preemption"
+)
+
+// Arrival is one pod arriving at a node and how the world answers it.
+type Arrival struct {
+	Pod  *pod.Pod
+	Opts admission.Options
+	// AllocateErr, when it returns an error for the i-th Allocate round (a
+	// container that needs devices), makes that round's RPC fail with it.
+	AllocateErr func(round int) error
+	// KillErr gives the result of killing the i-th victim.
+	KillErr func(victim int) error
+}
+
+// AdmissionCase is one admission on a node and on its twin, with what the
+// checks need to judge it.
+type AdmissionCase struct {
+	Allocatable pod.ResourceList
+	// GPUs is how many healthy example.com/gpu devices the node's plugin
+	// has; 0 for a node without a device manager.
+	GPUs   int
+	Before []admission.ActivePod
+	Pod    *pod.Pod
+	Opts   admission.Options
+	// RPCErrs are the Allocate rounds' injected results, nil for a round
+	// that succeeded; the round after a failure never happens.
+	RPCErrs  []error
+	KillErrs []error
+	Result   *admission.Result
+	After    []admission.ActivePod
+	// Holdings are the node's device holdings after the decision.
+	Holdings []dm.Holding
+	// TwinRender and TwinHoldings are the twin node's.
+	TwinRender   string
+	TwinHoldings []dm.Holding
+
+	mBefore []model.Pod
+	mPod    model.Pod
+}
+
+// Admit runs one arrival on node and twin (the twin gets a copy of the pod
+// and the same answers) and returns the case. devices and twinDevices are
+// the nodes' device managers, nil without one; gpus is the healthy GPU
+// count. The error is the core refusing the input, which valid generated
+// input never causes.
+func Admit(node, twin *admission.Node, devices, twinDevices *dm.Manager, gpus int, a Arrival) (*AdmissionCase, error) {
+	c := &AdmissionCase{Allocatable: node.Allocatable(), GPUs: gpus, Before: node.Active(), Pod: a.Pod, Opts: a.Opts}
+	run := func(n *admission.Node, p *pod.Pod, record bool) (*admission.Result, error) {
+		att, err := n.Begin(p, a.Opts)
+		if err != nil {
+			return nil, fmt.Errorf("valid arrival %q refused: %v", p.UID, err)
+		}
+		round := 0
+		allocate := func(plan *dm.Plan) ([][]allocresp.ContainerAllocateResponse, error) {
+			round++
+			if !record {
+				// The twin gets the first node's answers.
+				if round <= len(c.RPCErrs) && c.RPCErrs[round-1] != nil {
+					return nil, c.RPCErrs[round-1]
+				}
+			} else {
+				var err error
+				if a.AllocateErr != nil {
+					err = a.AllocateErr(round - 1)
+				}
+				c.RPCErrs = append(c.RPCErrs, err)
+				if err != nil {
+					return nil, err
+				}
+			}
+			out := make([][]allocresp.ContainerAllocateResponse, len(plan.Requests))
+			for i, r := range plan.Requests {
+				out[i] = []allocresp.ContainerAllocateResponse{{Envs: map[string]string{"DEVICES": strings.Join(r.DeviceIDs, ",")}}}
+			}
+			return out, nil
+		}
+		victim := 0
+		kill := func(preemption.Eviction) error {
+			victim++
+			if !record {
+				// The twin gets the answers the first node got, even when
+				// KillErr draws them afresh on every call.
+				if victim <= len(c.KillErrs) {
+					return c.KillErrs[victim-1]
+				}
+				return nil
+			}
+			var err error
+			if a.KillErr != nil {
+				err = a.KillErr(victim - 1)
+			}
+			c.KillErrs = append(c.KillErrs, err)
+			return err
+		}
+		return admission.Drive(att, allocate, kill)
+	}
+	var err error
+	if c.Result, err = run(node, a.Pod, true); err != nil {
+		return nil, err
+	}
+	twinResult, err := run(twin, ClonePod(a.Pod), false)
+	if err != nil {
+		return nil, err
+	}
+	c.TwinRender = renderResult(twinResult)
+	c.After = node.Active()
+	if devices != nil {
+		c.Holdings = devices.Holdings()
+		c.TwinHoldings = twinDevices.Holdings()
+	}
+	c.mPod = ModelPod(a.Pod)
+	for _, b := range c.Before {
+		c.mBefore = append(c.mBefore, ModelPod(b.Pod))
+	}
+	return c, nil
+}
+
+func renderResult(r *admission.Result) string {
+	var failed []string
+	for _, f := range r.KillFailed {
+		failed = append(failed, f.Pod.UID+": "+f.Err.Error())
+	}
+	return fmt.Sprintf("pod=%s admitted=%t reason=%q message=%q fit=%s requirements=%v evicted=%s killFailed=%v preemptions=%v",
+		r.Pod.UID, r.Admitted, r.Reason, r.Message, reasonTexts(r.FitReasons), r.Requirements, uidList(r.Evicted), failed, r.Preemptions)
+}
+
+func beforePods(c *AdmissionCase) []*pod.Pod {
+	out := make([]*pod.Pod, len(c.Before))
+	for i, b := range c.Before {
+		out[i] = b.Pod
+	}
+	return out
+}
+
+// deviceFailure is the message the model expects when the pod's GPUs cannot
+// be allocated, "" when they can: the node's GPUs less those the active
+// pods hold are handed out container by container, init containers first.
+func (c *AdmissionCase) deviceFailure() string {
+	if c.GPUs == 0 {
+		return ""
+	}
+	free := int64(c.GPUs)
+	for _, b := range c.mBefore {
+		for _, ct := range append(append([]model.Container(nil), b.Init...), b.App...) {
+			free -= ct.Limits[string(GPU)]
+		}
+	}
+	rounds := 0
+	for _, ct := range append(append([]model.Container(nil), c.mPod.Init...), c.mPod.App...) {
+		n := ct.Limits[string(GPU)]
+		if n == 0 {
+			continue
+		}
+		if n > free {
+			return fmt.Sprintf("Allocate failed due to requested number of devices unavailable for %s. Requested: %d, Available: %d, which is unexpected", GPU, n, free)
+		}
+		rounds++
+		if rounds <= len(c.RPCErrs) && c.RPCErrs[rounds-1] != nil {
+			return "Allocate failed due to " + c.RPCErrs[rounds-1].Error() + ", which is unexpected"
+		}
+		free -= n
+	}
+	return ""
+}
+
+// expected is the decision the model expects: admitted, or the reason and
+// message of the rejection.
+func (c *AdmissionCase) expected() (admitted bool, reason, message string, fit []model.Shortfall) {
+	if msg := c.deviceFailure(); msg != "" {
+		return false, "UnexpectedAdmissionError", msg, nil
+	}
+	fit = model.Fit(plain(c.Allocatable), c.mBefore, c.mPod)
+	if len(fit) == 0 && len(c.Opts.OtherReasons) == 0 {
+		return true, "", "", fit
+	}
+	critical := model.Critical(c.mPod)
+	switch {
+	case !critical && len(fit) > 0, critical && len(fit) > 0 && len(c.Opts.OtherReasons) == 0:
+		if !critical {
+			reason, message = shortfallText(fit[0])
+			return false, reason, message, fit
+		}
+		needs := make([]model.Need, len(fit))
+		for i, s := range fit {
+			needs[i] = model.Need{Resource: s.Resource, Quantity: s.Requested - (s.Capacity - s.Used)}
+		}
+		if g := model.Greedy(c.mPod, c.mBefore, needs); g.Err != "" {
+			return false, "UnexpectedAdmissionError", "Unexpected error while attempting to recover from admission failure: " + g.Err, fit
+		}
+		return true, "", "", fit
+	default:
+		r := c.Opts.OtherReasons[0]
+		return false, r.PredicateName, fmt.Sprintf("Predicate %s failed: %s", r.PredicateName, r.PredicateDesc), fit
+	}
+}
+
+func shortfallText(s model.Shortfall) (reason, message string) {
+	return "OutOf" + s.Resource, fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d", s.Resource, s.Requested, s.Used, s.Capacity)
+}
+
+// AdmissionCheck is one invariant over admission cases.
+type AdmissionCheck struct {
+	ID, Statement, Source string
+	// Applies says whether the statement says anything about the case.
+	Applies func(*AdmissionCase) bool
+	Check   func(*AdmissionCase) error
+}
+
+func anyCase(*AdmissionCase) bool { return true }
+
+// preempted says admission ran preemption for the case.
+func preempted(c *AdmissionCase) bool {
+	r := c.Result
+	return len(r.Requirements) > 0 || len(r.Evicted) > 0 || len(r.KillFailed) > 0
+}
+
+// Admission invariant IDs.
+const (
+	ADDevices       = "AD-DEVICES"
+	ADFit           = "AD-FIT"
+	ADDecision      = "AD-DECISION"
+	ADNode          = "AD-NODE"
+	ADNoOvercommit  = "AD-NO-OVERCOMMIT"
+	ADPreemption    = "AD-PREEMPTION"
+	ADDeterministic = "AD-DETERMINISTIC"
+)
+
+// AdmissionChecks are the admission invariants, sharpest first.
+var AdmissionChecks = []AdmissionCheck{
+	{ADDevices, "Devices are allocated before the fit: a pod whose GPUs exceed the free ones, or whose Allocate RPC fails, is rejected with UnexpectedAdmissionError and upstream's message; every active pod holds exactly the GPUs its containers ask for, and no GPU is held twice.",
+		"spec/devicemanager.md §1.6, §1.12; kubelet admit handler order", anyCase, checkDevices},
+	{ADFit, "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars by name), with requested, used and capacity, then the caller's other reasons; a scalar resource the node has none of is not checked.",
+		"pkg/kubelet/lifecycle/predicate.go; noderesources.Fits (v1.36)", func(c *AdmissionCase) bool { return c.deviceFailure() == "" }, checkFit},
+	{ADDecision, "The pod is admitted or rejected as the model says, with upstream's reason and message (OutOf<resource> and the first reason's text, the predicate's name, or UnexpectedAdmissionError); a critical pod short only of resources is admitted whenever preemption finds victims, whatever the kills' results.",
+		"pkg/kubelet/lifecycle/predicate.go; #78405, PR #78493", anyCase, checkDecision},
+	{ADNode, "After a decision the node runs the pods it ran before, minus the victims killed, plus the admitted pod; a victim whose kill failed stays, terminating.",
+		"spec/preemption.md §4.2", anyCase, checkNode},
+	{ADNoOvercommit, "Admission never over-commits: the pods that are not terminating ask for at most allocatable of pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
+		"issue 5; noderesources.Fits", anyCase, checkNoOvercommit},
+	{ADPreemption, "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- invariant.",
+		"spec/preemption.md §4.2", preempted, checkAdmissionPreemption},
+	{ADDeterministic, "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
+		"DESIGN.md determinism contract", anyCase, checkAdmissionDeterministic},
+}
+
+func checkDevices(c *AdmissionCase) error {
+	want := c.deviceFailure()
+	gotDevice := c.Result.Reason == "UnexpectedAdmissionError" && strings.HasPrefix(c.Result.Message, "Allocate failed due to ")
+	if want != "" && (c.Result.Admitted || c.Result.Message != want) {
+		return fmt.Errorf("pod %q: got admitted=%t %q, want the device failure %q", c.Pod.UID, c.Result.Admitted, c.Result.Message, want)
+	}
+	if want == "" && gotDevice {
+		return fmt.Errorf("pod %q: rejected for devices (%q) although %d GPUs suffice", c.Pod.UID, c.Result.Message, c.GPUs)
+	}
+	if c.GPUs == 0 {
+		return nil
+	}
+	active := map[string]*pod.Pod{}
+	for _, a := range c.After {
+		active[a.Pod.UID] = a.Pod
+	}
+	held := map[string]string{}
+	got := map[[2]string]int64{}
+	for _, h := range c.Holdings {
+		if active[h.PodUID] == nil || h.Resource != string(GPU) {
+			continue
+		}
+		got[[2]string{h.PodUID, h.Container}] = int64(len(h.DeviceIDs))
+		for _, id := range h.DeviceIDs {
+			if other, dup := held[id]; dup {
+				return fmt.Errorf("GPU %s held by %s and by %s/%s", id, other, h.PodUID, h.Container)
+			}
+			held[id] = h.PodUID + "/" + h.Container
+		}
+	}
+	for _, a := range c.After {
+		for _, ct := range a.Pod.Containers {
+			if n := ct.Limits[GPU]; got[[2]string{a.Pod.UID, ct.Name}] != n {
+				return fmt.Errorf("active pod %q container %q holds %d GPUs, asks for %d", a.Pod.UID, ct.Name, got[[2]string{a.Pod.UID, ct.Name}], n)
+			}
+		}
+	}
+	return nil
+}
+
+func checkFit(c *AdmissionCase) error {
+	_, _, _, fit := c.expected()
+	var want []string
+	for _, s := range fit {
+		want = append(want, fmt.Sprintf("%s requested=%d used=%d capacity=%d", s.Resource, s.Requested, s.Used, s.Capacity))
+	}
+	for _, o := range c.Opts.OtherReasons {
+		want = append(want, o.Error())
+	}
+	var got []string
+	for _, r := range c.Result.FitReasons {
+		if ir, ok := r.(*preemption.InsufficientResource); ok {
+			got = append(got, fmt.Sprintf("%s requested=%d used=%d capacity=%d", ir.ResourceName, ir.Requested, ir.Used, ir.Capacity))
+		} else {
+			got = append(got, r.Error())
+		}
+	}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		return fmt.Errorf("pod %q: fit reasons\n  got:  %v\n  want: %v", c.Pod.UID, got, want)
+	}
+	return nil
+}
+
+func checkDecision(c *AdmissionCase) error {
+	admitted, reason, message, _ := c.expected()
+	r := c.Result
+	if r.Admitted != admitted || r.Reason != reason || r.Message != message {
+		return fmt.Errorf("pod %q (kills %v): got admitted=%t reason=%q message=%q\n  want admitted=%t reason=%q message=%q",
+			c.Pod.UID, c.KillErrs, r.Admitted, r.Reason, r.Message, admitted, reason, message)
+	}
+	return nil
+}
+
+func checkNode(c *AdmissionCase) error {
+	gone := map[*pod.Pod]bool{}
+	for _, v := range c.Result.Evicted {
+		gone[v] = true
+	}
+	failed := map[*pod.Pod]bool{}
+	for _, f := range c.Result.KillFailed {
+		failed[f.Pod] = true
+	}
+	var want []string
+	for _, b := range c.Before {
+		if gone[b.Pod] {
+			continue
+		}
+		s := b.Pod.UID
+		if b.Terminating || failed[b.Pod] {
+			s += "(terminating)"
+		}
+		want = append(want, s)
+	}
+	if c.Result.Admitted {
+		want = append(want, c.Pod.UID)
+	}
+	var got []string
+	for _, a := range c.After {
+		s := a.Pod.UID
+		if a.Terminating {
+			s += "(terminating)"
+		}
+		got = append(got, s)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		return fmt.Errorf("node after pod %q: %v, want %v", c.Pod.UID, got, want)
+	}
+	return nil
+}
+
+func checkNoOvercommit(c *AdmissionCase) error {
+	used := map[string]int64{}
+	count := int64(0)
+	for _, a := range c.After {
+		if a.Terminating {
+			continue
+		}
+		count++
+		m := ModelPod(a.Pod)
+		for _, res := range []string{model.CPU, model.Memory, model.EphemeralStorage, string(GPU)} {
+			used[res] += model.FitRequest(m, res)
+		}
+	}
+	if count > c.Allocatable[pod.Pods] {
+		return fmt.Errorf("%d pods not terminating on a node of %d", count, c.Allocatable[pod.Pods])
+	}
+	for _, res := range []string{model.CPU, model.Memory, model.EphemeralStorage, string(GPU)} {
+		if alloc := c.Allocatable[pod.ResourceName(res)]; alloc > 0 && used[res] > alloc {
+			return fmt.Errorf("pods not terminating ask for %d %s, allocatable is %d", used[res], res, alloc)
+		}
+	}
+	return nil
+}
+
+func checkAdmissionPreemption(c *AdmissionCase) error {
+	r := c.Result
+	i := 0
+	pc, err := RunPreemption(c.Pod, beforePods(c), r.FitReasons, func(int) error {
+		defer func() { i++ }()
+		if i < len(c.KillErrs) {
+			return c.KillErrs[i]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var victims []*pod.Pod
+	victims = append(victims, r.Evicted...)
+	for _, f := range r.KillFailed {
+		victims = append(victims, f.Pod)
+	}
+	// Evicted and KillFailed each keep kill order; together they are the
+	// decision's victims.
+	if len(victims) != len(pc.Decision.Victims) {
+		return fmt.Errorf("admission killed %s, preemption chooses %s", uidList(victims), uidList(pc.Decision.Victims))
+	}
+	inDecision := map[*pod.Pod]bool{}
+	for _, v := range pc.Decision.Victims {
+		inDecision[v] = true
+	}
+	for _, v := range victims {
+		if !inDecision[v] {
+			return fmt.Errorf("admission killed %s, preemption chooses %s", uidList(victims), uidList(pc.Decision.Victims))
+		}
+	}
+	for _, chk := range PreemptionChecks {
+		if chk.Applies(pc) {
+			if err := chk.Check(pc); err != nil {
+				return fmt.Errorf("%s: %v", chk.ID, err)
+			}
+		}
+	}
+	return nil
+}
+
+func checkAdmissionDeterministic(c *AdmissionCase) error {
+	if a := renderResult(c.Result); a != c.TwinRender {
+		return fmt.Errorf("the same arrival gave two decisions:\n  first:  %s\n  second: %s", a, c.TwinRender)
+	}
+	if fmt.Sprint(c.Holdings) != fmt.Sprint(c.TwinHoldings) {
+		return fmt.Errorf("device holdings differ:\n  first:  %v\n  second: %v", c.Holdings, c.TwinHoldings)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package admissioncheck
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/preemption"
+)
+
+func testPod(uid string, requests, limits pod.ResourceList) *pod.Pod {
+	return &pod.Pod{UID: uid, Name: uid, Containers: []pod.Container{{Name: "c", Requests: requests, Limits: limits}}}
+}
+
+// upstreamCase is upstream's "evict guaranteed when we have to" example:
+// 550Mi short, victims high-request-burstable then high-request-guaranteed.
+func upstreamCase(t *testing.T, kill error) *PreemptionCase {
+	t.Helper()
+	cm := func(c, m int64) pod.ResourceList { return pod.ResourceList{pod.CPU: c, pod.Memory: m * mi} }
+	critical := testPod("critical", cm(100, 100), nil)
+	critical.Priority = p32(preemption.SystemClusterCriticalPriority)
+	active := []*pod.Pod{
+		testPod("be", nil, nil), testPod("bu", cm(100, 100), nil), testPod("bu-high", cm(300, 300), nil),
+		testPod("gu", cm(100, 100), cm(100, 100)), testPod("gu-high", cm(300, 300), cm(300, 300)),
+	}
+	reasons := []preemption.Reason{&preemption.InsufficientResource{ResourceName: pod.Memory, Requested: 550 * mi}}
+	c, err := RunPreemption(critical, active, reasons, func(int) error { return kill })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uidList(c.Decision.Victims) != "[bu-high gu-high]" {
+		t.Fatalf("victims %s", uidList(c.Decision.Victims))
+	}
+	return c
+}
+
+func runChecks(c *PreemptionCase) map[string]error {
+	out := map[string]error{}
+	for _, chk := range PreemptionChecks {
+		if chk.Applies(c) {
+			out[chk.ID] = chk.Check(c)
+		}
+	}
+	return out
+}
+
+// TestPreemptionChecksPass: an untampered case passes every check, and every
+// check but PR-NONRESOURCE (no non-resource reason here) applies.
+func TestPreemptionChecksPass(t *testing.T) {
+	for _, kill := range []error{nil, errors.New("kill failed")} {
+		c := upstreamCase(t, kill)
+		res := runChecks(c)
+		for _, chk := range PreemptionChecks {
+			err, applied := res[chk.ID]
+			if chk.ID != PRNonResource && !applied {
+				t.Errorf("%s did not apply", chk.ID)
+			}
+			if err != nil {
+				t.Errorf("%s: %v", chk.ID, err)
+			}
+		}
+	}
+}
+
+// TestPreemptionChecksCanFail tampers with a real decision and expects the
+// check named to say so: every check can fail.
+func TestPreemptionChecksCanFail(t *testing.T) {
+	tests := []struct {
+		id     string
+		tamper func(c *PreemptionCase)
+	}{
+		{PRVictims, func(c *PreemptionCase) { c.Decision.Victims = append(c.Decision.Victims, c.Decision.Victims[0]) }},
+		{PRNonCritical, func(c *PreemptionCase) { c.Decision.Reasons = c.Reasons; c.Decision.Victims = nil }},
+		{PRPreemptable, func(c *PreemptionCase) {
+			c.Active[4].Priority = p32(preemption.SystemNodeCriticalPriority)
+			c.mActive = ModelPods(c.Active)
+		}},
+		{PRFrees, func(c *PreemptionCase) { c.Decision.Victims = c.Decision.Victims[:1] }},
+		{PRErrorIff, func(c *PreemptionCase) { c.Decision.Err = errors.New("no set of running pods") }},
+		{PRQoSOrder, func(c *PreemptionCase) {
+			c.Decision.Victims[0], c.Decision.Victims[1] = c.Decision.Victims[1], c.Decision.Victims[0]
+		}},
+		{PRQoSLowest, func(c *PreemptionCase) {
+			c.Decision.Victims = []*pod.Pod{c.Active[2], c.Active[1], c.Active[3]}
+			c.needs[0].Quantity = 400 * mi
+		}},
+		{PR135857, func(c *PreemptionCase) { c.Decision.Victims = []*pod.Pod{c.Active[1], c.Active[2], c.Active[4]} }},
+		{PRKillSkipped, func(c *PreemptionCase) { c.Outcome.Admit = false }},
+		{PRModel, func(c *PreemptionCase) { c.Decision.Victims = []*pod.Pod{c.Active[2], c.Active[3], c.Active[4]} }},
+		{PRDeterministic, func(c *PreemptionCase) { c.Twin.Victims = nil }},
+	}
+	for _, tc := range tests {
+		c := upstreamCase(t, nil)
+		tc.tamper(c)
+		var check Check
+		for _, chk := range PreemptionChecks {
+			if chk.ID == tc.id {
+				check = chk
+			}
+		}
+		if err := check.Check(c); err == nil {
+			t.Errorf("%s: passed a tampered case", tc.id)
+		}
+	}
+	// PR-NONRESOURCE needs a non-resource reason. (PR-VICTIM-STATUS reads
+	// the statuses core/preemption makes; only a changed core can fail it.)
+	c := upstreamCase(t, nil)
+	nr := &preemption.PredicateFailure{PredicateName: "NodeName", PredicateDesc: "node(s) didn't match the requested node name"}
+	c.Reasons = append(c.Reasons, nr)
+	c.model()
+	if err := checkNonResource(c); err == nil {
+		t.Errorf("%s: victims chosen despite a non-resource reason passed", PRNonResource)
+	}
+}
+
+// admitCase admits a Burstable pod of 600m on a node of 1000m running 500m.
+func admitCase(t *testing.T) *AdmissionCase {
+	t.Helper()
+	node, _ := admission.NewNode(pod.ResourceList{pod.Pods: 5, pod.CPU: 1000}, nil)
+	twin, _ := admission.NewNode(pod.ResourceList{pod.Pods: 5, pod.CPU: 1000}, nil)
+	for _, n := range []*admission.Node{node, twin} {
+		if err := n.AddRunning(testPod("a", pod.ResourceList{pod.CPU: 500}, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := Admit(node, twin, nil, nil, 0, Arrival{Pod: testPod("b", pod.ResourceList{pod.CPU: 600}, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Result.Admitted || c.Result.Reason != "OutOfcpu" {
+		t.Fatalf("result %+v", c.Result)
+	}
+	return c
+}
+
+// TestAdmissionChecksCanFail checks that the untampered case passes and
+// that each admission check rejects a tampered one.
+func TestAdmissionChecksCanFail(t *testing.T) {
+	c := admitCase(t)
+	for _, chk := range AdmissionChecks {
+		if chk.Applies(c) {
+			if err := chk.Check(c); err != nil {
+				t.Errorf("%s: %v", chk.ID, err)
+			}
+		}
+	}
+	tests := []struct {
+		id     string
+		check  func(*AdmissionCase) error
+		tamper func(c *AdmissionCase)
+	}{
+		{ADDevices, checkDevices, func(c *AdmissionCase) {
+			c.Result.Message = "Allocate failed due to x, which is unexpected"
+			c.Result.Reason = "UnexpectedAdmissionError"
+		}},
+		{ADFit, checkFit, func(c *AdmissionCase) { c.Result.FitReasons = nil }},
+		{ADDecision, checkDecision, func(c *AdmissionCase) { c.Result.Admitted = true }},
+		{ADNode, checkNode, func(c *AdmissionCase) { c.After = append(c.After, admission.ActivePod{Pod: c.Pod}) }},
+		{ADNoOvercommit, checkNoOvercommit, func(c *AdmissionCase) { c.Allocatable = pod.ResourceList{pod.Pods: 5, pod.CPU: 100} }},
+		{ADPreemption, checkAdmissionPreemption, func(c *AdmissionCase) {
+			c.Pod.Priority = p32(preemption.SystemClusterCriticalPriority)
+			c.Result.Requirements = preemption.Requirements{{Resource: pod.CPU, Quantity: 100}}
+		}},
+		{ADDeterministic, checkAdmissionDeterministic, func(c *AdmissionCase) { c.TwinRender = strings.Replace(c.TwinRender, "OutOfcpu", "OutOfmemory", 1) }},
+	}
+	for _, tc := range tests {
+		c := admitCase(t)
+		tc.tamper(c)
+		if err := tc.check(c); err == nil {
+			t.Errorf("%s: passed a tampered case", tc.id)
+		}
+	}
+}

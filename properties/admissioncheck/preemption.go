@@ -1,0 +1,525 @@
+package admissioncheck
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/preemption"
+	model "github.com/nodeproof/nodeproof/models/preemption"
+)
+
+// PreemptionCase is one call of core/preemption with the kills' results,
+// and the model's view of the same inputs.
+type PreemptionCase struct {
+	Preemptor *pod.Pod
+	Active    []*pod.Pod
+	Reasons   []preemption.Reason
+	Decision  preemption.Decision
+	// Twin is the decision of a second call on deep copies of the inputs.
+	Twin preemption.Decision
+	// KillErrs are the kills' results, one per victim.
+	KillErrs []error
+	Outcome  preemption.Outcome
+
+	mPreemptor  model.Pod
+	mActive     []model.Pod
+	critical    bool
+	needs       []model.Need
+	nonResource []preemption.Reason
+	greedy      model.Result
+	// preemptable are the indices of the active pods the model says the
+	// preemptor may preempt.
+	preemptable []int
+}
+
+// RunPreemption calls core/preemption on the inputs, twice (the second
+// time on copies), kills each victim with kill, and returns the case. The
+// error is core/preemption rejecting the input, which the generators never
+// produce.
+func RunPreemption(preemptor *pod.Pod, active []*pod.Pod, reasons []preemption.Reason, kill func(victim int) error) (*PreemptionCase, error) {
+	c := &PreemptionCase{Preemptor: preemptor, Active: active, Reasons: reasons}
+	var err error
+	if c.Decision, err = preemption.HandleAdmissionFailure(preemptor, reasons, active); err != nil {
+		return nil, fmt.Errorf("valid input rejected: %v", err)
+	}
+	copies := make([]*pod.Pod, len(active))
+	for i, p := range active {
+		copies[i] = ClonePod(p)
+	}
+	if c.Twin, err = preemption.HandleAdmissionFailure(ClonePod(preemptor), cloneReasons(reasons), copies); err != nil {
+		return nil, fmt.Errorf("valid input rejected on the second run: %v", err)
+	}
+	c.KillErrs = make([]error, len(c.Decision.Victims))
+	for i := range c.KillErrs {
+		c.KillErrs[i] = kill(i)
+	}
+	if c.Outcome, err = c.Decision.Complete(c.KillErrs); err != nil {
+		return nil, err
+	}
+	c.model()
+	return c, nil
+}
+
+func cloneReasons(reasons []preemption.Reason) []preemption.Reason {
+	out := make([]preemption.Reason, len(reasons))
+	for i, r := range reasons {
+		switch r := r.(type) {
+		case *preemption.InsufficientResource:
+			c := *r
+			out[i] = &c
+		case *preemption.PredicateFailure:
+			c := *r
+			out[i] = &c
+		}
+	}
+	return out
+}
+
+// model works out what the model says of the inputs.
+func (c *PreemptionCase) model() {
+	c.mPreemptor = ModelPod(c.Preemptor)
+	c.mActive = ModelPods(c.Active)
+	c.critical = model.Critical(c.mPreemptor)
+	for _, r := range c.Reasons {
+		if ir, ok := r.(*preemption.InsufficientResource); ok {
+			c.needs = append(c.needs, model.Need{Resource: string(ir.ResourceName), Quantity: ir.Requested - (ir.Capacity - ir.Used)})
+		} else {
+			c.nonResource = append(c.nonResource, r)
+		}
+	}
+	for i, p := range c.mActive {
+		if model.MayPreempt(c.mPreemptor, p) {
+			c.preemptable = append(c.preemptable, i)
+		}
+	}
+	if c.preempts() {
+		c.greedy = model.Greedy(c.mPreemptor, c.mActive, c.needs)
+	}
+}
+
+// preempts says the case is one where preemption runs: a critical
+// preemptor short of resources only.
+func (c *PreemptionCase) preempts() bool { return c.critical && len(c.nonResource) == 0 }
+
+// victimIndex finds each victim among the active pods.
+func (c *PreemptionCase) victimIndex() ([]int, error) {
+	var idx []int
+	seen := map[int]bool{}
+	for _, v := range c.Decision.Victims {
+		found := -1
+		for i, p := range c.Active {
+			if p == v {
+				found = i
+			}
+		}
+		if found < 0 {
+			return nil, fmt.Errorf("victim %q is not one of the active pods", v.UID)
+		}
+		if seen[found] {
+			return nil, fmt.Errorf("victim %q is chosen twice", v.UID)
+		}
+		seen[found] = true
+		idx = append(idx, found)
+	}
+	return idx, nil
+}
+
+func (c *PreemptionCase) podsAt(idx []int) []model.Pod {
+	out := make([]model.Pod, len(idx))
+	for i, j := range idx {
+		out[i] = c.mActive[j]
+	}
+	return out
+}
+
+func (c *PreemptionCase) ofClass(classes ...string) []model.Pod {
+	var out []model.Pod
+	for _, i := range c.preemptable {
+		for _, cl := range classes {
+			if model.QoS(c.mActive[i]) == cl {
+				out = append(out, c.mActive[i])
+			}
+		}
+	}
+	return out
+}
+
+func uidList(pods []*pod.Pod) string {
+	var s []string
+	for _, p := range pods {
+		s = append(s, p.UID)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+func reasonTexts(reasons []preemption.Reason) string {
+	var s []string
+	for _, r := range reasons {
+		s = append(s, r.Error())
+	}
+	return "[" + strings.Join(s, "; ") + "]"
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}
+
+// Check is one invariant over preemption cases.
+type Check struct {
+	ID, Statement, Source string
+	// Applies says whether the statement says anything about the case; a
+	// check that does not apply is neither run nor counted.
+	Applies func(*PreemptionCase) bool
+	Check   func(*PreemptionCase) error
+}
+
+func always(*PreemptionCase) bool { return true }
+
+// Preemption invariant IDs.
+const (
+	PRVictims       = "PR-VICTIMS"
+	PRNonCritical   = "PR-NONCRITICAL"
+	PRNonResource   = "PR-NONRESOURCE"
+	PRPreemptable   = "PR-PREEMPTABLE"
+	PRFrees         = "PR-FREES"
+	PRErrorIff      = "PR-ERROR-IFF"
+	PRQoSOrder      = "PR-QOS-ORDER"
+	PRQoSLowest     = "PR-QOS-LOWEST"
+	PR135857        = "PR-135857"
+	PRKillSkipped   = "PR-KILL-SKIPPED"
+	PRVictimStatus  = "PR-VICTIM-STATUS"
+	PRModel         = "PR-MODEL"
+	PRDeterministic = "PR-DETERMINISTIC"
+)
+
+// PreemptionChecks are the preemption invariants, sharpest first: a
+// failure is attributed to the first statement it breaks, and the broad
+// comparison with the model comes last.
+var PreemptionChecks = []Check{
+	{PRVictims, "Victims are distinct active pods, never the preemptor, and a decision kills pods only when no reason stands and there is no error.",
+		"spec/preemption.md §4.2", always, checkVictims},
+	{PRNonCritical, "The reasons come back unchanged, nothing is evicted and there is no error exactly when the preemptor is not critical (static, mirror or priority ≥ 2e9).",
+		"spec/preemption.md §4.1-4.2", always, checkNonCritical},
+	{PRNonResource, "A critical pod with any non-resource reason gets exactly its non-resource reasons back, in order, and preempts nothing.",
+		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }, checkNonResource},
+	{PRPreemptable, "Every victim is a pod the preemptor may preempt: a non-critical pod, or one with a strictly lower priority.",
+		"spec/preemption.md §4.1; #65372, PR #65561", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkPreemptable},
+	{PRFrees, "The victims' requests free at least every insufficient amount (Requested - (Capacity - Used)).",
+		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkFrees},
+	{PRErrorIff, "Preemption fails, with upstream's message, exactly when all preemptable pods together cannot free every insufficient amount.",
+		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return c.preempts() }, checkErrorIff},
+	{PRQoSOrder, "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
+		"spec/preemption.md §4.2; seed 003", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, checkQoSOrder},
+	{PRQoSLowest, "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, and no Burstable victim when the BestEffort pods alone do.",
+		"spec/preemption.md §4.2; seed 003", func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkQoSLowest},
+	{PR135857, "Observed upstream behaviour: priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one.",
+		"#135857 (open; PR #135866 would change it)", func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, check135857},
+	{PRKillSkipped, "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
+		"#78405, PR #78493", always, checkKillSkipped},
+	{PRVictimStatus, "Every victim is evicted as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
+		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkVictimStatus},
+	{PRModel, "The victims, in order, and the error text equal the model's sequential greedy (three passes, squared distance, smaller-request tie-break, swap-remove scan order).",
+		"spec/preemption.md §4.2; models/preemption", func(c *PreemptionCase) bool { return c.preempts() }, checkModel},
+	{PRDeterministic, "A second call on copies of the same inputs gives the same decision.",
+		"DESIGN.md determinism contract", always, checkDeterministic},
+}
+
+func checkVictims(c *PreemptionCase) error {
+	if _, err := c.victimIndex(); err != nil {
+		return err
+	}
+	for _, v := range c.Decision.Victims {
+		if v == c.Preemptor || v.UID == c.Preemptor.UID {
+			return fmt.Errorf("the preemptor %q is its own victim", v.UID)
+		}
+	}
+	if len(c.Decision.Victims) > 0 && (len(c.Decision.Reasons) > 0 || c.Decision.Err != nil) {
+		return fmt.Errorf("victims %s chosen although reasons %s stand or error %q", uidList(c.Decision.Victims), reasonTexts(c.Decision.Reasons), errText(c.Decision.Err))
+	}
+	return nil
+}
+
+func checkNonCritical(c *PreemptionCase) error {
+	unchanged := len(c.Decision.Reasons) == len(c.Reasons) && len(c.Reasons) > 0
+	for i := range c.Decision.Reasons {
+		if unchanged && c.Decision.Reasons[i] != c.Reasons[i] {
+			unchanged = false
+		}
+	}
+	if c.critical {
+		// A critical preemptor never gets all its reasons back when one is
+		// a resource reason (the non-resource ones are a strict subset).
+		if unchanged && len(c.needs) > 0 {
+			return fmt.Errorf("critical preemptor %q got every reason back unchanged: %s", c.Preemptor.UID, reasonTexts(c.Decision.Reasons))
+		}
+		return nil
+	}
+	if len(c.Reasons) > 0 && !unchanged {
+		return fmt.Errorf("non-critical preemptor %q: reasons %s came back as %s", c.Preemptor.UID, reasonTexts(c.Reasons), reasonTexts(c.Decision.Reasons))
+	}
+	if len(c.Decision.Victims) > 0 || c.Decision.Err != nil || len(c.Decision.Requirements) > 0 {
+		return fmt.Errorf("non-critical preemptor %q preempted %s (error %q, requirements %v)", c.Preemptor.UID, uidList(c.Decision.Victims), errText(c.Decision.Err), c.Decision.Requirements)
+	}
+	return nil
+}
+
+func checkNonResource(c *PreemptionCase) error {
+	if len(c.Decision.Victims) > 0 || c.Decision.Err != nil {
+		return fmt.Errorf("with non-resource reasons %s, preemption ran: victims %s, error %q", reasonTexts(c.nonResource), uidList(c.Decision.Victims), errText(c.Decision.Err))
+	}
+	if len(c.Decision.Reasons) != len(c.nonResource) {
+		return fmt.Errorf("reasons %s came back as %s, want only the non-resource ones %s", reasonTexts(c.Reasons), reasonTexts(c.Decision.Reasons), reasonTexts(c.nonResource))
+	}
+	for i := range c.nonResource {
+		if c.Decision.Reasons[i] != c.nonResource[i] {
+			return fmt.Errorf("reasons came back as %s, want %s in that order", reasonTexts(c.Decision.Reasons), reasonTexts(c.nonResource))
+		}
+	}
+	return nil
+}
+
+func checkPreemptable(c *PreemptionCase) error {
+	idx, err := c.victimIndex()
+	if err != nil {
+		return err
+	}
+	for _, i := range idx {
+		if !model.MayPreempt(c.mPreemptor, c.mActive[i]) {
+			pr := func(p *int32) string {
+				if p == nil {
+					return "none"
+				}
+				return fmt.Sprint(*p)
+			}
+			return fmt.Errorf("%q (priority %s, critical %t) preempted %q (priority %s, critical %t)", c.Preemptor.UID, pr(c.Preemptor.Priority),
+				c.critical, c.Active[i].UID, pr(c.Active[i].Priority), model.Critical(c.mActive[i]))
+		}
+	}
+	return nil
+}
+
+func checkFrees(c *PreemptionCase) error {
+	idx, err := c.victimIndex()
+	if err != nil {
+		return err
+	}
+	if left := model.Missing(c.needs, c.podsAt(idx)); len(left) > 0 {
+		return fmt.Errorf("victims %s leave %s of %s missing", uidList(c.Decision.Victims), model.Format(left), model.Format(c.needs))
+	}
+	return nil
+}
+
+func checkErrorIff(c *PreemptionCase) error {
+	left := model.Missing(c.needs, c.ofClass(model.BestEffort, model.Burstable, model.Guaranteed))
+	switch {
+	case len(left) > 0 && c.Decision.Err == nil:
+		return fmt.Errorf("all preemptable pods together leave %s missing, yet preemption succeeded with victims %s", model.Format(left), uidList(c.Decision.Victims))
+	case len(left) == 0 && c.Decision.Err != nil:
+		return fmt.Errorf("preemption failed (%v) although all %d preemptable pods together free %s", c.Decision.Err, len(c.preemptable), model.Format(c.needs))
+	case len(left) > 0:
+		want := "preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: " + model.Format(left)
+		if c.Decision.Err.Error() != want {
+			return fmt.Errorf("error %q, want %q", c.Decision.Err, want)
+		}
+	}
+	return nil
+}
+
+var classRank = map[string]int{model.BestEffort: 0, model.Burstable: 1, model.Guaranteed: 2}
+
+func checkQoSOrder(c *PreemptionCase) error {
+	idx, err := c.victimIndex()
+	if err != nil {
+		return err
+	}
+	for k := 1; k < len(idx); k++ {
+		a, b := model.QoS(c.mActive[idx[k-1]]), model.QoS(c.mActive[idx[k]])
+		if classRank[a] > classRank[b] {
+			return fmt.Errorf("victim %q (%s) comes before %q (%s)", c.Active[idx[k-1]].UID, a, c.Active[idx[k]].UID, b)
+		}
+	}
+	return nil
+}
+
+func checkQoSLowest(c *PreemptionCase) error {
+	idx, err := c.victimIndex()
+	if err != nil {
+		return err
+	}
+	count := map[string]int{}
+	for _, i := range idx {
+		count[model.QoS(c.mActive[i])]++
+	}
+	if len(model.Missing(c.needs, c.ofClass(model.BestEffort))) == 0 && count[model.Burstable]+count[model.Guaranteed] > 0 {
+		return fmt.Errorf("the preemptable BestEffort pods alone free %s, yet victims %s include %d Burstable and %d Guaranteed pods",
+			model.Format(c.needs), uidList(c.Decision.Victims), count[model.Burstable], count[model.Guaranteed])
+	}
+	if len(model.Missing(c.needs, c.ofClass(model.BestEffort, model.Burstable))) == 0 && count[model.Guaranteed] > 0 {
+		return fmt.Errorf("the preemptable BestEffort and Burstable pods together free %s, yet victims %s include %d Guaranteed pods",
+			model.Format(c.needs), uidList(c.Decision.Victims), count[model.Guaranteed])
+	}
+	return nil
+}
+
+// check135857 runs core/preemption again on the preemptable pods alone,
+// each stripped of its priority and of whatever made it critical, so that
+// every one stays preemptable by the critical preemptor through the first
+// rule of Preemptable. If priority played a part, the victims could change.
+func check135857(c *PreemptionCase) error {
+	idx, err := c.victimIndex()
+	if err != nil {
+		return err
+	}
+	var stripped []*pod.Pod
+	back := map[*pod.Pod]int{}
+	for _, i := range c.preemptable {
+		p := ClonePod(c.Active[i])
+		p.Priority, p.PriorityClassName = nil, ""
+		delete(p.Annotations, sourceAnnotation)
+		delete(p.Annotations, mirrorAnnotation)
+		back[p] = i
+		stripped = append(stripped, p)
+	}
+	d, err := preemption.HandleAdmissionFailure(c.Preemptor, c.Reasons, stripped)
+	if err != nil || d.Err != nil {
+		return fmt.Errorf("without priorities preemption failed: %v %v", err, d.Err)
+	}
+	if len(d.Victims) != len(idx) {
+		return fmt.Errorf("victims %s with priorities, %d without", uidList(c.Decision.Victims), len(d.Victims))
+	}
+	for k, v := range d.Victims {
+		if back[v] != idx[k] {
+			return fmt.Errorf("victims %s with priorities, %s without: priority changed the choice", uidList(c.Decision.Victims), uidList(d.Victims))
+		}
+	}
+	return nil
+}
+
+func checkKillSkipped(c *PreemptionCase) error {
+	o := c.Outcome
+	wantAdmit := len(c.Decision.Reasons) == 0 && c.Decision.Err == nil
+	if o.Admit != wantAdmit || errText(o.Err) != errText(c.Decision.Err) {
+		return fmt.Errorf("kills %v: outcome admit=%t err=%q, want admit=%t err=%q", c.KillErrs, o.Admit, errText(o.Err), wantAdmit, errText(c.Decision.Err))
+	}
+	var evicted, failed []*pod.Pod
+	for i, v := range c.Decision.Victims {
+		if c.KillErrs[i] == nil {
+			evicted = append(evicted, v)
+		} else {
+			failed = append(failed, v)
+		}
+	}
+	if uidList(o.Evicted) != uidList(evicted) || len(o.KillFailed) != len(failed) {
+		return fmt.Errorf("evicted %s and %d failed, want %s and %s", uidList(o.Evicted), len(o.KillFailed), uidList(evicted), uidList(failed))
+	}
+	for i, f := range o.KillFailed {
+		if f.Pod != failed[i] || f.Err == nil {
+			return fmt.Errorf("kill failure %d is %q (%v), want %q", i, f.Pod.UID, f.Err, failed[i].UID)
+		}
+	}
+	total := 0
+	for _, n := range o.Preemptions {
+		total += n
+	}
+	if total != len(evicted) {
+		return fmt.Errorf("kubelet_preemptions counted %v for %d killed victims", o.Preemptions, len(evicted))
+	}
+	if len(evicted) > 0 && o.Preemptions[string(c.Decision.Requirements[0].Resource)] != len(evicted) {
+		return fmt.Errorf("kubelet_preemptions %v, want the signal %q, the first requirement's resource", o.Preemptions, c.Decision.Requirements[0].Resource)
+	}
+	return nil
+}
+
+func checkVictimStatus(c *PreemptionCase) error {
+	ev := c.Decision.Evictions()
+	if len(ev) != len(c.Decision.Victims) {
+		return fmt.Errorf("%d evictions for %d victims", len(ev), len(c.Decision.Victims))
+	}
+	for i, e := range ev {
+		s := e.Status
+		ok := e.Pod == c.Decision.Victims[i] && s.Phase == "Failed" && s.Reason == "Preempting" && s.Message == "Preempted in order to admit critical pod" &&
+			len(s.Conditions) == 1 && s.Conditions[0] == (preemption.Condition{Type: "DisruptionTarget", Status: "True", Reason: "TerminationByKubelet",
+			Message: "Pod was preempted by Kubelet to accommodate a critical pod."}) &&
+			e.Event == (preemption.Event{Type: "Warning", Reason: "Preempting", Message: "Preempted in order to admit critical pod"})
+		if !ok {
+			return fmt.Errorf("eviction of %q: %+v", c.Decision.Victims[i].UID, e)
+		}
+	}
+	return nil
+}
+
+func checkModel(c *PreemptionCase) error {
+	want := c.greedy
+	if want.Err != "" || c.Decision.Err != nil {
+		if errText(c.Decision.Err) != want.Err {
+			return fmt.Errorf("error %q, the model's %q (victims %s)", errText(c.Decision.Err), want.Err, uidList(c.Decision.Victims))
+		}
+		return nil
+	}
+	idx, err := c.victimIndex()
+	if err != nil {
+		return err
+	}
+	got := model.Names(c.mActive, idx)
+	if exp := model.Names(c.mActive, want.Victims); got != exp {
+		return fmt.Errorf("victims %s, the model's %s for needs %s", got, exp, model.Format(c.needs))
+	}
+	return nil
+}
+
+func renderDecision(d preemption.Decision) string {
+	return fmt.Sprintf("reasons=%s requirements=%v victims=%s err=%q", reasonTexts(d.Reasons), d.Requirements, uidList(d.Victims), errText(d.Err))
+}
+
+func checkDeterministic(c *PreemptionCase) error {
+	if a, b := renderDecision(c.Decision), renderDecision(c.Twin); a != b {
+		return fmt.Errorf("the same input gave two decisions:\n  first:  %s\n  second: %s", a, b)
+	}
+	return nil
+}
+
+// Statistics the preemption checks observe.
+const (
+	StatExcessVictims = "victims above the fewest possible, per preemption"
+	StatExcessCost    = "evicted requests above the least possible, % per preemption"
+	StatInversion     = "preemptions where a victim outranks a spared preemptable pod (#135857)"
+)
+
+// Observe reports the case's statistics: for a successful preemption among
+// at most model.MaxBruteForce preemptable pods, how many victims and how
+// much evicted request the greedy choice takes beyond the best possible
+// (found by brute force, whatever the QoS classes), and whether a victim
+// has a higher priority than a preemptable pod it spared.
+func (c *PreemptionCase) Observe(observe func(name string, value float64)) {
+	if !c.preempts() || c.Decision.Err != nil || len(c.Decision.Victims) == 0 {
+		return
+	}
+	idx, err := c.victimIndex()
+	if err != nil {
+		return
+	}
+	if opt := model.BruteForce(c.mPreemptor, c.mActive, c.needs); opt.Searched && opt.Feasible {
+		observe(StatExcessVictims, float64(len(idx)-opt.FewestVictims))
+		if opt.LeastCost > 0 {
+			observe(StatExcessCost, 100*(model.Cost(c.needs, c.podsAt(idx))-opt.LeastCost)/opt.LeastCost)
+		}
+	}
+	victim := map[int]bool{}
+	for _, i := range idx {
+		victim[i] = true
+	}
+	inverted := 0.0
+	for _, v := range idx {
+		for _, s := range c.preemptable {
+			pv, ps := c.Active[v].Priority, c.Active[s].Priority
+			if !victim[s] && pv != nil && ps != nil && *pv > *ps {
+				inverted = 1
+			}
+		}
+	}
+	observe(StatInversion, inverted)
+}
