@@ -182,20 +182,21 @@ func checkRequirements(path string, requests, limits pod.ResourceList) error {
 				return fieldErrorf(keyPath(path+".limits", string(name)), "limit must be set for non overcommitable resources")
 			}
 			if req != lim {
-				return fieldErrorf(at, "must be equal to %s limit of %s", name, formatQuantity(name, lim))
+				return fieldErrorf(at, "must be equal to %s limit of %s", name, FormatQuantity(name, lim))
 			}
 			continue
 		}
 		if hasLimit && req > lim {
-			return fieldErrorf(at, "must be less than or equal to %s limit of %s", name, formatQuantity(name, lim))
+			return fieldErrorf(at, "must be less than or equal to %s limit of %s", name, FormatQuantity(name, lim))
 		}
 	}
 	return nil
 }
 
-// formatQuantity writes a core value back as a Kubernetes quantity, for
+// FormatQuantity writes a core value back as a Kubernetes quantity (cpu
+// in millicores as "250m" or "2", bytes in binary units as "512Mi"), for
 // messages.
-func formatQuantity(name pod.ResourceName, v int64) string {
+func FormatQuantity(name pod.ResourceName, v int64) string {
 	switch {
 	case name == pod.CPU:
 		return resource.NewMilliQuantity(v, resource.DecimalSI).String()

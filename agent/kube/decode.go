@@ -41,9 +41,46 @@ type Skipped struct {
 
 // Manifests is what a stream held, in stream order.
 type Manifests struct {
-	Pods    []pod.Pod
-	Nodes   []Node
-	Skipped []Skipped
+	Pods  []pod.Pod
+	Nodes []Node
+	// PodOrigins[i] and NodeOrigins[i] say where Pods[i] and Nodes[i] were
+	// read, so that a caller checking more than one object (two pods with
+	// one name, a second Node) names the documents as Decode would.
+	PodOrigins  []Origin
+	NodeOrigins []Origin
+	Skipped     []Skipped
+}
+
+// Origin is where an object sits in the stream.
+type Origin struct {
+	// Document is the 1-based index Error.Document counts.
+	Document int
+	// Line is the line of the stream where the document starts.
+	Line int
+	// Item is "items[2]" for an item of a List, "" for a document.
+	Item string
+}
+
+// Errorf returns an *Error at a field of the object, the path prefixed
+// with the List item as Decode's own errors are.
+func (o Origin) Errorf(path, format string, args ...any) error {
+	if o.Item != "" {
+		if path == "" {
+			path = o.Item
+		} else {
+			path = o.Item + "." + path
+		}
+	}
+	return &Error{Document: o.Document, Line: o.Line, Path: path, Err: fmt.Errorf(format, args...)}
+}
+
+// String names the object the way errors do: "document 2" or
+// "document 2, items[1]".
+func (o Origin) String() string {
+	if o.Item == "" {
+		return fmt.Sprintf("document %d", o.Document)
+	}
+	return fmt.Sprintf("document %d, %s", o.Document, o.Item)
 }
 
 // Decode reads a stream of YAML or JSON documents separated by "---" lines.
@@ -76,7 +113,7 @@ func Decode(data []byte, opts Options) (*Manifests, error) {
 		}
 		kind, _ := fields["kind"].(string)
 		apiVersion, _ := fields["apiVersion"].(string)
-		if err := out.add(object{doc: index, raw: raw, fields: fields}, kind, apiVersion, opts); err != nil {
+		if err := out.add(object{doc: index, line: d.line, raw: raw, fields: fields}, kind, apiVersion, opts); err != nil {
 			path, err := withPrefix("", err)
 			return nil, docErr(path, err)
 		}
@@ -152,6 +189,7 @@ func decodeGeneric(raw []byte) (map[string]any, error) {
 // generically (for the kind and the quantities), and where it sits.
 type object struct {
 	doc    int
+	line   int
 	prefix string // "" for a document, "items[i]." for a List item
 	raw    []byte
 	fields map[string]any
@@ -188,6 +226,7 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			return &FieldError{Path: path, Err: err}
 		}
 		out.Pods = append(out.Pods, conv)
+		out.PodOrigins = append(out.PodOrigins, o.origin())
 	case "Node":
 		if err := isV1(); err != nil {
 			return err
@@ -205,6 +244,7 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			return &FieldError{Path: path, Err: err}
 		}
 		out.Nodes = append(out.Nodes, conv)
+		out.NodeOrigins = append(out.NodeOrigins, o.origin())
 	case "List", "PodList", "NodeList":
 		if err := isV1(); err != nil {
 			return err
@@ -234,7 +274,7 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			if _, set := fields["kind"]; !set && kind != "List" {
 				itemKind, itemVersion = kind[:len(kind)-len("List")], apiVersion
 			}
-			if err := out.add(object{doc: o.doc, prefix: at + ".", raw: raw, fields: fields}, itemKind, itemVersion, opts); err != nil {
+			if err := out.add(object{doc: o.doc, line: o.line, prefix: at + ".", raw: raw, fields: fields}, itemKind, itemVersion, opts); err != nil {
 				return err
 			}
 		}
@@ -247,6 +287,10 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 		out.Skipped = append(out.Skipped, Skipped{Document: o.doc, Path: stripDot(prefix), APIVersion: apiVersion, Kind: kind, Name: name})
 	}
 	return nil
+}
+
+func (o object) origin() Origin {
+	return Origin{Document: o.doc, Line: o.line, Item: stripDot(o.prefix)}
 }
 
 func stripDot(prefix string) string {

@@ -195,6 +195,60 @@ func TestDecodeKubectlList(t *testing.T) {
 	}
 }
 
+// TestOrigins checks that each object's origin names the document (and
+// List item) an error about it must name, in a stream that mixes a
+// comment-only document, a List and plain documents.
+func TestOrigins(t *testing.T) {
+	stream := `# only a comment
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c}]}}
+- {apiVersion: v1, kind: Node, metadata: {name: node-2}}
+- {apiVersion: v1, kind: Pod, metadata: {name: b}, spec: {containers: [{name: c}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: c}
+spec: {containers: [{name: c}]}
+`
+	got, err := Decode([]byte(stream), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantPods := []Origin{{Document: 2, Line: 6, Item: "items[0]"}, {Document: 2, Line: 6, Item: "items[2]"}, {Document: 3, Line: 13}}
+	wantNodes := []Origin{{Document: 1, Line: 2}, {Document: 2, Line: 6, Item: "items[1]"}}
+	if !reflect.DeepEqual(got.PodOrigins, wantPods) {
+		t.Errorf("pod origins %+v, want %+v", got.PodOrigins, wantPods)
+	}
+	if !reflect.DeepEqual(got.NodeOrigins, wantNodes) {
+		t.Errorf("node origins %+v, want %+v", got.NodeOrigins, wantNodes)
+	}
+	for _, tc := range []struct {
+		o          Origin
+		path, want string
+	}{
+		{wantPods[1], "metadata.name", `document 2: items[2].metadata.name: bad`},
+		{wantPods[1], "", `document 2: items[2]: bad`},
+		{wantPods[2], "metadata.uid", `document 3: metadata.uid: bad`},
+		{wantPods[2], "", `document 3: bad`},
+	} {
+		err := tc.o.Errorf(tc.path, "bad")
+		var de *Error
+		if !errors.As(err, &de) || err.Error() != tc.want {
+			t.Errorf("Errorf(%q) = %v (%T), want the *Error %q", tc.path, err, err, tc.want)
+		}
+	}
+	if s := wantPods[0].String(); s != "document 2, items[0]" {
+		t.Errorf("String() = %q", s)
+	}
+}
+
 func TestDecodePodListWithoutItemKinds(t *testing.T) {
 	got, err := Decode([]byte(`apiVersion: v1
 kind: PodList

@@ -30,6 +30,17 @@ func FuzzDecodeManifests(f *testing.F) {
 			}
 			return
 		}
+		if len(got.PodOrigins) != len(got.Pods) || len(got.NodeOrigins) != len(got.Nodes) {
+			t.Fatalf("%d pods with %d origins, %d nodes with %d origins", len(got.Pods), len(got.PodOrigins), len(got.Nodes), len(got.NodeOrigins))
+		}
+		for _, origins := range [][]kube.Origin{got.PodOrigins, got.NodeOrigins} {
+			for i, o := range origins {
+				// Objects come in stream order, so documents never go back.
+				if o.Document < 1 || o.Line < 1 || (i > 0 && o.Document < origins[i-1].Document) {
+					t.Fatalf("origin %d %+v after %+v", i, o, origins[max(i-1, 0)])
+				}
+			}
+		}
 		for i, p := range got.Pods {
 			checkPod(t, i, p)
 			back, err := kube.Decode(render(t, p), kube.Options{Strict: true})
