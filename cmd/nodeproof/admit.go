@@ -1,0 +1,408 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/agent/kube"
+	"github.com/nodeproof/nodeproof/core/admission"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/preemption"
+)
+
+func init() {
+	register(command{
+		name:    "admit",
+		summary: "admit the pods of a manifest file to its Node in order, with critical pod preemption",
+		run: func(args []string, stdout, stderr io.Writer) int {
+			return runAdmit(args, os.Stdin, stdout, stderr)
+		},
+	})
+}
+
+// maxManifestBytes bounds what admit reads: far more than a node's 110
+// pods take, and a stop for `-f /dev/zero`.
+const maxManifestBytes = 32 << 20
+
+// admitOptions are the validated flags of `nodeproof admit`.
+type admitOptions struct {
+	file   string // "-" is stdin
+	asJSON bool
+}
+
+func runAdmit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	opts, err := parseAdmitFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		if !errors.Is(err, errUsage) {
+			fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
+		}
+		return 2
+	}
+	data, err := readManifestFile(opts.file, stdin)
+	if err != nil {
+		fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
+		return 2
+	}
+	sc, err := newAdmitScenario(data)
+	if err != nil {
+		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", opts.file, err)
+		return 2
+	}
+	run, err := sc.play()
+	if err != nil {
+		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", opts.file, err)
+		var input *kube.Error
+		if errors.As(err, &input) {
+			return 2
+		}
+		return 1
+	}
+	if opts.asJSON {
+		for _, s := range sc.skipped {
+			// stdout holds the JSON array alone; a pod left out of it is
+			// still worth a word.
+			fmt.Fprintf(stderr, "nodeproof admit: note: %s\n", s.note())
+		}
+		if err := writeAdmitJSON(stdout, run); err != nil {
+			fmt.Fprintf(stderr, "nodeproof admit: writing JSON: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	if _, err := io.WriteString(stdout, sc.render(run)); err != nil {
+		fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func parseAdmitFlags(args []string, stderr io.Writer) (admitOptions, error) {
+	fs := flag.NewFlagSet("admit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var opts admitOptions
+	fs.StringVar(&opts.file, "f", "", "manifest `FILE` holding one Node and its pods (- reads stdin)")
+	fs.BoolVar(&opts.asJSON, "json", false, "print the decisions as a JSON array")
+	fs.Usage = func() {
+		io.WriteString(stderr, admitUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return opts, err
+		}
+		return opts, errUsage
+	}
+	switch {
+	case fs.NArg() > 0:
+		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case opts.file == "":
+		fs.Usage()
+		return opts, errors.New("-f FILE is required (- reads stdin)")
+	}
+	return opts, nil
+}
+
+const admitUsage = `usage: nodeproof admit -f FILE [--json]
+
+Plays the kubelet's (v1.36) admission of pods to one node, with critical pod
+preemption, and prints each decision.
+
+FILE holds Kubernetes manifests (YAML or JSON, documents split by "---", v1
+Lists as kubectl prints them): exactly one Node and its pods, for instance
+  kubectl get node NODE -o yaml; echo ---; \
+  kubectl get pods -A --field-selector spec.nodeName=NODE -o yaml
+The node's room is its status.allocatable; a Node without allocatable uses
+status.capacity instead, as the API server defaults it. It must list pods.
+Pods whose status.phase is Running are on the node already. Every other pod
+arrives, in file order, and is admitted against the node as the earlier
+decisions left it: preempted pods gone, admitted pods running. Pods in a
+terminal phase (Succeeded, Failed) are skipped, as the kubelet never admits
+or counts them. A pod without metadata.uid takes its namespace/name as uid.
+Static and mirror pods (kubernetes.io/config.source, kubernetes.io/config.mirror
+annotations) and pods of priority 2000000000 or more are critical; a mirror
+pod stands for its static pod.
+
+There is no real kubelet: every kill of a preempted pod succeeds. There are no
+device plugins: an extended resource (example.com/gpu) is a plain countable
+node resource, checked when the node's allocatable lists it.
+
+Output: for each arriving pod, admitted or rejected with the kubelet's reason
+and message, what preemption had to free, and the pods preempted for it in
+eviction order. --json prints
+  [{"pod": "ns/name", "admitted": true, "reason": "", "message": "", "preempted": ["ns/name"]}]
+(skipped pods are noted on stderr). Exit status: 0 when every arrival was
+decided, rejections included; 2 for bad flags or input (a manifest that does
+not decode, no Node or two, duplicate pods); 1 when the output cannot be
+written.
+
+flags:
+`
+
+// readManifestFile reads FILE, or stdin for "-", up to maxManifestBytes.
+func readManifestFile(path string, stdin io.Reader) ([]byte, error) {
+	r := stdin
+	name := "stdin"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		r, name = f, path
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxManifestBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if len(b) > maxManifestBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; nodeproof admit plays one node", name, maxManifestBytes>>20)
+	}
+	return b, nil
+}
+
+// admitScenario is a manifest file read as a node and its pods.
+type admitScenario struct {
+	node kube.Node
+	// allocatable is what the node admits against; fromCapacity says it is
+	// status.capacity because the Node has no allocatable.
+	allocatable  pod.ResourceList
+	fromCapacity bool
+	// nodeOrigin and allocatableField name the node's room in errors.
+	nodeOrigin       kube.Origin
+	allocatableField string
+	running          []placedPod
+	arriving         []placedPod
+	skipped          []placedPod
+}
+
+// placedPod is a pod and where the file holds it, for errors.
+type placedPod struct {
+	pod    *pod.Pod
+	origin kube.Origin
+}
+
+func (s placedPod) note() string {
+	return fmt.Sprintf("skipped %s (phase %s): the kubelet neither admits nor counts a pod in a terminal phase", s.pod.Key(), s.pod.Phase)
+}
+
+// newAdmitScenario decodes the manifests and sorts the pods into running,
+// arriving and skipped. Every error names the document.
+func newAdmitScenario(data []byte) (*admitScenario, error) {
+	m, err := kube.Decode(data, kube.Options{})
+	if err != nil {
+		return nil, err
+	}
+	switch len(m.Nodes) {
+	case 0:
+		return nil, errors.New("no Node: the file must hold the Node the pods are admitted to (kind: Node, with status.allocatable)")
+	case 1:
+	default:
+		return nil, m.NodeOrigins[1].Errorf("", "a second Node, %q (the first, %q, is %s): nodeproof admit plays one node",
+			m.Nodes[1].Name, m.Nodes[0].Name, m.NodeOrigins[0])
+	}
+	sc := &admitScenario{node: m.Nodes[0], allocatable: m.Nodes[0].Allocatable,
+		nodeOrigin: m.NodeOrigins[0], allocatableField: "status.allocatable"}
+	if len(sc.allocatable) == 0 {
+		// The API server's defaulting (SetDefaults_NodeStatus) copies
+		// capacity into a missing allocatable.
+		sc.allocatable, sc.fromCapacity, sc.allocatableField = sc.node.Capacity, true, "status.capacity"
+	}
+	if _, ok := sc.allocatable[pod.Pods]; !ok {
+		return nil, sc.nodeOrigin.Errorf(sc.allocatableField+".pods", "must be set: the kubelet always reports how many pods the node may run (maxPods, 110 by default), and without it every pod is rejected OutOfpods")
+	}
+
+	byKey := map[string]kube.Origin{}
+	byUID := map[string]kube.Origin{}
+	for i := range m.Pods {
+		p, origin := &m.Pods[i], m.PodOrigins[i]
+		if first, dup := byKey[p.Key()]; dup {
+			return nil, origin.Errorf("metadata.name", "pod %q is also %s", p.Key(), first)
+		}
+		byKey[p.Key()] = origin
+		if p.UID == "" {
+			// The kubelet keys pods by uid; a hand-written manifest has
+			// none, and namespace/name is unique in the file.
+			p.UID = p.Key()
+		}
+		if first, dup := byUID[p.UID]; dup {
+			return nil, origin.Errorf("metadata.uid", "%q is also the uid of the pod in %s", p.UID, first)
+		}
+		byUID[p.UID] = origin
+		placed := placedPod{pod: p, origin: origin}
+		switch {
+		case p.Phase == pod.Running:
+			sc.running = append(sc.running, placed)
+		case p.IsTerminal():
+			sc.skipped = append(sc.skipped, placed)
+		default:
+			sc.arriving = append(sc.arriving, placed)
+		}
+	}
+	return sc, nil
+}
+
+// admitDecision is the node's decision on one arriving pod.
+type admitDecision struct {
+	pod    *pod.Pod
+	result *admission.Result
+}
+
+// play puts the running pods on a node and admits the arrivals in order. A
+// pod the admission core refuses as input (a quantity beyond its bounds,
+// more pods than it holds) is a *kube.Error naming the document.
+func (sc *admitScenario) play() ([]admitDecision, error) {
+	node, err := admission.NewNode(sc.allocatable, nil)
+	if err != nil {
+		return nil, sc.nodeOrigin.Errorf(sc.allocatableField, "%v", err)
+	}
+	for _, r := range sc.running {
+		if err := node.AddRunning(r.pod); err != nil {
+			return nil, r.origin.Errorf("", "running pod %s: %v", r.pod.Key(), err)
+		}
+	}
+	decisions := make([]admitDecision, 0, len(sc.arriving))
+	for _, a := range sc.arriving {
+		attempt, err := node.Begin(a.pod, admission.Options{})
+		if err != nil {
+			return nil, a.origin.Errorf("", "arriving pod %s: %v", a.pod.Key(), err)
+		}
+		// No device manager, so nothing to allocate; every kill succeeds.
+		res, err := admission.Drive(attempt, nil, func(preemption.Eviction) error { return nil })
+		if err != nil {
+			return nil, fmt.Errorf("arriving pod %s: %v", a.pod.Key(), err)
+		}
+		decisions = append(decisions, admitDecision{pod: a.pod, result: res})
+	}
+	return decisions, nil
+}
+
+// render is the human-readable report: the node, the pods running before
+// the first arrival, then each decision in arrival order.
+func (sc *admitScenario) render(run []admitDecision) string {
+	var b strings.Builder
+	source := "allocatable"
+	if sc.fromCapacity {
+		source = "capacity (the Node has no allocatable)"
+	}
+	fmt.Fprintf(&b, "node %s, %s: %s\n", sc.node.Name, source, formatResources(sc.allocatable))
+
+	fmt.Fprintf(&b, "running before the first arrival: %d\n", len(sc.running))
+	width := 0
+	for _, r := range sc.running {
+		width = max(width, len(r.pod.Key()))
+	}
+	for _, r := range sc.running {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, r.pod.Key(), describePod(r.pod))
+	}
+
+	fmt.Fprintf(&b, "arrivals: %d\n", len(run))
+	admitted, preempted := 0, 0
+	for i, d := range run {
+		r := d.result
+		fmt.Fprintf(&b, "%d. %s (%s): ", i+1, d.pod.Key(), describePod(d.pod))
+		if r.Admitted {
+			admitted++
+			b.WriteString("admitted")
+			if len(r.Evicted) > 0 {
+				fmt.Fprintf(&b, " after preempting %d %s", len(r.Evicted), plural(len(r.Evicted), "pod", "pods"))
+			}
+			b.WriteString("\n")
+		} else {
+			fmt.Fprintf(&b, "rejected\n   reason:  %s\n   message: %s\n", r.Reason, r.Message)
+		}
+		if len(r.Requirements) > 0 {
+			fmt.Fprintf(&b, "   to free: %s\n", formatRequirements(r.Requirements))
+		}
+		for j, v := range r.Evicted {
+			if j == 0 {
+				b.WriteString("   preempted, in eviction order:\n")
+			}
+			fmt.Fprintf(&b, "     %d. %s (%s)\n", j+1, v.Key(), describePod(v))
+		}
+		preempted += len(r.Evicted)
+	}
+	for _, s := range sc.skipped {
+		fmt.Fprintf(&b, "%s\n", s.note())
+	}
+	fmt.Fprintf(&b, "summary: %d admitted, %d rejected, %d preempted\n", admitted, len(run)-admitted, preempted)
+	return b.String()
+}
+
+// describePod gives the QoS class and, for a critical pod, why it is one.
+func describePod(p *pod.Pod) string {
+	var why []string
+	if p.IsStatic() {
+		why = append(why, "static")
+	}
+	if p.IsMirror() {
+		why = append(why, "mirror")
+	}
+	if p.Priority != nil && *p.Priority >= pod.SystemCriticalPriority {
+		why = append(why, fmt.Sprintf("priority %d", *p.Priority))
+	}
+	if len(why) == 0 {
+		return string(p.QOS())
+	}
+	return fmt.Sprintf("%s, critical: %s", p.QOS(), strings.Join(why, ", "))
+}
+
+func formatResources(l pod.ResourceList) string {
+	parts := make([]string, 0, len(l))
+	for _, name := range l.Names() {
+		parts = append(parts, fmt.Sprintf("%s %s", name, kube.FormatQuantity(name, l[name])))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatRequirements keeps the requirements' order, that of the failure
+// reasons.
+func formatRequirements(reqs preemption.Requirements) string {
+	parts := make([]string, len(reqs))
+	for i, r := range reqs {
+		parts[i] = fmt.Sprintf("%s %s", r.Resource, kube.FormatQuantity(r.Resource, r.Quantity))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// admitJSON is one element of the --json array.
+type admitJSON struct {
+	Pod       string   `json:"pod"`
+	Admitted  bool     `json:"admitted"`
+	Reason    string   `json:"reason"`
+	Message   string   `json:"message"`
+	Preempted []string `json:"preempted"`
+}
+
+// writeAdmitJSON writes the decisions; arrays are never null, so a script
+// needs no nil checks.
+func writeAdmitJSON(w io.Writer, run []admitDecision) error {
+	out := make([]admitJSON, 0, len(run))
+	for _, d := range run {
+		e := admitJSON{Pod: d.pod.Key(), Admitted: d.result.Admitted, Reason: d.result.Reason,
+			Message: d.result.Message, Preempted: []string{}}
+		for _, v := range d.result.Evicted {
+			e.Preempted = append(e.Preempted, v.Key())
+		}
+		out = append(out, e)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	// Messages hold "<" and ">" rarely, but a reader should see them as is.
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
