@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+)
+
+var updateAdmit = flag.Bool("update-admit", false, "rewrite testdata/admit from the output of nodeproof admit on docs/examples")
+
+const (
+	examplesDir = "../../docs/examples"
+	admitDir    = "testdata/admit"
+)
+
+func runAdmitCmd(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = runAdmit(args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// decision is what a test expects of one arrival; it mirrors the --json
+// element, so the JSON is decoded into it strictly.
+type decision struct {
+	Pod       string   `json:"pod"`
+	Admitted  bool     `json:"admitted"`
+	Reason    string   `json:"reason"`
+	Message   string   `json:"message"`
+	Preempted []string `json:"preempted"`
+}
+
+// The decisions the examples' header comments promise, worked out by hand
+// from spec/preemption.md §4.2, not from the code's output.
+var exampleDecisions = map[string][]decision{
+	"seed003-node.yaml": {
+		{Pod: "kube-system/critical", Admitted: true, Preempted: []string{"default/be2", "default/be1", "default/bu1"}},
+	},
+	"admit-node.yaml": {
+		{Pod: "default/analytics", Reason: admission.OutOfCPU,
+			Message: "Node didn't have enough resource: cpu, requested: 2000, used: 2850, capacity: 3800", Preempted: []string{}},
+		{Pod: "default/small", Admitted: true, Preempted: []string{}},
+		{Pod: "kube-system/node-agent", Admitted: true, Preempted: []string{"default/scratch-2", "default/web-2"}},
+		{Pod: "kube-system/storage-csi", Reason: admission.UnexpectedAdmissionError,
+			Message: "Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: " +
+				"no set of running pods found to reclaim resources: [(res: cpu, q: 550), ]", Preempted: []string{}},
+		{Pod: "default/late", Admitted: true, Preempted: []string{}},
+	},
+}
+
+// decodeAdmitJSON decodes --json output strictly: only the five keys, each
+// of its type, and preempted never null.
+func decodeAdmitJSON(t *testing.T, stdout string) []decision {
+	t.Helper()
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+		t.Fatalf("stdout is not a JSON array of objects: %v\n%s", err, stdout)
+	}
+	if raw == nil {
+		t.Fatalf("stdout is null, want an array:\n%s", stdout)
+	}
+	want := []string{"admitted", "message", "pod", "preempted", "reason"}
+	out := make([]decision, len(raw))
+	for i, obj := range raw {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		if !slices.Equal(keys, want) {
+			t.Errorf("element %d has keys %v, want exactly %v", i, keys, want)
+		}
+		if p := strings.TrimSpace(string(obj["preempted"])); !strings.HasPrefix(p, "[") {
+			t.Errorf("element %d: preempted is %s, want an array", i, p)
+		}
+		b, _ := json.Marshal(obj)
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&out[i]); err != nil {
+			t.Errorf("element %d: %v", i, err)
+		}
+	}
+	return out
+}
+
+// TestAdmitExamples runs the command on each example file and checks the
+// decisions against the expected ones and the exact output against the
+// golden files in testdata/admit (run with -update-admit to rewrite them
+// after a deliberate change of format).
+func TestAdmitExamples(t *testing.T) {
+	for name, want := range exampleDecisions {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(examplesDir, name)
+			code, text, stderr := runAdmitCmd("", "-f", path)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			code, js, jsonStderr := runAdmitCmd("", "-f", path, "--json")
+			if code != 0 {
+				t.Fatalf("--json: exit %d, stderr %q", code, jsonStderr)
+			}
+			if got := decodeAdmitJSON(t, js); !reflect.DeepEqual(got, want) {
+				t.Errorf("decisions:\n got %+v\nwant %+v", got, want)
+			}
+			// The text shows the same victims, in the same order.
+			for _, d := range want {
+				var lines []string
+				for i, v := range d.Preempted {
+					lines = append(lines, fmt.Sprintf("     %d. %s (", i+1, v))
+				}
+				if len(lines) == 0 {
+					continue
+				}
+				block := "   preempted, in eviction order:\n" + strings.Join(lines, "")
+				if !strings.Contains(collapseVictims(text), block) {
+					t.Errorf("text lacks the victims of %s in order %v:\n%s", d.Pod, d.Preempted, text)
+				}
+			}
+			golden(t, strings.TrimSuffix(name, ".yaml")+".txt", text)
+			golden(t, strings.TrimSuffix(name, ".yaml")+".json", js)
+		})
+	}
+}
+
+// collapseVictims drops the QoS class after each victim's name, so a test
+// can look for the victims' order alone.
+func collapseVictims(text string) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if i := strings.Index(line, " ("); i > 0 && strings.HasPrefix(line, "     ") {
+			line = line[:i+2]
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(admitDir, name)
+	if *updateAdmit {
+		if err := os.MkdirAll(admitDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/nodeproof -run TestAdmitExamples -update-admit)", err)
+	}
+	if got != string(want) {
+		t.Errorf("output differs from %s (run with -update-admit after a deliberate change):\n got:\n%s\nwant:\n%s", path, got, want)
+	}
+}
+
+// TestAdmitExampleSkipsTerminalPods: the Succeeded pod of admit-node.yaml
+// is neither admitted nor counted, and --json says so on stderr only.
+func TestAdmitExampleSkipsTerminalPods(t *testing.T) {
+	path := filepath.Join(examplesDir, "admit-node.yaml")
+	_, text, _ := runAdmitCmd("", "-f", path)
+	note := "skipped default/migrate-1 (phase Succeeded)"
+	if !strings.Contains(text, note) {
+		t.Errorf("text lacks %q:\n%s", note, text)
+	}
+	_, js, stderr := runAdmitCmd("", "-f", path, "--json")
+	if !strings.Contains(stderr, "nodeproof admit: note: "+note) || strings.Contains(js, "migrate-1") {
+		t.Errorf("--json: stderr %q, stdout mentions migrate-1: %v", stderr, strings.Contains(js, "migrate-1"))
+	}
+}
+
+// TestAdmitStdin: "-f -" reads the manifests from stdin, with the same
+// result as the file.
+func TestAdmitStdin(t *testing.T) {
+	path := filepath.Join(examplesDir, "seed003-node.yaml")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, fromFile, _ := runAdmitCmd("", "-f", path, "--json")
+	code, fromStdin, stderr := runAdmitCmd(string(data), "-f", "-", "--json")
+	if code != 0 || fromStdin != fromFile {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, fromStdin, fromFile)
+	}
+}
+
+// TestAdmitThroughDispatch runs the command by name, as main does, and
+// checks the command list shows it.
+func TestAdmitThroughDispatch(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := dispatch([]string{"admit", "-f", filepath.Join(examplesDir, "seed003-node.yaml")}, &out, &errOut)
+	if code != 0 || !strings.Contains(out.String(), "1. kube-system/critical (Burstable, critical: static): admitted after preempting 3 pods") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut.String(), out.String())
+	}
+	errOut.Reset()
+	dispatch([]string{"help"}, &out, &errOut)
+	if !strings.Contains(errOut.String(), "\n  admit ") {
+		t.Errorf("usage does not list admit:\n%s", errOut.String())
+	}
+}
+
+// testNode is a Node as a user would write it: a node with two devices of
+// an extended resource and no device plugins.
+const testNode = `apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status:
+  allocatable: {cpu: "1", memory: 1Gi, pods: "10", example.com/gpu: "2"}
+`
+
+// podDoc is a pod document with one container. meta is extra metadata
+// lines (annotations, uid); phase "" leaves the status out. An extended
+// resource needs its limit equal to its request, so gpus sets both.
+func podDoc(name, meta, phase, cpu string, gpus int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n%sspec:\n  containers:\n  - name: c\n    resources:\n", name, meta)
+	var req []string
+	if cpu != "" {
+		req = append(req, "cpu: "+cpu)
+	}
+	if gpus > 0 {
+		req = append(req, fmt.Sprintf("example.com/gpu: %d", gpus))
+		fmt.Fprintf(&b, "      limits: {example.com/gpu: %d}\n", gpus)
+	}
+	fmt.Fprintf(&b, "      requests: {%s}\n", strings.Join(req, ", "))
+	if phase != "" {
+		fmt.Fprintf(&b, "status: {phase: %s}\n", phase)
+	}
+	return b.String()
+}
+
+func admitDecisions(t *testing.T, manifest string) []decision {
+	t.Helper()
+	code, stdout, stderr := runAdmitCmd(manifest, "-f", "-", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	return decodeAdmitJSON(t, stdout)
+}
+
+// TestAdmitCriticalByAnnotation: the same arriving pod preempts when the
+// config.source or config.mirror annotation makes it critical, and is
+// rejected without preempting anything when it has neither (or its source
+// is "api", which is not static).
+func TestAdmitCriticalByAnnotation(t *testing.T) {
+	node := testNode + podDoc("holder", "", "Running", "", 2)
+	gpuShort := "Node didn't have enough resource: example.com/gpu, requested: 1, used: 2, capacity: 2"
+	for _, c := range []struct {
+		name        string
+		annotations string
+		want        decision
+	}{
+		{"static", "  annotations: {kubernetes.io/config.source: file}\n",
+			decision{Pod: "default/arrival", Admitted: true, Preempted: []string{"default/holder"}}},
+		{"mirror", "  annotations: {kubernetes.io/config.mirror: abc}\n",
+			decision{Pod: "default/arrival", Admitted: true, Preempted: []string{"default/holder"}}},
+		{"api source", "  annotations: {kubernetes.io/config.source: api}\n",
+			decision{Pod: "default/arrival", Reason: "OutOfexample.com/gpu", Message: gpuShort, Preempted: []string{}}},
+		{"plain", "",
+			decision{Pod: "default/arrival", Reason: "OutOfexample.com/gpu", Message: gpuShort, Preempted: []string{}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := admitDecisions(t, node+podDoc("arrival", c.annotations, "", "", 1))
+			if !reflect.DeepEqual(got, []decision{c.want}) {
+				t.Errorf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+}
+
+// TestAdmitState: each arrival sees the node as the earlier decisions left
+// it. A preempted pod's room goes to the critical pod; an admitted pod
+// holds its room against later arrivals; a rejected pod holds none.
+func TestAdmitState(t *testing.T) {
+	critical := "  annotations: {kubernetes.io/config.source: file}\n"
+	manifest := testNode +
+		podDoc("a", "", "Running", "900m", 1) +
+		podDoc("b", "", "", "", 1) + // fits: the node has 2 gpus
+		podDoc("c", "", "", "", 1) + // b took the last one
+		podDoc("d", critical, "", "", 2) + // preempts a and b
+		podDoc("e", "", "", "900m", 0) // a was preempted, c rejected: room
+	want := []decision{
+		{Pod: "default/b", Admitted: true, Preempted: []string{}},
+		{Pod: "default/c", Reason: "OutOfexample.com/gpu",
+			Message: "Node didn't have enough resource: example.com/gpu, requested: 1, used: 2, capacity: 2", Preempted: []string{}},
+		{Pod: "default/d", Admitted: true, Preempted: []string{"default/b", "default/a"}},
+		{Pod: "default/e", Admitted: true, Preempted: []string{}},
+	}
+	if got := admitDecisions(t, manifest); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+}
+
+// TestAdmitCapacityFallback: a Node without allocatable admits against its
+// capacity and says so; with both, allocatable wins.
+func TestAdmitCapacityFallback(t *testing.T) {
+	pods := podDoc("p", "", "", "1500m", 0)
+	capOnly := "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus:\n  capacity: {cpu: \"2\", pods: \"10\"}\n"
+	code, stdout, stderr := runAdmitCmd(capOnly+pods, "-f", "-")
+	if code != 0 || !strings.Contains(stdout, "node node-1, capacity (the Node has no allocatable): cpu 2, pods 10\n") ||
+		!strings.Contains(stdout, "1. default/p (Burstable): admitted\n") {
+		t.Errorf("capacity only: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	both := strings.Replace(capOnly, "  capacity:", "  allocatable: {cpu: 1, pods: \"10\"}\n  capacity:", 1)
+	code, stdout, stderr = runAdmitCmd(both+pods, "-f", "-")
+	if code != 0 || !strings.Contains(stdout, "node node-1, allocatable: cpu 1, pods 10\n") || !strings.Contains(stdout, "reason:  OutOfcpu") {
+		t.Errorf("both: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+}
+
+// TestAdmitNoArrivals: a kubectl dump of a node whose pods all run has
+// nothing to decide; --json prints an empty array, not null.
+func TestAdmitNoArrivals(t *testing.T) {
+	code, stdout, stderr := runAdmitCmd("", "-f", "../../agent/kube/testdata/kubectl-get-pods-nodes.yaml", "--json")
+	if code != 0 || stdout != "[]\n" {
+		t.Errorf("exit %d, stderr %q, stdout %q; want [] and 0", code, stderr, stdout)
+	}
+}
+
+// TestAdmitBadInput: every bad flag or input exits 2 with an error that
+// names the document and field where there is one, and prints nothing on
+// stdout.
+func TestAdmitBadInput(t *testing.T) {
+	tooMany := &strings.Builder{}
+	tooMany.WriteString(strings.Replace(testNode, `pods: "10"`, `pods: "2000"`, 1))
+	for i := 0; i <= admission.MaxPods; i++ {
+		fmt.Fprintf(tooMany, "---\n{apiVersion: v1, kind: Pod, metadata: {name: p%d}, spec: {containers: [{name: c}]}, status: {phase: Running}}\n", i)
+	}
+	badCPU := podDoc("bad", "", "", "abc", 0)
+	for _, c := range []struct {
+		name   string
+		args   []string
+		stdin  string
+		stderr []string
+	}{
+		{"no flags", nil, "", []string{"-f FILE is required", "usage: nodeproof admit -f FILE [--json]"}},
+		{"--json alone", []string{"--json"}, "", []string{"-f FILE is required"}},
+		{"unknown flag", []string{"-f", "-", "--yaml"}, testNode, []string{"flag provided but not defined: -yaml"}},
+		{"extra argument", []string{"-f", "-", "other.yaml"}, testNode, []string{`unexpected argument "other.yaml"`}},
+		{"missing file", []string{"-f", "/nonexistent/node.yaml"}, "", []string{"/nonexistent/node.yaml", "no such file"}},
+		{"bad quantity", []string{"-f", "-"}, testNode + podDoc("ok", "", "", "100m", 0) + badCPU,
+			[]string{`nodeproof admit: -: document 3: spec.containers[0].resources.requests.cpu: "abc": quantities must match`}},
+		{"bad YAML", []string{"-f", "-"}, testNode + "---\nkind: Pod\n  metadata: [\n", []string{"document 2: "}},
+		{"unknown kind", []string{"-f", "-"}, testNode + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
+			[]string{`document 2: kind: "Deployment" is not supported`}},
+		{"no node", []string{"-f", "-"}, podDoc("p", "", "", "100m", 0), []string{"no Node"}},
+		{"empty file", []string{"-f", "-"}, "", []string{"no Node"}},
+		{"two nodes", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + "---\n" + strings.Replace(testNode, "name: node-1", "name: node-2", 1),
+			[]string{`document 3: a second Node, "node-2" (the first, "node-1", is document 1): nodeproof admit plays one node`}},
+		{"node without pods", []string{"-f", "-"}, strings.Replace(testNode, `, pods: "10"`, "", 1),
+			[]string{"document 1: status.allocatable.pods: must be set"}},
+		{"capacity without pods", []string{"-f", "-"}, "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus: {capacity: {cpu: 1}}\n",
+			[]string{"document 1: status.capacity.pods: must be set"}},
+		{"node beyond the core's bound", []string{"-f", "-"}, strings.Replace(testNode, "memory: 1Gi", "memory: 100Pi", 1),
+			[]string{"document 1: status.allocatable: allocatable[memory]: 112589990684262400 exceeds the bound of 70368744177664"}},
+		{"duplicate name", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + podDoc("p", "", "", "100m", 0),
+			[]string{`document 3: metadata.name: pod "default/p" is also document 2`}},
+		{"duplicate uid", []string{"-f", "-"}, testNode + podDoc("p", "  uid: u1\n", "", "100m", 0) + podDoc("q", "  uid: u1\n", "", "100m", 0),
+			[]string{`document 3: metadata.uid: "u1" is also the uid of the pod in document 2`}},
+		{"uid equal to another pod's name", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + podDoc("q", "  uid: default/p\n", "", "100m", 0),
+			[]string{`document 3: metadata.uid: "default/p" is also the uid of the pod in document 2`}},
+		{"running pod beyond the core's bound", []string{"-f", "-"},
+			testNode + podDoc("big", "", "Running", "100000000000000", 0),
+			[]string{"document 2: running pod default/big: pod.containers[0].requests[cpu]: 100000000000000000 exceeds the bound"}},
+		{"arriving pod beyond the core's bound", []string{"-f", "-"}, testNode + podDoc("big", "", "", "100000000000000", 0),
+			[]string{"document 2: arriving pod default/big: pod.containers[0].requests[cpu]: 100000000000000000 exceeds the bound"}},
+		{"more running pods than the core holds", []string{"-f", "-"}, tooMany.String(),
+			[]string{fmt.Sprintf("document %d: running pod default/p%d: pod: the node already has %d active pods, the bound", admission.MaxPods+2, admission.MaxPods, admission.MaxPods)}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, stderr := runAdmitCmd(c.stdin, c.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
+			}
+			for _, want := range c.stderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr)
+				}
+			}
+			if stdout != "" {
+				t.Errorf("printed to stdout:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// TestAdmitHelp: -h prints the usage, with the exit status and the
+// capacity fallback documented, and exits 0.
+func TestAdmitHelp(t *testing.T) {
+	code, stdout, stderr := runAdmitCmd("", "-h")
+	if code != 0 || stdout != "" {
+		t.Errorf("exit %d, stdout %q", code, stdout)
+	}
+	for _, want := range []string{"usage: nodeproof admit -f FILE [--json]", "status.capacity instead", "Exit status: 0 when every arrival was\ndecided, rejections included; 2 for bad flags or input", "every kill of a preempted pod succeeds"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("usage lacks %q:\n%s", want, stderr)
+		}
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestAdmitWriteFailure: output that cannot be written exits 1, in both
+// formats.
+func TestAdmitWriteFailure(t *testing.T) {
+	path := filepath.Join(examplesDir, "seed003-node.yaml")
+	for _, args := range [][]string{{"-f", path}, {"-f", path, "--json"}} {
+		var errOut bytes.Buffer
+		if code := runAdmit(args, strings.NewReader(""), failingWriter{}, &errOut); code != 1 || !strings.Contains(errOut.String(), "disk full") {
+			t.Errorf("%q: exit %d, stderr %q; want 1 and the write error", args, code, errOut.String())
+		}
+	}
+}
