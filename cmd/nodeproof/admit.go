@@ -51,14 +51,18 @@ func runAdmit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
 		return 2
 	}
+	name := opts.file
+	if name == "-" {
+		name = "stdin"
+	}
 	sc, err := newAdmitScenario(data)
 	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", opts.file, err)
+		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", name, err)
 		return 2
 	}
 	run, err := sc.play()
 	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", opts.file, err)
+		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", name, err)
 		var input *kube.Error
 		if errors.As(err, &input) {
 			return 2

@@ -350,7 +350,7 @@ func TestAdmitBadInput(t *testing.T) {
 		{"extra argument", []string{"-f", "-", "other.yaml"}, testNode, []string{`unexpected argument "other.yaml"`}},
 		{"missing file", []string{"-f", "/nonexistent/node.yaml"}, "", []string{"/nonexistent/node.yaml", "no such file"}},
 		{"bad quantity", []string{"-f", "-"}, testNode + podDoc("ok", "", "", "100m", 0) + badCPU,
-			[]string{`nodeproof admit: -: document 3: spec.containers[0].resources.requests.cpu: "abc": quantities must match`}},
+			[]string{`nodeproof admit: stdin: document 3: spec.containers[0].resources.requests.cpu: "abc": quantities must match`}},
 		{"bad YAML", []string{"-f", "-"}, testNode + "---\nkind: Pod\n  metadata: [\n", []string{"document 2: "}},
 		{"unknown kind", []string{"-f", "-"}, testNode + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
 			[]string{`document 2: kind: "Deployment" is not supported`}},
