@@ -3,6 +3,7 @@ package integration
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"testing"
@@ -12,15 +13,20 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/cgroupfs"
 	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/nodeproof/nodeproof/core/pod"
 )
 
-// podSlots bounds the generated pods; slot i's QoS class is i%3, so its
-// cgroup path never moves between tiers.
-const podSlots = 6
-
-var tierOf = [3]string{"kubepods", "kubepods/burstable", "kubepods/besteffort"}
-
-func slotPath(slot int) string { return fmt.Sprintf("%s/pod-s%d", tierOf[slot%3], slot) }
+// Bounds of the generated nodes: few enough cgroups that a check stays in
+// the milliseconds, enough pods for every QoS class to come and go.
+const (
+	maxGenPods  = 5
+	maxGenSteps = 8
+	// Every request fits the node many times over, so the QoS tiers'
+	// qos-reserved memory limits stay positive and every pod is one the
+	// kubelet would admit.
+	genMemoryPerContainer = 512 << 20
+	minGenNodeMemory      = 16 << 30
+)
 
 // hugetlb2Mi tells whether the manager can write 2Mi hugetlb limits here,
 // so that configs carry one only where the file exists (a host may lack the
@@ -30,99 +36,148 @@ func hugetlb2Mi(m *cgroupfs.Manager) bool {
 	return err == nil && !slices.Contains(m.Missing(), hugetlbCtrl)
 }
 
-// genPodConfig draws a pod's config the way the kubelet shapes one for its
-// QoS class, with values anywhere in the range the kernel accepts.
-func genPodConfig(t *rapid.T, slot int, hugetlb bool) cgroups.ResourceConfig {
-	var c cgroups.ResourceConfig
-	quota := func() {
-		c.CPUPeriod = u64(rapid.Uint64Range(1000, 1_000_000).Draw(t, "period"))
-		c.CPUQuota = i64(rapid.OneOf(rapid.Just(int64(-1)), rapid.Int64Range(1000, 4_000_000)).Draw(t, "quota"))
+// genNodeConfig draws a kubelet configuration for the manager's host: either
+// driver (the systemd names are plain directories on cgroupfs), any CFS
+// period the kubelet accepts (above 100ms the v1 write order matters),
+// qos-reserved, pod pids limits, the host's 2Mi page size where it has one,
+// and Memory QoS only on cgroup v2, where the kubelet enables it.
+func genNodeConfig(t *rapid.T, m *cgroupfs.Manager) cgroups.Config {
+	c := cgroups.DefaultConfig()
+	c.CgroupDriver = rapid.SampledFrom([]cgroups.Driver{cgroups.DriverCgroupfs, cgroups.DriverSystemd}).Draw(t, "driver")
+	c.CPUCFSQuotaPeriod = time.Duration(rapid.OneOf(
+		rapid.Just(int64(100_000)), rapid.Int64Range(1_000, 1_000_000)).Draw(t, "periodUS")) * time.Microsecond
+	c.CPUCFSQuota = rapid.Float64Range(0, 1).Draw(t, "cpuCFSQuota") < 0.9
+	c.Capacity = pod.ResourceList{
+		pod.CPU:    rapid.Int64Range(1, 300).Draw(t, "nodeCPUs") * 1000,
+		pod.Memory: rapid.Int64Range(minGenNodeMemory, 256<<30).Draw(t, "nodeMemory"),
 	}
-	memory := func() {
-		c.Memory = i64(rapid.OneOf(rapid.Just(int64(-1)), rapid.Int64Range(4<<20, 64<<30)).Draw(t, "memory"))
+	if rapid.Bool().Draw(t, "nodePids") {
+		c.Capacity[cgroups.PIDs] = rapid.Int64Range(1024, 1<<22).Draw(t, "nodePidsLimit")
 	}
-	switch slot % 3 {
-	case 0: // Guaranteed
-		c.CPUShares = u64(rapid.Uint64Range(2, 262144).Draw(t, "shares"))
-		quota()
-		memory()
-	case 1: // Burstable
-		c.CPUShares = u64(rapid.Uint64Range(2, 262144).Draw(t, "shares"))
-		if rapid.Bool().Draw(t, "cpuLimited") {
-			quota()
-		}
-		if rapid.Bool().Draw(t, "memoryLimited") {
-			memory()
-		}
-	default: // BestEffort
-		c.CPUShares = u64(2)
+	if rapid.Bool().Draw(t, "qosReserved") {
+		p := rapid.Int64Range(0, 100).Draw(t, "qosReservedPercent")
+		c.QOSReservedMemoryPercent = &p
 	}
 	if rapid.Bool().Draw(t, "podPidsLimit") {
-		c.PidsLimit = i64(rapid.OneOf(rapid.Just(int64(-1)), rapid.Int64Range(1, 1<<22)).Draw(t, "pids"))
+		c.PodPidsLimit = rapid.Int64Range(1, 1<<22).Draw(t, "podPids")
 	}
-	if hugetlb {
-		c.HugePageLimit = map[int64]int64{2 << 20: 0}
+	if hugetlb2Mi(m) {
+		c.HugePageSizes = []int64{2 << 20}
+	}
+	if m.Version() == cgroups.V2 {
+		c.MemoryQoS = rapid.Bool().Draw(t, "memoryQoS")
+		c.MemoryReservationPolicy = rapid.SampledFrom([]cgroups.MemoryReservationPolicy{cgroups.ReservationNone, cgroups.ReservationTiered}).Draw(t, "policy")
 	}
 	return c
 }
 
-// TestCgroupApplyGenerated applies generated sequences of pod arrivals,
-// resizes and departures, each followed by an Apply of the whole node. After
-// every Apply each cgroup's values read back as written, and every pod that
-// went away has left every controller.
+// genContainer draws a container's requests and limits in the shape asked:
+// both cpu and memory limited (and requests left to the API defaulting or
+// at most the limits), some of either, or none.
+func genContainer(t *rapid.T, name string, shape pod.QOSClass) pod.Container {
+	c := pod.Container{Name: name, Requests: pod.ResourceList{}, Limits: pod.ResourceList{}}
+	cpu := func(label string) int64 { return rapid.Int64Range(1, 4000).Draw(t, label) }
+	mem := func(label string) int64 { return rapid.Int64Range(4<<20, genMemoryPerContainer).Draw(t, label) }
+	switch shape {
+	case pod.Guaranteed:
+		c.Limits[pod.CPU], c.Limits[pod.Memory] = cpu("cpuLimit"), mem("memoryLimit")
+	case pod.Burstable:
+		if rapid.Bool().Draw(t, "cpuRequest") {
+			c.Requests[pod.CPU] = cpu("cpuRequest")
+		}
+		if rapid.Bool().Draw(t, "memoryRequest") {
+			c.Requests[pod.Memory] = mem("memoryRequest")
+		}
+		if rapid.Bool().Draw(t, "cpuLimit") {
+			c.Limits[pod.CPU] = max(c.Requests[pod.CPU], cpu("cpuLimit"))
+		}
+		if rapid.Bool().Draw(t, "memoryLimit") {
+			c.Limits[pod.Memory] = max(c.Requests[pod.Memory], mem("memoryLimit"))
+		}
+	}
+	return c
+}
+
+// genPod draws a pod of one QoS class with one to three app containers
+// and, sometimes, a sidecar, defaulted as the API server does. The class
+// decides the shape of every container, so a Guaranteed pod is Guaranteed.
+func genPod(t *rapid.T, uid string) *pod.Pod {
+	shape := rapid.SampledFrom([]pod.QOSClass{pod.Guaranteed, pod.Burstable, pod.BestEffort}).Draw(t, "qos")
+	p := &pod.Pod{UID: uid, Name: "pod-" + uid, Namespace: "default", Phase: pod.Running}
+	if rapid.Bool().Draw(t, "sidecar") {
+		s := genContainer(t, "sidecar", shape)
+		s.RestartPolicy = pod.RestartAlways
+		p.InitContainers = append(p.InitContainers, s)
+	}
+	for i := range rapid.IntRange(1, 3).Draw(t, "containers") {
+		p.Containers = append(p.Containers, genContainer(t, fmt.Sprintf("app-%d", i), shape))
+	}
+	p.ApplyDefaults()
+	return p
+}
+
+// TestCgroupApplyGenerated plays a node on the real cgroupfs: under a
+// generated kubelet configuration pods arrive and leave; after each step
+// core builds the hierarchy (cgroups.Build) and the manager applies it.
+// Every cgroup then reads back what core's Values renders for it (up to the
+// kernel's rounding, which Verify knows), the cgroups that stayed were
+// updated in place (same directory), and every cgroup of a pod that left is
+// gone from every controller. Cleanup checks that nothing is left.
 func TestCgroupApplyGenerated(t *testing.T) {
 	m := newCgroupManager(t, cpuCtrl, memoryCtrl, pidsCtrl)
-	hugetlb := hugetlb2Mi(m)
 	rapid.Check(t, func(t *rapid.T) {
 		if err := m.Delete(); err != nil {
 			t.Fatalf("Delete before the check: %v", err)
 		}
-		node := cgroups.ResourceConfig{
-			CPUShares: u64(rapid.Uint64Range(2, 262144).Draw(t, "nodeShares")),
-			Memory:    i64(rapid.Int64Range(1<<30, 1<<40).Draw(t, "nodeMemory")),
-		}
-		pods := map[int]cgroups.ResourceConfig{}
-		var previous []string
-		steps := rapid.IntRange(1, 10).Draw(t, "steps")
-		for step := 0; step < steps; step++ {
-			slot := rapid.IntRange(0, podSlots-1).Draw(t, "slot")
-			if _, there := pods[slot]; there && rapid.Bool().Draw(t, "remove") {
-				delete(pods, slot)
+		cfg := genNodeConfig(t, m)
+		var pods []*pod.Pod
+		inodes := map[string]uint64{} // path → directory inode after the last step
+		next := 0
+		steps := rapid.IntRange(1, maxGenSteps).Draw(t, "steps")
+		for step := range steps {
+			if len(pods) > 0 && (len(pods) == maxGenPods || rapid.Bool().Draw(t, "remove")) {
+				i := rapid.IntRange(0, len(pods)-1).Draw(t, "leaving")
+				pods = slices.Delete(pods, i, i+1)
 			} else {
-				pods[slot] = genPodConfig(t, slot, hugetlb)
+				next++
+				pods = append(pods, genPod(t, fmt.Sprintf("%08x-0000-4000-8000-%012x", next, step)))
 			}
-			burstable := cgroups.ResourceConfig{CPUShares: u64(rapid.Uint64Range(2, 262144).Draw(t, "burstableShares"))}
-			h := []cgroups.Cgroup{
-				{Path: tierOf[0], Config: node},
-				{Path: tierOf[1], Config: burstable},
-				{Path: tierOf[2], Config: cgroups.ResourceConfig{CPUShares: u64(2)}},
-			}
-			for s := 0; s < podSlots; s++ {
-				if c, ok := pods[s]; ok {
-					h = append(h, cgroups.Cgroup{Path: slotPath(s), Config: c})
-				}
+			h, err := cgroups.Build(cfg, pods)
+			if err != nil {
+				t.Fatalf("step %d: Build: %v", step, err)
 			}
 			if err := m.Apply(h); err != nil {
 				t.Fatalf("step %d: Apply: %v", step, err)
 			}
-			want := map[string][]cgroups.File{}
-			var paths []string
+			checkApplied(t, m, h, coreFiles(t, m.Version(), h))
+			now := map[string]uint64{}
 			for _, cg := range h {
-				want[cg.Path] = wantFiles(m.Version(), cg.Config)
-				paths = append(paths, cg.Path)
+				now[cg.Path] = dirInode(t, m, cg.Path)
+				if before, stayed := inodes[cg.Path]; stayed && before != now[cg.Path] {
+					t.Errorf("step %d: %s was created again instead of updated in place", step, cg.Path)
+				}
 			}
-			checkApplied(t, m, h, want)
-			for _, p := range previous {
-				if !slices.Contains(paths, p) {
+			for _, p := range slices.Sorted(maps.Keys(inodes)) {
+				if _, ok := now[p]; !ok {
 					assertGone(t, m, p)
 				}
 			}
-			previous = paths
+			inodes = now
 		}
 		if err := m.Delete(); err != nil {
 			t.Fatalf("Delete: %v", err)
 		}
 	})
+}
+
+// dirInode is the inode of a cgroup's first directory.
+func dirInode(t reporter, m *cgroupfs.Manager, path string) uint64 {
+	t.Helper()
+	dirs, err := m.Dirs(path)
+	if err != nil {
+		t.Fatalf("%v", err)
+	}
+	return inode(t, dirs[0])
 }
 
 // nodeOf110Pods is a full node at the kubelet's default of 110 pods: 30
@@ -167,11 +222,10 @@ func nodeOf110Pods(hugetlb bool) []cgroups.Cgroup {
 func BenchmarkApplyReadBack110Pods(b *testing.B) {
 	m := newCgroupManager(b, cpuCtrl, memoryCtrl, pidsCtrl)
 	h := nodeOf110Pods(hugetlb2Mi(m))
-	want := map[string][]cgroups.File{}
+	want := coreFiles(b, m.Version(), h)
 	files := 0
-	for _, cg := range h {
-		want[cg.Path] = wantFiles(m.Version(), cg.Config)
-		files += len(want[cg.Path])
+	for _, f := range want {
+		files += len(f)
 	}
 	resized := slices.Clone(h)
 	for i := range resized {

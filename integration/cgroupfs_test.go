@@ -131,90 +131,19 @@ func assertNoLeftovers(t testing.TB, root string) {
 	}
 }
 
-// pageSizeNames names the huge page sizes the tests use, as the kernel
-// names the hugetlb files.
-var pageSizeNames = map[int64]string{2 << 20: "2MB", 1 << 30: "1GB"}
-
-// wantFiles renders the writes a config stands for. It is the test's own
-// reading of the kubelet (spec/cgroups.md §5.7, runc's fs and fs2), written
-// apart from agent/cgroupfs, and stands in for core/cgroups Values until
-// that lands; then the tests take Values' output instead.
-func wantFiles(v cgroups.Version, c cgroups.ResourceConfig) []cgroups.File {
-	var out []cgroups.File
-	add := func(name, value string) { out = append(out, cgroups.File{Name: name, Value: value}) }
-	sizes := make([]int64, 0, len(c.HugePageLimit))
-	for s := range c.HugePageLimit {
-		sizes = append(sizes, s)
+// coreFiles is what core renders for each cgroup of h on version v
+// (Hierarchy.Files): the writes Apply performs, which Verify reads back.
+func coreFiles(t reporter, v cgroups.Version, h []cgroups.Cgroup) map[string][]cgroups.File {
+	t.Helper()
+	rendered, err := cgroups.Hierarchy(h).Files(v)
+	if err != nil {
+		t.Fatalf("core refuses to render the hierarchy for v%d: %v", v, err)
 	}
-	slices.Sort(sizes)
-	if v == cgroups.V1 {
-		if c.CPUShares != nil {
-			add("cpu.shares", strconv.FormatUint(*c.CPUShares, 10))
-		}
-		if c.CPUPeriod != nil {
-			add("cpu.cfs_period_us", strconv.FormatUint(*c.CPUPeriod, 10))
-		}
-		if c.CPUQuota != nil {
-			add("cpu.cfs_quota_us", strconv.FormatInt(*c.CPUQuota, 10))
-		}
-		if c.Memory != nil {
-			add("memory.limit_in_bytes", strconv.FormatInt(*c.Memory, 10))
-		}
-		if c.PidsLimit != nil {
-			add("pids.max", pidsValue(*c.PidsLimit))
-		}
-		for _, s := range sizes {
-			add("hugetlb."+pageSizeNames[s]+".limit_in_bytes", strconv.FormatInt(c.HugePageLimit[s], 10))
-		}
-		return out
-	}
-	if c.CPUShares != nil {
-		s := max(*c.CPUShares, 2)
-		w := uint64(10000)
-		if s < 262144 {
-			w = 1 + ((s-2)*9999)/262142
-		}
-		add("cpu.weight", strconv.FormatUint(w, 10))
-	}
-	if c.CPUQuota != nil || c.CPUPeriod != nil {
-		q := "max"
-		if c.CPUQuota != nil && *c.CPUQuota > 0 {
-			q = strconv.FormatInt(*c.CPUQuota, 10)
-		}
-		if c.CPUPeriod != nil {
-			q += " " + strconv.FormatUint(*c.CPUPeriod, 10)
-		}
-		add("cpu.max", q)
-	}
-	if c.Memory != nil {
-		if *c.Memory < 0 {
-			add("memory.max", "max")
-		} else {
-			add("memory.max", strconv.FormatInt(*c.Memory, 10))
-		}
-	}
-	if c.PidsLimit != nil {
-		add("pids.max", pidsValue(*c.PidsLimit))
-	}
-	for _, s := range sizes {
-		add("hugetlb."+pageSizeNames[s]+".max", strconv.FormatInt(c.HugePageLimit[s], 10))
-	}
-	keys := make([]string, 0, len(c.Unified))
-	for k := range c.Unified {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		add(k, c.Unified[k])
+	out := make(map[string][]cgroups.File, len(rendered))
+	for _, cf := range rendered {
+		out[cf.Path] = cf.Files
 	}
 	return out
-}
-
-func pidsValue(n int64) string {
-	if n < 0 {
-		return "max"
-	}
-	return strconv.FormatInt(n, 10)
 }
 
 // checkApplied reads back every file want lists for each cgroup of h and
@@ -264,7 +193,9 @@ func checkApplied(t reporter, m *cgroupfs.Manager, h []cgroups.Cgroup, want map[
 }
 
 // realisticCase is one cgroup of a node with the kubelet's values and the
-// files it writes on each version, typed out by hand.
+// files it writes on each version, typed out by hand from the spec in the
+// order core renders them (only the order within a controller reaches the
+// kernel as an order).
 type realisticCase struct {
 	cg     cgroups.Cgroup
 	v1, v2 []cgroups.File
@@ -286,10 +217,10 @@ func realisticNode() []realisticCase {
 	return []realisticCase{
 		{cgroups.Cgroup{Path: "kubepods", Config: cgroups.ResourceConfig{
 			CPUShares: u64(3891), Memory: i64(8053063680), PidsLimit: i64(32768), HugePageLimit: hp(unbounded)}},
-			files("cpu.shares", "3891", "memory.limit_in_bytes", "8053063680", "pids.max", "32768",
-				"hugetlb.2MB.limit_in_bytes", "4611686018427387904"),
-			files("cpu.weight", "149", "memory.max", "8053063680", "pids.max", "32768",
-				"hugetlb.2MB.max", "4611686018427387904")},
+			files("cpu.shares", "3891", "memory.limit_in_bytes", "8053063680", "hugetlb.2MB.limit_in_bytes", "4611686018427387904",
+				"pids.max", "32768"),
+			files("cpu.weight", "149", "memory.max", "8053063680", "hugetlb.2MB.max", "4611686018427387904",
+				"pids.max", "32768")},
 		{cgroups.Cgroup{Path: "kubepods/burstable", Config: cgroups.ResourceConfig{
 			CPUShares: u64(358), HugePageLimit: hp(unbounded)}},
 			files("cpu.shares", "358", "hugetlb.2MB.limit_in_bytes", "4611686018427387904"),
@@ -303,9 +234,9 @@ func realisticNode() []realisticCase {
 			CPUShares: u64(1024), CPUQuota: i64(100000), CPUPeriod: u64(100000), Memory: i64(536870912),
 			PidsLimit: i64(1024), HugePageLimit: hp(0)}},
 			files("cpu.shares", "1024", "cpu.cfs_period_us", "100000", "cpu.cfs_quota_us", "100000",
-				"memory.limit_in_bytes", "536870912", "pids.max", "1024", "hugetlb.2MB.limit_in_bytes", "0"),
-			files("cpu.weight", "39", "cpu.max", "100000 100000", "memory.max", "536870912", "pids.max", "1024",
-				"hugetlb.2MB.max", "0")},
+				"memory.limit_in_bytes", "536870912", "hugetlb.2MB.limit_in_bytes", "0", "pids.max", "1024"),
+			files("cpu.weight", "39", "cpu.max", "100000 100000", "memory.max", "536870912", "hugetlb.2MB.max", "0",
+				"pids.max", "1024")},
 		// Guaranteed with cpuCFSQuota off: quota -1.
 		{cgroups.Cgroup{Path: "kubepods/pod1b0e7c3d-5f2a-4c6e-8d9b-7a4f2e1c0b02", Config: cgroups.ResourceConfig{
 			CPUShares: u64(2048), CPUQuota: i64(-1), CPUPeriod: u64(100000), Memory: i64(1 << 30)}},
@@ -324,18 +255,18 @@ func realisticNode() []realisticCase {
 			CPUShares: u64(256), CPUQuota: i64(50000), CPUPeriod: u64(100000), Memory: i64(100000000),
 			PidsLimit: i64(1024), HugePageLimit: hp(0)}},
 			files("cpu.shares", "256", "cpu.cfs_period_us", "100000", "cpu.cfs_quota_us", "50000",
-				"memory.limit_in_bytes", "100000000", "pids.max", "1024", "hugetlb.2MB.limit_in_bytes", "0"),
-			files("cpu.weight", "10", "cpu.max", "50000 100000", "memory.max", "100000000", "pids.max", "1024",
-				"hugetlb.2MB.max", "0")},
+				"memory.limit_in_bytes", "100000000", "hugetlb.2MB.limit_in_bytes", "0", "pids.max", "1024"),
+			files("cpu.weight", "10", "cpu.max", "50000 100000", "memory.max", "100000000", "hugetlb.2MB.max", "0",
+				"pids.max", "1024")},
 		// Burstable with requests only: shares, nothing else.
 		{cgroups.Cgroup{Path: "kubepods/burstable/pod7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c05", Config: cgroups.ResourceConfig{
 			CPUShares: u64(102), PidsLimit: i64(-1), HugePageLimit: hp(0)}},
-			files("cpu.shares", "102", "pids.max", "max", "hugetlb.2MB.limit_in_bytes", "0"),
-			files("cpu.weight", "4", "pids.max", "max", "hugetlb.2MB.max", "0")},
+			files("cpu.shares", "102", "hugetlb.2MB.limit_in_bytes", "0", "pids.max", "max"),
+			files("cpu.weight", "4", "hugetlb.2MB.max", "0", "pids.max", "max")},
 		{cgroups.Cgroup{Path: "kubepods/besteffort/pod0d1e2f3a-4b5c-4d6e-9f7a-8b9c0d1e2f06", Config: cgroups.ResourceConfig{
 			CPUShares: u64(2), PidsLimit: i64(1024), HugePageLimit: hp(0)}},
-			files("cpu.shares", "2", "pids.max", "1024", "hugetlb.2MB.limit_in_bytes", "0"),
-			files("cpu.weight", "1", "pids.max", "1024", "hugetlb.2MB.max", "0")},
+			files("cpu.shares", "2", "hugetlb.2MB.limit_in_bytes", "0", "pids.max", "1024"),
+			files("cpu.weight", "1", "hugetlb.2MB.max", "0", "pids.max", "1024")},
 	}
 }
 
@@ -353,8 +284,12 @@ func TestCgroupApplyRealisticNode(t *testing.T) {
 		} else {
 			want[c.cg.Path] = c.v2
 		}
-		if got := wantFiles(m.Version(), c.cg.Config); !slices.Equal(got, want[c.cg.Path]) {
-			t.Errorf("%s: the test's renderer gives %v, the table %v", c.cg.Path, got, want[c.cg.Path])
+	}
+	// The table is typed out by hand from the spec; core must agree with it
+	// before the filesystem is asked anything.
+	for path, got := range coreFiles(t, m.Version(), h) {
+		if !slices.Equal(got, want[path]) {
+			t.Errorf("%s: core renders %v, the table says %v", path, got, want[path])
 		}
 	}
 	if err := m.Apply(h); err != nil {
@@ -385,7 +320,7 @@ func TestCgroupApplyRealisticNode(t *testing.T) {
 
 // inode identifies a directory, so a test can tell an update in place from
 // a cgroup removed and created again.
-func inode(t testing.TB, dir string) uint64 {
+func inode(t reporter, dir string) uint64 {
 	t.Helper()
 	var st unix.Stat_t
 	if err := unix.Stat(dir, &st); err != nil {
@@ -426,11 +361,7 @@ func TestCgroupPodsComeAndGo(t *testing.T) {
 		if err := m.Apply(h); err != nil {
 			t.Fatalf("Apply: %v", err)
 		}
-		want := map[string][]cgroups.File{}
-		for _, cg := range h {
-			want[cg.Path] = wantFiles(m.Version(), cg.Config)
-		}
-		checkApplied(t, m, h, want)
+		checkApplied(t, m, h, coreFiles(t, m.Version(), h))
 	}
 	dirOf := func(path string) string {
 		dirs, err := m.Dirs(path)
@@ -762,15 +693,19 @@ func TestCgroupBadInputWritesNothing(t *testing.T) {
 		{"duplicate", []cgroups.Cgroup{ok, ok}, "hierarchy[1].Path", "duplicate of hierarchy[0]"},
 		{"child first", []cgroups.Cgroup{{Path: "kubepods/pod"}, ok}, "hierarchy[0].Path", "parent \"kubepods\" must come earlier"},
 		{"memory", []cgroups.Cgroup{ok, {Path: "kubepods/pod", Config: cgroups.ResourceConfig{Memory: i64(-2)}}},
-			"hierarchy[1].Config.Memory", "-1 (unlimited)"},
+			"hierarchy[1].Config.memory", "-1 (unlimited)"},
+		{"quota under 1ms", []cgroups.Cgroup{ok, {Path: "kubepods/pod", Config: cgroups.ResourceConfig{CPUQuota: i64(500), CPUPeriod: u64(100000)}}},
+			"hierarchy[1].Config.cpuQuota", "at least 1000"},
 		{"pids zero", []cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{PidsLimit: i64(0)}}},
 			"hierarchy[0].Config.PidsLimit", "positive"},
 		{"page size", []cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{HugePageLimit: map[int64]int64{3000: 0}}}},
 			"hierarchy[0].Config.HugePageLimit[3000]", "power of two"},
 		{"hugetlb limit", []cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{HugePageLimit: map[int64]int64{2 << 20: -1}}}},
-			"hierarchy[0].Config.HugePageLimit[2097152]", "negative"},
+			"hierarchy[0].Config.hugePageLimit[2MB]", "negative"},
+		// v1 refuses every Unified file, v2 this name: either way the field
+		// is the config's.
 		{"unified file", []cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{Unified: map[string]string{"../memory.min": "1"}}}},
-			"hierarchy[0].Config.Unified", ""},
+			"hierarchy[0].Config.", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -819,28 +754,58 @@ func TestCgroupBadInputWritesNothing(t *testing.T) {
 	}
 }
 
-// TestCgroupKernelRefusalNamesFile writes a quota under the kernel's 1ms
-// floor: the kernel's EINVAL comes back naming the cgroup and the file, and
-// the cgroups applied before it stay.
+// TestCgroupKernelRefusalNamesFile writes a value core renders but the
+// kernel refuses, a pids limit above PID_MAX_LIMIT (4194304): the kernel's
+// EINVAL comes back naming the cgroup and the file, and the cgroups applied
+// before it stay.
 func TestCgroupKernelRefusalNamesFile(t *testing.T) {
-	m := newCgroupManager(t, cpuCtrl)
-	err := m.Apply([]cgroups.Cgroup{
+	m := newCgroupManager(t, cpuCtrl, pidsCtrl)
+	h := []cgroups.Cgroup{
 		{Path: "kubepods", Config: cgroups.ResourceConfig{CPUShares: u64(1024)}},
-		{Path: "kubepods/pod-tiny", Config: cgroups.ResourceConfig{CPUQuota: i64(500), CPUPeriod: u64(100000)}},
-	})
-	file := "cpu.cfs_quota_us"
-	if m.Version() == cgroups.V2 {
-		file = "cpu.max"
+		{Path: "kubepods/pod-many", Config: cgroups.ResourceConfig{PidsLimit: i64(1 << 23)}},
 	}
+	err := m.Apply(h)
 	var fe *cgroupfs.FileError
-	if !errors.As(err, &fe) || fe.Path != "kubepods/pod-tiny" || fe.File != file || !errors.Is(err, unix.EINVAL) {
-		t.Fatalf("got %v, want a FileError for kubepods/pod-tiny %s wrapping EINVAL", err, file)
+	if !errors.As(err, &fe) || fe.Path != "kubepods/pod-many" || fe.File != "pids.max" || !errors.Is(err, unix.EINVAL) {
+		t.Fatalf("got %v, want a FileError for kubepods/pod-many pids.max wrapping EINVAL", err)
 	}
-	if !strings.Contains(err.Error(), "kubepods/pod-tiny") || !strings.Contains(err.Error(), file) {
+	if !strings.Contains(err.Error(), "kubepods/pod-many") || !strings.Contains(err.Error(), "pids.max") {
 		t.Errorf("the message %q does not name the cgroup and the file", err)
 	}
-	checkApplied(t, m, []cgroups.Cgroup{{Path: "kubepods"}},
-		map[string][]cgroups.File{"kubepods": wantFiles(m.Version(), cgroups.ResourceConfig{CPUShares: u64(1024)})})
+	checkApplied(t, m, h[:1], coreFiles(t, m.Version(), h[:1]))
+}
+
+// TestCgroupPeriodBeforeQuota changes a pod's CFS period on the real
+// kernel, where cgroup v1 checks every quota against the period in place
+// and against the parent's share: a 250ms period with a 1-CPU quota can be
+// set only period first (a quota written first is measured against 100ms,
+// 2.5 CPUs under a 1-CPU pod), and going back to 100ms only by writing the
+// quota before the period the kernel refused, as runc does. On v2 cpu.max
+// sets both at once; the test checks the values there too.
+func TestCgroupPeriodBeforeQuota(t *testing.T) {
+	m := newCgroupManager(t, cpuCtrl)
+	cpu := func(quota int64, period uint64) cgroups.ResourceConfig {
+		return cgroups.ResourceConfig{CPUShares: u64(1024), CPUQuota: i64(quota), CPUPeriod: u64(period)}
+	}
+	for _, step := range []struct {
+		name   string
+		period uint64
+	}{
+		{"create with a 250ms period", 250_000},
+		{"shrink to 100ms", 100_000},
+		{"grow to 1s", 1_000_000},
+	} {
+		quota := int64(step.period) // one CPU
+		h := []cgroups.Cgroup{
+			{Path: "kubepods"},
+			{Path: "kubepods/pod-period", Config: cpu(quota, step.period)},
+			{Path: "kubepods/pod-period/app", Config: cpu(quota, step.period)},
+		}
+		if err := m.Apply(h); err != nil {
+			t.Fatalf("%s: Apply: %v", step.name, err)
+		}
+		checkApplied(t, m, h, coreFiles(t, m.Version(), h))
+	}
 }
 
 // TestCgroupMissingControllerIsReported applies limits of the controllers
@@ -857,8 +822,7 @@ func TestCgroupMissingControllerIsReported(t *testing.T) {
 	if err := m.Apply([]cgroups.Cgroup{{Path: "kubepods", Config: cfg}}); err != nil {
 		t.Fatalf("Apply with limits of missing controllers %v: %v", missing, err)
 	}
-	want := wantFiles(m.Version(), cfg)
-	err := m.Verify("kubepods", want)
+	err := m.Verify("kubepods", coreFiles(t, m.Version(), []cgroups.Cgroup{{Path: "kubepods", Config: cfg}})["kubepods"])
 	var un *cgroupfs.UnsupportedError
 	if !errors.As(err, &un) {
 		t.Fatalf("Verify: got %v, want an *UnsupportedError for %v", err, missing)
@@ -899,7 +863,7 @@ func TestCgroupVerifyCatchesMismatch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, file), []byte(tampered), 0); err != nil {
 		t.Fatal(err)
 	}
-	err := m.Verify("kubepods", wantFiles(m.Version(), cfg))
+	err := m.Verify("kubepods", coreFiles(t, m.Version(), []cgroups.Cgroup{{Path: "kubepods", Config: cfg}})["kubepods"])
 	var mismatch *cgroupfs.MismatchError
 	if !errors.As(err, &mismatch) {
 		t.Fatalf("Verify after tampering: got %v, want a *MismatchError", err)

@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/containerd/cgroups/v3/cgroup2"
-	specs "github.com/opencontainers/runtime-spec/specs-go"
-
 	"github.com/nodeproof/nodeproof/core/cgroups"
 )
 
@@ -17,25 +14,12 @@ func i64(v int64) *int64   { return &v }
 
 var allControllers = map[string]bool{ctrlCPU: true, ctrlMemory: true, ctrlPids: true, ctrlHugetlb: true}
 
-// The derived examples of spec/cgroups.md §5.7, and the ends of the range.
-func TestCPUWeightSpecExamples(t *testing.T) {
-	for shares, want := range map[uint64]uint64{
-		0: 1, 1: 1, 2: 1, 102: 4, 204: 8, 512: 20, 1024: 39, 2048: 79, 16384: 625,
-		262143: 9999, 262144: 10000, 1 << 40: 10000,
+func TestHugePageSizeOf(t *testing.T) {
+	for name, want := range map[string]int64{
+		"hugetlb.64KB.max": 64 << 10, "hugetlb.2MB.limit_in_bytes": 2 << 20, "hugetlb.1GB.max": 1 << 30, "hugetlb.16GB.max": 16 << 30,
 	} {
-		if got := CPUWeight(shares); got != want {
-			t.Errorf("CPUWeight(%d) = %d, want %d", shares, got, want)
-		}
-	}
-}
-
-func TestHugePageSizeNames(t *testing.T) {
-	for size, want := range map[int64]string{64 << 10: "64KB", 2 << 20: "2MB", 32 << 20: "32MB", 1 << 30: "1GB", 16 << 30: "16GB"} {
-		if got := hugePageSizeName(size); got != want {
-			t.Errorf("hugePageSizeName(%d) = %q, want %q", size, got, want)
-		}
-		if back, ok := hugePageSizeOf("hugetlb." + want + ".max"); !ok || back != size {
-			t.Errorf("hugePageSizeOf(%q) = %d, %v; want %d", want, back, ok, size)
+		if got, ok := hugePageSizeOf(name); !ok || got != want {
+			t.Errorf("hugePageSizeOf(%q) = %d, %v; want %d", name, got, ok, want)
 		}
 	}
 	for _, bad := range []string{"hugetlb.max", "hugetlb.2XB.max", "hugetlb.MB.max", "hugetlb.0MB.max"} {
@@ -45,103 +29,96 @@ func TestHugePageSizeNames(t *testing.T) {
 	}
 }
 
-func TestPlanV1(t *testing.T) {
+// TestPlanWritesCoreValues: the manager writes exactly what core renders,
+// in core's order, on both versions: the v1 period before the quota, and on
+// v2 the weight formula the config names (the kubelet's linear one for its
+// own cgroups, the runtime's quadratic one for containers).
+func TestPlanWritesCoreValues(t *testing.T) {
 	c := cgroups.ResourceConfig{
-		CPUShares: u64(256), CPUQuota: i64(50000), CPUPeriod: u64(100000), Memory: i64(-1), PidsLimit: i64(-1),
+		CPUShares: u64(1024), CPUQuota: i64(50000), CPUPeriod: u64(200000), Memory: i64(-1), PidsLimit: i64(-1),
 		HugePageLimit: map[int64]int64{1 << 30: 0, 2 << 20: 4 << 20},
 	}
-	p := planV1(c, allControllers)
-	if p.v1.CPU == nil || *p.v1.CPU.Shares != 256 || *p.v1.CPU.Quota != 50000 || *p.v1.CPU.Period != 100000 {
-		t.Errorf("cpu: %+v", p.v1.CPU)
-	}
-	if p.v1.Memory == nil || *p.v1.Memory.Limit != -1 {
-		t.Errorf("memory: %+v", p.v1.Memory)
-	}
-	if p.v1.Pids != nil {
-		t.Errorf("pids -1 went to the library, which would drop it: %+v", p.v1.Pids)
-	}
-	if want := []cgroups.File{{Name: "pids.max", Value: "max"}}; !slices.Equal(p.direct, want) {
-		t.Errorf("direct writes %v, want %v", p.direct, want)
-	}
-	wantHP := []specs.LinuxHugepageLimit{{Pagesize: "2MB", Limit: 4 << 20}, {Pagesize: "1GB", Limit: 0}}
-	if !slices.Equal(p.v1.HugepageLimits, wantHP) {
-		t.Errorf("hugetlb %v, want %v (ascending page size)", p.v1.HugepageLimits, wantHP)
-	}
-	if len(p.skipped) != 0 {
-		t.Errorf("skipped %v with every controller available", p.skipped)
-	}
-
-	p = planV1(cgroups.ResourceConfig{PidsLimit: i64(512)}, allControllers)
-	if p.v1.Pids == nil || *p.v1.Pids.Limit != 512 || len(p.direct) != 0 || p.v1.CPU != nil || p.v1.Memory != nil {
-		t.Errorf("pids only: %+v, direct %v", p.v1, p.direct)
-	}
-
-	noHugetlb := map[string]bool{ctrlCPU: true, ctrlMemory: true, ctrlPids: true}
-	p = planV1(c, noHugetlb)
-	if len(p.v1.HugepageLimits) != 0 || !slices.Equal(p.skipped, []string{ctrlHugetlb}) {
-		t.Errorf("without hugetlb: limits %v, skipped %v", p.v1.HugepageLimits, p.skipped)
-	}
-}
-
-func TestPlanV2(t *testing.T) {
 	cases := []struct {
-		name    string
-		c       cgroups.ResourceConfig
-		weight  *uint64
-		cpuMax  cgroup2.CPUMax
-		memMax  *int64
-		pidsMax int64
-		direct  []cgroups.File
+		name   string
+		v      cgroups.Version
+		weight cgroups.WeightFormula
+		want   []cgroups.File
 	}{
-		{"guaranteed", cgroups.ResourceConfig{CPUShares: u64(1024), CPUQuota: i64(100000), CPUPeriod: u64(100000), Memory: i64(1 << 30)},
-			u64(39), "100000 100000", i64(1 << 30), 0, nil},
-		{"no quota", cgroups.ResourceConfig{CPUShares: u64(2048), CPUQuota: i64(-1), CPUPeriod: u64(100000)},
-			u64(79), "max 100000", nil, 0, nil},
-		{"quota alone keeps the period", cgroups.ResourceConfig{CPUQuota: i64(50000)}, nil, "50000", nil, 0, nil},
-		{"unlimited memory and pids", cgroups.ResourceConfig{Memory: i64(-1), PidsLimit: i64(-1)},
-			nil, "", nil, -1, []cgroups.File{{Name: "memory.max", Value: "max"}}},
-		{"unified in name order", cgroups.ResourceConfig{Unified: map[string]string{"memory.min": "1024", "memory.low": "2048"}},
-			nil, "", nil, 0, []cgroups.File{{Name: "memory.low", Value: "2048"}, {Name: "memory.min", Value: "1024"}}},
+		{"v1", cgroups.V1, cgroups.WeightLinear, []cgroups.File{
+			{Name: "cpu.shares", Value: "1024"}, {Name: "cpu.cfs_period_us", Value: "200000"}, {Name: "cpu.cfs_quota_us", Value: "50000"},
+			{Name: "memory.limit_in_bytes", Value: "-1"},
+			{Name: "hugetlb.2MB.limit_in_bytes", Value: "4194304"}, {Name: "hugetlb.1GB.limit_in_bytes", Value: "0"},
+			{Name: "pids.max", Value: "max"}}},
+		{"v2 kubelet cgroup", cgroups.V2, cgroups.WeightLinear, []cgroups.File{
+			{Name: "cpu.weight", Value: "39"}, {Name: "cpu.max", Value: "50000 200000"}, {Name: "memory.max", Value: "max"},
+			{Name: "hugetlb.2MB.max", Value: "4194304"}, {Name: "hugetlb.1GB.max", Value: "0"},
+			{Name: "pids.max", Value: "max"}}},
+		{"v2 container", cgroups.V2, cgroups.WeightQuadratic, []cgroups.File{
+			{Name: "cpu.weight", Value: "100"}, {Name: "cpu.max", Value: "50000 200000"}, {Name: "memory.max", Value: "max"},
+			{Name: "hugetlb.2MB.max", Value: "4194304"}, {Name: "hugetlb.1GB.max", Value: "0"},
+			{Name: "pids.max", Value: "max"}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := planV2(tc.c, allControllers)
-			r := p.v2
-			if r.CPU == nil || r.Memory == nil || r.Pids == nil || r.HugeTlb == nil {
-				t.Fatalf("every available controller must be enabled, got %+v", r)
+			c := c
+			c.Weight = tc.weight
+			p, err := planFor(0, c, tc.v, allControllers)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if want := []string{"cpu", "memory", "pids", "hugetlb"}; !slices.Equal(r.EnabledControllers(), want) {
-				t.Errorf("enabled %v, want %v", r.EnabledControllers(), want)
+			if !slices.Equal(p.writes, tc.want) {
+				t.Errorf("writes\n  %v\nwant\n  %v", p.writes, tc.want)
 			}
-			if (r.CPU.Weight == nil) != (tc.weight == nil) || (tc.weight != nil && *r.CPU.Weight != *tc.weight) {
-				t.Errorf("weight %v, want %v", r.CPU.Weight, tc.weight)
+			if core, _ := c.Values(tc.v); !slices.Equal(p.writes, core) {
+				t.Errorf("writes %v differ from core's Values %v", p.writes, core)
 			}
-			if r.CPU.Max != tc.cpuMax {
-				t.Errorf("cpu.max %q, want %q", r.CPU.Max, tc.cpuMax)
-			}
-			if (r.Memory.Max == nil) != (tc.memMax == nil) || (tc.memMax != nil && *r.Memory.Max != *tc.memMax) {
-				t.Errorf("memory.max %v, want %v", r.Memory.Max, tc.memMax)
-			}
-			if r.Pids.Max != tc.pidsMax {
-				t.Errorf("pids.max %d, want %d", r.Pids.Max, tc.pidsMax)
-			}
-			if !slices.Equal(p.direct, tc.direct) {
-				t.Errorf("direct writes %v, want %v", p.direct, tc.direct)
+			if len(p.skipped) != 0 {
+				t.Errorf("skipped %v with every controller available", p.skipped)
 			}
 		})
 	}
 
-	// A hybrid host's unified hierarchy may offer none of them.
-	p := planV2(cgroups.ResourceConfig{CPUShares: u64(2), Memory: i64(1 << 20), Unified: map[string]string{"memory.min": "1"},
-		HugePageLimit: map[int64]int64{2 << 20: 0}}, map[string]bool{})
-	if got := p.v2.EnabledControllers(); len(got) != 0 {
-		t.Errorf("enabled %v without controllers", got)
+	// Without hugetlb (this testbed's v1 hosts) and on a v2 mount that
+	// delegates nothing, the missing controllers' files are left out and
+	// named, in order.
+	noHugetlb := map[string]bool{ctrlCPU: true, ctrlMemory: true, ctrlPids: true}
+	p, err := planFor(0, c, cgroups.V1, noHugetlb)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if want := []string{"cpu", "hugetlb", "memory"}; !slices.Equal(p.skipped, want) {
-		t.Errorf("skipped %v, want %v", p.skipped, want)
+	if !slices.Equal(p.skipped, []string{ctrlHugetlb}) || slices.ContainsFunc(p.writes, func(f cgroups.File) bool { return strings.HasPrefix(f.Name, "hugetlb.") }) {
+		t.Errorf("without hugetlb: writes %v, skipped %v", p.writes, p.skipped)
 	}
-	if len(p.direct) != 0 {
-		t.Errorf("wrote %v to a missing controller", p.direct)
+	p, err = planFor(0, cgroups.ResourceConfig{CPUShares: u64(2), Memory: i64(1 << 20),
+		Unified: map[string]string{"memory.min": "1"}, HugePageLimit: map[int64]int64{2 << 20: 0}}, cgroups.V2, map[string]bool{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.writes) != 0 || !slices.Equal(p.skipped, []string{"cpu", "hugetlb", "memory"}) {
+		t.Errorf("no controllers: writes %v, skipped %v", p.writes, p.skipped)
+	}
+}
+
+// TestPlanRefusesWhatCoreRefuses: a value core will not render is an
+// *InputError naming the cgroup's field and core's rule.
+func TestPlanRefusesWhatCoreRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		c     cgroups.ResourceConfig
+		field string
+		rule  string
+	}{
+		{cgroups.ResourceConfig{CPUShares: u64(1)}, "hierarchy[3].Config.cpuShares", "within 2 and 262144"},
+		{cgroups.ResourceConfig{CPUQuota: i64(500)}, "hierarchy[3].Config.cpuQuota", "at least 1000"},
+		{cgroups.ResourceConfig{Memory: i64(-2)}, "hierarchy[3].Config.memory", "-1 (unlimited)"},
+	} {
+		_, err := planFor(3, tc.c, cgroups.V2, allControllers)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Field != tc.field || !strings.Contains(ie.Rule, tc.rule) {
+			t.Errorf("%+v: got %v, want field %s with a rule saying %q", tc.c, err, tc.field, tc.rule)
+		}
+		if strings.Contains(err.Error(), tc.field+": "+strings.TrimPrefix(tc.field, "hierarchy[3].Config.")+":") {
+			t.Errorf("%q repeats core's field name", err)
+		}
 	}
 }
 
@@ -203,11 +180,16 @@ func TestCheckHierarchy(t *testing.T) {
 		{Path: "kubepods.slice"},
 		{Path: "kubepods.slice/kubepods-burstable.slice"},
 	}
-	if err := checkHierarchy(good, cgroups.V1); err != nil {
+	plans, err := checkHierarchy(good, cgroups.V1, allControllers)
+	if err != nil {
 		t.Errorf("good hierarchy: %v", err)
 	}
+	if len(plans) != len(good) || !slices.Equal(plans[2].writes, []cgroups.File{{Name: "memory.limit_in_bytes", Value: "-1"},
+		{Name: "hugetlb.2MB.limit_in_bytes", Value: "0"}, {Name: "pids.max", Value: "max"}}) {
+		t.Errorf("plans %+v, want one per cgroup with core's writes", plans)
+	}
 	v2only := []cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{Unified: map[string]string{"memory.min": "1"}}}}
-	if err := checkHierarchy(v2only, cgroups.V2); err != nil {
+	if _, err := checkHierarchy(v2only, cgroups.V2, allControllers); err != nil {
 		t.Errorf("Unified on v2: %v", err)
 	}
 	bad := []struct {
@@ -230,10 +212,12 @@ func TestCheckHierarchy(t *testing.T) {
 		{[]cgroups.Cgroup{{Path: "a", Config: cgroups.ResourceConfig{Unified: map[string]string{"cgroup.procs": "1"}}}}, cgroups.V2,
 			"hierarchy[0].Config.Unified", "cgroup core files"},
 		{[]cgroups.Cgroup{{Path: "a", Config: cgroups.ResourceConfig{Unified: map[string]string{"x/y": "1"}}}}, cgroups.V2,
-			"hierarchy[0].Config.Unified[x/y]", "file name"},
+			"hierarchy[0].Config.unified", "not a cgroup file name"},
+		{[]cgroups.Cgroup{{Path: "a"}, {Path: "a/b", Config: cgroups.ResourceConfig{CPUPeriod: u64(2_000_000)}}}, cgroups.V1,
+			"hierarchy[1].Config.cpuPeriod", "within 1000 and 1000000"},
 	}
 	for _, tc := range bad {
-		err := checkHierarchy(tc.h, tc.v)
+		_, err := checkHierarchy(tc.h, tc.v, allControllers)
 		var ie *InputError
 		if !errors.As(err, &ie) || ie.Field != tc.field || !strings.Contains(ie.Rule, tc.rule) {
 			t.Errorf("%+v: got %v, want field %s with a rule saying %q", tc.h, err, tc.field, tc.rule)

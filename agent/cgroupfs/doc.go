@@ -7,14 +7,17 @@
 // Every cgroup it creates lives below that root, so tests never touch the
 // host's kubepods.
 //
-// The writes go through github.com/containerd/cgroups/v3: cgroup1 on legacy
-// and hybrid hosts, cgroup2 on unified hosts (cgroups.Mode decides unless the
-// caller picks a version). A ResourceConfig becomes runtime-spec
-// LinuxResources on v1 and cgroup2.Resources on v2; the few values the
-// library cannot express the way the kubelet's runc writes them (pids.max
-// "max" on v1, memory.max "max" and the verbatim Unified files on v2) are
-// written directly. On v2 cpu.weight is the kubelet's linear conversion of
-// the shares, not the OCI runtimes' newer one (spec/cgroups.md §5.7).
+// Every value the manager writes is core's: Apply renders each config with
+// core/cgroups ResourceConfig.Values for the manager's version and writes
+// those files, in that order, to the interface files. So on v2 cpu.weight
+// is the kubelet's linear conversion for kubepods, the QoS tiers and the
+// pods, and the runtimes' quadratic one for containers, as the config's
+// Weight says (spec/cgroups.md §5.7); on v1 cpu.cfs_period_us comes before
+// cpu.cfs_quota_us, and a period the kernel refuses against the old quota
+// is written again after the quota, as runc does.
+// github.com/containerd/cgroups/v3 finds the controllers (cgroups.Mode
+// decides v1 or v2 unless the caller picks one), creates the cgroups in each
+// v1 hierarchy, enables the controllers on v2 and moves processes.
 //
 // The manager writes only the controllers a ResourceConfig can set: cpu,
 // memory, pids and hugetlb. A controller the host lacks (this testbed's

@@ -9,11 +9,15 @@ import (
 // the rule it breaks. Nothing has been written when Apply returns one.
 type InputError struct {
 	Field string // e.g. "hierarchy[2].Path", "Options.Root"
-	Value string // the offending value as the caller gave it
+	Value string // the offending value as the caller gave it; empty when Rule quotes it
 	Rule  string // e.g. `must not contain ".." elements`
 }
 
 func (e *InputError) Error() string {
+	if e.Value == "" {
+		// Core's rules already quote the value they refuse.
+		return fmt.Sprintf("cgroupfs: %s: %s", e.Field, e.Rule)
+	}
 	return fmt.Sprintf("cgroupfs: %s %q: %s", e.Field, e.Value, e.Rule)
 }
 

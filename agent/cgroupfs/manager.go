@@ -14,6 +14,7 @@ import (
 
 	"github.com/containerd/cgroups/v3/cgroup1"
 	"github.com/containerd/cgroups/v3/cgroup2"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"golang.org/x/sys/unix"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
@@ -195,33 +196,29 @@ func (m *Manager) dir(controller, path string) string {
 func (m *Manager) hierarchy() ([]cgroup1.Subsystem, error) { return m.subsystems, nil }
 
 // Apply makes the filesystem hold h: it creates each cgroup below the root,
-// parents first, or updates it in place, writing the fields its config sets
-// and leaving the others as they are; then it removes, children first, the
-// cgroups an earlier Apply created that h no longer lists (pods come and
-// go). h is validated whole before anything is written; limits of missing
+// parents first, or updates it in place, writing the files core renders for
+// its config (ResourceConfig.Values) in core's order and leaving the others
+// as they are; then it removes, children first, the cgroups an earlier
+// Apply created that h no longer lists (pods come and go). h is validated
+// and rendered whole before anything is written; files of missing
 // controllers are skipped and logged. A kernel refusal stops Apply with a
 // *FileError naming the cgroup and file; the cgroups applied before it stay.
 func (m *Manager) Apply(h []cgroups.Cgroup) error {
-	if err := checkHierarchy(h, m.version); err != nil {
+	plans, err := checkHierarchy(h, m.version, m.available)
+	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	skipped := map[string]int{}
 	wanted := make(map[string]bool, len(h))
-	for _, cg := range h {
+	for i, cg := range h {
 		wanted[cg.Path] = true
-		var p plan
-		if m.version == cgroups.V1 {
-			p = planV1(cg.Config, m.available)
-		} else {
-			p = planV2(cg.Config, m.available)
-		}
-		if err := m.applyOne(cg.Path, p); err != nil {
+		if err := m.applyOne(cg.Path, plans[i]); err != nil {
 			return err
 		}
 		m.applied[cg.Path] = true
-		for _, c := range p.skipped {
+		for _, c := range plans[i].skipped {
 			skipped[c]++
 		}
 	}
@@ -253,13 +250,14 @@ func (m *Manager) Apply(h []cgroups.Cgroup) error {
 	return errors.Join(errs...)
 }
 
+// applyOne creates the cgroup if it is missing, in every hierarchy the
+// manager writes, and then writes p's files.
 func (m *Manager) applyOne(path string, p plan) error {
 	group := "/" + m.root + "/" + path
 	if m.version == cgroups.V1 {
-		// cgroup1.New creates the directories and writes the values in
-		// every subsystem; on an existing cgroup it is an update in place
-		// (unlike Cgroup.Update, it also rewrites hugetlb limits).
-		if _, err := cgroup1.New(cgroup1.StaticPath(group), p.v1, cgroup1.WithHierarchy(m.hierarchy)); err != nil {
+		// With no resources cgroup1.New only creates the directory in each
+		// subsystem, and leaves an existing one as it is.
+		if _, err := cgroup1.New(cgroup1.StaticPath(group), &specs.LinuxResources{}, cgroup1.WithHierarchy(m.hierarchy)); err != nil {
 			return wrapLibrary(path, err)
 		}
 	} else {
@@ -272,22 +270,54 @@ func (m *Manager) applyOne(path string, p plan) error {
 		if err != nil {
 			return wrapLibrary(path, err)
 		}
-		if enable := p.v2.EnabledControllers(); len(enable) > 0 {
+		// Every available controller is enabled down to the cgroup, with or
+		// without limits, so that every cgroup of the tree has the same
+		// interface files, as runc does for the kubelet.
+		if enable := m.Controllers(); len(enable) > 0 {
 			if err := cg.ToggleControllers(enable, cgroup2.Enable); err != nil {
 				return wrapLibrary(path, err)
 			}
 		}
-		if err := cg.Update(p.v2); err != nil {
-			return wrapLibrary(path, err)
-		}
 	}
-	for _, f := range p.direct {
-		ctrl, _ := controllerOf(f.Name)
-		if err := writeFile(filepath.Join(m.dir(ctrl, path), f.Name), f.Value); err != nil {
-			return &FileError{Op: "write", Path: path, File: f.Name, Err: err}
-		}
+	if err := m.write(path, p.writes); err != nil {
+		return err
 	}
 	m.logger.Debug("applied cgroup", "path", path)
+	return nil
+}
+
+// write writes files to the cgroup at path, in order. On v1 a new period
+// can meet the old quota: when the period shrinks, old quota / new period
+// may exceed the parent's share and the kernel refuses the period with
+// EINVAL. runc (opencontainers/cgroups fs, cpu.go) then writes the quota
+// first and the period again, and so does the manager.
+func (m *Manager) write(path string, files []cgroups.File) error {
+	var refusedPeriod *cgroups.File
+	for i, f := range files {
+		err := m.writeOne(path, f)
+		if err != nil && f.Name == "cpu.cfs_period_us" && errors.Is(err, unix.EINVAL) &&
+			slices.ContainsFunc(files[i+1:], func(f cgroups.File) bool { return f.Name == "cpu.cfs_quota_us" }) {
+			refusedPeriod = &files[i]
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if f.Name == "cpu.cfs_quota_us" && refusedPeriod != nil {
+			if err := m.writeOne(path, *refusedPeriod); err != nil {
+				return err
+			}
+			refusedPeriod = nil
+		}
+	}
+	return nil
+}
+
+func (m *Manager) writeOne(path string, f cgroups.File) error {
+	ctrl, _ := controllerOf(f.Name)
+	if err := writeFile(filepath.Join(m.dir(ctrl, path), f.Name), f.Value); err != nil {
+		return &FileError{Op: "write", Path: path, File: f.Name, Err: err}
+	}
 	return nil
 }
 

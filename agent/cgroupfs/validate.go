@@ -58,55 +58,57 @@ func parent(p string) string {
 	return p[:i]
 }
 
-// checkHierarchy validates the whole hierarchy before anything is written,
-// so bad input never leaves a half-applied tree behind.
-func checkHierarchy(h []cgroups.Cgroup, version cgroups.Version) error {
+// checkHierarchy validates the whole hierarchy and renders every config
+// through core before anything is written, so bad input never leaves a
+// half-applied tree behind. It returns one plan per cgroup.
+func checkHierarchy(h []cgroups.Cgroup, version cgroups.Version, available map[string]bool) ([]plan, error) {
 	seen := make(map[string]int, len(h))
+	plans := make([]plan, 0, len(h))
 	for i, cg := range h {
 		field := fmt.Sprintf("hierarchy[%d].Path", i)
 		if err := checkPath(field, cg.Path); err != nil {
-			return err
+			return nil, err
 		}
 		if j, dup := seen[cg.Path]; dup {
-			return &InputError{Field: field, Value: cg.Path, Rule: fmt.Sprintf("duplicate of hierarchy[%d]", j)}
+			return nil, &InputError{Field: field, Value: cg.Path, Rule: fmt.Sprintf("duplicate of hierarchy[%d]", j)}
 		}
 		// Parents come first: Apply creates in order, and Delete removes a
 		// cgroup only after its children, which it can do only if every
 		// directory it made is one it was asked for.
 		if p := parent(cg.Path); p != "" {
 			if _, ok := seen[p]; !ok {
-				return &InputError{Field: field, Value: cg.Path,
+				return nil, &InputError{Field: field, Value: cg.Path,
 					Rule: fmt.Sprintf("parent %q must come earlier in the hierarchy", p)}
 			}
 		}
 		seen[cg.Path] = i
 		if err := checkConfig(fmt.Sprintf("hierarchy[%d].Config", i), cg.Config, version); err != nil {
-			return err
+			return nil, err
 		}
+		p, err := planFor(i, cg.Config, version, available)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
 	}
-	return nil
+	return plans, nil
 }
 
-// checkConfig rejects values no cgroup version can express. Values the
-// kernel may still refuse (a quota under 1ms, a period over 1s) are left to
-// the kernel, whose answer comes back as a *FileError.
+// checkConfig holds the manager's own rules, beyond the values core
+// refuses to render (shares, quota and period bounds, negative memory and
+// hugetlb limits, bad Unified file names): no value that runc would treat
+// as unset or refuse, and only files that exist on this version.
 func checkConfig(field string, c cgroups.ResourceConfig, version cgroups.Version) error {
-	if c.Memory != nil && *c.Memory < -1 {
-		return &InputError{Field: field + ".Memory", Value: fmt.Sprint(*c.Memory),
-			Rule: "must be -1 (unlimited) or a byte count >= 0"}
-	}
 	if c.PidsLimit != nil && (*c.PidsLimit == 0 || *c.PidsLimit < -1) {
 		return &InputError{Field: field + ".PidsLimit", Value: fmt.Sprint(*c.PidsLimit),
 			Rule: "must be -1 (unlimited) or positive"}
 	}
 	for _, size := range sortedPageSizes(c.HugePageLimit) {
-		f := fmt.Sprintf("%s.HugePageLimit[%d]", field, size)
+		// The kernel has hugetlb files only for the sizes it supports, all
+		// powers of two; core would name a size such as 3KB.
 		if size < 1024 || bits.OnesCount64(uint64(size)) != 1 {
-			return &InputError{Field: f, Value: fmt.Sprint(size),
+			return &InputError{Field: fmt.Sprintf("%s.HugePageLimit[%d]", field, size), Value: fmt.Sprint(size),
 				Rule: "page size must be a power of two of at least 1024 bytes"}
-		}
-		if limit := c.HugePageLimit[size]; limit < 0 {
-			return &InputError{Field: f, Value: fmt.Sprint(limit), Rule: "limit must not be negative"}
 		}
 	}
 	if len(c.Unified) > 0 && version == cgroups.V1 {
@@ -115,9 +117,6 @@ func checkConfig(field string, c cgroups.ResourceConfig, version cgroups.Version
 			Rule: "cgroup v2 files cannot be written on cgroup v1"}
 	}
 	for _, name := range sortedKeys(c.Unified) {
-		if err := checkFileName(fmt.Sprintf("%s.Unified[%s]", field, name), name); err != nil {
-			return err
-		}
 		if strings.HasPrefix(name, "cgroup.") {
 			return &InputError{Field: field + ".Unified", Value: name,
 				Rule: "must not write the cgroup core files (cgroup.*): they move processes and controllers, not limits"}
@@ -142,17 +141,4 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// hugePageSizeName names a page size the way the kernel names the hugetlb
-// files (mm/hugetlb_cgroup.c mem_fmt): "64KB", "2MB", "1GB".
-func hugePageSizeName(size int64) string {
-	switch {
-	case size >= 1<<30:
-		return fmt.Sprintf("%dGB", size>>30)
-	case size >= 1<<20:
-		return fmt.Sprintf("%dMB", size>>20)
-	default:
-		return fmt.Sprintf("%dKB", size>>10)
-	}
 }

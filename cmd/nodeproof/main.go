@@ -1,6 +1,6 @@
 // Command nodeproof runs nodeproof's verification jobs outside `go test`:
-// the invariant report, replays of failures, the mutant runner and the
-// checkpoint inspector.
+// the invariant report, replays of failures, the mutant runner, the
+// checkpoint inspector and the cgroup tree of Pod manifests.
 package main
 
 import (

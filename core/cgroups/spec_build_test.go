@@ -191,7 +191,7 @@ func TestValuesOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantV1 := []cgroups.File{
-		{"cpu.shares", "2048"}, {"cpu.cfs_quota_us", "150000"}, {"cpu.cfs_period_us", "100000"},
+		{"cpu.shares", "2048"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "150000"},
 		{"memory.limit_in_bytes", "3221225472"},
 		{"hugetlb.2MB.limit_in_bytes", "4194304"}, {"hugetlb.1GB.limit_in_bytes", "0"},
 		{"pids.max", "1024"},
@@ -221,7 +221,7 @@ func TestValuesOrder(t *testing.T) {
 		t.Errorf("v2 unlimited: got %v, want %v", v2, want)
 	}
 	v1, _ = rc.Values(cgroups.V1)
-	if want := []cgroups.File{{"cpu.shares", "1024"}, {"cpu.cfs_quota_us", "-1"}, {"cpu.cfs_period_us", "100000"}}; !reflect.DeepEqual(v1, want) {
+	if want := []cgroups.File{{"cpu.shares", "1024"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "-1"}}; !reflect.DeepEqual(v1, want) {
 		t.Errorf("v1 unlimited: got %v, want %v", v1, want)
 	}
 }

@@ -71,10 +71,11 @@ func TestSpecInverseConversions(t *testing.T) {
 }
 
 // TestSpecCPUWeightLinear checks the examples §5.7 derives from the
-// kubelet's formula, its cap, and the round trip through the inverse.
+// kubelet's formula, its cap, its floor below MinShares (where upstream's
+// unsigned arithmetic would wrap), and the round trip through the inverse.
 func TestSpecCPUWeightLinear(t *testing.T) {
 	for _, tc := range []struct{ shares, want uint64 }{
-		{2, 1}, {102, 4}, {204, 8}, {512, 20}, {1024, 39}, {2048, 79}, {16384, 625},
+		{0, 1}, {1, 1}, {2, 1}, {102, 4}, {204, 8}, {512, 20}, {1024, 39}, {2048, 79}, {16384, 625},
 		{262143, 9999}, {262144, 10000}, {1 << 40, 10000},
 	} {
 		if got := cgroups.CPUWeightLinear(tc.shares); got != tc.want {

@@ -11,7 +11,7 @@ import (
 // following what the kubelet's cgroup manager (through
 // opencontainers/cgroups) writes for each field:
 //
-//	v1: cpu.shares, cpu.cfs_quota_us, cpu.cfs_period_us, memory.limit_in_bytes,
+//	v1: cpu.shares, cpu.cfs_period_us, cpu.cfs_quota_us, memory.limit_in_bytes,
 //	    hugetlb.<size>.limit_in_bytes (ascending size), pids.max
 //	v2: cpu.weight, cpu.max, memory.max, Unified keys (sorted),
 //	    hugetlb.<size>.max (ascending size), pids.max
@@ -69,11 +69,17 @@ func (r ResourceConfig) Values(v Version) ([]File, error) {
 		}
 	}
 	if v == V1 {
-		if quota != 0 {
-			add("cpu.cfs_quota_us", strconv.FormatInt(quota, 10))
-		}
+		// The period goes first, as opencontainers/cgroups' fs driver
+		// writes it: the kernel checks a new quota against the period in
+		// place, so with a period above 100ms a quota written first is
+		// measured against the default 100ms and can exceed the parent's
+		// share (EINVAL). A fresh cgroup has no quota, so the period alone
+		// always fits.
 		if period != 0 {
 			add("cpu.cfs_period_us", strconv.FormatUint(period, 10))
+		}
+		if quota != 0 {
+			add("cpu.cfs_quota_us", strconv.FormatInt(quota, 10))
 		}
 	} else if quota != 0 || period != 0 {
 		q := "max"

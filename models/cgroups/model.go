@@ -276,11 +276,12 @@ func (c cg) render(version int) []File {
 		if c.shares != nil {
 			w("cpu.shares", *c.shares)
 		}
-		if c.quota != nil && *c.quota != 0 {
-			w("cpu.cfs_quota_us", *c.quota)
-		}
+		// runc's order: the period first, so the quota is checked against it.
 		if c.period != nil {
 			w("cpu.cfs_period_us", *c.period)
+		}
+		if c.quota != nil && *c.quota != 0 {
+			w("cpu.cfs_quota_us", *c.quota)
 		}
 		if c.memory != nil && *c.memory != 0 {
 			w("memory.limit_in_bytes", *c.memory)

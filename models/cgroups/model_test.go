@@ -37,11 +37,11 @@ func TestSeedExample(t *testing.T) {
 		"kubepods/besteffort/pode cpu.shares=2",
 		"kubepods/besteffort/pode/c4 cpu.shares=2,cpu.cfs_period_us=100000",
 		"kubepods/burstable cpu.shares=2048,memory.limit_in_bytes=7516192768",
-		"kubepods/burstable/podb cpu.shares=2048,cpu.cfs_quota_us=300000,cpu.cfs_period_us=100000,memory.limit_in_bytes=3221225472",
-		"kubepods/burstable/podb/c1 cpu.shares=1024,cpu.cfs_quota_us=100000,cpu.cfs_period_us=100000,memory.limit_in_bytes=1073741824",
-		"kubepods/burstable/podb/c2 cpu.shares=1024,cpu.cfs_quota_us=200000,cpu.cfs_period_us=100000,memory.limit_in_bytes=2147483648",
-		"kubepods/podg cpu.shares=1024,cpu.cfs_quota_us=100000,cpu.cfs_period_us=100000,memory.limit_in_bytes=1073741824",
-		"kubepods/podg/c3 cpu.shares=1024,cpu.cfs_quota_us=100000,cpu.cfs_period_us=100000,memory.limit_in_bytes=1073741824",
+		"kubepods/burstable/podb cpu.shares=2048,cpu.cfs_period_us=100000,cpu.cfs_quota_us=300000,memory.limit_in_bytes=3221225472",
+		"kubepods/burstable/podb/c1 cpu.shares=1024,cpu.cfs_period_us=100000,cpu.cfs_quota_us=100000,memory.limit_in_bytes=1073741824",
+		"kubepods/burstable/podb/c2 cpu.shares=1024,cpu.cfs_period_us=100000,cpu.cfs_quota_us=200000,memory.limit_in_bytes=2147483648",
+		"kubepods/podg cpu.shares=1024,cpu.cfs_period_us=100000,cpu.cfs_quota_us=100000,memory.limit_in_bytes=1073741824",
+		"kubepods/podg/c3 cpu.shares=1024,cpu.cfs_period_us=100000,cpu.cfs_quota_us=100000,memory.limit_in_bytes=1073741824",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -1,0 +1,424 @@
+package main
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/core/cgroups"
+)
+
+var updateCgroups = flag.Bool("update-cgroups", false, "rewrite testdata/cgroups from the command's output")
+
+// seedExample is the manifest of seed 004's three pods, shared with the
+// README and the integration test.
+var seedExample = filepath.Join("..", "..", "docs", "examples", "seed004-pods.yaml")
+
+// seedArgs is the command the example's comment gives.
+var seedArgs = []string{"-f", seedExample, "--node-cpu", "3", "--node-memory", "8Gi", "--qos-reserved", "memory=100%"}
+
+func runCgroupsCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = dispatch(append([]string{"cgroups"}, args...), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// parseTree reads the text output back into path → file → value, with the
+// paths the indentation implies, so tests can look numbers up and compare
+// the tree with --json. It fails on a line that is neither a cgroup nor a
+// file, or a file outside a cgroup.
+func parseTree(t *testing.T, out string) (paths []string, files map[string]map[string]string) {
+	t.Helper()
+	files = map[string]map[string]string{}
+	var stack []string // the path components down to the current cgroup
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		body := strings.TrimLeft(line, " ")
+		indent := len(line) - len(body)
+		if indent%2 != 0 {
+			t.Fatalf("line %d %q: odd indentation", i+1, line)
+		}
+		depth := indent / 2
+		if name, value, ok := strings.Cut(body, " = "); ok {
+			if depth != len(stack) || len(stack) == 0 {
+				t.Fatalf("line %d %q: a file at depth %d, not right under a cgroup (depth %d)", i+1, line, depth, len(stack)-1)
+			}
+			files[strings.Join(stack, "/")][name] = value
+			continue
+		}
+		name, _, _ := strings.Cut(body, "  # ")
+		name, ok := strings.CutSuffix(name, "/")
+		if !ok || depth > len(stack) {
+			t.Fatalf("line %d %q: neither a file nor a cgroup under the one before", i+1, line)
+		}
+		stack = append(stack[:depth], name)
+		path := strings.Join(stack, "/")
+		paths = append(paths, path)
+		files[path] = map[string]string{}
+	}
+	return paths, files
+}
+
+// TestCgroupsSeedExample runs the command the example's comment gives and
+// finds every number seed 004 states, then compares the whole output with
+// the golden file (go test -run TestCgroupsSeedExample -update-cgroups
+// rewrites it).
+func TestCgroupsSeedExample(t *testing.T) {
+	code, stdout, stderr := runCgroupsCmd(seedArgs...)
+	if code != 0 || stderr != "" {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	_, files := parseTree(t, stdout)
+	const (
+		burstablePod  = "kubepods/burstable/pod5f0c1d2e-0000-4000-8000-000000000001"
+		guaranteedPod = "kubepods/pod5f0c1d2e-0000-4000-8000-000000000002"
+		bestEffortPod = "kubepods/besteffort/pod5f0c1d2e-0000-4000-8000-000000000003"
+	)
+	for _, c := range []struct{ path, file, want string }{
+		{"kubepods", "cpu.shares", "3072"},
+		{"kubepods/burstable", "cpu.shares", "2048"},
+		{"kubepods/besteffort", "cpu.shares", "2"},
+		{"kubepods/burstable", "memory.limit_in_bytes", "7516192768"},  // 7Gi: 8Gi less the Guaranteed 1Gi
+		{"kubepods/besteffort", "memory.limit_in_bytes", "5368709120"}, // 5Gi: 7Gi less the Burstable 2Gi
+		{guaranteedPod, "cpu.shares", "1024"},
+		{guaranteedPod + "/container3", "cpu.shares", "1024"},
+		{burstablePod, "cpu.shares", "2048"},
+		{burstablePod + "/container1", "cpu.shares", "1024"},
+		{burstablePod + "/container2", "cpu.shares", "1024"},
+		{bestEffortPod, "cpu.shares", "2"},
+	} {
+		if got, ok := files[c.path][c.file]; !ok || got != c.want {
+			t.Errorf("%s %s = %q (present %v), the seed says %s", c.path, c.file, got, ok, c.want)
+		}
+	}
+	if !strings.Contains(stdout, guaranteedPod[len("kubepods/"):]+"/  # pod default/pod-guaranteed-1, Guaranteed\n") {
+		t.Errorf("the Guaranteed pod's line does not name the pod:\n%s", stdout)
+	}
+
+	golden := filepath.Join("testdata", "cgroups", "seed004.txt")
+	if *updateCgroups {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestCgroupsSeedExample -update-cgroups)", err)
+	}
+	if stdout != string(want) {
+		t.Errorf("output differs from %s (run with -update-cgroups after checking it):\n%s", golden, stdout)
+	}
+}
+
+// TestCgroupsJSON checks --json's shape, [{"path", "files"}] with paths
+// relative to the cgroup root and parents first, and that it holds exactly
+// what the tree shows, for both drivers and versions. On v2 the kubelet's
+// cgroups get the linear weight and containers the runtime's.
+func TestCgroupsJSON(t *testing.T) {
+	for _, variant := range [][]string{
+		{"--cgroup-version", "1", "--driver", "cgroupfs"},
+		{"--cgroup-version", "2", "--driver", "systemd"},
+	} {
+		args := append(append([]string{}, seedArgs...), variant...)
+		code, stdout, stderr := runCgroupsCmd(append(args, "--json")...)
+		if code != 0 || stderr != "" {
+			t.Fatalf("%v: exit %d, stderr %q", variant, code, stderr)
+		}
+		var raw []map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
+			t.Fatalf("%v: not a JSON array of objects: %v\n%s", variant, err, stdout)
+		}
+		var doc []struct {
+			Path  string            `json:"path"`
+			Files map[string]string `json:"files"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+			t.Fatalf("%v: %v", variant, err)
+		}
+		seen := map[string]bool{}
+		for i, obj := range raw {
+			if len(obj) != 2 || obj["path"] == nil || obj["files"] == nil {
+				t.Errorf("%v: element %d has keys %v, want path and files", variant, i, keysOf(obj))
+			}
+			p := doc[i].Path
+			if p == "" || strings.HasPrefix(p, "/") {
+				t.Errorf("%v: path %q is not relative to the cgroup root", variant, p)
+			}
+			if parent, _, nested := cutLast(p); nested && !seen[parent] {
+				t.Errorf("%v: %s comes before its parent %s", variant, p, parent)
+			}
+			seen[p] = true
+		}
+
+		_, treeOut, _ := runCgroupsCmd(args...)
+		paths, tree := parseTree(t, treeOut)
+		if len(paths) != len(doc) {
+			t.Fatalf("%v: the tree has %d cgroups, the JSON %d", variant, len(paths), len(doc))
+		}
+		for i, cg := range doc {
+			if paths[i] != cg.Path || !reflect.DeepEqual(tree[cg.Path], cg.Files) {
+				t.Errorf("%v: cgroup %d: tree %s %v, JSON %s %v", variant, i, paths[i], tree[paths[i]], cg.Path, cg.Files)
+			}
+		}
+
+		if variant[1] == "2" {
+			byPath := map[string]map[string]string{}
+			for _, cg := range doc {
+				byPath[cg.Path] = cg.Files
+			}
+			for path, want := range map[string]uint64{
+				"kubepods.slice": cgroups.CPUWeightLinear(3072),
+				"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice":                                 cgroups.CPUWeightLinear(2048),
+				"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice/cri-containerd-container1.scope": cgroups.CPUWeightQuadratic(1024),
+			} {
+				if got := byPath[path]["cpu.weight"]; got != strconv.FormatUint(want, 10) {
+					t.Errorf("v2 %s cpu.weight = %q, want %d", path, got, want)
+				}
+			}
+			if got := byPath["kubepods.slice/kubepods-burstable.slice"]["memory.max"]; got != "7516192768" {
+				t.Errorf("v2 burstable memory.max = %q, want 7516192768", got)
+			}
+		}
+	}
+}
+
+func keysOf(m map[string]json.RawMessage) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// cutLast splits "a/b/c" into "a/b" and "c".
+func cutLast(p string) (parent, name string, nested bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", p, false
+	}
+	return p[:i], p[i+1:], true
+}
+
+// writeManifest writes a manifest to a file of the test's own.
+func writeManifest(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pods.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const goodPod = `apiVersion: v1
+kind: Pod
+metadata: {name: web, uid: 0b1c2d3e-0000-4000-8000-000000000001}
+spec:
+  containers:
+  - name: app
+    resources: {requests: {cpu: 500m, memory: 1Gi}}
+`
+
+// TestCgroupsBadManifest: a manifest the API server would refuse gets an
+// error naming the file, the document and the field, exit 2 and no output;
+// so do pods no kubelet would hold together.
+func TestCgroupsBadManifest(t *testing.T) {
+	node := []string{"--node-cpu", "2", "--node-memory", "4Gi"}
+	for _, c := range []struct {
+		name, manifest, stderr string
+	}{
+		{"quantity", goodPod + "---\n" + strings.Replace(goodPod, "cpu: 500m", "cpu: lots", 1),
+			`document 2: spec.containers[0].resources.requests.cpu: "lots"`},
+		{"request above limit", strings.Replace(goodPod, "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: 500m}, limits: {cpu: 100m}", 1),
+			"document 1: spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit"},
+		{"no containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: empty}\nspec: {containers: []}\n",
+			"document 1: spec.containers: must have at least one container"},
+		{"yaml", goodPod + "---\nkind: Pod\n  bad: [indent\n", "document 2"},
+		{"duplicate uid", goodPod + "---\n" + strings.Replace(goodPod, "name: web", "name: api", 1),
+			`pod default/api: pods[1].uid: "0b1c2d3e-0000-4000-8000-000000000001" is also the UID of pods[0]`},
+		{"overcommitted", goodPod + "---\n" + strings.NewReplacer("name: web", "name: big", "-000000000001", "-000000000002", "memory: 1Gi", "memory: 3Gi").Replace(goodPod),
+			"the pods request 4Gi memory in all, more than the node's allocatable 3996Mi"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := writeManifest(t, c.manifest)
+			code, stdout, stderr := runCgroupsCmd(append([]string{"-f", file}, node...)...)
+			if code != 2 || !strings.Contains(stderr, c.stderr) || !strings.Contains(stderr, file+": ") {
+				t.Errorf("exit %d, stderr %q; want exit 2 and %q after the file name", code, stderr, c.stderr)
+			}
+			if stdout != "" {
+				t.Errorf("printed to stdout:\n%s", stdout)
+			}
+		})
+	}
+}
+
+// TestCgroupsBadFlags: every bad flag is named with its rule, exit 2,
+// nothing on stdout; -h prints the usage and exits 0.
+func TestCgroupsBadFlags(t *testing.T) {
+	f := []string{"-f", seedExample}
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{nil, 2, "-f FILE is required"},
+		{[]string{"--node-cpu", "3"}, 2, "-f FILE is required"},
+		{append(f, "--node-cpu", "abc"), 2, `--node-cpu "abc": must be a quantity of CPUs`},
+		{append(f, "--node-cpu", "0"), 2, `--node-cpu "0": must be more than 0`},
+		{append(f, "--node-cpu", "5000000"), 2, `--node-cpu "5000000": must be more than 0 and at most`},
+		{append(f, "--node-memory", "-1Gi"), 2, `--node-memory "-1Gi": must be more than 0`},
+		{append(f, "--node-memory", "8GB"), 2, `--node-memory "8GB": must be a quantity of bytes such as 8Gi`},
+		{append(f, "--qos-reserved", "cpu=50%"), 2, `--qos-reserved "cpu=50%": cannot reserve "cpu" resource`},
+		{append(f, "--qos-reserved", "memory=101%"), 2, `--qos-reserved "memory=101%": failed to parse percentage "101%" for "memory" resource: percentage must be between 0 and 100`},
+		{append(f, "--qos-reserved", "memory=50"), 2, `percentage expected, got '50'`},
+		{append(f, "--qos-reserved", "memory"), 2, `--qos-reserved "memory": "memory" must be resource=percentage`},
+		{append(f, "--cgroup-version", "v2"), 2, `--cgroup-version "v2": must be 1 or 2`},
+		{append(f, "--driver", "docker"), 2, `--driver "docker": must be cgroupfs or systemd`},
+		{append(f, "other.yaml"), 2, `unexpected argument "other.yaml"`},
+		{append(f, "--yaml"), 2, "flag provided but not defined: -yaml"},
+		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, 2, "missing.yaml: no such file"},
+		{[]string{"-h"}, 0, "usage: nodeproof cgroups -f FILE"},
+	} {
+		code, stdout, stderr := runCgroupsCmd(c.args...)
+		if code != c.code || !strings.Contains(stderr, c.stderr) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
+		}
+		if stdout != "" {
+			t.Errorf("%q: printed to stdout:\n%s", c.args, stdout)
+		}
+	}
+}
+
+// TestCgroupsNodeCapacity: a flag wins, then a Node manifest's
+// status.capacity (with its hugepages and pods), then this host, which the
+// output and stderr say.
+func TestCgroupsNodeCapacity(t *testing.T) {
+	const node = `apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status:
+  capacity: {cpu: "4", memory: 16Gi, pods: "1", hugepages-2Mi: 1Gi}
+---
+`
+	file := writeManifest(t, node+goodPod)
+	code, stdout, stderr := runCgroupsCmd("-f", file)
+	if code != 0 || stderr != "" {
+		t.Fatalf("from the Node: exit %d, stderr %q", code, stderr)
+	}
+	_, files := parseTree(t, stdout)
+	if k := files["kubepods"]; k["cpu.shares"] != "4096" || k["memory.limit_in_bytes"] != "17179869184" || k["hugetlb.2MB.limit_in_bytes"] != "4611686018427387904" {
+		t.Errorf("kubepods from Node node-1 = %v, want 4 CPUs, 16Gi and an unbounded 2MB hugetlb limit", k)
+	}
+	if !strings.HasPrefix(stdout, "# cgroup v1, driver cgroupfs; node cpu 4 (Node node-1), memory 16Gi (Node node-1)\n") {
+		t.Errorf("header does not name the Node:\n%s", stdout)
+	}
+
+	_, stdout, _ = runCgroupsCmd("-f", file, "--node-cpu", "1500m")
+	if _, files := parseTree(t, stdout); files["kubepods"]["cpu.shares"] != "1536" || files["kubepods"]["memory.limit_in_bytes"] != "17179869184" {
+		t.Errorf("--node-cpu with a Node: kubepods %v, want the flag's cpu and the Node's memory", files["kubepods"])
+	}
+
+	// The Node's pods capacity is the kubelet's maxPods.
+	two := writeManifest(t, node+goodPod+"---\n"+strings.NewReplacer("name: web", "name: api", "-000000000001", "-000000000002").Replace(goodPod))
+	if code, _, stderr := runCgroupsCmd("-f", two); code != 2 || !strings.Contains(stderr, "pods: 2 pods exceed maxPods 1") {
+		t.Errorf("two pods on a Node of one: exit %d, stderr %q", code, stderr)
+	}
+
+	nodes := writeManifest(t, node+strings.Replace(node, "node-1", "node-2", 1)+goodPod)
+	if code, _, stderr := runCgroupsCmd("-f", nodes, "--node-cpu", "2"); code != 2 || !strings.Contains(stderr, "2 Node manifests (node-1, node-2)") {
+		t.Errorf("two Nodes: exit %d, stderr %q", code, stderr)
+	}
+
+	code, stdout, stderr = runCgroupsCmd("-f", writeManifest(t, goodPod))
+	if _, err := os.Stat(hostMeminfo); err != nil {
+		if code != 2 || !strings.Contains(stderr, "give --node-memory") {
+			t.Errorf("without %s: exit %d, stderr %q", hostMeminfo, code, stderr)
+		}
+		return
+	}
+	if code != 0 || !strings.Contains(stderr, "node capacity of this host: cpu ") {
+		t.Fatalf("from this host: exit %d, stderr %q", code, stderr)
+	}
+	_, files = parseTree(t, stdout)
+	want := strconv.FormatUint(cgroups.MilliCPUToShares(int64(runtime.NumCPU())*1000), 10)
+	if files["kubepods"]["cpu.shares"] != want || !strings.Contains(stdout, "(this host: /proc/meminfo MemTotal)") {
+		t.Errorf("from this host: kubepods %v, want cpu.shares %s for %d CPUs; header %q", files["kubepods"], want, runtime.NumCPU(), strings.SplitN(stdout, "\n", 2)[0])
+	}
+}
+
+// TestCgroupsStdinAndNotes reads the manifests from stdin; a finished pod
+// is left out, a pod without a uid gets a stand-in, and other kinds (an
+// application's Deployment, a misspelt Pod) are skipped, each with a note on
+// stderr.
+func TestCgroupsStdinAndNotes(t *testing.T) {
+	manifest := goodPod + `---
+apiVersion: v1
+kind: Pod
+metadata: {name: done, uid: 0b1c2d3e-0000-4000-8000-00000000000f}
+spec: {containers: [{name: c}]}
+status: {phase: Succeeded}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: handmade, namespace: team}
+spec: {containers: [{name: c}]}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+---
+apiVersion: v1
+kind: Pood
+`
+	stdin, err := os.Open(writeManifest(t, manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	saved := os.Stdin
+	os.Stdin = stdin
+	defer func() { os.Stdin = saved }()
+	code, stdout, stderr := runCgroupsCmd("-f", "-", "--node-cpu", "2", "--node-memory", "4Gi")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, note := range []string{
+		"skipped pod default/done: phase Succeeded",
+		"pod team/handmade has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod" + standInUIDOf("team/handmade"),
+		`skipped document 4: apps/v1 Deployment "web" (only Pods and Nodes are read)`,
+		"skipped document 5: v1 Pood (only Pods and Nodes are read)",
+	} {
+		if !strings.Contains(stderr, note) {
+			t.Errorf("stderr %q lacks %q", stderr, note)
+		}
+	}
+	paths, _ := parseTree(t, stdout)
+	want := []string{
+		"kubepods", "kubepods/besteffort",
+		"kubepods/besteffort/pod" + standInUIDOf("team/handmade"), "kubepods/besteffort/pod" + standInUIDOf("team/handmade") + "/c",
+		"kubepods/burstable",
+		"kubepods/burstable/pod0b1c2d3e-0000-4000-8000-000000000001", "kubepods/burstable/pod0b1c2d3e-0000-4000-8000-000000000001/app",
+	}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("cgroups %v, want %v", paths, want)
+	}
+}
+
+// standInUIDOf is the md5 of namespace/name in hex, computed apart from
+// standInUID's use of the pod type.
+func standInUIDOf(key string) string {
+	return fmt.Sprintf("%x", md5.Sum([]byte(key)))
+}
