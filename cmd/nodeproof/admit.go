@@ -25,10 +25,6 @@ func init() {
 	})
 }
 
-// maxManifestBytes bounds what admit reads: far more than a node's 110
-// pods take, and a stop for `-f /dev/zero`.
-const maxManifestBytes = 32 << 20
-
 // admitOptions are the validated flags of `nodeproof admit`.
 type admitOptions struct {
 	file   string // "-" is stdin
@@ -149,28 +145,6 @@ written.
 
 flags:
 `
-
-// readManifestFile reads FILE, or stdin for "-", up to maxManifestBytes.
-func readManifestFile(path string, stdin io.Reader) ([]byte, error) {
-	r := stdin
-	name := "stdin"
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r, name = f, path
-	}
-	b, err := io.ReadAll(io.LimitReader(r, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if len(b) > maxManifestBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB; nodeproof admit plays one node", name, maxManifestBytes>>20)
-	}
-	return b, nil
-}
 
 // admitScenario is a manifest file read as a node and its pods.
 type admitScenario struct {

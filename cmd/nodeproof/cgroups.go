@@ -30,11 +30,6 @@ func init() {
 	})
 }
 
-// maxManifestBytes bounds what -f reads, so that a path such as /dev/zero
-// is refused instead of read without end. Manifests of a full node are a
-// few hundred kilobytes.
-const maxManifestBytes = 64 << 20
-
 // hostMeminfo is where the node's memory comes from when neither a flag nor
 // a Node manifest gives it: MemTotal, which is what the kubelet (cadvisor)
 // reports as the machine's memory capacity.
@@ -65,7 +60,7 @@ func runCgroups(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	data, err := readManifests(opts.file)
+	data, err := readManifestFile(opts.file, os.Stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodeproof cgroups: %v\n", err)
 		return 2
@@ -230,28 +225,6 @@ func parseQOSReservedFlag(s string) (*int64, error) {
 		return nil, fmt.Errorf("--qos-reserved %q: %v", s, err)
 	}
 	return p, nil
-}
-
-// readManifests reads the file, or stdin for "-", up to maxManifestBytes.
-func readManifests(file string) ([]byte, error) {
-	var r io.Reader = os.Stdin
-	name := "stdin"
-	if file != "-" {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r, name = f, file
-	}
-	data, err := io.ReadAll(io.LimitReader(r, maxManifestBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if len(data) > maxManifestBytes {
-		return nil, fmt.Errorf("%s: larger than %d MiB; manifests of a whole node are far smaller", name, maxManifestBytes>>20)
-	}
-	return data, nil
 }
 
 // capacitySource says where one capacity figure came from, for the header.

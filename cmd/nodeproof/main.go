@@ -1,6 +1,7 @@
 // Command nodeproof runs nodeproof's verification jobs outside `go test`:
 // the invariant report, replays of failures, the mutant runner, the
-// checkpoint inspector and the cgroup tree of Pod manifests.
+// checkpoint inspector, the cgroup tree of Pod manifests and the admission
+// of pods to a node.
 package main
 
 import (
