@@ -23,7 +23,7 @@ const (
 // ResourceList maps a resource to its quantity: millicores for cpu, bytes for
 // memory, storage and hugepages, whole units otherwise. A key that is present
 // with value 0 differs from a missing key, as in the Kubernetes API (overhead
-// is added only to limits that are present).
+// is added only to limits that are present and non-zero).
 type ResourceList map[ResourceName]int64
 
 // Clone returns a copy; nil stays nil.

@@ -94,7 +94,7 @@ func (p *Pod) EffectiveRequests(opts Options) ResourceList {
 }
 
 // EffectiveLimits returns the pod's effective limits (upstream PodLimits).
-// Overhead is added only to limits that are present.
+// Overhead is added only to limits that are present and non-zero.
 func (p *Pod) EffectiveLimits(opts Options) ResourceList {
 	limits := aggregate(p, func(c Container) ResourceList { return c.Limits })
 	if !opts.SkipPodLevelResources && p.HasPodLevelResources() {
@@ -106,7 +106,7 @@ func (p *Pod) EffectiveLimits(opts Options) ResourceList {
 	}
 	if !opts.ExcludeOverhead {
 		for name, q := range p.Overhead {
-			if _, ok := limits[name]; ok {
+			if cur, ok := limits[name]; ok && cur != 0 {
 				limits[name] += q
 			}
 		}

@@ -123,8 +123,9 @@ func TestSpecEffectiveRequestsDoesNotMutate(t *testing.T) {
 
 // TestSpecEffectiveLimits checks PodLimits of cgroups.md §5.4: "same shape
 // (pod-level limits replace when any pod-level request or limit is set);
-// overhead added only to non-zero limits". Upstream's code tests presence
-// (`if value, ok := limits[name]; ok`), so a limit present with 0 gets it too.
+// overhead added only to non-zero limits". Upstream v1.36.3 tests both
+// (`if value, ok := limits[name]; ok && !value.IsZero()`), so a limit
+// present with 0 stays 0 (found by conformance/ TestEffectiveLimits).
 func TestSpecEffectiveLimits(t *testing.T) {
 	tests := []struct {
 		name string
@@ -136,10 +137,10 @@ func TestSpecEffectiveLimits(t *testing.T) {
 			Overhead:   rl("cpu", 10, "memory", 5*mi),
 			Containers: []pod.Container{ctr("a", nil, rl("cpu", 100))},
 		}, pod.Options{}, rl("cpu", 110)},
-		{"overhead on a limit present with 0", pod.Pod{
+		{"no overhead on a limit present with 0", pod.Pod{
 			Overhead:   rl("cpu", 10),
 			Containers: []pod.Container{ctr("a", nil, rl("cpu", 0))},
-		}, pod.Options{}, rl("cpu", 10)},
+		}, pod.Options{}, rl("cpu", 0)},
 		{"no limits, overhead not added", pod.Pod{
 			Overhead:   rl("cpu", 10),
 			Containers: []pod.Container{ctr("a", rl("cpu", 100), nil)},
