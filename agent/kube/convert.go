@@ -89,7 +89,10 @@ func ConvertPod(p *corev1.Pod) (pod.Pod, error) {
 	if out.Overhead, err = ConvertResourceList("spec.overhead", p.Spec.Overhead); err != nil {
 		return pod.Pod{}, err
 	}
-	if r := p.Spec.Resources; r != nil && (len(r.Requests) > 0 || len(r.Limits) > 0) {
+	// An empty spec.resources ({}) is kept: upstream ComputePodQOS takes the
+	// pod-level branch whenever spec.resources is non-nil, so such a pod is
+	// BestEffort whatever its containers ask (found by conformance/ TestQOS).
+	if r := p.Spec.Resources; r != nil {
 		for _, part := range []struct {
 			name string
 			list corev1.ResourceList
