@@ -98,10 +98,12 @@ func TestDecodeFullPod(t *testing.T) {
 		Overhead: pod.ResourceList{pod.CPU: 10, pod.Memory: 1 << 20},
 		// Defaulting fills the pod-level requests: cpu and memory from the
 		// containers' aggregate (sidecar 100m + app 250m vs migrate 1500m +
-		// sidecar 100m → 1600m; memory 64Mi+100M vs 256Mi+64Mi).
+		// sidecar 100m → 1600m; memory 64Mi+100M vs 256Mi+64Mi). Before
+		// that, upstream's defaultHugePagePodLimits gives the pod the
+		// containers' hugepages limit, and the request defaults to it.
 		Resources: &pod.Resources{
-			Requests: pod.ResourceList{pod.CPU: 1600, pod.Memory: 320 << 20},
-			Limits:   pod.ResourceList{pod.CPU: 2000, pod.Memory: 1 << 30},
+			Requests: pod.ResourceList{pod.CPU: 1600, pod.Memory: 320 << 20, "hugepages-2Mi": 4 << 20},
+			Limits:   pod.ResourceList{pod.CPU: 2000, pod.Memory: 1 << 30, "hugepages-2Mi": 4 << 20},
 		},
 	}
 	if len(got.Pods) != 1 || len(got.Nodes) != 0 || len(got.Skipped) != 0 {

@@ -137,6 +137,7 @@ func (p *Pod) ApplyDefaults() {
 	for i := range p.Containers {
 		defaultContainer(&p.Containers[i])
 	}
+	p.defaultHugePagePodLimits()
 	if p.Resources == nil || len(p.Resources.Limits) == 0 {
 		return
 	}
@@ -156,5 +157,31 @@ func (p *Pod) ApplyDefaults() {
 	}
 	if len(requests) > 0 {
 		p.Resources.Requests = requests
+	}
+}
+
+// defaultHugePagePodLimits is upstream's defaultHugePagePodLimits, which
+// runs before the pod-level request defaulting: once spec.resources sets
+// any request or limit, a hugepages size the containers limit and the pod
+// neither requests nor limits gets the containers' aggregated limit as its
+// pod-level limit. That new limit then lets the pod-level requests default
+// even when the pod set no limit of its own (found by conformance/ TestQOS).
+func (p *Pod) defaultHugePagePodLimits() {
+	if p.Resources == nil || (len(p.Resources.Limits) == 0 && len(p.Resources.Requests) == 0) {
+		return
+	}
+	for name, q := range aggregate(p, func(c Container) ResourceList { return c.Limits }) {
+		if !IsHugePages(name) {
+			continue
+		}
+		if _, ok := p.Resources.Requests[name]; ok {
+			continue
+		}
+		if _, ok := p.Resources.Limits[name]; !ok {
+			if p.Resources.Limits == nil {
+				p.Resources.Limits = ResourceList{}
+			}
+			p.Resources.Limits[name] = q
+		}
 	}
 }

@@ -368,3 +368,34 @@ func TestSpecIsCritical(t *testing.T) {
 		t.Errorf("SystemCriticalPriority = %d, want 2000000000", pod.SystemCriticalPriority)
 	}
 }
+
+// TestSpecApplyDefaultsHugePagePodLimits checks upstream's
+// defaultHugePagePodLimits: with spec.resources set, the containers'
+// aggregated hugepages limit becomes the pod-level limit, and through it the
+// pod-level requests default (here memory from the containers).
+func TestSpecApplyDefaultsHugePagePodLimits(t *testing.T) {
+	p := pod.Pod{
+		Resources:      &pod.Resources{Requests: rl("cpu", 0)},
+		InitContainers: []pod.Container{ctr("init", nil, rl("memory", 1))},
+		Containers:     []pod.Container{ctr("a", nil, rl("hugepages-1Gi", 0))},
+	}
+	p.ApplyDefaults()
+	if want := rl("hugepages-1Gi", 0); !reflect.DeepEqual(p.Resources.Limits, want) {
+		t.Errorf("pod-level limits %v, want %v", p.Resources.Limits, want)
+	}
+	if want := rl("cpu", 0, "memory", 1, "hugepages-1Gi", 0); !reflect.DeepEqual(p.Resources.Requests, want) {
+		t.Errorf("pod-level requests %v, want %v", p.Resources.Requests, want)
+	}
+	if got := p.ComputeQOS(); got != pod.Burstable {
+		t.Errorf("QoS %s, want Burstable (upstream)", got)
+	}
+	// A pod-level hugepages request stops the limit's defaulting.
+	q := pod.Pod{
+		Resources:  &pod.Resources{Requests: rl("hugepages-2Mi", 2*mi)},
+		Containers: []pod.Container{ctr("a", nil, rl("hugepages-2Mi", 4*mi))},
+	}
+	q.ApplyDefaults()
+	if q.Resources.Limits != nil {
+		t.Errorf("pod-level limits %v, want none", q.Resources.Limits)
+	}
+}
