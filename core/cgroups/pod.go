@@ -130,8 +130,17 @@ func ResourceConfigForPod(p *pod.Pod, o PodOptions) (ResourceConfig, error) {
 	period := o.CPUPeriodUS
 	memory := limits[pod.Memory]
 
+	// Upstream's GetPodQOS reads the PodLevelResources gate too: with it off,
+	// spec.resources does not decide the class (found by conformance/
+	// TestResourceConfigForPod).
+	qos := p.QOS()
+	if !o.PodLevelResources && p.QOSClass == "" && p.Resources != nil {
+		withoutPodLevel := *p
+		withoutPodLevel.Resources = nil
+		qos = withoutPodLevel.ComputeQOS()
+	}
 	var rc ResourceConfig
-	switch p.QOS() {
+	switch qos {
 	case pod.Guaranteed:
 		rc = ResourceConfig{CPUShares: &shares, CPUQuota: &quota, CPUPeriod: &period, Memory: &memory}
 	case pod.Burstable:
@@ -155,7 +164,7 @@ func ResourceConfigForPod(p *pod.Pod, o PodOptions) (ResourceConfig, error) {
 	// memory.low for the others.
 	if o.EnforceMemoryQoS && o.MemoryReservationPolicy == ReservationTiered && reqs[pod.Memory] > 0 {
 		key := "memory.low"
-		if p.QOS() == pod.Guaranteed {
+		if qos == pod.Guaranteed {
 			key = "memory.min"
 		}
 		rc.Unified = map[string]string{key: strconv.FormatInt(reqs[pod.Memory], 10)}

@@ -602,3 +602,23 @@ func TestBadPods(t *testing.T) {
 		t.Errorf("systemd collision: %v", err)
 	}
 }
+
+// TestPodConfigQOSFollowsPodLevelGate: with PodLevelResources off the
+// kubelet's GetPodQOS ignores spec.resources, so a pod whose empty
+// spec.resources makes it BestEffort with the gate on is Burstable with it
+// off and gets its container's cpu limit as a quota (v1.36.3
+// ComputePodQOS; found by conformance/ TestResourceConfigForPod).
+func TestPodConfigQOSFollowsPodLevelGate(t *testing.T) {
+	p := &pod.Pod{
+		Resources:  &pod.Resources{},
+		Containers: []pod.Container{ctr("a", rl("cpu", int64(1)), rl("cpu", int64(1)))},
+	}
+	on, _ := cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 100000, PodLevelResources: true})
+	if on.CPUQuota != nil {
+		t.Errorf("gate on: quota %d, want none (BestEffort)", *on.CPUQuota)
+	}
+	off, _ := cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 100000, PodLevelResources: false})
+	if off.CPUQuota == nil || *off.CPUQuota != cgroups.MinQuotaPeriod {
+		t.Errorf("gate off: quota %v, want %d (Burstable with a cpu limit)", off.CPUQuota, cgroups.MinQuotaPeriod)
+	}
+}
