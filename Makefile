@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK_DIR := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK := $(STATICCHECK_DIR)/staticcheck
 
-.PHONY: test report fuzz mutants bench lint clean
+.PHONY: test report fuzz mutants bench lint clean conformance
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -23,7 +23,7 @@ test:
 # `make mutants` has written one.
 report:
 	NODEPROOF_LIN_JSON=$(CURDIR)/report/linearizability.json $(GO) test -count=1 -run 'TestAgentHistoriesLinearizable$$' ./linearizability
-	$(GO) run ./cmd/nodeproof report --out report --linearizability report/linearizability.json $(if $(wildcard report/mutants.json),--mutants report/mutants.json)
+	$(GO) run ./cmd/nodeproof report --out report --linearizability report/linearizability.json $(if $(wildcard report/mutants.json),--mutants report/mutants.json) $(if $(wildcard report/conformance.json),--conformance report/conformance.json)
 
 # Go fuzzes one target per invocation. One `go test -list` over the module
 # names each package's targets (the names, then that package's "ok" line),
@@ -37,6 +37,13 @@ fuzz:
 		echo "==> $$target in $$pkg for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done
+
+# conformance/ is a module of its own (it requires k8s.io/kubernetes), so
+# the root's `go test ./...` never builds it. Its JSON result feeds
+# `nodeproof report --conformance`.
+conformance:
+	mkdir -p report
+	cd conformance && $(GO) vet ./... && NODEPROOF_CONFORMANCE_JSON=$(CURDIR)/report/conformance.json $(GO) test -count=1 ./...
 
 mutants:
 	$(GO) run ./cmd/nodeproof mutants --json report/mutants.json
