@@ -103,3 +103,28 @@ func TestConvertPodTyped(t *testing.T) {
 		t.Error("a node without a name was accepted")
 	}
 }
+
+// TestConvertPodKeepsEmptyPodResources: an empty spec.resources ({}) is
+// kept, because upstream ComputePodQOS takes the pod-level branch whenever
+// spec.resources is non-nil: the pod is BestEffort whatever its containers
+// ask for (found by conformance/ TestQOS).
+func TestConvertPodKeepsEmptyPodResources(t *testing.T) {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{"memory": resource.MustParse("64Mi")}}}},
+			Resources: &corev1.ResourceRequirements{},
+		},
+	}
+	got, err := ConvertPod(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Resources == nil {
+		t.Fatal("spec.resources dropped")
+	}
+	if q := got.QOS(); q != pod.BestEffort {
+		t.Errorf("QoS %s, want BestEffort as upstream", q)
+	}
+}
