@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -222,7 +223,7 @@ func (m *Manager) Apply(h []cgroups.Cgroup) error {
 			skipped[c]++
 		}
 	}
-	for _, c := range sortedControllers(skipped) {
+	for _, c := range slices.Sorted(maps.Keys(skipped)) {
 		m.logger.Info("skipped limits of a missing controller", "controller", c, "cgroups", skipped[c])
 	}
 	var stale []string
@@ -440,13 +441,4 @@ func sortChildrenFirst(paths []string) {
 		}
 		return paths[i] > paths[j]
 	})
-}
-
-func sortedControllers(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

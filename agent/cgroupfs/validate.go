@@ -2,8 +2,9 @@ package cgroupfs
 
 import (
 	"fmt"
+	"maps"
 	"math/bits"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
@@ -103,7 +104,7 @@ func checkConfig(field string, c cgroups.ResourceConfig, version cgroups.Version
 		return &InputError{Field: field + ".PidsLimit", Value: fmt.Sprint(*c.PidsLimit),
 			Rule: "must be -1 (unlimited) or positive"}
 	}
-	for _, size := range sortedPageSizes(c.HugePageLimit) {
+	for _, size := range slices.Sorted(maps.Keys(c.HugePageLimit)) {
 		// The kernel has hugetlb files only for the sizes it supports, all
 		// powers of two; core would name a size such as 3KB.
 		if size < 1024 || bits.OnesCount64(uint64(size)) != 1 {
@@ -113,32 +114,14 @@ func checkConfig(field string, c cgroups.ResourceConfig, version cgroups.Version
 	}
 	if len(c.Unified) > 0 && version == cgroups.V1 {
 		// runc refuses the same: the files exist only on cgroup v2.
-		return &InputError{Field: field + ".Unified", Value: strings.Join(sortedKeys(c.Unified), ","),
+		return &InputError{Field: field + ".Unified", Value: strings.Join(slices.Sorted(maps.Keys(c.Unified)), ","),
 			Rule: "cgroup v2 files cannot be written on cgroup v1"}
 	}
-	for _, name := range sortedKeys(c.Unified) {
+	for _, name := range slices.Sorted(maps.Keys(c.Unified)) {
 		if strings.HasPrefix(name, "cgroup.") {
 			return &InputError{Field: field + ".Unified", Value: name,
 				Rule: "must not write the cgroup core files (cgroup.*): they move processes and controllers, not limits"}
 		}
 	}
 	return nil
-}
-
-func sortedPageSizes(m map[int64]int64) []int64 {
-	sizes := make([]int64, 0, len(m))
-	for s := range m {
-		sizes = append(sizes, s)
-	}
-	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
-	return sizes
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -378,7 +379,7 @@ func walkQuantities(at string, v any, rest quantityPath) error {
 			}
 			return fieldErrorf(at, "must be a mapping of resource names to quantities")
 		}
-		for _, name := range sortedKeys(list) {
+		for _, name := range slices.Sorted(maps.Keys(list)) {
 			var s string
 			switch q := list[name].(type) {
 			case string:
@@ -415,13 +416,4 @@ func walkQuantities(at string, v any, rest quantityPath) error {
 		return nil
 	}
 	return walkQuantities(join(rest[0]), next, rest[1:])
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

@@ -1,7 +1,6 @@
 package cgroups
 
 import (
-	"slices"
 	"strconv"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -399,16 +398,6 @@ func quantityOK(name pod.ResourceName, q int64, hostSizes map[int64]bool) bool {
 		return err == nil && hostSizes[size]
 	}
 	return true
-}
-
-// sortedSizes returns a hugepage map's sizes in ascending order.
-func sortedSizes(m map[int64]int64) []int64 {
-	sizes := make([]int64, 0, len(m))
-	for s := range m {
-		sizes = append(sizes, s)
-	}
-	slices.Sort(sizes)
-	return sizes
 }
 
 func hasHugePages(l pod.ResourceList) bool {

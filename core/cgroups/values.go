@@ -2,6 +2,7 @@ package cgroups
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +121,7 @@ func (r ResourceConfig) Values(v Version) ([]File, error) {
 		}
 	}
 
-	for _, size := range sortedSizes(r.HugePageLimit) {
+	for _, size := range slices.Sorted(maps.Keys(r.HugePageLimit)) {
 		unit, err := HugePageUnitSize(size)
 		if err != nil {
 			return nil, fieldErr(fmt.Sprintf("hugePageLimit[%d]", size), "%v", err)
