@@ -62,6 +62,13 @@ type Config struct {
 	RegisterTimeout time.Duration
 	// Logger receives the plugin's log records; nil means slog.Default().
 	Logger *slog.Logger
+	// AnswerKey is the environment variable an Allocate answer lists the
+	// devices under, and (lower-cased, after "testplugin/") the annotation
+	// naming the resource; empty means TESTPLUGIN_DEVICES and
+	// testplugin/resource. A kubelet merges a container's answers first
+	// writer wins, in map order upstream, so plugins whose answers meet in
+	// one container need keys of their own for the merge to be observable.
+	AnswerKey string
 }
 
 // RPC names a device plugin RPC.
@@ -488,13 +495,16 @@ func (s service) GetPreferredAllocation(ctx context.Context, req *v1beta1.Prefer
 }
 
 // prefer is the plugin's allocation policy: the required devices, then the
-// available ones from the end of the list. Kubelets offer devices in
-// ascending order, so a test sees the preference win over the default.
+// available ones with the highest IDs. nodeproof's own choice is the lowest
+// IDs, so a test sees the preference win over the default. The upstream
+// kubelet lists the devices in Go map order, so the policy sorts them first
+// and answers the same whatever order it was offered.
 func prefer(available, mustInclude []string, size int) []string {
-	out := slices.Clone(mustInclude)
-	for i := len(available) - 1; i >= 0 && len(out) < size; i-- {
-		if !slices.Contains(out, available[i]) {
-			out = append(out, available[i])
+	out := slices.Sorted(slices.Values(mustInclude))
+	byID := slices.Sorted(slices.Values(available))
+	for i := len(byID) - 1; i >= 0 && len(out) < size; i-- {
+		if !slices.Contains(out, byID[i]) {
+			out = append(out, byID[i])
 		}
 	}
 	return out
@@ -511,26 +521,29 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 	}
 	resp := &v1beta1.AllocateResponse{}
 	for _, r := range req.GetContainerRequests() {
-		resp.ContainerResponses = append(resp.ContainerResponses, answer(s.p.cfg.ResourceName, r.GetDevicesIds()))
+		resp.ContainerResponses = append(resp.ContainerResponses, s.p.answer(r.GetDevicesIds()))
 	}
 	switch f.Malformed {
 	case NoContainerResponses:
 		resp.ContainerResponses = nil
 	case ExtraContainerResponses:
-		resp.ContainerResponses = append(resp.ContainerResponses, answer(s.p.cfg.ResourceName, nil))
+		resp.ContainerResponses = append(resp.ContainerResponses, s.p.answer(nil))
 	}
 	return resp, nil
 }
 
 // answer tells the container which devices it got, the way real plugins
 // do (NVIDIA_VISIBLE_DEVICES and the like), so tests can check that the
-// kubelet passes the plugin's answer on.
-func answer(resource string, ids []string) *v1beta1.ContainerAllocateResponse {
+// kubelet passes the plugin's answer on. The IDs are sorted: the upstream
+// kubelet sends them in Go map order.
+func (p *Plugin) answer(ids []string) *v1beta1.ContainerAllocateResponse {
+	env, annotation := "TESTPLUGIN_DEVICES", "testplugin/resource"
+	if p.cfg.AnswerKey != "" {
+		env, annotation = p.cfg.AnswerKey, "testplugin/"+strings.ToLower(p.cfg.AnswerKey)
+	}
 	return &v1beta1.ContainerAllocateResponse{
-		Envs: map[string]string{"TESTPLUGIN_DEVICES": strings.Join(ids, ",")},
-		Annotations: map[string]string{
-			"testplugin/resource": resource,
-		},
+		Envs:        map[string]string{env: strings.Join(slices.Sorted(slices.Values(ids)), ",")},
+		Annotations: map[string]string{annotation: p.cfg.ResourceName},
 	}
 }
 

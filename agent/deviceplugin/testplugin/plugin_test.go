@@ -18,10 +18,29 @@ func TestPrefer(t *testing.T) {
 		{[]string{"d0", "d1", "d2"}, []string{"d0"}, 2, []string{"d0", "d2"}},
 		{[]string{"d0", "d1"}, []string{"d1"}, 2, []string{"d1", "d0"}},
 		{[]string{"d0"}, nil, 3, []string{"d0"}},
+		// The upstream kubelet offers devices in map order: the answer
+		// must not depend on it.
+		{[]string{"d1", "d2", "d0"}, nil, 2, []string{"d2", "d1"}},
+		{[]string{"d2", "d0", "d1"}, []string{"d1", "d0"}, 3, []string{"d0", "d1", "d2"}},
 	} {
 		if got := prefer(tc.available, tc.must, tc.size); !slices.Equal(got, tc.want) {
 			t.Errorf("prefer(%v, %v, %d) = %v, want %v", tc.available, tc.must, tc.size, got, tc.want)
 		}
+	}
+}
+
+// TestAnswer: the answer lists the devices sorted, under TESTPLUGIN_DEVICES
+// or under the configured key.
+func TestAnswer(t *testing.T) {
+	p := &Plugin{cfg: Config{ResourceName: "example.com/gpu"}}
+	got := p.answer([]string{"d2", "d0", "d1"})
+	if got.Envs["TESTPLUGIN_DEVICES"] != "d0,d1,d2" || got.Annotations["testplugin/resource"] != "example.com/gpu" {
+		t.Errorf("answer = %v", got)
+	}
+	p.cfg.AnswerKey = "GPU_A"
+	got = p.answer([]string{"d1", "d0"})
+	if len(got.Envs) != 1 || got.Envs["GPU_A"] != "d0,d1" || got.Annotations["testplugin/gpu_a"] != "example.com/gpu" {
+		t.Errorf("answer with AnswerKey = %v", got)
 	}
 }
 
