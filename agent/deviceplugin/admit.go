@@ -71,7 +71,7 @@ func (a *Agent) Admit(ctx context.Context, p *pod.Pod) error {
 // plan under it, Allocate without it, then commit or abort under it.
 func (a *Agent) allocateContainer(ctx context.Context, p *pod.Pod, container string) error {
 	a.mu.Lock()
-	prefRequests := a.core.PreferredAllocationRequests(p, container)
+	prefRequests := a.core.PreferredAllocationRequests(p, container, a.activePods())
 	prefClients := a.clientsFor(len(prefRequests), func(i int) devicemanager.EndpointID { return prefRequests[i].Endpoint })
 	a.mu.Unlock()
 

@@ -2,6 +2,7 @@ package devicemanager
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -173,40 +174,90 @@ func (m *Manager) containerDevices(uid, container, r string) deviceSet {
 	return nil
 }
 
-// devicesToAllocate follows upstream's checks in upstream's order, then picks
-// reusable devices, then the plugin's preferred ones, then the lowest IDs.
-func (m *Manager) devicesToAllocate(uid, container, r string, required int, reusable deviceSet, pref Preference) ([]string, error) {
+// outlook is what an allocation of one resource to one container will find,
+// computed without reserving anything: the reusable devices it takes, the
+// free healthy devices left after them, and how many it still needs.
+type outlook struct {
+	// none: the container gets nothing new (it holds its devices, or the
+	// kubelet restarted under it).
+	none      bool
+	reused    []string
+	available []string
+	needed    int
+}
+
+// allocationOutlook runs upstream's checks for one resource in upstream's
+// order (spec §1.7) up to the plugin's preference, and says what the
+// allocation will choose from. Its error is the allocation's.
+func (m *Manager) allocationOutlook(uid, container, r string, required int, reusable deviceSet) (outlook, error) {
 	held := m.containerDevices(uid, container, r)
 	needed := required
 	if held != nil {
 		needed = required - len(held)
 		if needed != 0 {
-			return nil, newError(KindRequestChanged, "pod %q container %q changed request for resource %q from %d to %d", uid, container, r, len(held), required)
+			return outlook{}, newError(KindRequestChanged, "pod %q container %q changed request for resource %q from %d to %d", uid, container, r, len(held), required)
 		}
 	}
 	if !m.sourcesReady && m.runningAtStart[containerKey{uid, container}] {
 		// The kubelet restarted under a running container: its devices are
 		// in the checkpoint already (PR #118635).
-		return nil, nil
+		return outlook{none: true}, nil
 	}
 	healthy, registered := m.healthy[r]
 	if !registered {
-		return nil, newError(KindUnregistered, "cannot allocate unregistered device %s", r)
+		return outlook{}, newError(KindUnregistered, "cannot allocate unregistered device %s", r)
 	}
 	if len(healthy) == 0 {
-		return nil, newError(KindNoHealthy, "no healthy devices present; cannot allocate unhealthy devices %s", r)
+		return outlook{}, newError(KindNoHealthy, "no healthy devices present; cannot allocate unhealthy devices %s", r)
 	}
 	if !healthy.containsAll(held) {
-		return nil, newError(KindPreviouslyAllocatedUnhealthy, "previously allocated devices are no longer healthy; cannot allocate unhealthy devices %s", r)
+		return outlook{}, newError(KindPreviouslyAllocatedUnhealthy, "previously allocated devices are no longer healthy; cannot allocate unhealthy devices %s", r)
 	}
 	if needed == 0 {
-		return nil, nil
+		return outlook{none: true}, nil
+	}
+	o := outlook{needed: needed}
+	for _, id := range reusable.sorted() {
+		if o.needed == 0 {
+			return o, nil
+		}
+		o.reused = append(o.reused, id)
+		o.needed--
+	}
+	if o.needed == 0 {
+		return o, nil
+	}
+	for _, id := range healthy.sorted() {
+		if !m.allocated[r].has(id) && !slices.Contains(o.reused, id) {
+			o.available = append(o.available, id)
+		}
+	}
+	if len(o.available) < o.needed {
+		return outlook{}, newError(KindUnavailable, "requested number of devices unavailable for %s. Requested: %d, Available: %d", r, o.needed, len(o.available))
+	}
+	return o, nil
+}
+
+// devicesToAllocate reserves devices for one resource: the reusable ones
+// first, then the plugin's preferred ones, then the lowest IDs.
+func (m *Manager) devicesToAllocate(uid, container, r string, required int, reusable deviceSet, pref Preference) ([]string, error) {
+	o, err := m.allocationOutlook(uid, container, r, required, reusable)
+	if err != nil || o.none {
+		return nil, err
 	}
 	if m.allocated[r] == nil {
 		m.allocated[r] = deviceSet{}
 	}
 	allocated := m.allocated[r]
-	chosen := make([]string, 0, needed)
+	chosen := make([]string, 0, required)
+	for _, id := range o.reused {
+		allocated[id] = struct{}{}
+		chosen = append(chosen, id)
+	}
+	if o.needed == 0 {
+		return chosen, nil
+	}
+	needed := o.needed
 	picked := deviceSet{}
 	take := func(id string) bool {
 		if picked.has(id) {
@@ -217,20 +268,6 @@ func (m *Manager) devicesToAllocate(uid, container, r string, required int, reus
 		chosen = append(chosen, id)
 		needed--
 		return needed == 0
-	}
-	for _, id := range reusable.sorted() {
-		if take(id) {
-			return chosen, nil
-		}
-	}
-	var available []string
-	for _, id := range healthy.sorted() {
-		if !allocated.has(id) {
-			available = append(available, id)
-		}
-	}
-	if len(available) < needed {
-		return nil, newError(KindUnavailable, "requested number of devices unavailable for %s. Requested: %d, Available: %d", r, needed, len(available))
 	}
 	// Upstream asks for the plugin's preference on every allocation that
 	// reusable devices did not satisfy; a missing endpoint fails here, and a
@@ -247,19 +284,19 @@ func (m *Manager) devicesToAllocate(uid, container, r string, required int, reus
 		if cause != nil {
 			return nil, &Error{Kind: KindPreferredAllocationFailed, msg: "device plugin GetPreferredAllocation rpc failed with err: " + cause.Error(), cause: cause}
 		}
-		free := newDeviceSet(available...)
+		free := newDeviceSet(o.available...)
 		for _, id := range pref.DeviceIDs {
 			if free.has(id) && take(id) {
 				return chosen, nil
 			}
 		}
 	}
-	for _, id := range available {
+	for _, id := range o.available {
 		if take(id) {
 			return chosen, nil
 		}
 	}
-	// Unreachable: len(available) >= needed and every available ID is free.
+	// Unreachable: len(o.available) >= needed and every available ID is free.
 	return chosen, nil
 }
 
@@ -380,14 +417,15 @@ type PreferredRequest struct {
 	Size int
 }
 
-// PreferredAllocationRequests lists the GetPreferredAllocation RPCs a
-// container's allocation will consult: one per device resource whose plugin
-// advertises GetPreferredAllocationAvailable and is connected, and which
-// needs devices that reusable ones do not cover. It changes nothing, so it
-// does not garbage-collect first: a device of a terminated pod may still
-// count as taken, which only narrows the plugin's choice; PlanContainer
-// ignores any preferred ID that is not free by then.
-func (m *Manager) PreferredAllocationRequests(p *pod.Pod, container string) []PreferredRequest {
+// PreferredAllocationRequests lists the GetPreferredAllocation RPCs that
+// the allocation of a container will make, in the order PlanContainer visits
+// the resources: upstream asks a plugin only when the allocation gets that
+// far (the resource is registered, has healthy devices, reusable devices do
+// not cover the request, and enough devices are free), so the list ends at
+// the first resource whose allocation will fail. Like PlanContainer, it
+// first frees the devices of pods that are no longer active, so that it
+// sees the free devices upstream's checks see.
+func (m *Manager) PreferredAllocationRequests(p *pod.Pod, container string, activePods []string) []PreferredRequest {
 	c, ok := p.Container(container)
 	if !ok {
 		return nil
@@ -397,29 +435,34 @@ func (m *Manager) PreferredAllocationRequests(p *pod.Pod, container string) []Pr
 		reuse = nil
 	}
 	var out []PreferredRequest
+	collected := false
 	for _, name := range c.Limits.Names() {
 		r := string(name)
-		e, ok := m.endpoints[r]
-		if !ok || e.stopped() || !e.options.GetPreferredAllocationAvailable || m.containerDevices(p.UID, container, r) != nil {
+		if !m.isDevicePluginResource(r) {
 			continue
+		}
+		if !collected {
+			m.UpdateAllocatedDevices(activePods)
+			collected = true
 		}
 		required := int(c.Limits[name])
-		var must []string
-		for _, id := range reuse[r].sorted() {
-			if len(must) < required {
-				must = append(must, id)
-			}
+		o, err := m.allocationOutlook(p.UID, container, r, required, reuse[r])
+		if err != nil {
+			return out
 		}
-		if len(must) == required {
+		if o.none || o.needed == 0 {
 			continue
 		}
-		available := append([]string(nil), must...)
-		for _, id := range m.healthy[r].sorted() {
-			if !m.allocated[r].has(id) {
-				available = append(available, id)
-			}
+		e, ok := m.endpoints[r]
+		if !ok || e.stopped() {
+			// The allocation fails here: the endpoint is missing, or the
+			// RPC to a stopped one fails.
+			return out
 		}
-		out = append(out, PreferredRequest{Resource: r, Endpoint: e.id, Available: available, MustInclude: must, Size: required})
+		if !e.options.GetPreferredAllocationAvailable {
+			continue
+		}
+		out = append(out, PreferredRequest{Resource: r, Endpoint: e.id, Available: slices.Concat(o.reused, o.available), MustInclude: o.reused, Size: required})
 	}
 	return out
 }

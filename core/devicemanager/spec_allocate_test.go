@@ -277,7 +277,7 @@ func TestSpecAbortReleases(t *testing.T) {
 }
 
 // TestSpecCommitEmptyContainerResponses checks §1.6 "Empty ContainerResponses
-// → no containers return in allocation response %v" and deviation #4 of
+// → no containers return in allocation response %v" and deviation D4 of
 // docs/deviations.md (the core then holds and reserves nothing). The
 // AllocateResponse is formatted with %v; k8s.io/kubelet v0.36.3 is generated
 // by protoc-gen-go, whose String() of a message without container responses
