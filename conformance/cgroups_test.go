@@ -98,7 +98,7 @@ func TestCPUWeightLinear(t *testing.T) {
 		),
 		Ours:   cgroups.CPUWeightLinear,
 		Theirs: func(s uint64) uint64 { return upstreamCPUWeight(&s) },
-		Deviations: []Deviation[uint64]{{
+		Deviations: []Deviation[uint64, uint64]{{
 			// Upstream's unsigned arithmetic wraps below MinShares; the
 			// kubelet never passes such shares.
 			ID: "C3/G5", Applies: func(s uint64) bool { return s < cgroups.MinShares },

@@ -77,7 +77,8 @@ func TestHarnessReportsMismatch(t *testing.T) {
 
 // TestHarnessExcludesOnlyNamedDeviation shows that a mismatch a deviation
 // recognises is counted under its ID and does not fail, while the same
-// comparison with a predicate that misses the case fails.
+// comparison with a predicate that misses the case, or with outputs the
+// deviation is not confined to, fails.
 func TestHarnessExcludesOnlyNamedDeviation(t *testing.T) {
 	withoutFailFile(t)
 	const name = "selftest.deviation"
@@ -93,7 +94,7 @@ func TestHarnessExcludesOnlyNamedDeviation(t *testing.T) {
 		Gen:        rapid.Int64Range(0, 100),
 		Ours:       func(m int64) int64 { return m },
 		Theirs:     wrongBelow10,
-		Deviations: []Deviation[int64]{{ID: "X1", Applies: func(m int64) bool { return m >= 1 && m < 10 }}},
+		Deviations: []Deviation[int64, int64]{{ID: "X1", Applies: func(m int64) bool { return m >= 1 && m < 10 }}},
 	}
 	rec := &recorder{}
 	res := Compare(rec, cmp)
@@ -104,5 +105,13 @@ func TestHarnessExcludesOnlyNamedDeviation(t *testing.T) {
 	rec = &recorder{}
 	if res := Compare(rec, cmp); !rec.failed || res.Mismatches == 0 {
 		t.Fatalf("a mismatch outside the deviation passed: %+v\n%s", *res, rec.out.String())
+	}
+	// A deviation confined to outputs of at most 5 does not explain the
+	// mismatches at 6 to 9, though it applies to their inputs.
+	cmp.Deviations[0].Applies = func(m int64) bool { return m >= 1 && m < 10 }
+	cmp.Deviations[0].Confined = func(ours, theirs int64) bool { return ours <= 5 }
+	rec = &recorder{}
+	if res := Compare(rec, cmp); !rec.failed || res.Mismatches == 0 {
+		t.Fatalf("a mismatch the deviation is not confined to passed: %+v\n%s", *res, rec.out.String())
 	}
 }
