@@ -122,6 +122,10 @@ type preemptionResult struct {
 // victim is one pod killed, as the kill sees it.
 type victim struct {
 	UID string
+	// Evicted and GracePeriodOverride are killPodFunc's isEvicted and
+	// gracePeriodOverride.
+	Evicted             bool
+	GracePeriodOverride *int64
 	// Status is what the victim's status becomes: upstream's status
 	// function applied to the pod's own status.
 	Status victimStatus
@@ -199,7 +203,7 @@ func TestPreemption(t *testing.T) {
 				out.Reasons = append(out.Reasons, r.Error()+" | "+r.GetReason())
 			}
 			for _, e := range d.Evictions() {
-				v := victim{UID: e.Pod.UID, Status: victimStatus{Phase: string(e.Status.Phase), Reason: e.Status.Reason, Message: e.Status.Message},
+				v := victim{UID: e.Pod.UID, Evicted: e.Evict, GracePeriodOverride: e.GracePeriodOverride, Status: victimStatus{Phase: string(e.Status.Phase), Reason: e.Status.Reason, Message: e.Status.Message},
 					Events: []string{e.Event.Type + " " + e.Event.Reason + " " + e.Event.Message}}
 				for _, c := range e.Status.Conditions {
 					v.Status.Conditions = append(v.Status.Conditions, victimCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
@@ -218,10 +222,10 @@ func TestPreemption(t *testing.T) {
 			}
 			var out preemptionResult
 			events := eventLog{}
-			kill := func(p *corev1.Pod, _ bool, _ *int64, statusFn func(*corev1.PodStatus)) error {
+			kill := func(p *corev1.Pod, evicted bool, grace *int64, statusFn func(*corev1.PodStatus)) error {
 				status := p.Status.DeepCopy()
 				statusFn(status)
-				v := victim{UID: string(p.UID), Status: victimStatus{Phase: string(status.Phase), Reason: status.Reason, Message: status.Message}}
+				v := victim{UID: string(p.UID), Evicted: evicted, GracePeriodOverride: grace, Status: victimStatus{Phase: string(status.Phase), Reason: status.Reason, Message: status.Message}}
 				for _, c := range status.Conditions {
 					v.Status.Conditions = append(v.Status.Conditions, victimCondition{Type: string(c.Type), Status: string(c.Status),
 						Reason: c.Reason, Message: c.Message, LastProbeTimeSet: !c.LastProbeTime.IsZero()})
