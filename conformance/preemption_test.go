@@ -3,9 +3,12 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
@@ -66,7 +69,12 @@ func genPreemptionInput() *rapid.Generator[preemptionInput] {
 		}
 		n := rapid.IntRange(0, 6).Draw(t, "activePods")
 		for i := 1; i <= n; i++ {
-			in.ActivePods = append(in.ActivePods, withIdentity(t, genPod().Draw(t, fmt.Sprintf("active[%d]", i)), i, fmt.Sprintf("active[%d]", i)))
+			at := fmt.Sprintf("active[%d]", i)
+			p := withIdentity(t, genPod().Draw(t, at), i, at)
+			// An active pod is pending or running; its status is where a
+			// victim's new status starts from.
+			p.Status.Phase = rapid.SampledFrom([]corev1.PodPhase{"", corev1.PodPending, corev1.PodRunning}).Draw(t, at+".phase")
+			in.ActivePods = append(in.ActivePods, p)
 		}
 		nr := rapid.IntRange(0, 3).Draw(t, "reasons")
 		for i := 0; i < nr; i++ {
@@ -103,11 +111,68 @@ func genPreemptionInput() *rapid.Generator[preemptionInput] {
 }
 
 // preemptionResult is what both sides decide: the reasons that stand, the
-// victims in kill order, and the error.
+// victims in kill order (with what each kill is told and the events recorded
+// on the pod), and the error.
 type preemptionResult struct {
 	Reasons []string
-	Victims []string
+	Victims []victim
 	Err     string
+}
+
+// victim is one pod killed, as the kill sees it.
+type victim struct {
+	UID string
+	// Evicted and GracePeriodOverride are killPodFunc's isEvicted and
+	// gracePeriodOverride.
+	Evicted             bool
+	GracePeriodOverride *int64
+	// Status is what the victim's status becomes: upstream's status
+	// function applied to the pod's own status.
+	Status victimStatus
+	// Events are the events recorded on the pod, "type reason message".
+	Events []string
+}
+
+type victimStatus struct {
+	Phase, Reason, Message string
+	Conditions             []victimCondition
+}
+
+// victimCondition is a pod condition without LastTransitionTime, which
+// upstream's UpdatePodCondition takes from the clock (metav1.Now()).
+// LastProbeTimeSet is compared: upstream leaves the probe time unset, and
+// nodeproof's conditions carry none. ObservedGeneration is not compared:
+// upstream sets it to the pod's metadata.generation, which nodeproof's pod
+// does not model (the generated pods all have generation 0).
+type victimCondition struct {
+	Type, Status, Reason, Message string
+	LastProbeTimeSet              bool
+}
+
+// eventLog is an EventRecorder that keeps each event with the uid of the
+// object it is recorded on, formatted as the kubelet's recorder formats it.
+type eventLog map[string][]string
+
+var _ record.EventRecorder = eventLog{}
+
+func (l eventLog) Event(obj runtime.Object, eventtype, reason, message string) {
+	l.record(obj, eventtype, reason, message)
+}
+
+func (l eventLog) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...interface{}) {
+	l.record(obj, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (l eventLog) AnnotatedEventf(obj runtime.Object, _ map[string]string, eventtype, reason, messageFmt string, args ...interface{}) {
+	l.record(obj, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (l eventLog) record(obj runtime.Object, eventtype, reason, message string) {
+	uid := "<not a pod>"
+	if p, ok := obj.(*corev1.Pod); ok {
+		uid = string(p.UID)
+	}
+	l[uid] = append(l[uid], eventtype+" "+reason+" "+message)
 }
 
 func TestPreemption(t *testing.T) {
@@ -137,8 +202,13 @@ func TestPreemption(t *testing.T) {
 			for _, r := range d.Reasons {
 				out.Reasons = append(out.Reasons, r.Error()+" | "+r.GetReason())
 			}
-			for _, v := range d.Victims {
-				out.Victims = append(out.Victims, v.UID)
+			for _, e := range d.Evictions() {
+				v := victim{UID: e.Pod.UID, Evicted: e.Evict, GracePeriodOverride: e.GracePeriodOverride, Status: victimStatus{Phase: string(e.Status.Phase), Reason: e.Status.Reason, Message: e.Status.Message},
+					Events: []string{e.Event.Type + " " + e.Event.Reason + " " + e.Event.Message}}
+				for _, c := range e.Status.Conditions {
+					v.Status.Conditions = append(v.Status.Conditions, victimCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
+				}
+				out.Victims = append(out.Victims, v)
 			}
 			if d.Err != nil {
 				out.Err = d.Err.Error()
@@ -151,11 +221,19 @@ func TestPreemption(t *testing.T) {
 				active = append(active, upstreamPod(p))
 			}
 			var out preemptionResult
-			kill := func(p *corev1.Pod, _ bool, _ *int64, _ func(*corev1.PodStatus)) error {
-				out.Victims = append(out.Victims, string(p.UID))
+			events := eventLog{}
+			kill := func(p *corev1.Pod, evicted bool, grace *int64, statusFn func(*corev1.PodStatus)) error {
+				status := p.Status.DeepCopy()
+				statusFn(status)
+				v := victim{UID: string(p.UID), Evicted: evicted, GracePeriodOverride: grace, Status: victimStatus{Phase: string(status.Phase), Reason: status.Reason, Message: status.Message}}
+				for _, c := range status.Conditions {
+					v.Status.Conditions = append(v.Status.Conditions, victimCondition{Type: string(c.Type), Status: string(c.Status),
+						Reason: c.Reason, Message: c.Message, LastProbeTimeSet: !c.LastProbeTime.IsZero()})
+				}
+				out.Victims = append(out.Victims, v)
 				return nil
 			}
-			h := upstream.NewCriticalPodAdmissionHandler(func() []*corev1.Pod { return active }, kill, record.NewFakeRecorder(64))
+			h := upstream.NewCriticalPodAdmissionHandler(func() []*corev1.Pod { return active }, kill, events)
 			var reasons []lifecycle.PredicateFailureReason
 			for _, r := range in.Reasons {
 				if r.Predicate != "" {
@@ -166,6 +244,16 @@ func TestPreemption(t *testing.T) {
 					Requested: r.Requested, Used: r.Used, Capacity: r.Capacity})
 			}
 			left, err := h.HandleAdmissionFailure(context.Background(), upstreamPod(in.Preemptor), reasons)
+			// Events are matched to the victims by uid; one on any other
+			// object is left over and shows as a victim of its own.
+			for i := range out.Victims {
+				v := &out.Victims[i]
+				v.Events = events[v.UID]
+				delete(events, v.UID)
+			}
+			for _, uid := range slices.Sorted(maps.Keys(events)) {
+				out.Victims = append(out.Victims, victim{UID: "event on a pod not killed: " + uid, Events: events[uid]})
+			}
 			for _, r := range left {
 				// Both kinds upstream returns are errors as well.
 				out.Reasons = append(out.Reasons, r.(error).Error()+" | "+r.GetReason())

@@ -42,12 +42,19 @@ type Decision struct {
 	Err error
 }
 
-// Eviction is one kill the caller must perform: evict the pod (no grace
-// period override), record Event on it and give it Status.
+// Eviction is one kill the caller must perform: record Event on the pod,
+// then kill it with upstream's killPodFunc arguments Evict and
+// GracePeriodOverride, giving it Status.
 type Eviction struct {
-	Pod    *pod.Pod
-	Status Status
-	Event  Event
+	Pod *pod.Pod
+	// Evict is killPodFunc's isEvicted: always true, a preempted pod is
+	// evicted.
+	Evict bool
+	// GracePeriodOverride is killPodFunc's gracePeriodOverride: always nil,
+	// the pod's own termination grace period applies.
+	GracePeriodOverride *int64
+	Status              Status
+	Event               Event
 }
 
 // Status is the pod status a preempted pod is given.
@@ -73,7 +80,8 @@ func (d Decision) Evictions() []Eviction {
 	out := make([]Eviction, len(d.Victims))
 	for i, v := range d.Victims {
 		out[i] = Eviction{
-			Pod: v,
+			Pod:   v,
+			Evict: true,
 			Status: Status{
 				Phase:   pod.Failed,
 				Reason:  StatusReason,

@@ -292,13 +292,17 @@ func TestSpecConfigSource(t *testing.T) {
 	}
 }
 
-// TestSpecEvictionStatus checks the status, condition and event a victim gets.
+// TestSpecEvictionStatus checks the status, condition and event a victim
+// gets, and the kill's isEvicted (true) and gracePeriodOverride (nil).
 func TestSpecEvictionStatus(t *testing.T) {
 	all := upstreamPods()
 	d, _ := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(0, 0, 1), []*pod.Pod{all["bestEffort"]})
 	ev := d.Evictions()
 	if len(ev) != 1 || ev[0].Pod != all["bestEffort"] {
 		t.Fatalf("evictions = %+v", ev)
+	}
+	if !ev[0].Evict || ev[0].GracePeriodOverride != nil {
+		t.Errorf("kill arguments: evict %v, grace period override %v; want true, nil", ev[0].Evict, ev[0].GracePeriodOverride)
 	}
 	want := preemption.Status{
 		Phase: pod.Failed, Reason: "Preempting", Message: "Preempted in order to admit critical pod",

@@ -220,7 +220,7 @@ var PreemptionChecks = []Check{
 		"#135857 (open; PR #135866 would change it)", func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, check135857},
 	{PRKillSkipped, "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
 		"#78405, PR #78493", always, checkKillSkipped},
-	{PRVictimStatus, "Every victim is evicted as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
+	{PRVictimStatus, "Every victim is evicted (isEvicted, no grace period override) as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
 		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkVictimStatus},
 	{PRModel, "The victims, in order, and the error text equal the model's sequential greedy (three passes, squared distance, smaller-request tie-break, swap-remove scan order).",
 		"spec/preemption.md §4.2; models/preemption", func(c *PreemptionCase) bool { return c.preempts() }, checkModel},
@@ -441,7 +441,7 @@ func checkVictimStatus(c *PreemptionCase) error {
 	}
 	for i, e := range ev {
 		s := e.Status
-		ok := e.Pod == c.Decision.Victims[i] && s.Phase == "Failed" && s.Reason == "Preempting" && s.Message == "Preempted in order to admit critical pod" &&
+		ok := e.Pod == c.Decision.Victims[i] && e.Evict && e.GracePeriodOverride == nil && s.Phase == "Failed" && s.Reason == "Preempting" && s.Message == "Preempted in order to admit critical pod" &&
 			len(s.Conditions) == 1 && s.Conditions[0] == (preemption.Condition{Type: "DisruptionTarget", Status: "True", Reason: "TerminationByKubelet",
 			Message: "Pod was preempted by Kubelet to accommodate a critical pod."}) &&
 			e.Event == (preemption.Event{Type: "Warning", Reason: "Preempting", Message: "Preempted in order to admit critical pod"})
