@@ -132,12 +132,7 @@ func ResourceConfigForPod(p *pod.Pod, o PodOptions) (ResourceConfig, error) {
 	// Upstream's GetPodQOS reads the PodLevelResources gate too: with it off,
 	// spec.resources does not decide the class (found by conformance/
 	// TestResourceConfigForPod).
-	qos := p.QOS()
-	if !o.PodLevelResources && p.QOSClass == "" && p.Resources != nil {
-		withoutPodLevel := *p
-		withoutPodLevel.Resources = nil
-		qos = withoutPodLevel.ComputeQOS()
-	}
+	qos := p.QOSWith(skip)
 	var rc ResourceConfig
 	switch qos {
 	case pod.Guaranteed:
