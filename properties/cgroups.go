@@ -75,8 +75,11 @@ type cgMachine struct {
 	cfg  cgroups.Config
 	pods []*pod.Pod
 	uid  int
-	// podLevelGate is fixed per case: with the gate off the API server
-	// drops spec.resources, so no pod carries it.
+	// podLevelGate is fixed per case. With the gate off no pod sets
+	// pod-level resources (the kubelet would not admit it), but some carry
+	// an empty spec.resources, which a static pod manifest or an API server
+	// with the gate on keeps and the kubelet admits; only the kubelet's
+	// gate then says whether it decides the QoS class.
 	podLevelGate bool
 	// oddQuantities lets the generator draw cpu quantities that are not
 	// multiples of 125m, which leave the contention invariant's domain.
@@ -298,6 +301,12 @@ func (m *cgMachine) drawPod(t *rapid.T) *pod.Pod {
 	if shape != "besteffort" && rapid.IntRange(0, 3).Draw(t, "overhead") == 0 {
 		p.Overhead = pod.ResourceList{pod.CPU: rapid.SampledFrom([]int64{125, 250}).Draw(t, "overheadCPU"), pod.Memory: 32 * cgMi}
 	}
+	if !m.podLevelGate && rapid.IntRange(0, 3).Draw(t, "emptyPodResources") == 0 {
+		// With the gate on an empty spec.resources would make the pod
+		// BestEffort whatever its containers request (spec §4.3), which
+		// CG-CONTENTION's domain does not allow for.
+		p.Resources = &pod.Resources{}
+	}
 	if shape == "podLevel" {
 		// API validation: pod-level requests cover the containers' aggregate
 		// and limits cover requests.
@@ -355,7 +364,12 @@ func (m *cgMachine) fits(c cgroups.Config, pods []*pod.Pod) bool {
 	return true
 }
 
-type cgPodSpec struct{ p *pod.Pod }
+// cgPodSpec describes a pod in a step, with its class under the
+// PodLevelResources gate.
+type cgPodSpec struct {
+	p    *pod.Pod
+	gate bool
+}
 
 func (s cgPodSpec) String() string {
 	p := s.p
@@ -370,7 +384,7 @@ func (s cgPodSpec) String() string {
 	for _, c := range p.Containers {
 		parts = append(parts, fmt.Sprintf("%s req=%s lim=%s", c.Name, c.Requests, c.Limits))
 	}
-	out := fmt.Sprintf("%s %s [%s]", p.UID, p.QOS(), strings.Join(parts, "; "))
+	out := fmt.Sprintf("%s %s [%s]", p.UID, p.QOSWith(pod.Options{SkipPodLevelResources: !s.gate}), strings.Join(parts, "; "))
 	if len(p.Overhead) > 0 {
 		out += " overhead=" + p.Overhead.String()
 	}
@@ -400,10 +414,10 @@ func (m *cgMachine) addPod(t *rapid.T) {
 	p := m.drawPod(t)
 	next := append(append([]*pod.Pod(nil), m.pods...), p)
 	if len(next) > cgMaxPods || !m.fits(m.cfg, next) {
-		m.begin("addPod", "%s: rejected (does not fit)", cgPodSpec{p})
+		m.begin("addPod", "%s: rejected (does not fit)", cgPodSpec{p, m.cfg.PodLevelResources})
 		return
 	}
-	m.begin("addPod", "%s", cgPodSpec{p})
+	m.begin("addPod", "%s", cgPodSpec{p, m.cfg.PodLevelResources})
 	before, err := cgroups.QOSTierConfigs(m.cfg, m.pods)
 	if err != nil {
 		m.fail(CGErrors, "QoS tiers of valid pods: %v", err)
@@ -588,7 +602,7 @@ func (m *cgMachine) badPod(t *rapid.T) {
 		field = "pods"
 		want = fmt.Sprintf("pods: %d pods exceed maxPods %d", len(pods), c.MaxPods)
 	}
-	m.begin("badPod", "%s: %s", field, cgPodSpec{p})
+	m.begin("badPod", "%s: %s", field, cgPodSpec{p, m.cfg.PodLevelResources})
 	_, err := cgroups.Build(c, pods)
 	m.expectError(err, field, want)
 }

@@ -240,14 +240,17 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 		rc := cg.Config
 		running := cgroups.RunningContainers(p)
 		podLevel := m.cfg.PodLevelResources && p.Resources != nil
+		// The class the kubelet gives the pod, by the model's reckoning:
+		// with PodLevelResources off spec.resources does not count.
+		class := pod.QOSClass(model.QOS(m.spec[p.UID], m.cfg.PodLevelResources))
 
 		m.tally.Check(CGBestEffort)
-		if p.QOS() == pod.BestEffort && (rc.CPUShares == nil || *rc.CPUShares != 2 || rc.CPUQuota != nil || rc.Memory != nil) {
+		if class == pod.BestEffort && (rc.CPUShares == nil || *rc.CPUShares != 2 || rc.CPUQuota != nil || rc.Memory != nil) {
 			m.fail(CGBestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
 		}
 
 		m.tally.Check(CGSidecar)
-		if !podLevel && p.QOS() != pod.BestEffort {
+		if !podLevel && class != pod.BestEffort {
 			var sum int64
 			for _, c := range running {
 				sum += c.Requests[pod.CPU]
@@ -269,7 +272,7 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 			}
 		}
 
-		if p.QOS() == pod.Burstable {
+		if class == pod.Burstable {
 			m.tally.Check(CGPartialLimits)
 			cpuMissing, memMissing := false, false
 			sidecarLimits := pod.ResourceList{}
@@ -307,7 +310,7 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 		for _, c := range running {
 			fullyLimited = fullyLimited && c.Limits[pod.CPU] > 0 && c.Limits[pod.Memory] > 0
 		}
-		if p.QOS() != pod.BestEffort && fullyLimited && !regularInit && len(p.Overhead) == 0 && p.Resources == nil {
+		if class != pod.BestEffort && fullyLimited && !regularInit && len(p.Overhead) == 0 && !podLevel {
 			m.tally.Check(CGPodSum)
 			var req, lim, mem int64
 			for _, c := range running {
@@ -359,7 +362,7 @@ func (m *cgMachine) checkTiers(h cgroups.Hierarchy) {
 	}
 	var g, b int64
 	for _, p := range m.spec {
-		switch model.QOS(p) {
+		switch model.QOS(p, m.cfg.PodLevelResources) {
 		case "Guaranteed":
 			g += model.Requests(p, true)["memory"]
 		case "Burstable":
@@ -394,7 +397,7 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 			if tiered {
 				var sum int64
 				for _, p := range m.spec {
-					if q := model.QOS(p); q == "Burstable" || q == "Guaranteed" && cg.Kind == cgroups.KindNodeAllocatable {
+					if q := model.QOS(p, m.cfg.PodLevelResources); q == "Burstable" || q == "Guaranteed" && cg.Kind == cgroups.KindNodeAllocatable {
 						sum += model.Requests(p, true)["memory"]
 					}
 				}
@@ -405,7 +408,7 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 			p := m.spec[cg.PodUID]
 			if mem := model.Requests(p, m.cfg.PodLevelResources)["memory"]; mem > 0 {
 				key := "memory.low"
-				if model.QOS(p) == "Guaranteed" {
+				if model.QOS(p, m.cfg.PodLevelResources) == "Guaranteed" {
 					key = "memory.min"
 				}
 				want[key] = strconv.FormatInt(mem, 10)
@@ -501,7 +504,7 @@ func (m *cgMachine) contentionDomain(allocatable int64) string {
 	burstableBusy, bestEffortBusy := false, false
 	for _, p := range m.pods {
 		spec := m.spec[p.UID]
-		class := model.QOS(spec)
+		class := model.QOS(spec, m.cfg.PodLevelResources)
 		if class == "BestEffort" {
 			bestEffortBusy = true
 			continue

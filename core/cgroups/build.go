@@ -54,11 +54,13 @@ func (h Hierarchy) Files(v Version) ([]CgroupFiles, error) {
 //     update stops once it succeeded, so the update's hugepage limits are
 //     the ones that stay.
 //   - kubepods/burstable and kubepods/besteffort: the QoS update
-//     (QOSTierConfigs); both exist whether or not any pod needs them.
-//   - one cgroup per pod under its tier (Guaranteed pods directly under
-//     kubepods): ResourceConfigForPod with the pod cgroup's creation extras,
-//     pids.max = PodPidsLimit when positive and a hugetlb limit of 0 for
-//     every host page size the pod does not ask for.
+//     (QOSTierConfigs, whose sums classify pods by Config.PodQOS too);
+//     both exist whether or not any pod needs them.
+//   - one cgroup per pod under the tier of its class under c's
+//     PodLevelResources gate (Config.PodQOS; Guaranteed pods directly
+//     under kubepods): ResourceConfigForPod with the pod cgroup's creation
+//     extras, pids.max = PodPidsLimit when positive and a hugetlb limit of
+//     0 for every host page size the pod does not ask for.
 //   - one cgroup per running container (sidecars and app containers):
 //     ContainerConfig.
 //
@@ -122,7 +124,9 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 	podOpts := c.PodOptions()
 	ctrOpts := c.ContainerOptions()
 	for i, p := range pods {
-		class := p.QOS()
+		// The kubelet parents the pod under the tier of GetPodQOS, which
+		// reads the PodLevelResources gate (GetPodContainerName).
+		class := c.PodQOS(p)
 		rc, err := c.podCgroupConfig(p, podOpts)
 		if err != nil {
 			return nil, fieldErr(fmt.Sprintf("pods[%d]", i), "%v", err)
@@ -149,6 +153,14 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 		}
 	}
 	return h, nil
+}
+
+// PodQOS is the pod's class as the kubelet under c sees it: upstream's
+// GetPodQOS, status.qosClass when set, else computed with spec.resources
+// counting only when c.PodLevelResources is on. Build places pods by it and
+// the QoS tiers sum by it.
+func (c Config) PodQOS(p *pod.Pod) pod.QOSClass {
+	return p.QOSWith(c.PodOptions().podResources())
 }
 
 // PodCgroupConfig is what the kubelet writes when it creates the pod's

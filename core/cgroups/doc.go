@@ -23,10 +23,11 @@
 // v2 weight) and CPUWeightQuadratic (the runtimes' newer container weight),
 // HugePageLimits, ResourceConfigForPod (upstream's function) and
 // Config.PodCgroupConfig (with the pod cgroup's creation extras: pids and
-// zero hugetlb limits), ContainerConfig, QOSTierConfigs,
-// NodeAllocatableConfig, NodeAllocatableAbsolute, ReportedAllocatable,
-// ValidateNodeAllocatable and ParseQOSReserved. Names: KubepodsPath,
-// PodPath, and the table in names.go for both drivers.
+// zero hugetlb limits), Config.PodQOS (the class Build places a pod by:
+// GetPodQOS under the PodLevelResources gate), ContainerConfig,
+// QOSTierConfigs, NodeAllocatableConfig, NodeAllocatableAbsolute,
+// ReportedAllocatable, ValidateNodeAllocatable and ParseQOSReserved.
+// Names: KubepodsPath, PodPath, and the table in names.go for both drivers.
 //
 // # Contract
 //

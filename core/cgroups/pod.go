@@ -40,6 +40,11 @@ func (c Config) PodOptions() PodOptions {
 	}
 }
 
+// podResources are the core/pod options for the PodLevelResources gate.
+func (o PodOptions) podResources() pod.Options {
+	return pod.Options{SkipPodLevelResources: !o.PodLevelResources}
+}
+
 // HugePageLimits sums a list's hugepages-<size> quantities by page size in
 // bytes; "hugepages-2Mi" and "hugepages-2048Ki" name the same size and add
 // up. Other resources are ignored.
@@ -67,7 +72,7 @@ func HugePageLimits(l pod.ResourceList) (map[int64]int64, error) {
 // Memory QoS from its memory request. The pod must have passed Build's
 // validation (or be equally well formed).
 func ResourceConfigForPod(p *pod.Pod, o PodOptions) (ResourceConfig, error) {
-	skip := pod.Options{SkipPodLevelResources: !o.PodLevelResources}
+	skip := o.podResources()
 	reqs := p.EffectiveRequests(skip)
 	limits := p.EffectiveLimits(skip)
 
@@ -132,12 +137,7 @@ func ResourceConfigForPod(p *pod.Pod, o PodOptions) (ResourceConfig, error) {
 	// Upstream's GetPodQOS reads the PodLevelResources gate too: with it off,
 	// spec.resources does not decide the class (found by conformance/
 	// TestResourceConfigForPod).
-	qos := p.QOS()
-	if !o.PodLevelResources && p.QOSClass == "" && p.Resources != nil {
-		withoutPodLevel := *p
-		withoutPodLevel.Resources = nil
-		qos = withoutPodLevel.ComputeQOS()
-	}
+	qos := p.QOSWith(skip)
 	var rc ResourceConfig
 	switch qos {
 	case pod.Guaranteed:

@@ -19,7 +19,9 @@ type QOSConfigs struct {
 	BestEffort ResourceConfig
 }
 
-// TierSums are the per-class sums the QoS update works from.
+// TierSums are the per-class sums the QoS update works from. A pod's class
+// is Config.PodQOS, so with PodLevelResources off spec.resources does not
+// decide which sum a pod joins.
 type TierSums struct {
 	// BurstableCPU is Σ cpu requests of Burstable pods (PodRequests with
 	// overhead, pod-level resources as the gate says), in millicores.
@@ -37,7 +39,9 @@ func SumTiers(c Config, pods []*pod.Pod) (TierSums, error) {
 	var err error
 	for i, p := range pods {
 		field := "pods[" + strconv.Itoa(i) + "]"
-		switch p.QOS() {
+		// The class is GetPodQOS's under the gate, for the cpu sum
+		// (setCPUCgroupConfig) and the memory sums (getQoSMemoryRequests).
+		switch c.PodQOS(p) {
 		case pod.Burstable:
 			all := p.EffectiveRequests(pod.Options{})
 			cpu := all[pod.CPU]

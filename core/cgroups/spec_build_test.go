@@ -622,3 +622,137 @@ func TestPodConfigQOSFollowsPodLevelGate(t *testing.T) {
 		t.Errorf("gate off: quota %v, want %d (Burstable with a cpu limit)", off.CPUQuota, cgroups.MinQuotaPeriod)
 	}
 }
+
+// podLevelGatePods are pods whose class depends on the PodLevelResources
+// gate: with it on a non-nil spec.resources decides (v1.36.3
+// ComputePodQOS, pkg/apis/core/v1/helper/qos/qos.go:92), with it off the
+// containers do. The kubelet admits the first two with the gate off (an
+// empty spec.resources is not "set", component-helpers
+// IsPodLevelResourcesSet); it refuses the others
+// (pkg/kubelet/lifecycle/features_linux.go:28), but Build classifies
+// whatever pods it is given as GetPodQOS would.
+func podLevelGatePods() []*pod.Pod {
+	return []*pod.Pod{
+		// BestEffort by the empty spec.resources, Guaranteed by its containers.
+		{UID: "empty-guaranteed", Name: "empty-guaranteed",
+			Resources:  &pod.Resources{},
+			Containers: []pod.Container{ctr("a", rl("cpu", int64(300), "memory", 64*mi), rl("cpu", int64(300), "memory", 64*mi))}},
+		// BestEffort by the empty spec.resources, Burstable by its containers.
+		{UID: "empty-burstable", Name: "empty-burstable",
+			Resources:  &pod.Resources{},
+			Containers: []pod.Container{ctr("a", rl("cpu", int64(400), "memory", 32*mi), nil)}},
+		// Guaranteed at pod level, Burstable by its containers.
+		{UID: "pl-guaranteed", Name: "pl-guaranteed",
+			Resources:  &pod.Resources{Requests: rl("cpu", int64(1000), "memory", gi), Limits: rl("cpu", int64(1000), "memory", gi)},
+			Containers: []pod.Container{ctr("a", rl("cpu", int64(500), "memory", 256*mi), nil)}},
+		// Burstable at pod level, Guaranteed by its containers.
+		{UID: "pl-burstable", Name: "pl-burstable",
+			Resources:  &pod.Resources{Requests: rl("cpu", int64(1000), "memory", 512*mi)},
+			Containers: []pod.Container{ctr("b", rl("cpu", int64(200), "memory", 128*mi), rl("cpu", int64(200), "memory", 128*mi))}},
+		// Burstable at pod level, BestEffort by its containers.
+		{UID: "pl-besteffort", Name: "pl-besteffort",
+			Resources:  &pod.Resources{Requests: rl("cpu", int64(250))},
+			Containers: []pod.Container{ctr("c", nil, nil)}},
+	}
+}
+
+func hasPath(h cgroups.Hierarchy, path string) bool {
+	_, ok := h.Lookup(path)
+	return ok
+}
+
+// TestBuildTierFollowsPodLevelGate: the kubelet parents a pod cgroup under
+// the tier of GetPodQOS (v1.36.3 pkg/kubelet/cm/pod_container_manager_linux.go:113),
+// which ignores spec.resources when PodLevelResources is off, so Build must
+// place each pod, and label it and its containers, by the same class.
+func TestBuildTierFollowsPodLevelGate(t *testing.T) {
+	for _, tc := range []struct {
+		gate bool
+		want map[string]pod.QOSClass // UID -> tier
+	}{
+		{true, map[string]pod.QOSClass{"empty-guaranteed": pod.BestEffort, "empty-burstable": pod.BestEffort,
+			"pl-guaranteed": pod.Guaranteed, "pl-burstable": pod.Burstable, "pl-besteffort": pod.Burstable}},
+		{false, map[string]pod.QOSClass{"empty-guaranteed": pod.Guaranteed, "empty-burstable": pod.Burstable,
+			"pl-guaranteed": pod.Burstable, "pl-burstable": pod.Guaranteed, "pl-besteffort": pod.BestEffort}},
+	} {
+		t.Run(fmt.Sprintf("gate=%t", tc.gate), func(t *testing.T) {
+			c := seedNode()
+			c.PodLevelResources = tc.gate
+			h := mustBuild(t, c, podLevelGatePods())
+			for uid, class := range tc.want {
+				path, err := cgroups.PodPath(c, class, uid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				cg, ok := h.Lookup(path)
+				if !ok {
+					t.Errorf("pod %s: no cgroup at %s (the %s tier)", uid, path, class)
+					continue
+				}
+				if cg.QOS != class {
+					t.Errorf("pod %s: Cgroup.QOS %s, want %s", uid, cg.QOS, class)
+				}
+			}
+			for _, cg := range h {
+				if cg.Kind == cgroups.KindContainer && cg.QOS != tc.want[cg.PodUID] {
+					t.Errorf("container %s: Cgroup.QOS %s, want %s", cg.Path, cg.QOS, tc.want[cg.PodUID])
+				}
+			}
+		})
+	}
+	// status.qosClass wins over the spec, gate or not (GetPodQOS, qos.go:39).
+	c := seedNode()
+	c.PodLevelResources = false
+	pods := podLevelGatePods()
+	pods[0].QOSClass = pod.Burstable
+	h := mustBuild(t, c, pods)
+	if path, _ := cgroups.PodPath(c, pod.Burstable, "empty-guaranteed"); !hasPath(h, path) {
+		t.Error("status.qosClass Burstable: pod not under kubepods/burstable")
+	}
+}
+
+// TestBurstableTierSumsFollowPodLevelGate: the QoS manager sums the
+// burstable tier's cpu requests over the pods GetPodQOS calls Burstable
+// (v1.36.3 qos_container_manager_linux.go:184) and the tiers' memory
+// requests by the same class (getQoSMemoryRequests, :222), so with the gate
+// off a pod with an empty spec.resources and container requests counts as
+// Burstable, as does one Guaranteed only at pod level, while one Burstable
+// only at pod level does not. The memory sums still take pod-level
+// requests (PodRequests with default options, :227).
+func TestBurstableTierSumsFollowPodLevelGate(t *testing.T) {
+	c := seedNode()
+	c.QOSReservedMemoryPercent = nil
+	c.MemoryQoS = true
+	c.MemoryReservationPolicy = cgroups.ReservationTiered
+
+	c.PodLevelResources = false
+	sums, err := cgroups.SumTiers(c, podLevelGatePods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Burstable: empty-burstable (400m, 32Mi) and pl-guaranteed (500m from
+	// its container with the gate off, 1Gi from spec.resources).
+	// Guaranteed: empty-guaranteed (64Mi) and pl-burstable (512Mi).
+	if want := (cgroups.TierSums{BurstableCPU: 900, BurstableMemory: gi + 32*mi, GuaranteedMemory: 576 * mi}); sums != want {
+		t.Errorf("gate off: sums %+v, want %+v", sums, want)
+	}
+	h := mustBuild(t, c, podLevelGatePods())
+	if got := files(t, h, "kubepods/burstable", cgroups.V1)["cpu.shares"]; got != "921" {
+		t.Errorf("gate off: burstable cpu.shares = %q, want 921 (900m)", got)
+	}
+	if got := files(t, h, "kubepods/burstable", cgroups.V2)["memory.low"]; got != "1107296256" {
+		t.Errorf("gate off: burstable memory.low = %q, want 1107296256 (1Gi + 32Mi)", got)
+	}
+	if got := files(t, h, "kubepods", cgroups.V2)["memory.min"]; got != "1711276032" {
+		t.Errorf("gate off: kubepods memory.min = %q, want 1711276032 (1632Mi)", got)
+	}
+
+	c.PodLevelResources = true
+	sums, err = cgroups.SumTiers(c, podLevelGatePods())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (cgroups.TierSums{BurstableCPU: 1250, BurstableMemory: 512 * mi, GuaranteedMemory: gi}); sums != want {
+		t.Errorf("gate on: sums %+v, want %+v", sums, want)
+	}
+}

@@ -99,8 +99,9 @@ type Cgroup struct {
 	// Kind, QOS, PodUID and Container say what the cgroup is for, so that
 	// checks need not parse paths. QOS is the tier for KindQOS
 	// (Burstable or BestEffort), Guaranteed for kubepods, and the pod's
-	// class for pods and containers; PodUID and Container are empty where
-	// they do not apply.
+	// class for pods and containers (Config.PodQOS, under the config's
+	// PodLevelResources gate); PodUID and Container are empty where they
+	// do not apply.
 	Kind      Kind
 	QOS       pod.QOSClass
 	PodUID    string

@@ -11,12 +11,23 @@ const (
 )
 
 // QOS returns status.qosClass when set, else the computed class
-// (upstream GetPodQOS).
+// (upstream GetPodQOS with the PodLevelResources gate on, its default).
+// Callers that have the gate as an option use QOSWith.
 func (p *Pod) QOS() QOSClass {
+	return p.QOSWith(Options{})
+}
+
+// QOSWith is upstream's GetPodQOS under the PodLevelResources gate that
+// opts stands for: status.qosClass when set, whatever the gate; else the
+// computed class, where opts.SkipPodLevelResources (the gate off) makes
+// ComputePodQOS ignore spec.resources and classify by the containers
+// (v1.36.3 pkg/apis/core/v1/helper/qos/qos.go:38-43, :92). ExcludeOverhead
+// plays no part: overhead never affects the class.
+func (p *Pod) QOSWith(opts Options) QOSClass {
 	if p.QOSClass != "" {
 		return p.QOSClass
 	}
-	return p.ComputeQOS()
+	return p.computeQOS(!opts.SkipPodLevelResources)
 }
 
 func isQoSResource(name ResourceName) bool { return name == CPU || name == Memory }
@@ -26,10 +37,15 @@ func isQoSResource(name ResourceName) bool { return name == CPU || name == Memor
 // set only the pod-level values count; otherwise the positive cpu and memory
 // requests and limits of every init and app container are summed.
 func (p *Pod) ComputeQOS() QOSClass {
+	return p.computeQOS(true)
+}
+
+// computeQOS is ComputePodQOS; podLevel is the PodLevelResources gate.
+func (p *Pod) computeQOS(podLevel bool) QOSClass {
 	requests := ResourceList{}
 	limits := ResourceList{}
 	guaranteed := true
-	if p.Resources != nil {
+	if podLevel && p.Resources != nil {
 		for name, q := range p.Resources.Requests {
 			if isQoSResource(name) && q > 0 {
 				requests[name] = q

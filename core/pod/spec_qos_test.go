@@ -157,3 +157,60 @@ func TestSpecQOSStatusWins(t *testing.T) {
 		t.Errorf("ComputeQOS() = %s, want %s (it must ignore the status)", got, pod.BestEffort)
 	}
 }
+
+// TestQOSWithPodLevelGate checks GetPodQOS under the PodLevelResources gate
+// (v1.36.3 pkg/apis/core/v1/helper/qos/qos.go:92): with the gate off
+// spec.resources is ignored and the containers decide; the status still
+// wins either way; overhead plays no part.
+func TestQOSWithPodLevelGate(t *testing.T) {
+	on, off := pod.Options{}, pod.Options{SkipPodLevelResources: true}
+	guaranteed := rl("cpu", 500, "memory", 64*mi)
+	tests := []struct {
+		name    string
+		pod     pod.Pod
+		on, off pod.QOSClass
+	}{
+		{"pod-level Guaranteed, containers Burstable", pod.Pod{
+			Resources:  &pod.Resources{Requests: guaranteed, Limits: guaranteed},
+			Containers: []pod.Container{ctr("a", rl("cpu", 100), nil)},
+		}, pod.Guaranteed, pod.Burstable},
+		{"pod-level Burstable, containers Guaranteed", pod.Pod{
+			Resources:  &pod.Resources{Requests: rl("cpu", 500)},
+			Containers: []pod.Container{ctr("a", guaranteed, guaranteed)},
+		}, pod.Burstable, pod.Guaranteed},
+		{"empty spec.resources, containers Guaranteed", pod.Pod{
+			Resources:  &pod.Resources{},
+			Containers: []pod.Container{ctr("a", guaranteed, guaranteed)},
+		}, pod.BestEffort, pod.Guaranteed},
+		{"pod-level Burstable, containers BestEffort", pod.Pod{
+			Resources:  &pod.Resources{Requests: rl("memory", 64*mi)},
+			Containers: []pod.Container{ctr("a", nil, nil)},
+			Overhead:   rl("cpu", 250),
+		}, pod.Burstable, pod.BestEffort},
+		{"no spec.resources", pod.Pod{
+			Containers: []pod.Container{ctr("a", rl("cpu", 100), nil)},
+		}, pod.Burstable, pod.Burstable},
+		{"status wins", pod.Pod{
+			Resources:  &pod.Resources{Requests: guaranteed, Limits: guaranteed},
+			Containers: []pod.Container{ctr("a", nil, nil)},
+			QOSClass:   pod.Burstable,
+		}, pod.Burstable, pod.Burstable},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.pod
+			if got := p.QOSWith(on); got != tc.on {
+				t.Errorf("gate on: QOSWith = %s, want %s", got, tc.on)
+			}
+			if got := p.QOS(); got != tc.on {
+				t.Errorf("QOS() = %s, want the gate-on %s", got, tc.on)
+			}
+			if got := p.QOSWith(off); got != tc.off {
+				t.Errorf("gate off: QOSWith = %s, want %s", got, tc.off)
+			}
+			if got := p.QOSWith(pod.Options{SkipPodLevelResources: true, ExcludeOverhead: true}); got != tc.off {
+				t.Errorf("gate off, ExcludeOverhead: QOSWith = %s, want %s", got, tc.off)
+			}
+		})
+	}
+}

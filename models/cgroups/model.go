@@ -191,11 +191,13 @@ func Limits(p Pod, podLevel bool) map[string]int64 {
 	return l
 }
 
-// QOS classifies a pod as v1.36 does with PodLevelResources on.
-func QOS(p Pod) string {
+// QOS classifies a pod as v1.36 does (GetPodQOS without a status): by
+// spec.resources when it is set and the PodLevelResources gate is on, else
+// by the containers.
+func QOS(p Pod, podLevelGate bool) string {
 	var reqCPU, reqMem, limCPU, limMem int64
 	allLimited := true
-	if p.HasPodResources {
+	if podLevelGate && p.HasPodResources {
 		reqCPU, reqMem = p.PodRequests["cpu"], p.PodRequests["memory"]
 		limCPU, limMem = p.PodLimits["cpu"], p.PodLimits["memory"]
 		allLimited = limCPU > 0 && limMem > 0
@@ -369,7 +371,7 @@ func Expected(n Node, pods []Pod) ([]Group, error) {
 	// Per-class sums for the QoS tiers (§5.5).
 	var burstableCPU, guaranteedMem, burstableMem int64
 	for _, p := range pods {
-		switch QOS(p) {
+		switch QOS(p, n.PodLevelGate) {
 		case "Burstable":
 			burstableCPU += Requests(p, n.PodLevelGate)["cpu"]
 			burstableMem += Requests(p, true)["memory"]
@@ -415,7 +417,7 @@ func Expected(n Node, pods []Pod) ([]Group, error) {
 	put(n.path("kubepods", "besteffort"), besteffort)
 
 	for _, p := range pods {
-		qos := QOS(p)
+		qos := QOS(p, n.PodLevelGate)
 		pp := n.podPath(qos, p.UID)
 		put(pp, podGroup(n, p, qos))
 		running := []Container{}

@@ -75,3 +75,43 @@ func TestValidateMessage(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// TestPodLevelGateTiers: with PodLevelResources off spec.resources does not
+// decide the class, so an empty spec.resources leaves a pod with Guaranteed
+// containers under kubepods and one with a request in the burstable tier,
+// whose shares count it; with the gate on both are BestEffort.
+func TestPodLevelGateTiers(t *testing.T) {
+	both := func(cpu, mem int64) map[string]int64 { return map[string]int64{"cpu": cpu, "memory": mem} }
+	pods := []Pod{
+		{UID: "g", HasPodResources: true, Apps: []Container{{Name: "c", Requests: both(300, gi), Limits: both(300, gi)}}},
+		{UID: "b", HasPodResources: true, Apps: []Container{{Name: "c", Requests: both(500, gi)}}},
+	}
+	for _, tc := range []struct {
+		gate bool
+		want []string
+	}{
+		{false, []string{"kubepods", "kubepods/besteffort", "kubepods/burstable shares=512", "kubepods/burstable/podb", "kubepods/burstable/podb/c", "kubepods/podg", "kubepods/podg/c"}},
+		{true, []string{"kubepods", "kubepods/besteffort", "kubepods/besteffort/podb", "kubepods/besteffort/podb/c", "kubepods/besteffort/podg", "kubepods/besteffort/podg/c", "kubepods/burstable shares=2"}},
+	} {
+		n := Node{Capacity: map[string]int64{"cpu": 3000, "memory": 8 * gi}, EnforcePods: true, CFSQuota: true,
+			PeriodUS: 100000, PeriodGate: true, QOSReserved: -1, PodPids: -1, PodLevelGate: tc.gate}
+		groups, err := Expected(n, pods)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range groups {
+			s := g.Path
+			if g.Path == "kubepods/burstable" {
+				s += " shares=" + g.V1[0].Value
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("gate %t: got\n%s\nwant\n%s", tc.gate, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+	if QOS(pods[0], false) != "Guaranteed" || QOS(pods[0], true) != "BestEffort" {
+		t.Errorf("QOS of an empty spec.resources with Guaranteed containers: %s (gate off), %s (gate on)", QOS(pods[0], false), QOS(pods[0], true))
+	}
+}
