@@ -13,8 +13,8 @@ import (
 	_ "unsafe" // for go:linkname to the device manager's unexported constructor
 
 	cadvisorapi "github.com/google/cadvisor/info/v1"
-	corev1 "k8s.io/api/core/v1"
 	"google.golang.org/protobuf/proto"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"

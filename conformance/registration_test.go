@@ -552,13 +552,17 @@ func TestRegistration(t *testing.T) {
 		Ours: func(sc regScenario) [2]regRun {
 			return inParallel(
 				func() regRun { return runScenario(sc, "nodeproof agent + upstream stub", startAgent, startStub) },
-				func() regRun { return runScenario(sc, "nodeproof agent + nodeproof testplugin", startAgent, startTestPlugin) },
+				func() regRun {
+					return runScenario(sc, "nodeproof agent + nodeproof testplugin", startAgent, startTestPlugin)
+				},
 			)
 		},
 		Theirs: func(sc regScenario) [2]regRun {
 			return inParallel(
 				func() regRun { return runScenario(sc, "upstream manager + upstream stub", startUpstream, startStub) },
-				func() regRun { return runScenario(sc, "upstream manager + nodeproof testplugin", startUpstream, startTestPlugin) },
+				func() regRun {
+					return runScenario(sc, "upstream manager + nodeproof testplugin", startUpstream, startTestPlugin)
+				},
 			)
 		},
 		Parallel: true,
