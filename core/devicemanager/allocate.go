@@ -180,7 +180,12 @@ func (m *Manager) containerDevices(uid, container, r string) deviceSet {
 type outlook struct {
 	// none: the container gets nothing new (it holds its devices, or the
 	// kubelet restarted under it).
-	none      bool
+	none bool
+	// choosing: the allocation got as far as choosing devices, where
+	// upstream creates the resource's entry in the allocated cache; from
+	// then on the resource counts as a device plugin resource even if the
+	// choice fails and no device is allocated.
+	choosing  bool
 	reused    []string
 	available []string
 	needed    int
@@ -216,7 +221,7 @@ func (m *Manager) allocationOutlook(uid, container, r string, required int, reus
 	if needed == 0 {
 		return outlook{none: true}, nil
 	}
-	o := outlook{needed: needed}
+	o := outlook{needed: needed, choosing: true}
 	for _, id := range reusable.sorted() {
 		if o.needed == 0 {
 			return o, nil
@@ -233,7 +238,7 @@ func (m *Manager) allocationOutlook(uid, container, r string, required int, reus
 		}
 	}
 	if len(o.available) < o.needed {
-		return outlook{}, newError(KindUnavailable, "requested number of devices unavailable for %s. Requested: %d, Available: %d", r, o.needed, len(o.available))
+		return outlook{choosing: true}, newError(KindUnavailable, "requested number of devices unavailable for %s. Requested: %d, Available: %d", r, o.needed, len(o.available))
 	}
 	return o, nil
 }
@@ -242,11 +247,11 @@ func (m *Manager) allocationOutlook(uid, container, r string, required int, reus
 // first, then the plugin's preferred ones, then the lowest IDs.
 func (m *Manager) devicesToAllocate(uid, container, r string, required int, reusable deviceSet, pref Preference) ([]string, error) {
 	o, err := m.allocationOutlook(uid, container, r, required, reusable)
+	if o.choosing && m.allocated[r] == nil {
+		m.allocated[r] = deviceSet{}
+	}
 	if err != nil || o.none {
 		return nil, err
-	}
-	if m.allocated[r] == nil {
-		m.allocated[r] = deviceSet{}
 	}
 	allocated := m.allocated[r]
 	chosen := make([]string, 0, required)
