@@ -141,3 +141,27 @@ func BenchmarkCheckpointEncode(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRegistrationScenario times one generated registration scenario
+// end to end with nodeproof's test plugin: a fresh kubelet side, two plugins
+// registering over real sockets, the steps, the checkpoint read and the
+// teardown. Most of it is waiting on sockets and on the kernel (closing an
+// inotify instance), which both sides share.
+func BenchmarkRegistrationScenario(b *testing.B) {
+	const scenarios = 16
+	var in []regScenario
+	g := genScenario()
+	for i := range scenarios {
+		in = append(in, g.Example(i))
+	}
+	b.Run("nodeproof", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			_ = runScenario(in[i%scenarios], "agent", startAgent, startTestPlugin)
+		}
+	})
+	b.Run("upstream", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			_ = runScenario(in[i%scenarios], "manager", startUpstream, startTestPlugin)
+		}
+	})
+}

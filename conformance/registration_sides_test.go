@@ -25,6 +25,7 @@ import (
 	upstreamcheckpoint "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager/checkpoint"
 	upstreamplugin "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager/plugin/v1beta1"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin"
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
@@ -106,20 +107,16 @@ func (s *agentSide) startContainer(p *corev1.Pod, container string) string {
 	if opts == nil {
 		return "no options"
 	}
-	var envs, annotations, mounts, devices []string
-	for _, e := range opts.Envs {
-		envs = append(envs, e.Name+"="+e.Value)
-	}
-	for _, a := range opts.Annotations {
-		annotations = append(annotations, a.Name+"="+a.Value)
-	}
-	for _, m := range opts.Mounts {
-		mounts = append(mounts, fmt.Sprintf("%s:%s:%t", m.HostPath, m.ContainerPath, m.ReadOnly))
-	}
-	for _, d := range opts.Devices {
-		devices = append(devices, fmt.Sprintf("%s:%s:%s", d.PathOnHost, d.PathInContainer, d.Permissions))
-	}
-	return renderOptions(envs, annotations, mounts, devices, opts.CDIDevices)
+	return renderOptions(
+		render(opts.Envs, func(e devicemanager.KeyValue) string { return e.Name + "=" + e.Value }),
+		render(opts.Annotations, func(a devicemanager.KeyValue) string { return a.Name + "=" + a.Value }),
+		render(opts.Mounts, func(m devicemanager.Mount) string {
+			return fmt.Sprintf("%s:%s:%t", m.HostPath, m.ContainerPath, m.ReadOnly)
+		}),
+		render(opts.Devices, func(d devicemanager.DeviceNode) string {
+			return fmt.Sprintf("%s:%s:%s", d.PathOnHost, d.PathInContainer, d.Permissions)
+		}),
+		opts.CDIDevices)
 }
 
 func (s *agentSide) remove(uid string) { s.agent.RemovePod(uid) }
@@ -217,23 +214,16 @@ func (s *upstreamSide) startContainer(p *corev1.Pod, name string) string {
 	if opts == nil {
 		return "no options"
 	}
-	var envs, annotations, mounts, devices, cdi []string
-	for _, e := range opts.Envs {
-		envs = append(envs, e.Name+"="+e.Value)
-	}
-	for _, a := range opts.Annotations {
-		annotations = append(annotations, a.Name+"="+a.Value)
-	}
-	for _, m := range opts.Mounts {
-		mounts = append(mounts, fmt.Sprintf("%s:%s:%t", m.HostPath, m.ContainerPath, m.ReadOnly))
-	}
-	for _, d := range opts.Devices {
-		devices = append(devices, fmt.Sprintf("%s:%s:%s", d.PathOnHost, d.PathInContainer, d.Permissions))
-	}
-	for _, d := range opts.CDIDevices {
-		cdi = append(cdi, d.Name)
-	}
-	return renderOptions(envs, annotations, mounts, devices, cdi)
+	return renderOptions(
+		render(opts.Envs, func(e kubecontainer.EnvVar) string { return e.Name + "=" + e.Value }),
+		render(opts.Annotations, func(a kubecontainer.Annotation) string { return a.Name + "=" + a.Value }),
+		render(opts.Mounts, func(m kubecontainer.Mount) string {
+			return fmt.Sprintf("%s:%s:%t", m.HostPath, m.ContainerPath, m.ReadOnly)
+		}),
+		render(opts.Devices, func(d kubecontainer.DeviceInfo) string {
+			return fmt.Sprintf("%s:%s:%s", d.PathOnHost, d.PathInContainer, d.Permissions)
+		}),
+		render(opts.CDIDevices, func(d kubecontainer.CDIDevice) string { return d.Name }))
 }
 
 func (s *upstreamSide) remove(uid string) {
@@ -243,6 +233,15 @@ func (s *upstreamSide) remove(uid string) {
 }
 
 func (s *upstreamSide) close() { _ = s.m.Stop(klog.Background()) }
+
+// render prints each element of a list of runtime options.
+func render[T any](list []T, line func(T) string) []string {
+	out := make([]string, len(list))
+	for i, x := range list {
+		out[i] = line(x)
+	}
+	return out
+}
 
 // renderOptions prints runtime options with every list sorted: upstream
 // builds them from Go maps.

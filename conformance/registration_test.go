@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/core/devicemanager"
 )
 
 // Registration over real sockets: a generated scenario (plugins register,
@@ -76,10 +80,27 @@ const (
 
 type regStep struct {
 	Kind     regStepKind
-	Resource int         `json:",omitempty"`
-	Devices  []regDevice `json:",omitempty"`
-	Pod      *regPod     `json:",omitempty"`
-	UID      string      `json:",omitempty"`
+	Resource int // update, stop, restart: an index into regResources
+	Devices  []regDevice
+	Pod      *regPod
+	UID      string // remove
+}
+
+// MarshalJSON shows a step with the fields its kind uses and the resource
+// by name, so a shrunk scenario reads unambiguously.
+func (st regStep) MarshalJSON() ([]byte, error) {
+	out := map[string]any{"Kind": st.Kind}
+	switch st.Kind {
+	case stepUpdate:
+		out["Resource"], out["Devices"] = regResources[st.Resource], st.Devices
+	case stepStop, stepRestart:
+		out["Resource"] = regResources[st.Resource]
+	case stepAdmit:
+		out["Pod"] = st.Pod
+	case stepRemove:
+		out["UID"] = st.UID
+	}
+	return json.Marshal(out)
 }
 
 type regScenario struct {
@@ -277,48 +298,52 @@ func runScenario(sc regScenario, pairing string, startKubelet func(dir string) (
 		running[r] = false
 	}
 	// settle waits until the kubelet shows every resource as the plugins
-	// left it and returns what it shows.
-	settle := func(snapshot bool) string {
+	// left it and returns what it shows. After a ListAndWatch snapshot
+	// (written non-nil: the checkpoint file as it was before) it also waits
+	// for the checkpoint write the snapshot causes: upstream writes it
+	// outside its lock, so a write still in flight could land after the
+	// next step's (deviation D15).
+	settle := func(written *os.FileInfo) string {
 		deadline := time.Now().Add(waitLimit)
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
 		for {
-			shown, ok := observe(k, current, running, snapshot)
+			shown, ok := observe(k, current, running, instances, written != nil)
+			if ok && written != nil {
+				ok = rewritten(*written, checkpointFile(dir))
+			}
 			if ok || time.Now().After(deadline) {
 				return shown
 			}
 			<-tick.C
 		}
 	}
+	snapshot := func(act func() string) string {
+		before := checkpointFile(dir)
+		msg := act()
+		return strings.TrimPrefix(msg+"; "+settle(&before), "; ")
+	}
 
-	// Both plugins register at once; each has a resource and a socket of
-	// its own.
-	var registered [2]string
-	var wg sync.WaitGroup
+	// The plugins register one after the other: two snapshots taken at
+	// once make upstream write two checkpoints at once, and the older one
+	// may land last (D15).
 	for r := range plugins {
-		wg.Go(func() { registered[r] = register(r) })
+		run.Steps = append(run.Steps, fmt.Sprintf("register %s: %s", regResources[r], snapshot(func() string { return register(r) })))
 	}
-	wg.Wait()
-	var line []string
-	for _, msg := range registered {
-		if msg != "" {
-			line = append(line, msg)
-		}
-	}
-	run.Steps = append(run.Steps, "register: "+strings.Join(append(line, settle(true)), "; "))
 	for _, st := range sc.Steps {
 		var out string
 		switch st.Kind {
 		case stepUpdate:
 			current[st.Resource] = st.Devices
-			plugins[st.Resource].update(st.Devices)
-			out = settle(true)
+			out = snapshot(func() string {
+				plugins[st.Resource].update(st.Devices)
+				return ""
+			})
 		case stepStop:
 			stopPlugin(st.Resource)
-			out = settle(false)
+			out = settle(nil)
 		case stepRestart:
-			out = register(st.Resource)
-			out = strings.TrimPrefix(out+"; "+settle(true), "; ")
+			out = snapshot(func() string { return register(st.Resource) })
 		case stepAdmit:
 			m := st.Pod.manifest()
 			if msg := k.admit(m); msg != "" {
@@ -367,15 +392,36 @@ func (st regStep) describe() string {
 	return "remove " + st.UID
 }
 
+// checkpointFile describes the kubelet's checkpoint file; nil if there is
+// none yet.
+func checkpointFile(dir string) os.FileInfo {
+	fi, err := os.Stat(filepath.Join(dir, devicemanager.CheckpointName))
+	if err != nil {
+		return nil
+	}
+	return fi
+}
+
+// rewritten reports whether the checkpoint was written since before: both
+// kubelets write a new file and rename it over the old one, so the file is
+// another one, or (should the file system reuse the inode) newer.
+func rewritten(before, now os.FileInfo) bool {
+	if now == nil {
+		return false
+	}
+	return before == nil || !os.SameFile(before, now) || !now.ModTime().Equal(before.ModTime())
+}
+
 // observe renders what the kubelet shows of each resource, and whether that
 // is what the plugins left: capacity, allocatable (0 once the plugin
-// stopped) and, while the plugin runs, the healthy IDs in the checkpoint.
+// stopped; no entry before the first registration) and, while the plugin
+// runs, the healthy IDs in the checkpoint.
 // A kubelet writes the checkpoint after it takes a ListAndWatch snapshot, so
 // after a snapshot (snapshot true) a stopped resource must show no healthy
 // ID there either; after a stop, nothing is written, and the checkpoint
 // keeps what it had. A missing allocatable entry counts as 0 for settling
 // but prints as "-", so a side that drops the entry still differs.
-func observe(k kubeletSide, devices [2][]regDevice, running [2]bool, snapshot bool) (string, bool) {
+func observe(k kubeletSide, devices [2][]regDevice, running [2]bool, instances [2]int, snapshot bool) (string, bool) {
 	capacity, allocatable := k.capacity()
 	registered, _, cpErr := readCheckpoint(k.dir())
 	settled := true
@@ -388,7 +434,13 @@ func observe(k kubeletSide, devices [2][]regDevice, running [2]bool, snapshot bo
 		if !running[r] {
 			wantA = 0
 		}
-		if !hasC || c != int64(len(devices[r])) || a != wantA {
+		switch {
+		case instances[r] == 0:
+			// No plugin has registered the resource yet.
+			if hasC || hasA || hasH {
+				settled = false
+			}
+		case !hasC || c != int64(len(devices[r])) || a != wantA:
 			settled = false
 		}
 		if running[r] && (cpErr != nil || !hasH || !slices.Equal(healthy, healthyIDs(devices[r]))) {

@@ -11,8 +11,9 @@
 // The core is deterministic and not safe for concurrent use, so every call
 // into it happens under one mutex; the mutex is never held across an RPC, so a
 // slow or hung plugin delays only the admission that talks to it. File I/O for
-// the checkpoint does happen under the mutex, as upstream's does, so that a
-// later state is never overwritten by an earlier one.
+// the checkpoint does happen under the mutex, so that a later state is never
+// overwritten by an earlier one; upstream writes outside its lock and can be
+// (docs/deviations.md D15).
 //
 // Where the agent differs from the upstream kubelet (endpoint path rules, an
 // Allocate deadline, Allocate answers with extra container responses, a
