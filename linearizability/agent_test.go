@@ -53,7 +53,7 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 	for _, seed := range seeds {
 		rec, err := Record(context.Background(), Workload{Seed: seed, OpsPerClient: *linOps})
 		require.NoError(t, err, "recording the history of seed %d", seed)
-		require.GreaterOrEqual(t, rec.Clients, 8, ": clients; the history needs at least 8")
+		require.GreaterOrEqual(t, rec.Clients, 8, "clients: the history needs at least 8")
 		for _, op := range rec.History {
 			opsSeen[op.Input.(deviceagent.Input).Op]++
 		}
@@ -81,7 +81,7 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 	// stops doing so fails here rather than checking less in silence.
 	if *linSeed == 0 {
 		for _, op := range []deviceagent.Op{deviceagent.Update, deviceagent.Reregister, deviceagent.Crash, deviceagent.Admit, deviceagent.Remove, deviceagent.Capacity} {
-			assert.NotEqual(t, 0, opsSeen[op], "no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
+			assert.NotZero(t, opsSeen[op], "no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
 		}
 	}
 	if resultsFile != "" {

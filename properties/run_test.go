@@ -61,9 +61,9 @@ func TestRunPassing(t *testing.T) {
 
 	require.True(t, res.Passed, "Passed = %v, Failure = %+v; want a pass", res.Passed, res.Failure)
 	require.Nil(t, res.Failure, "Passed = %v, Failure = %+v; want a pass", res.Passed, res.Failure)
-	assert.NotEqual(t, 0, res.Seed, "Seed = 0; want the derived seed")
+	assert.NotZero(t, res.Seed, "Seed = 0; want the derived seed")
 	assert.Equal(t, 40, res.Tally.Cases, "Tally.Cases")
-	assert.NotEqual(t, 0, res.Tally.Steps, "Tally.Steps = %d, Actions = %v; want the sum of the actions, more than 0", res.Tally.Steps, res.Tally.Actions)
+	assert.NotZero(t, res.Tally.Steps, "Tally.Steps = %d, Actions = %v; want the sum of the actions, more than 0", res.Tally.Steps, res.Tally.Actions)
 	assert.Equal(t, res.Tally.Actions["inc"]+res.Tally.Actions["dec"], res.Tally.Steps, "Tally.Steps = %d, Actions = %v; want the sum of the actions, more than 0", res.Tally.Steps, res.Tally.Actions)
 	// The check runs once before the first action and once after each.
 	got, want := res.Tally.Checked["TEST-BELOW-LIMIT"], res.Tally.Cases+res.Tally.Steps
@@ -97,7 +97,7 @@ func TestRunFailingReplays(t *testing.T) {
 	wantGoTest := fmt.Sprintf("go test ./properties -run 'TestSuites/counter$' -rapid.seed=%d -rapid.steps=20", f.Seed)
 	require.True(t, strings.HasPrefix(f.Message, "TEST-BELOW-LIMIT: "), "Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
 	assert.Contains(t, f.Message, wantGoTest, "Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
-	assert.NotEqual(t, 0, res.Tally.Cases, "Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
+	assert.NotZero(t, res.Tally.Cases, "Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
 	assert.LessOrEqual(t, res.Tally.Cases, 100, "Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
 
 	again := Run(s, RunOptions{Checks: 1, Steps: 20, Seed: f.Seed})

@@ -25,7 +25,7 @@ func TestSuites(t *testing.T) {
 			// A declared invariant the suite never evaluates would appear in
 			// the report as checked when it was not.
 			for _, inv := range s.Invariants {
-				assert.NotEqual(t, 0, tally.Checked[inv.ID], "%s: declared by suite %s but never checked in %d cases", inv.ID, s.Name, tally.Cases)
+				assert.NotZero(t, tally.Checked[inv.ID], "%s: declared by suite %s but never checked in %d cases", inv.ID, s.Name, tally.Cases)
 			}
 		})
 	}
