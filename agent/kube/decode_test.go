@@ -3,7 +3,6 @@ package kube
 import (
 	"errors"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -137,10 +136,10 @@ metadata: {name: web}
 	require.Equal(t, "json", got.Pods[0].Name, "pods %+v, want json then inline", got.Pods)
 	require.Equal(t, "inline", got.Pods[1].Name, "pods %+v, want json then inline", got.Pods)
 	p := got.Pods[0]
-	if p.Namespace != "ns1" || p.Phase != pod.Running || !p.Deleted ||
-		!reflect.DeepEqual(p.Containers[0].Requests, pod.ResourceList{pod.CPU: 500}) {
-		t.Errorf("json pod %+v", p)
-	}
+	assert.Equal(t, "ns1", p.Namespace, "json pod %+v", p)
+	assert.Equal(t, pod.Running, p.Phase, "json pod %+v", p)
+	assert.True(t, p.Deleted, "json pod %+v", p)
+	assert.Equal(t, pod.ResourceList{pod.CPU: 500}, p.Containers[0].Requests, "json pod %+v", p)
 	assert.Equal(t, pod.Burstable, p.QOS(), "QoS %s and %s, want Burstable and BestEffort", p.QOS(), got.Pods[1].QOS())
 	assert.Equal(t, pod.BestEffort, got.Pods[1].QOS(), "QoS %s and %s, want Burstable and BestEffort", p.QOS(), got.Pods[1].QOS())
 	wantNode := Node{Name: "node-1",
