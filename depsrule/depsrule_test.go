@@ -12,12 +12,19 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const (
 	modulePath = "github.com/nodeproof/nodeproof"
 	corePath   = modulePath + "/core"
 	rapidPath  = "pgregory.net/rapid"
+	// testifyPath is allowed in core's and models' tests only: tests compare
+	// structured values with its require/assert diffs, while production code
+	// in core/ and models/ stays standard library only.
+	testifyPath = "github.com/stretchr/testify"
 )
 
 // Rule names, printed in every violation so a reader can find the rule in
@@ -26,7 +33,7 @@ const (
 	ruleCoreImports   = "core imports only the standard library and core/..."
 	ruleModelsImports = "models imports only the standard library"
 	ruleModelsNoCore  = "models never imports core"
-	ruleTestImports   = "tests in core/ and models/ may add only " + rapidPath
+	ruleTestImports   = "tests in core/ and models/ may add only " + rapidPath + " and " + testifyPath + "/..."
 	ruleNoIO          = "core does no I/O, concurrency or randomness (forbidden import)"
 	ruleNoWallClock   = "core takes time as an argument (no wall clock or timers)"
 	ruleNoGoroutines  = "core starts no goroutines"
@@ -134,7 +141,7 @@ func checkCoreImport(importPath string, isTest bool, report func(rule, detail st
 			}
 		}
 	case within(importPath, corePath):
-	case isTest && importPath == rapidPath:
+	case isTest && allowedInTests(importPath):
 	case isTest:
 		report(ruleTestImports, importPath)
 	default:
@@ -147,12 +154,21 @@ func checkModelsImport(importPath string, isTest bool, report func(rule, detail 
 	case isStandard(importPath):
 	case within(importPath, corePath):
 		report(ruleModelsNoCore, importPath)
-	case isTest && importPath == rapidPath:
+	case isTest && allowedInTests(importPath):
 	case isTest:
 		report(ruleTestImports, importPath)
 	default:
 		report(ruleModelsImports, importPath)
 	}
+}
+
+// allowedInTests reports whether a _test.go file in core/ or models/ may
+// import importPath beyond the standard library: rapid for properties, and
+// testify's packages (require, assert) for comparisons with a readable diff.
+// A test binary is not part of what core ships, so neither breaks the
+// determinism contract; the same import in a non-test file is still reported.
+func allowedInTests(importPath string) bool {
+	return importPath == rapidPath || within(importPath, testifyPath)
 }
 
 // isStandard follows the go command's convention: a standard library path has
@@ -180,12 +196,9 @@ func checkSource(name, src string) ([]violation, error) {
 // TestDependencyRules checks every Go file under core/ and models/.
 func TestDependencyRules(t *testing.T) {
 	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found above the test's directory: %v", err)
-	}
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(root, "go.mod"))
+	require.NoError(t, err, "module root not found above the test's directory")
 	checked := 0
 	for _, tree := range []string{"core", "models"} {
 		dir := filepath.Join(root, tree)
@@ -267,6 +280,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -277,6 +292,8 @@ func TestX(t *testing.T) {
 	_ = time.Now()
 	_ = os.Getenv("X")
 	rapid.Check(t, func(*rapid.T) {})
+	require.NoError(t, nil)
+	assert.Equal(t, 1, 1)
 }
 `},
 		{"models/devicemanager/ok.go", `package devicemanager
@@ -298,20 +315,17 @@ func Sorted(s []string) { sort.Strings(s) }
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
-func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) {}) }
+func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) { require.True(t, true) }) }
 `},
 	}
 	for _, g := range good {
 		found, err := checkSource(g.name, g.src)
-		if err != nil {
-			t.Fatalf("%s: %v", g.name, err)
-		}
-		for _, v := range found {
-			t.Errorf("good snippet reported: %s", v)
-		}
+		require.NoError(t, err, g.name)
+		assert.Empty(t, found, "good snippet reported: %s", g.name)
 	}
 
 	bad := []struct {
@@ -321,8 +335,15 @@ func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) {}) }
 			`package x; import _ "github.com/stretchr/testify/assert"`},
 		{"core/x/other_module_pkg.go", ruleCoreImports,
 			`package x; import _ "github.com/nodeproof/nodeproof/agent"`},
-		{"core/x/testify_test.go", ruleTestImports,
-			`package x; import _ "github.com/stretchr/testify/assert"`},
+		// testify is for tests only: production code in core/ and models/
+		// is still rejected for importing it (third_party.go above, and
+		// models/x/testify.go below).
+		{"core/x/other_test_library_test.go", ruleTestImports,
+			`package x; import _ "github.com/google/go-cmp/cmp"`},
+		{"core/x/testify_lookalike_test.go", ruleTestImports,
+			`package x; import _ "github.com/stretchr/testifyx/assert"`},
+		{"core/x/testify_sibling_test.go", ruleTestImports,
+			`package x; import _ "github.com/stretchr/objx"`},
 		{"models/x/third_party.go", ruleModelsImports,
 			`package x; import _ "pgregory.net/rapid"`},
 		{"models/x/module_pkg.go", ruleModelsImports,
@@ -331,8 +352,10 @@ func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) {}) }
 			`package x; import _ "github.com/nodeproof/nodeproof/core/pod"`},
 		{"models/x/core_test.go", ruleModelsNoCore,
 			`package x; import _ "github.com/nodeproof/nodeproof/core/pod"`},
-		{"models/x/testify_test.go", ruleTestImports,
+		{"models/x/testify.go", ruleModelsImports,
 			`package x; import _ "github.com/stretchr/testify/assert"`},
+		{"models/x/other_test_library_test.go", ruleTestImports,
+			`package x; import _ "github.com/google/go-cmp/cmp"`},
 		{"core/x/now.go", ruleNoWallClock,
 			`package x; import "time"; func f() time.Time { return time.Now() }`},
 		{"core/x/since.go", ruleNoWallClock,
@@ -376,19 +399,15 @@ func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) {}) }
 	}
 	for _, b := range bad {
 		found, err := checkSource(b.name, b.src)
-		if err != nil {
-			t.Fatalf("%s: %v", b.name, err)
-		}
-		caught := false
+		require.NoError(t, err, b.name)
+		// Each snippet breaks exactly one rule, possibly at several places.
+		rules := make([]string, 0, len(found))
 		for _, v := range found {
-			if v.rule == b.rule {
-				caught = true
-			} else {
-				t.Errorf("%s: reported under another rule: %s", b.name, v)
-			}
+			rules = append(rules, v.rule)
 		}
-		if !caught {
-			t.Errorf("%s: not reported under %q (got %v)", b.name, b.rule, found)
+		assert.NotEmpty(t, rules, "%s: not reported under %q", b.name, b.rule)
+		for i, rule := range rules {
+			assert.Equal(t, b.rule, rule, "%s: reported under another rule: %s", b.name, found[i])
 		}
 	}
 }

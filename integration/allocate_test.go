@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin"
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAllocateFaults: whatever goes wrong with the Allocate RPC, the pod is
@@ -38,9 +39,8 @@ func TestAllocateFaults(t *testing.T) {
 			e.waitCapacity(2, 2)
 			p.SetFault(testplugin.Allocate, tc.fault)
 
-			if msg := e.admitFails(podWith("refused", 1)); !strings.Contains(msg, tc.want) {
-				t.Errorf("admission failed with %q, want it to contain %q", msg, tc.want)
-			}
+			msg := e.admitFails(podWith("refused", 1))
+			assert.Contains(t, msg, tc.want, "admission failed with %q, want it to contain %q", msg, tc.want)
 			if tc.fault.Crash {
 				// The plugin is gone for good; a new instance takes over.
 				e.waitPlugins(0)
@@ -49,13 +49,10 @@ func TestAllocateFaults(t *testing.T) {
 			}
 			p.SetFault(testplugin.Allocate, testplugin.Fault{})
 			e.admit(podWith("next", 2))
-			if got := allocated(p); !slices.Equal(got[len(got)-1], []string{"d0", "d1"}) {
-				t.Errorf("Allocate calls %v, want the last for d0 and d1", got)
-			}
+			got := allocated(p)
+			assert.True(t, slices.Equal(got[len(got)-1], []string{"d0", "d1"}), "Allocate calls %v, want the last for d0 and d1", got)
 			for _, entry := range e.readCheckpoint().PodDeviceEntries {
-				if entry.PodUID == "refused" {
-					t.Errorf("the checkpoint records the refused pod: %+v", entry)
-				}
+				assert.NotEqual(t, "refused", entry.PodUID, "the checkpoint records the refused pod: %+v", entry)
 			}
 		})
 	}
@@ -68,12 +65,10 @@ func TestAllocateDelayWithinDeadline(t *testing.T) {
 	p.SetFault(testplugin.Allocate, testplugin.Fault{Delay: 20 * time.Millisecond})
 	e.admit(podWith("pod1", 1))
 	opts, err := e.agent.StartContainer(context.Background(), podWith("pod1", 1), "app")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if opts == nil || len(opts.Envs) != 1 || opts.Envs[0].Value != "d0" {
-		t.Errorf("run options %+v, want the plugin's TESTPLUGIN_DEVICES=d0", opts)
-	}
+	require.NoError(t, err)
+	require.NotNil(t, opts, "run options %+v, want the plugin's TESTPLUGIN_DEVICES=d0", opts)
+	require.Len(t, opts.Envs, 1, "run options %+v, want the plugin's TESTPLUGIN_DEVICES=d0", opts)
+	assert.Equal(t, "d0", opts.Envs[0].Value, "run options %+v, want the plugin's TESTPLUGIN_DEVICES=d0", opts)
 }
 
 func TestPreferredAllocation(t *testing.T) {
@@ -84,21 +79,21 @@ func TestPreferredAllocation(t *testing.T) {
 	// The plugin prefers the last devices offered; the agent follows it.
 	e.admit(podWith("pod1", 1))
 	calls := p.Calls(testplugin.GetPreferredAllocation)
-	if len(calls) != 1 || !slices.Equal(calls[0].DeviceIDs, []string{"d0", "d1", "d2", "d3"}) || calls[0].Size != 1 {
-		t.Errorf("GetPreferredAllocation calls %+v, want one offering d0..d3 for 1 device", calls)
-	}
+	require.Len(t, calls, 1, "GetPreferredAllocation calls %+v, want one offering d0..d3 for 1 device", calls)
+	require.True(t, slices.Equal(calls[0].DeviceIDs, []string{"d0", "d1", "d2", "d3"}), "GetPreferredAllocation calls %+v, want one offering d0..d3 for 1 device", calls)
+	assert.Equal(t, 1, calls[0].Size, "GetPreferredAllocation calls %+v, want one offering d0..d3 for 1 device", calls)
 	// IDs the plugin never had are ignored: the default order applies.
 	p.SetFault(testplugin.GetPreferredAllocation, testplugin.Fault{Malformed: testplugin.UnknownDeviceIDs})
 	e.admit(podWith("pod2", 1))
-	if got := allocated(p); len(got) != 2 || got[0][0] != "d3" || got[1][0] != "d0" {
-		t.Errorf("Allocate calls %v, want d3 (preferred) then d0 (preference unusable)", got)
-	}
+	got := allocated(p)
+	require.Len(t, got, 2, "Allocate calls %v, want d3 (preferred) then d0 (preference unusable)", got)
+	assert.Equal(t, "d3", got[0][0], "Allocate calls %v, want d3 (preferred) then d0 (preference unusable)", got)
+	assert.Equal(t, "d0", got[1][0], "Allocate calls %v, want d3 (preferred) then d0 (preference unusable)", got)
 	// A failed GetPreferredAllocation fails the admission, as upstream.
 	p.SetFault(testplugin.GetPreferredAllocation, testplugin.Fault{Err: errors.New("no opinion")})
 	msg := e.admitFails(podWith("pod3", 1))
-	if want := "device plugin GetPreferredAllocation rpc failed with err: rpc error: code = Unknown desc = no opinion"; !strings.Contains(msg, want) {
-		t.Errorf("admission failed with %q, want %q", msg, want)
-	}
+	want := "device plugin GetPreferredAllocation rpc failed with err: rpc error: code = Unknown desc = no opinion"
+	assert.Contains(t, msg, want, "admission failed with %q, want %q", msg, want)
 }
 
 // TestInitContainersFirst: containers are allocated init containers first;
@@ -111,9 +106,10 @@ func TestInitContainersFirst(t *testing.T) {
 		InitContainers: []pod.Container{{Name: "init", Limits: pod.ResourceList{res: 1}}},
 		Containers:     []pod.Container{{Name: "app", Limits: pod.ResourceList{res: 2}}},
 	})
-	if got := allocated(p); len(got) != 2 || !slices.Equal(got[0], []string{"d0"}) || !slices.Equal(got[1], []string{"d0", "d1"}) {
-		t.Errorf("Allocate calls %v, want [d0] for the init container, then [d0 d1] for the app container", got)
-	}
+	got := allocated(p)
+	require.Len(t, got, 2, "Allocate calls %v, want [d0] for the init container, then [d0 d1] for the app container", got)
+	require.True(t, slices.Equal(got[0], []string{"d0"}), "Allocate calls %v, want [d0] for the init container, then [d0 d1] for the app container", got)
+	assert.True(t, slices.Equal(got[1], []string{"d0", "d1"}), "Allocate calls %v, want [d0] for the init container, then [d0 d1] for the app container", got)
 }
 
 func TestPreStartContainer(t *testing.T) {
@@ -128,21 +124,17 @@ func TestPreStartContainer(t *testing.T) {
 		{Name: "app", Limits: pod.ResourceList{res: 1, "example.com/other": 1}},
 	}}
 	e.admit(both)
-	if _, err := e.agent.StartContainer(context.Background(), both, "app"); err != nil {
-		t.Fatal(err)
-	}
-	if got := required.Calls(testplugin.PreStartContainer); len(got) != 1 || !slices.Equal(got[0].DeviceIDs, []string{"d0"}) {
-		t.Errorf("PreStartContainer calls %+v, want one for d0", got)
-	}
-	if got := other.Calls(testplugin.PreStartContainer); len(got) != 0 {
-		t.Errorf("a plugin that does not require PreStartContainer got %+v", got)
-	}
+	_, err := e.agent.StartContainer(context.Background(), both, "app")
+	require.NoError(t, err)
+	got := required.Calls(testplugin.PreStartContainer)
+	require.Len(t, got, 1, "PreStartContainer calls %+v, want one for d0", got)
+	assert.True(t, slices.Equal(got[0].DeviceIDs, []string{"d0"}), "PreStartContainer calls %+v, want one for d0", got)
+	assert.Empty(t, other.Calls(testplugin.PreStartContainer), "a plugin that does not require PreStartContainer")
 
 	required.SetFault(testplugin.PreStartContainer, testplugin.Fault{Err: errors.New("not ready")})
-	_, err := e.agent.StartContainer(context.Background(), both, "app")
-	if want := "device plugin PreStartContainer rpc failed with err: rpc error: code = Unknown desc = not ready"; err == nil || err.Error() != want {
-		t.Errorf("StartContainer with a failing PreStartContainer returned %v, want %q", err, want)
-	}
+	_, err = e.agent.StartContainer(context.Background(), both, "app")
+	want := "device plugin PreStartContainer rpc failed with err: rpc error: code = Unknown desc = not ready"
+	assert.EqualError(t, err, want, "StartContainer with a failing PreStartContainer returned %v, want %q", err, want)
 }
 
 // TestStopEndsHungAdmission: Stop closes every plugin connection, so an
@@ -178,9 +170,7 @@ func TestStopEndsHungAdmission(t *testing.T) {
 	select {
 	case err := <-done:
 		var ae *deviceplugin.AdmissionError
-		if !errors.As(err, &ae) {
-			t.Errorf("the hung admission returned %v, want an *AdmissionError", err)
-		}
+		assert.True(t, errors.As(err, &ae), "the hung admission returned %v, want an *AdmissionError", err)
 	case <-time.After(waitLimit):
 		t.Fatal("the admission still hangs after Stop")
 	}

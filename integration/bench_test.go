@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin"
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkAdmitCycle measures admissions through real sockets. Each
@@ -31,9 +32,7 @@ func BenchmarkAdmitCycle(b *testing.B) {
 	for b.Loop() {
 		uid := "pod" + strconv.Itoa(len(latencies))
 		began := time.Now()
-		if err := e.agent.Admit(ctx, podWith(uid, 1)); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, e.agent.Admit(ctx, podWith(uid, 1)))
 		latencies = append(latencies, time.Since(began))
 		e.agent.RemovePod(uid)
 		e.agent.CollectGarbage()

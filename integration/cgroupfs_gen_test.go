@@ -14,6 +14,7 @@ import (
 	"github.com/nodeproof/nodeproof/agent/cgroupfs"
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/require"
 )
 
 // Bounds of the generated nodes: few enough cgroups that a check stays in
@@ -126,9 +127,7 @@ func genPod(t *rapid.T, uid string) *pod.Pod {
 func TestCgroupApplyGenerated(t *testing.T) {
 	m := newCgroupManager(t, cpuCtrl, memoryCtrl, pidsCtrl)
 	rapid.Check(t, func(t *rapid.T) {
-		if err := m.Delete(); err != nil {
-			t.Fatalf("Delete before the check: %v", err)
-		}
+		require.NoError(t, m.Delete(), "Delete before the check")
 		cfg := genNodeConfig(t, m)
 		var pods []*pod.Pod
 		inodes := map[string]uint64{} // path → directory inode after the last step
@@ -143,12 +142,8 @@ func TestCgroupApplyGenerated(t *testing.T) {
 				pods = append(pods, genPod(t, fmt.Sprintf("%08x-0000-4000-8000-%012x", next, step)))
 			}
 			h, err := cgroups.Build(cfg, pods)
-			if err != nil {
-				t.Fatalf("step %d: Build: %v", step, err)
-			}
-			if err := m.Apply(h); err != nil {
-				t.Fatalf("step %d: Apply: %v", step, err)
-			}
+			require.NoError(t, err, "step %d: Build", step)
+			require.NoError(t, m.Apply(h), "step %d: Apply", step)
 			checkApplied(t, m, h, coreFiles(t, m.Version(), h))
 			now := map[string]uint64{}
 			for _, cg := range h {
@@ -164,9 +159,7 @@ func TestCgroupApplyGenerated(t *testing.T) {
 			}
 			inodes = now
 		}
-		if err := m.Delete(); err != nil {
-			t.Fatalf("Delete: %v", err)
-		}
+		require.NoError(t, m.Delete(), "Delete")
 	})
 }
 
@@ -174,9 +167,7 @@ func TestCgroupApplyGenerated(t *testing.T) {
 func dirInode(t reporter, m *cgroupfs.Manager, path string) uint64 {
 	t.Helper()
 	dirs, err := m.Dirs(path)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	require.NoError(t, err)
 	return inode(t, dirs[0])
 }
 
@@ -239,9 +230,7 @@ func BenchmarkApplyReadBack110Pods(b *testing.B) {
 	n := 0
 	for b.Loop() {
 		create += elapsedMs(func() {
-			if err := m.Apply(h); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, m.Apply(h))
 		})
 		verify += elapsedMs(func() {
 			for _, cg := range h {
@@ -251,14 +240,10 @@ func BenchmarkApplyReadBack110Pods(b *testing.B) {
 			}
 		})
 		update += elapsedMs(func() {
-			if err := m.Apply(resized); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, m.Apply(resized))
 		})
 		remove += elapsedMs(func() {
-			if err := m.Delete(); err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, m.Delete())
 		})
 		n++
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // seedManifest holds seed 004's three pods as real manifests; the CLI's
@@ -33,13 +35,9 @@ type seedCgroup struct {
 func TestCgroupSeedWorkedExample(t *testing.T) {
 	m := newCgroupManager(t, cpuCtrl, memoryCtrl, pidsCtrl)
 	data, err := os.ReadFile(seedManifest)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	manifests, err := kube.Decode(data, kube.Options{})
-	if err != nil {
-		t.Fatalf("decoding %s: %v", seedManifest, err)
-	}
+	require.NoError(t, err, "decoding %s", seedManifest)
 	pods := make([]*pod.Pod, len(manifests.Pods))
 	for i := range manifests.Pods {
 		pods[i] = &manifests.Pods[i]
@@ -79,15 +77,9 @@ func TestCgroupSeedWorkedExample(t *testing.T) {
 			reserved := int64(100)
 			cfg.QOSReservedMemoryPercent = &reserved
 			h, err := cgroups.Build(cfg, pods)
-			if err != nil {
-				t.Fatalf("Build: %v", err)
-			}
-			if len(h) != len(want[driver]) {
-				t.Errorf("core built %d cgroups, the seed has %d", len(h), len(want[driver]))
-			}
-			if err := m.Apply(h); err != nil {
-				t.Fatalf("Apply: %v", err)
-			}
+			require.NoError(t, err, "Build")
+			assert.Len(t, h, len(want[driver]), "core built %d cgroups, the seed has %d", len(h), len(want[driver]))
+			require.NoError(t, m.Apply(h), "Apply")
 			checkApplied(t, m, h, coreFiles(t, m.Version(), h))
 			for _, cg := range h {
 				seed, ok := want[driver][cg.Path]
@@ -101,18 +93,12 @@ func TestCgroupSeedWorkedExample(t *testing.T) {
 					names = append(names, name)
 				}
 				got, err := m.Read(cg.Path, names)
-				if err != nil {
-					t.Fatalf("%s: %v", cg.Path, err)
-				}
+				require.NoError(t, err, "%s", cg.Path)
 				for name, value := range files {
-					if got[name] != value {
-						t.Errorf("%s: %s = %q, the seed says %q", cg.Path, name, got[name], value)
-					}
+					assert.Equal(t, value, got[name], "%s: %s", cg.Path, name)
 				}
 			}
-			if err := m.Delete(); err != nil {
-				t.Fatalf("Delete: %v", err)
-			}
+			require.NoError(t, m.Delete(), "Delete")
 		})
 	}
 }

@@ -23,6 +23,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/cgroupfs"
 	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Controllers the tests need, by name.
@@ -34,11 +36,13 @@ const (
 )
 
 // reporter is what the cgroup checks need of a *testing.T, a *testing.B or
-// a *rapid.T.
+// a *rapid.T. Errorf and FailNow make it a testify TestingT, so the checks
+// can compare with require and assert.
 type reporter interface {
 	Helper()
 	Errorf(format string, args ...any)
 	Fatalf(format string, args ...any)
+	FailNow()
 	Logf(format string, args ...any)
 }
 
@@ -88,18 +92,12 @@ func newCgroupManagerWith(t testing.TB, opts cgroupfs.Options, need ...string) *
 		t.Fatalf("creating a probe cgroup: %v", err)
 	}
 	t.Cleanup(func() {
-		if err := m.Delete(); err != nil {
-			t.Errorf("Delete: %v", err)
-		}
+		assert.NoError(t, m.Delete(), "Delete")
 		assertNoLeftovers(t, root)
 	})
-	if err := m.Apply(nil); err != nil {
-		t.Fatalf("removing the probe cgroup: %v", err)
-	}
+	require.NoError(t, m.Apply(nil), "removing the probe cgroup")
 	// Tests start without even the root, so they can tell what they wrote.
-	if err := m.Delete(); err != nil {
-		t.Fatalf("removing the probe's root: %v", err)
-	}
+	require.NoError(t, m.Delete(), "removing the probe's root")
 	return m
 }
 
@@ -109,9 +107,7 @@ func assertNoLeftovers(t testing.TB, root string) {
 	t.Helper()
 	candidates := []string{cgroupMountDir}
 	entries, err := os.ReadDir(cgroupMountDir)
-	if err != nil {
-		t.Fatalf("listing %s: %v", cgroupMountDir, err)
-	}
+	require.NoError(t, err, "listing %s", cgroupMountDir)
 	for _, e := range entries {
 		candidates = append(candidates, filepath.Join(cgroupMountDir, e.Name()))
 	}
@@ -122,13 +118,10 @@ func assertNoLeftovers(t testing.TB, root string) {
 			continue
 		}
 		mounts++
-		if _, err := os.Lstat(filepath.Join(dir, root)); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("cgroup %s left behind under %s (stat: %v)", root, dir, err)
-		}
+		_, err := os.Lstat(filepath.Join(dir, root))
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "cgroup %s left behind under %s (stat: %v)", root, dir, err)
 	}
-	if mounts == 0 {
-		t.Errorf("no cgroup mount found under %s to check for leftovers", cgroupMountDir)
-	}
+	assert.NotZero(t, mounts, "no cgroup mount found under %s to check for leftovers", cgroupMountDir)
 }
 
 // coreFiles is what core renders for each cgroup of h on version v
@@ -136,9 +129,7 @@ func assertNoLeftovers(t testing.TB, root string) {
 func coreFiles(t reporter, v cgroups.Version, h []cgroups.Cgroup) map[string][]cgroups.File {
 	t.Helper()
 	rendered, err := cgroups.Hierarchy(h).Files(v)
-	if err != nil {
-		t.Fatalf("core refuses to render the hierarchy for v%d: %v", v, err)
-	}
+	require.NoError(t, err, "core refuses to render the hierarchy for v%d", v)
 	out := make(map[string][]cgroups.File, len(rendered))
 	for _, cf := range rendered {
 		out[cf.Path] = cf.Files
@@ -165,14 +156,10 @@ func checkApplied(t reporter, m *cgroupfs.Manager, h []cgroups.Cgroup, want map[
 		switch {
 		case err == nil:
 		case errors.As(err, &mismatch) || errors.As(err, &un):
-			if mismatch != nil {
-				t.Errorf("%v", mismatch)
-			}
+			assert.Nil(t, mismatch)
 			if un != nil {
 				for _, c := range un.Controllers {
-					if !slices.Contains(m.Missing(), c) {
-						t.Errorf("%s: %s reported unsupported though the manager has it: %v", cg.Path, c, un)
-					}
+					assert.True(t, slices.Contains(m.Missing(), c), "%s: %s reported unsupported though the manager has it: %v", cg.Path, c, un)
 				}
 				unsupported += len(un.Files)
 			}
@@ -183,9 +170,7 @@ func checkApplied(t reporter, m *cgroupfs.Manager, h []cgroups.Cgroup, want map[
 		checked += len(files)
 	}
 	checked -= unsupported
-	if checked == 0 {
-		t.Errorf("no file was compared (%d unsupported)", unsupported)
-	}
+	assert.NotZero(t, checked, "no file was compared (%d unsupported)", unsupported)
 	if unsupported > 0 {
 		t.Logf("%d files not checked: controllers %v are missing on this host", unsupported, m.Missing())
 	}
@@ -288,13 +273,9 @@ func TestCgroupApplyRealisticNode(t *testing.T) {
 	// The table is typed out by hand from the spec; core must agree with it
 	// before the filesystem is asked anything.
 	for path, got := range coreFiles(t, m.Version(), h) {
-		if !slices.Equal(got, want[path]) {
-			t.Errorf("%s: core renders %v, the table says %v", path, got, want[path])
-		}
+		assert.True(t, slices.Equal(got, want[path]), "%s: core renders %v, the table says %v", path, got, want[path])
 	}
-	if err := m.Apply(h); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
+	require.NoError(t, m.Apply(h), "Apply")
 	t.Logf("compared %d files", checkApplied(t, m, h, want))
 
 	burstable := "kubepods/burstable/pod4e5f6a7b-8c9d-4e0f-a1b2-c3d4e5f6a704"
@@ -309,12 +290,8 @@ func TestCgroupApplyRealisticNode(t *testing.T) {
 			dir = filepath.Join(m.RootDirs()[0], burstable)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := strings.TrimSpace(string(b)); got != value {
-			t.Errorf("%s/%s = %q, want %q", dir, file, got, value)
-		}
+		require.NoError(t, err)
+		assert.Equal(t, value, strings.TrimSpace(string(b)), "%s/%s", dir, file)
 	}
 }
 
@@ -323,22 +300,17 @@ func TestCgroupApplyRealisticNode(t *testing.T) {
 func inode(t reporter, dir string) uint64 {
 	t.Helper()
 	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		t.Fatalf("stat %s: %v", dir, err)
-	}
+	require.NoError(t, unix.Stat(dir, &st), "stat %s", dir)
 	return st.Ino
 }
 
 func assertGone(t reporter, m *cgroupfs.Manager, path string) {
 	t.Helper()
 	dirs, err := m.Dirs(path)
-	if err != nil {
-		t.Fatalf("%v", err)
-	}
+	require.NoError(t, err)
 	for _, d := range dirs {
-		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s still exists after its pod went away (stat: %v)", d, err)
-		}
+		_, err := os.Lstat(d)
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "%s still exists after its pod went away (stat: %v)", d, err)
 	}
 }
 
@@ -358,16 +330,12 @@ func TestCgroupPodsComeAndGo(t *testing.T) {
 		CPUShares: u64(256), CPUQuota: i64(20000), CPUPeriod: u64(100000)}}
 	apply := func(h ...cgroups.Cgroup) {
 		t.Helper()
-		if err := m.Apply(h); err != nil {
-			t.Fatalf("Apply: %v", err)
-		}
+		require.NoError(t, m.Apply(h), "Apply")
 		checkApplied(t, m, h, coreFiles(t, m.Version(), h))
 	}
 	dirOf := func(path string) string {
 		dirs, err := m.Dirs(path)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return dirs[0]
 	}
 
@@ -377,16 +345,13 @@ func TestCgroupPodsComeAndGo(t *testing.T) {
 	// A pod arrives; the burstable tier's shares grow with it.
 	tiers[1].Config.CPUShares = u64(768)
 	apply(tiers[0], tiers[1], podA, podB)
-	if inode(t, dirOf(podA.Path)) != inoA || inode(t, dirOf(tiers[1].Path)) != inoTier {
-		t.Errorf("adding a pod recreated the cgroups that stayed")
-	}
+	assert.Equal(t, inoA, inode(t, dirOf(podA.Path)), "adding a pod recreated the cgroups that stayed")
+	assert.Equal(t, inoTier, inode(t, dirOf(tiers[1].Path)), "adding a pod recreated the cgroups that stayed")
 
 	// A pod is resized in place.
 	podA.Config.Memory = i64(256 << 20)
 	apply(tiers[0], tiers[1], podA, podB)
-	if inode(t, dirOf(podA.Path)) != inoA {
-		t.Errorf("resizing a pod recreated its cgroup")
-	}
+	assert.Equal(t, inoA, inode(t, dirOf(podA.Path)), "resizing a pod recreated its cgroup")
 
 	// A pod goes away.
 	apply(tiers[0], tiers[1], podB)
@@ -397,24 +362,20 @@ func TestCgroupPodsComeAndGo(t *testing.T) {
 	// without an error of its own, and the next Apply after the process
 	// ends removes both.
 	c := startChild(t, childSpin)
-	if err := m.AddProc(podB.Path, c.pid()); err != nil {
-		t.Fatalf("AddProc: %v", err)
-	}
+	require.NoError(t, m.AddProc(podB.Path, c.pid()), "AddProc")
 	err := m.Apply([]cgroups.Cgroup{tiers[0]})
 	var fe *cgroupfs.FileError
-	if !errors.As(err, &fe) || fe.Op != "rmdir" || fe.Path != podB.Path || !errors.Is(err, unix.EBUSY) {
-		t.Fatalf("removing a cgroup with a process: got %v, want an rmdir EBUSY FileError for %s", err, podB.Path)
-	}
+	require.True(t, errors.As(err, &fe), "removing a cgroup with a process: got %v, want an rmdir EBUSY FileError for %s", err, podB.Path)
+	require.Equal(t, "rmdir", fe.Op, "removing a cgroup with a process: got %v, want an rmdir EBUSY FileError for %s", err, podB.Path)
+	require.Equal(t, podB.Path, fe.Path, "removing a cgroup with a process: got %v, want an rmdir EBUSY FileError for %s", err, podB.Path)
+	require.True(t, errors.Is(err, unix.EBUSY), "removing a cgroup with a process: got %v, want an rmdir EBUSY FileError for %s", err, podB.Path)
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && len(joined.Unwrap()) != 1 {
 		t.Errorf("got %d errors, want only the busy pod's: %v", len(joined.Unwrap()), err)
 	}
-	if _, err := os.Stat(dirOf(tiers[1].Path)); err != nil {
-		t.Errorf("the busy pod's tier is gone: %v", err)
-	}
+	_, err = os.Stat(dirOf(tiers[1].Path))
+	assert.NoError(t, err, "the busy pod's tier is gone")
 	c.kill(t)
-	if err := m.Apply([]cgroups.Cgroup{tiers[0]}); err != nil {
-		t.Fatalf("Apply after the process ended: %v", err)
-	}
+	require.NoError(t, m.Apply([]cgroups.Cgroup{tiers[0]}), "Apply after the process ended")
 	assertGone(t, m, podB.Path)
 	assertGone(t, m, tiers[1].Path)
 }
@@ -433,9 +394,7 @@ type child struct {
 func startChild(t testing.TB, mode string) *child {
 	t.Helper()
 	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := &child{release: w, done: make(chan struct{})}
 	c.cmd = exec.Command(os.Args[0])
 	c.cmd.Env = append(os.Environ(), childEnv+"="+mode)
@@ -466,9 +425,8 @@ func (c *child) pid() int { return c.cmd.Process.Pid }
 // start lets the child run its workload.
 func (c *child) start(t testing.TB) {
 	t.Helper()
-	if _, err := c.release.Write([]byte{1}); err != nil {
-		t.Fatalf("releasing the child: %v", err)
-	}
+	_, err := c.release.Write([]byte{1})
+	require.NoError(t, err, "releasing the child")
 }
 
 // wait waits for the child to end, at most waitLimit.
@@ -509,9 +467,7 @@ func killedBy(err error, sig syscall.Signal) bool {
 func readStat(t testing.TB, m *cgroupfs.Manager, path, file string) map[string]int64 {
 	t.Helper()
 	v, err := m.Read(path, []string{file})
-	if err != nil {
-		t.Fatalf("reading %s: %v", file, err)
-	}
+	require.NoError(t, err, "reading %s", file)
 	out := map[string]int64{}
 	for _, line := range strings.Split(v[file], "\n") {
 		k, val, ok := strings.Cut(line, " ")
@@ -519,9 +475,7 @@ func readStat(t testing.TB, m *cgroupfs.Manager, path, file string) map[string]i
 			continue
 		}
 		n, err := strconv.ParseInt(val, 10, 64)
-		if err != nil {
-			t.Fatalf("%s: line %q: %v", file, line, err)
-		}
+		require.NoError(t, err, "%s: line %q", file, line)
 		out[k] = n
 	}
 	return out
@@ -546,47 +500,30 @@ func TestCgroupMemoryLimitOOMKills(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	c := startChild(t, childAllocate)
-	if err := m.AddProc(pod, c.pid()); err != nil {
-		t.Fatalf("AddProc: %v", err)
-	}
+	require.NoError(t, m.AddProc(pod, c.pid()), "AddProc")
 	c.start(t)
 	err := c.wait(t)
-	if !killedBy(err, syscall.SIGKILL) {
-		t.Fatalf("the child ended with %v, want SIGKILL from the OOM killer; stderr: %s", err, c.stderr.String())
-	}
+	require.True(t, killedBy(err, syscall.SIGKILL), "the child ended with %v, want SIGKILL from the OOM killer; stderr: %s", err, c.stderr.String())
 
 	if m.Version() == cgroups.V1 {
 		v, err := m.Read(pod, []string{"memory.failcnt", "memory.max_usage_in_bytes"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		failcnt, _ := strconv.ParseInt(v["memory.failcnt"], 10, 64)
 		peak, _ := strconv.ParseInt(v["memory.max_usage_in_bytes"], 10, 64)
 		oom := readStat(t, m, pod, "memory.oom_control")
 		t.Logf("memory.failcnt=%d memory.max_usage_in_bytes=%d oom_kill=%d", failcnt, peak, oom["oom_kill"])
-		if failcnt == 0 {
-			t.Errorf("memory.failcnt = 0: the limit never refused a charge")
-		}
-		if oom["oom_kill"] < 1 {
-			t.Errorf("memory.oom_control oom_kill = %d, want >= 1", oom["oom_kill"])
-		}
-		if peak > limit+overshoot {
-			t.Errorf("peak usage %d passed the limit %d by more than %d", peak, limit, overshoot)
-		}
+		assert.NotZero(t, failcnt, "memory.failcnt = 0: the limit never refused a charge")
+		assert.GreaterOrEqual(t, oom["oom_kill"], int64(1), "memory.oom_control oom_kill")
+		assert.LessOrEqual(t, peak, int64(limit+overshoot), "peak usage %d passed the limit %d by more than %d", peak, limit, overshoot)
 	} else {
 		events := readStat(t, m, pod, "memory.events")
 		v, err := m.Read(pod, []string{"memory.peak"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		peak, _ := strconv.ParseInt(v["memory.peak"], 10, 64)
 		t.Logf("memory.events max=%d oom_kill=%d memory.peak=%d", events["max"], events["oom_kill"], peak)
-		if events["max"] == 0 || events["oom_kill"] < 1 {
-			t.Errorf("memory.events max=%d oom_kill=%d, want both > 0", events["max"], events["oom_kill"])
-		}
-		if peak > limit+overshoot {
-			t.Errorf("peak usage %d passed the limit %d by more than %d", peak, limit, overshoot)
-		}
+		assert.NotZero(t, events["max"], "memory.events max=%d oom_kill=%d, want both > 0", events["max"], events["oom_kill"])
+		assert.GreaterOrEqual(t, events["oom_kill"], int64(1), "memory.events max=%d oom_kill=%d, want both > 0", events["max"], events["oom_kill"])
+		assert.LessOrEqual(t, peak, int64(limit+overshoot), "peak usage %d passed the limit %d by more than %d", peak, limit, overshoot)
 	}
 }
 
@@ -605,9 +542,7 @@ func TestCgroupCPUQuotaThrottles(t *testing.T) {
 		t.Fatalf("Apply: %v", err)
 	}
 	c := startChild(t, childSpin)
-	if err := m.AddProc(pod, c.pid()); err != nil {
-		t.Fatalf("AddProc: %v", err)
-	}
+	require.NoError(t, m.AddProc(pod, c.pid()), "AddProc")
 	c.start(t)
 
 	throttledKey, timeKey := "nr_throttled", "throttled_time"
@@ -623,9 +558,7 @@ func TestCgroupCPUQuotaThrottles(t *testing.T) {
 		if stat[throttledKey] > 0 && stat[timeKey] > 0 {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no throttling (%s > 0 and %s > 0) within %v: cpu.stat %v", throttledKey, timeKey, waitLimit, stat)
-		}
+		require.False(t, time.Now().After(deadline), "no throttling (%s > 0 and %s > 0) within %v: cpu.stat %v", throttledKey, timeKey, waitLimit, stat)
 		<-tick.C
 	}
 	c.kill(t)
@@ -641,34 +574,21 @@ func TestCgroupDeleteLeavesNothing(t *testing.T) {
 	for _, c := range realisticNode() {
 		h = append(h, c.cg)
 	}
-	if err := m.Apply(h); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
+	require.NoError(t, m.Apply(h), "Apply")
 	roots := m.RootDirs()
 	leftover := filepath.Join(roots[0], "kubepods", "burstable", "pod-from-an-earlier-run", "container")
-	if err := os.MkdirAll(leftover, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(leftover, 0o755))
 	restarted, err := cgroupfs.New(cgroupfs.Options{Root: m.Root(), Version: m.Version(),
 		Logger: slog.New(slog.NewTextHandler(&logSink{t: t}, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := restarted.Delete(); err != nil {
-		t.Fatalf("Delete: %v", err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, restarted.Delete(), "Delete")
 	for _, d := range roots {
-		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s still exists after Delete (stat: %v)", d, err)
-		}
+		_, err := os.Lstat(d)
+		assert.True(t, errors.Is(err, fs.ErrNotExist), "%s still exists after Delete (stat: %v)", d, err)
 	}
 	assertNoLeftovers(t, m.Root())
-	if err := restarted.Delete(); err != nil {
-		t.Errorf("second Delete: %v", err)
-	}
-	if err := m.Delete(); err != nil {
-		t.Errorf("Delete by the first manager after the tree is gone: %v", err)
-	}
+	assert.NoError(t, restarted.Delete(), "second Delete")
+	assert.NoError(t, m.Delete(), "Delete by the first manager after the tree is gone")
 }
 
 // TestCgroupBadInputWritesNothing gives Apply, Read and AddProc paths and
@@ -710,25 +630,20 @@ func TestCgroupBadInputWritesNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := m.Apply(tc.h)
 			var ie *cgroupfs.InputError
-			if !errors.As(err, &ie) {
-				t.Fatalf("Apply: got %v, want an *InputError", err)
-			}
-			if !strings.HasPrefix(ie.Field, tc.field) || !strings.Contains(ie.Rule, tc.ruleWords) {
-				t.Errorf("got field %q rule %q (%v); want field %q and a rule saying %q", ie.Field, ie.Rule, err, tc.field, tc.ruleWords)
-			}
+			require.True(t, errors.As(err, &ie), "Apply: got %v, want an *InputError", err)
+			require.True(t, strings.HasPrefix(ie.Field, tc.field), "got field %q rule %q (%v); want field %q and a rule saying %q", ie.Field, ie.Rule, err, tc.field, tc.ruleWords)
+			assert.Contains(t, ie.Rule, tc.ruleWords, "got field %q rule %q (%v); want field %q and a rule saying %q", ie.Field, ie.Rule, err, tc.field, tc.ruleWords)
 			for _, d := range m.RootDirs() {
-				if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
-					t.Errorf("bad input reached the filesystem: %s exists", d)
-				}
+				_, err := os.Lstat(d)
+				assert.True(t, errors.Is(err, fs.ErrNotExist), "bad input reached the filesystem: %s exists", d)
 			}
 		})
 	}
 	if m.Version() == cgroups.V1 {
 		err := m.Apply([]cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{Unified: map[string]string{"memory.min": "1"}}}})
 		var ie *cgroupfs.InputError
-		if !errors.As(err, &ie) || ie.Field != "hierarchy[0].Config.Unified" {
-			t.Errorf("Unified on v1: got %v, want an *InputError for hierarchy[0].Config.Unified", err)
-		}
+		require.True(t, errors.As(err, &ie), "Unified on v1: got %v, want an *InputError for hierarchy[0].Config.Unified", err)
+		assert.Equal(t, "hierarchy[0].Config.Unified", ie.Field, "Unified on v1: got %v, want an *InputError for hierarchy[0].Config.Unified", err)
 	}
 	for _, tc := range []struct {
 		path  string
@@ -743,14 +658,13 @@ func TestCgroupBadInputWritesNothing(t *testing.T) {
 	} {
 		_, err := m.Read(tc.path, tc.files)
 		var ie *cgroupfs.InputError
-		if !errors.As(err, &ie) || ie.Field != tc.field {
-			t.Errorf("Read(%q, %q): got %v, want an *InputError for %s", tc.path, tc.files, err, tc.field)
-		}
+		require.True(t, errors.As(err, &ie), "Read(%q, %q): got %v, want an *InputError for %s", tc.path, tc.files, err, tc.field)
+		assert.Equal(t, tc.field, ie.Field, "Read(%q, %q): got %v, want an *InputError for %s", tc.path, tc.files, err, tc.field)
 	}
 	var ie *cgroupfs.InputError
-	if err := m.AddProc("kubepods/../..", os.Getpid()); !errors.As(err, &ie) || ie.Field != "path" {
-		t.Errorf("AddProc with ..: got %v, want an *InputError for path", err)
-	}
+	err := m.AddProc("kubepods/../..", os.Getpid())
+	require.True(t, errors.As(err, &ie), "AddProc with ..: got %v, want an *InputError for path", err)
+	assert.Equal(t, "path", ie.Field, "AddProc with ..: got %v, want an *InputError for path", err)
 }
 
 // TestCgroupKernelRefusalNamesFile writes a value core renders but the
@@ -765,12 +679,12 @@ func TestCgroupKernelRefusalNamesFile(t *testing.T) {
 	}
 	err := m.Apply(h)
 	var fe *cgroupfs.FileError
-	if !errors.As(err, &fe) || fe.Path != "kubepods/pod-many" || fe.File != "pids.max" || !errors.Is(err, unix.EINVAL) {
-		t.Fatalf("got %v, want a FileError for kubepods/pod-many pids.max wrapping EINVAL", err)
-	}
-	if !strings.Contains(err.Error(), "kubepods/pod-many") || !strings.Contains(err.Error(), "pids.max") {
-		t.Errorf("the message %q does not name the cgroup and the file", err)
-	}
+	require.True(t, errors.As(err, &fe), "got %v, want a FileError for kubepods/pod-many pids.max wrapping EINVAL", err)
+	require.Equal(t, "kubepods/pod-many", fe.Path, "got %v, want a FileError for kubepods/pod-many pids.max wrapping EINVAL", err)
+	require.Equal(t, "pids.max", fe.File, "got %v, want a FileError for kubepods/pod-many pids.max wrapping EINVAL", err)
+	require.True(t, errors.Is(err, unix.EINVAL), "got %v, want a FileError for kubepods/pod-many pids.max wrapping EINVAL", err)
+	assert.Contains(t, err.Error(), "kubepods/pod-many", "the message %q does not name the cgroup and the file", err)
+	assert.Contains(t, err.Error(), "pids.max", "the message %q does not name the cgroup and the file", err)
 	checkApplied(t, m, h[:1], coreFiles(t, m.Version(), h[:1]))
 }
 
@@ -800,9 +714,7 @@ func TestCgroupPeriodBeforeQuota(t *testing.T) {
 			{Path: "kubepods/pod-period", Config: cpu(quota, step.period)},
 			{Path: "kubepods/pod-period/app", Config: cpu(quota, step.period)},
 		}
-		if err := m.Apply(h); err != nil {
-			t.Fatalf("%s: Apply: %v", step.name, err)
-		}
+		require.NoError(t, m.Apply(h), "%s: Apply", step.name)
 		checkApplied(t, m, h, coreFiles(t, m.Version(), h))
 	}
 }
@@ -818,32 +730,21 @@ func TestCgroupMissingControllerIsReported(t *testing.T) {
 	}
 	cfg := cgroups.ResourceConfig{CPUShares: u64(512), Memory: i64(64 << 20), PidsLimit: i64(100),
 		HugePageLimit: map[int64]int64{2 << 20: 0}}
-	if err := m.Apply([]cgroups.Cgroup{{Path: "kubepods", Config: cfg}}); err != nil {
-		t.Fatalf("Apply with limits of missing controllers %v: %v", missing, err)
-	}
+	require.NoError(t, m.Apply([]cgroups.Cgroup{{Path: "kubepods", Config: cfg}}), "Apply with limits of missing controllers %v", missing)
 	err := m.Verify("kubepods", coreFiles(t, m.Version(), []cgroups.Cgroup{{Path: "kubepods", Config: cfg}})["kubepods"])
 	var un *cgroupfs.UnsupportedError
-	if !errors.As(err, &un) {
-		t.Fatalf("Verify: got %v, want an *UnsupportedError for %v", err, missing)
-	}
+	require.True(t, errors.As(err, &un), "Verify: got %v, want an *UnsupportedError for %v", err, missing)
 	var mismatch *cgroupfs.MismatchError
-	if errors.As(err, &mismatch) {
-		t.Errorf("the available controllers' values differ: %v", mismatch)
-	}
-	if !slices.Equal(un.Controllers, missing) {
-		t.Errorf("unsupported controllers %v, want %v", un.Controllers, missing)
-	}
+	assert.False(t, errors.As(err, &mismatch), "the available controllers' values differ: %v", mismatch)
+	assert.True(t, slices.Equal(un.Controllers, missing), "unsupported controllers %v, want %v", un.Controllers, missing)
 	for _, f := range un.Files {
 		ctrl, _, _ := strings.Cut(f, ".")
-		if !slices.Contains(missing, ctrl) {
-			t.Errorf("%s reported unsupported, but %s is available", f, ctrl)
-		}
+		assert.True(t, slices.Contains(missing, ctrl), "%s reported unsupported, but %s is available", f, ctrl)
 	}
 	t.Logf("reported: %v", un)
 	values, err := m.Read("kubepods", []string{"cpu.stat", un.Files[0]})
-	if !errors.As(err, &un) || len(values) != 1 {
-		t.Errorf("Read: got %v and %d values, want the cpu.stat value and an *UnsupportedError", err, len(values))
-	}
+	require.True(t, errors.As(err, &un), "Read: got %v and %d values, want the cpu.stat value and an *UnsupportedError", err, len(values))
+	assert.Len(t, values, 1, "Read: got %v and %d values, want the cpu.stat value and an *UnsupportedError", err, len(values))
 }
 
 // TestCgroupVerifyCatchesMismatch changes a value behind the manager's back:
@@ -851,34 +752,26 @@ func TestCgroupMissingControllerIsReported(t *testing.T) {
 func TestCgroupVerifyCatchesMismatch(t *testing.T) {
 	m := newCgroupManager(t, cpuCtrl)
 	cfg := cgroups.ResourceConfig{CPUShares: u64(1024)}
-	if err := m.Apply([]cgroups.Cgroup{{Path: "kubepods", Config: cfg}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Apply([]cgroups.Cgroup{{Path: "kubepods", Config: cfg}}))
 	file, tampered := "cpu.shares", "4096"
 	dir := filepath.Join(cgroupMountDir, "cpu", m.Root(), "kubepods")
 	if m.Version() == cgroups.V2 {
 		file, tampered, dir = "cpu.weight", "100", filepath.Join(m.RootDirs()[0], "kubepods")
 	}
-	if err := os.WriteFile(filepath.Join(dir, file), []byte(tampered), 0); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(tampered), 0))
 	err := m.Verify("kubepods", coreFiles(t, m.Version(), []cgroups.Cgroup{{Path: "kubepods", Config: cfg}})["kubepods"])
 	var mismatch *cgroupfs.MismatchError
-	if !errors.As(err, &mismatch) {
-		t.Fatalf("Verify after tampering: got %v, want a *MismatchError", err)
-	}
-	if len(mismatch.Mismatches) != 1 || mismatch.Mismatches[0].File != file || mismatch.Mismatches[0].Got != tampered {
-		t.Errorf("got %+v, want one mismatch of %s reading %s", mismatch.Mismatches, file, tampered)
-	}
-	if !strings.Contains(err.Error(), fmt.Sprintf("got %q", tampered)) {
-		t.Errorf("the message %q does not show the value found", err)
-	}
+	require.True(t, errors.As(err, &mismatch), "Verify after tampering: got %v, want a *MismatchError", err)
+	require.Len(t, mismatch.Mismatches, 1, "got %+v, want one mismatch of %s reading %s", mismatch.Mismatches, file, tampered)
+	assert.Equal(t, file, mismatch.Mismatches[0].File, "got %+v, want one mismatch of %s reading %s", mismatch.Mismatches, file, tampered)
+	assert.Equal(t, tampered, mismatch.Mismatches[0].Got, "got %+v, want one mismatch of %s reading %s", mismatch.Mismatches, file, tampered)
+	assert.Contains(t, err.Error(), fmt.Sprintf("got %q", tampered), "the message %q does not show the value found", err)
 
 	// A cgroup that is not there fails even when no file is expected of it.
 	var fe *cgroupfs.FileError
-	if err := m.Verify("kubepods/never-applied", nil); !errors.As(err, &fe) || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Verify of a missing cgroup: got %v, want a FileError wrapping ErrNotExist", err)
-	}
+	err = m.Verify("kubepods/never-applied", nil)
+	require.True(t, errors.As(err, &fe), "Verify of a missing cgroup: got %v, want a FileError wrapping ErrNotExist", err)
+	assert.True(t, errors.Is(err, fs.ErrNotExist), "Verify of a missing cgroup: got %v, want a FileError wrapping ErrNotExist", err)
 }
 
 // TestCgroupV2WithoutDelegatedControllers drives the cgroup v2 path on a
@@ -899,46 +792,36 @@ func TestCgroupV2WithoutDelegatedControllers(t *testing.T) {
 	for _, c := range realisticNode() {
 		h = append(h, c.cg)
 	}
-	if err := m.Apply(h); err != nil {
-		t.Fatalf("Apply: %v", err)
-	}
+	require.NoError(t, m.Apply(h), "Apply")
 	pod := realisticNode()[3]
 	dirs, err := m.Dirs(pod.cg.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(dirs) != 1 || !strings.HasPrefix(dirs[0], cgroupfs.HybridV2Mountpoint+"/") {
-		t.Fatalf("v2 directories %v, want one under %s", dirs, cgroupfs.HybridV2Mountpoint)
-	}
-	if _, err := os.Stat(filepath.Join(dirs[0], "cgroup.procs")); err != nil {
-		t.Fatalf("the pod cgroup is not a v2 cgroup: %v", err)
-	}
+	require.NoError(t, err)
+	require.Len(t, dirs, 1, "v2 directories %v, want one under %s", dirs, cgroupfs.HybridV2Mountpoint)
+	require.True(t, strings.HasPrefix(dirs[0], cgroupfs.HybridV2Mountpoint+"/"), "v2 directories %v, want one under %s", dirs, cgroupfs.HybridV2Mountpoint)
+	_, err = os.Stat(filepath.Join(dirs[0], "cgroup.procs"))
+	require.NoError(t, err, "the pod cgroup is not a v2 cgroup")
 	err = m.Verify(pod.cg.Path, pod.v2)
 	var un *cgroupfs.UnsupportedError
-	if !errors.As(err, &un) || len(un.Files) != len(pod.v2) || un.Version != 2 {
-		t.Fatalf("Verify: got %v, want every one of %d files unsupported on v2", err, len(pod.v2))
-	}
+	require.True(t, errors.As(err, &un), "Verify: got %v, want every one of %d files unsupported on v2", err, len(pod.v2))
+	require.Len(t, un.Files, len(pod.v2), "Verify: got %v, want every one of %d files unsupported on v2", err, len(pod.v2))
+	require.Equal(t, 2, un.Version, "Verify: got %v, want every one of %d files unsupported on v2", err, len(pod.v2))
 	values, err := m.Read(pod.cg.Path, []string{"cgroup.controllers", "cgroup.type"})
-	if err != nil || values["cgroup.controllers"] != "" || values["cgroup.type"] != "domain" {
-		t.Errorf("Read of the core files: %v, %v; want no controllers in a domain cgroup", values, err)
-	}
+	require.NoError(t, err, "Read of the core files: %v, %v; want no controllers in a domain cgroup", values, err)
+	assert.Equal(t, "", values["cgroup.controllers"], "Read of the core files: %v, %v; want no controllers in a domain cgroup", values, err)
+	assert.Equal(t, "domain", values["cgroup.type"], "Read of the core files: %v, %v; want no controllers in a domain cgroup", values, err)
 
 	c := startChild(t, childSpin)
-	if err := m.AddProc(pod.cg.Path, c.pid()); err != nil {
-		t.Fatalf("AddProc: %v", err)
-	}
+	require.NoError(t, m.AddProc(pod.cg.Path, c.pid()), "AddProc")
 	procs, err := m.Read(pod.cg.Path, []string{"cgroup.procs"})
-	if err != nil || procs["cgroup.procs"] != strconv.Itoa(c.pid()) {
-		t.Errorf("cgroup.procs = %v (%v), want the child's pid %d", procs, err, c.pid())
-	}
+	require.NoError(t, err, "cgroup.procs = %v (%v), want the child's pid %d", procs, err, c.pid())
+	assert.Equal(t, strconv.Itoa(c.pid()), procs["cgroup.procs"], "cgroup.procs = %v (%v), want the child's pid %d", procs, err, c.pid())
 	rest := slices.DeleteFunc(slices.Clone(h), func(cg cgroups.Cgroup) bool { return cg.Path == pod.cg.Path })
 	var fe *cgroupfs.FileError
-	if err := m.Apply(rest); !errors.As(err, &fe) || fe.Path != pod.cg.Path || !errors.Is(err, unix.EBUSY) {
-		t.Fatalf("removing a v2 cgroup with a process: got %v, want an EBUSY FileError for %s", err, pod.cg.Path)
-	}
+	err = m.Apply(rest)
+	require.True(t, errors.As(err, &fe), "removing a v2 cgroup with a process: got %v, want an EBUSY FileError for %s", err, pod.cg.Path)
+	require.Equal(t, pod.cg.Path, fe.Path, "removing a v2 cgroup with a process: got %v, want an EBUSY FileError for %s", err, pod.cg.Path)
+	require.True(t, errors.Is(err, unix.EBUSY), "removing a v2 cgroup with a process: got %v, want an EBUSY FileError for %s", err, pod.cg.Path)
 	c.kill(t)
-	if err := m.Apply(rest); err != nil {
-		t.Fatalf("Apply after the process ended: %v", err)
-	}
+	require.NoError(t, m.Apply(rest), "Apply after the process ended")
 	assertGone(t, m, pod.cg.Path)
 }

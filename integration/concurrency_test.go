@@ -10,6 +10,8 @@ import (
 	"github.com/nodeproof/nodeproof/agent/deviceplugin"
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // other is a second resource, served by a plugin of its own.
@@ -55,18 +57,14 @@ func TestNoLockAcrossAllocate(t *testing.T) {
 	// broken agent unwind, so the test ends either way.
 	select {
 	case err := <-fastDone:
-		if err != nil {
-			t.Errorf("admitting a pod of %s while %s's Allocate is in flight: %v", other, res, err)
-		}
+		assert.NoError(t, err, "admitting a pod of %s while %s's Allocate is in flight", other, res)
 		close(release)
 	case <-time.After(waitLimit):
 		t.Errorf("Capacity and an admission of %s still wait after %v while %s's Allocate is in flight: a lock is held across the RPC", other, waitLimit, res)
 		close(release)
 		<-fastDone
 	}
-	if err := <-slowDone; err != nil {
-		t.Errorf("admitting the pod whose Allocate was held: %v", err)
-	}
+	assert.NoError(t, <-slowDone, "admitting the pod whose Allocate was held")
 }
 
 // TestConcurrentAdmissionsGetDistinctDevices: two admissions whose Allocate
@@ -88,29 +86,21 @@ func TestConcurrentAdmissionsGetDistinctDevices(t *testing.T) {
 	}
 	// Both plans are made and both RPCs are held: the commits come after.
 	e.waitAllocateCalls(p, 2)
-	if got := allocated(p); slices.Equal(got[0], got[1]) {
-		t.Errorf("two admissions in flight at once asked the plugin for the same devices: %v", got)
-	}
+	got := allocated(p)
+	assert.False(t, slices.Equal(got[0], got[1]), "two admissions in flight at once asked the plugin for the same devices: %v", got)
 	close(release)
 	for range uids {
-		if err := <-errs; err != nil {
-			t.Errorf("admission: %v", err)
-		}
+		assert.NoError(t, <-errs, "admission")
 	}
 
 	var handed []string
 	for _, uid := range uids {
 		opts, err := e.agent.StartContainer(context.Background(), podWith(uid, 1), "app")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if opts == nil || len(opts.Envs) != 1 {
-			t.Fatalf("run options of %s: %+v, want the plugin's TESTPLUGIN_DEVICES", uid, opts)
-		}
+		require.NoError(t, err)
+		require.NotNil(t, opts, "run options of %s: %+v, want the plugin's TESTPLUGIN_DEVICES", uid, opts)
+		require.Len(t, opts.Envs, 1, "run options of %s: %+v, want the plugin's TESTPLUGIN_DEVICES", uid, opts)
 		handed = append(handed, opts.Envs[0].Value)
 	}
 	slices.Sort(handed)
-	if !slices.Equal(handed, []string{"d0", "d1"}) {
-		t.Errorf("the two pods' run options name devices %v, want d0 and d1", handed)
-	}
+	assert.True(t, slices.Equal(handed, []string{"d0", "d1"}), "the two pods' run options name devices %v, want d0 and d1", handed)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/require"
 )
 
 // res is the resource the tests' plugins register.
@@ -94,9 +95,7 @@ func newEnv(t testing.TB, opts deviceplugin.Options) *env {
 	before := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, before) })
 	root, err := os.MkdirTemp("", "np")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(root) })
 	logs := &logSink{t: t}
 	e := &env{
@@ -251,9 +250,7 @@ func allocated(p *testplugin.Plugin) [][]string {
 func staleSocket(t *testing.T, path string) {
 	t.Helper()
 	lis, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lis.SetUnlinkOnClose(false)
 	lis.Close()
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin"
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestRegistrationAndCapacity(t *testing.T) {
@@ -23,12 +25,11 @@ func TestRegistrationAndCapacity(t *testing.T) {
 	e.waitCapacity(2, 2)
 
 	plugins := e.agent.Plugins()
-	if len(plugins) != 1 || plugins[0].Resource != res || plugins[0].Socket != filepath.Join(e.dir, "p.sock") {
-		t.Errorf("open connections %+v, want one to %s on p.sock", plugins, res)
-	}
-	if n := len(p.Calls(testplugin.GetDevicePluginOptions)); n != 1 {
-		t.Errorf("GetDevicePluginOptions called %d times, want 1", n)
-	}
+	require.Len(t, plugins, 1, "open connections %+v, want one to %s on p.sock", plugins, res)
+	assert.Equal(t, res, plugins[0].Resource, "open connections %+v, want one to %s on p.sock", plugins, res)
+	assert.Equal(t, filepath.Join(e.dir, "p.sock"), plugins[0].Socket, "open connections %+v, want one to %s on p.sock", plugins, res)
+	n := len(p.Calls(testplugin.GetDevicePluginOptions))
+	assert.Equal(t, 1, n, "GetDevicePluginOptions called: times, want 1")
 	for _, f := range []struct {
 		name string
 		// forbidden are the permission bits nobody outside the node's
@@ -36,16 +37,11 @@ func TestRegistrationAndCapacity(t *testing.T) {
 		forbidden os.FileMode
 	}{{e.dir, 0o027}, {filepath.Join(e.dir, "kubelet.sock"), 0o007}} {
 		info, err := os.Stat(f.name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if perm := info.Mode().Perm(); perm&f.forbidden != 0 {
-			t.Errorf("%s has mode %v; bits %v must be clear", f.name, perm, f.forbidden)
-		}
+		require.NoError(t, err)
+		perm := info.Mode().Perm()
+		assert.Equal(t, os.FileMode(0), perm&f.forbidden, "%s has mode %v; bits %v must be clear", f.name, perm, f.forbidden)
 	}
-	if e.readCheckpoint().RegisteredDevices[res] == nil {
-		t.Errorf("the checkpoint does not record %s's devices after the first snapshot", res)
-	}
+	assert.NotNil(t, e.readCheckpoint().RegisteredDevices[res], "the checkpoint does not record %s's devices after the first snapshot", res)
 }
 
 // register sends one raw Register call to the agent, for requests a
@@ -53,9 +49,7 @@ func TestRegistrationAndCapacity(t *testing.T) {
 func register(t *testing.T, dir string, req *v1beta1.RegisterRequest) error {
 	t.Helper()
 	conn, err := grpc.NewClient("unix://"+filepath.Join(dir, "kubelet.sock"), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -80,24 +74,16 @@ func TestInvalidRegistrations(t *testing.T) {
 			`the ResourceName "kubernetes.io/x" is invalid`},
 	} {
 		_, err := e.tryPlugin(tc.cfg)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: Register returned %v, want an error containing %q", tc.name, err, tc.want)
-		}
+		assert.ErrorContains(t, err, tc.want, "%s: Register returned %v, want an error containing %q", tc.name, err, tc.want)
 	}
 
 	// Endpoints that lead out of the directory or to no socket.
 	outside := filepath.Join(filepath.Dir(e.dir), "outside.sock")
 	lis, err := net.Listen("unix", outside)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer lis.Close()
-	if err := os.Symlink(outside, filepath.Join(e.dir, "link.sock")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(e.dir, "file.sock"), nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Symlink(outside, filepath.Join(e.dir, "link.sock")))
+	require.NoError(t, os.WriteFile(filepath.Join(e.dir, "file.sock"), nil, 0o600))
 	// A socket nobody listens on any more: the dial runs into its deadline.
 	staleSocket(t, filepath.Join(e.dir, "stale.sock"))
 	for _, tc := range []struct{ endpoint, want string }{
@@ -110,17 +96,12 @@ func TestInvalidRegistrations(t *testing.T) {
 		{"missing.sock", "failed to dial device plugin: lstat " + filepath.Join(e.dir, "missing.sock")},
 	} {
 		err := register(t, e.dir, &v1beta1.RegisterRequest{Version: v1beta1.Version, Endpoint: tc.endpoint, ResourceName: res})
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("endpoint %q: Register returned %v, want an error containing %q", tc.endpoint, err, tc.want)
-		}
+		assert.ErrorContains(t, err, tc.want, "endpoint %q: Register returned %v, want an error containing %q", tc.endpoint, err, tc.want)
 	}
 
-	if got := e.agent.Plugins(); len(got) != 0 {
-		t.Errorf("refused registrations left connections: %+v", got)
-	}
-	if c := e.agent.Capacity(); len(c.Capacity) != 0 {
-		t.Errorf("refused registrations left capacity: %+v", c)
-	}
+	assert.Empty(t, e.agent.Plugins(), "refused registrations left connections")
+	c := e.agent.Capacity()
+	assert.Empty(t, c.Capacity, "refused registrations left capacity: %+v", c)
 }
 
 func TestHealthFlipsAndBadSnapshots(t *testing.T) {
@@ -144,9 +125,9 @@ func TestHealthFlipsAndBadSnapshots(t *testing.T) {
 	})
 	e.waitCapacity(1, 1)
 	e.admit(podWith("pod1", 1))
-	if got := allocated(p); len(got) != 1 || strings.Join(got[0], ",") != "d0" {
-		t.Errorf("Allocate calls %v, want one for d0 (the rejected snapshot's d2 must not exist)", got)
-	}
+	got := allocated(p)
+	require.Len(t, got, 1, "Allocate calls %v, want one for d0 (the rejected snapshot's d2 must not exist)", got)
+	assert.Equal(t, "d0", strings.Join(got[0], ","), "Allocate calls %v, want one for d0 (the rejected snapshot's d2 must not exist)", got)
 }
 
 func TestPluginCrashThenGraceExpiry(t *testing.T) {
@@ -158,24 +139,23 @@ func TestPluginCrashThenGraceExpiry(t *testing.T) {
 	e.waitPlugins(0)
 	e.waitCapacity(2, 0)
 	msg := e.admitFails(podWith("pod1", 1))
-	if want := "no healthy devices present; cannot allocate unhealthy devices " + res; !strings.Contains(msg, want) {
-		t.Errorf("admission while the plugin is down failed with %q, want %q", msg, want)
-	}
+	want := "no healthy devices present; cannot allocate unhealthy devices " + res
+	assert.Contains(t, msg, want, "admission while the plugin is down failed with %q, want %q", msg, want)
 
 	// The grace period is 5 minutes, compared strictly.
 	e.clock.Advance(5 * time.Minute)
 	e.waitCapacity(2, 0)
 	e.clock.Advance(time.Nanosecond)
 	c := e.agent.Capacity()
-	if _, ok := c.Capacity[res]; ok || len(c.Deleted) != 1 || c.Deleted[0] != res {
-		t.Errorf("after the grace period Capacity() = %+v, want %s deleted", c, res)
-	}
-	if c := e.agent.Capacity(); len(c.Capacity) != 0 || len(c.Deleted) != 0 {
-		t.Errorf("the next Capacity() = %+v, want nothing left", c)
-	}
-	if _, ok := e.readCheckpoint().RegisteredDevices[res]; ok {
-		t.Errorf("the checkpoint still registers %s after its deletion", res)
-	}
+	_, ok := c.Capacity[res]
+	require.False(t, ok, "after the grace period Capacity() = %+v, want %s deleted", c, res)
+	require.Len(t, c.Deleted, 1, "after the grace period Capacity() = %+v, want %s deleted", c, res)
+	assert.Equal(t, res, c.Deleted[0], "after the grace period Capacity() = %+v, want %s deleted", c, res)
+	c = e.agent.Capacity()
+	require.Empty(t, c.Capacity, "the next Capacity() = %+v, want nothing left", c)
+	assert.Empty(t, c.Deleted, "the next Capacity() = %+v, want nothing left", c)
+	_, ok = e.readCheckpoint().RegisteredDevices[res]
+	assert.False(t, ok, "the checkpoint still registers %s after its deletion", res)
 }
 
 // TestLateDisconnectOfOldInstance re-enacts #127803: a new plugin instance
@@ -193,17 +173,14 @@ func TestLateDisconnectOfOldInstance(t *testing.T) {
 
 	old.Stop()
 	left := e.waitPlugins(1)
-	if left[0].Endpoint != both[1].Endpoint {
-		t.Fatalf("after the old stream ended the open connection is %+v, want the replacement's %+v", left[0], both[1])
-	}
-	if c := e.agent.Capacity(); c.Capacity[res] != 3 || c.Allocatable[res] != 3 {
-		t.Fatalf("after the old instance's late disconnect Capacity() = %+v, want 3 healthy devices", c)
-	}
+	require.Equal(t, both[1].Endpoint, left[0].Endpoint, "after the old stream ended the open connection is %+v, want the replacement's %+v", left[0], both[1])
+	c := e.agent.Capacity()
+	require.Equal(t, int64(3), c.Capacity[res], "after the old instance's late disconnect Capacity() = %+v, want 3 healthy devices", c)
+	require.Equal(t, int64(3), c.Allocatable[res], "after the old instance's late disconnect Capacity() = %+v, want 3 healthy devices", c)
 	e.admit(podWith("pod1", 1))
-	if got := allocated(replacement); len(got) != 1 || got[0][0] != "b0" {
-		t.Errorf("replacement's Allocate calls %v, want one for b0", got)
-	}
-	if got := allocated(old); len(got) != 0 {
-		t.Errorf("the old instance got Allocate calls %v", got)
-	}
+	got := allocated(replacement)
+	require.Len(t, got, 1, "replacement's Allocate calls %v, want one for b0", got)
+	assert.Equal(t, "b0", got[0][0], "replacement's Allocate calls %v, want one for b0", got)
+	got = allocated(old)
+	assert.Empty(t, got, "the old instance got Allocate calls")
 }

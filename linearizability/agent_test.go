@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nodeproof/nodeproof/models/deviceagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var (
@@ -51,12 +52,8 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 	opsSeen := map[deviceagent.Op]int{}
 	for _, seed := range seeds {
 		rec, err := Record(context.Background(), Workload{Seed: seed, OpsPerClient: *linOps})
-		if err != nil {
-			t.Fatalf("recording the history of seed %d: %v", seed, err)
-		}
-		if rec.Clients < 8 {
-			t.Fatalf("%d clients; the history needs at least 8", rec.Clients)
-		}
+		require.NoError(t, err, "recording the history of seed %d", seed)
+		require.GreaterOrEqual(t, rec.Clients, 8, "clients: the history needs at least 8")
 		for _, op := range rec.History {
 			opsSeen[op.Input.(deviceagent.Input).Op]++
 		}
@@ -64,18 +61,14 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 		switch {
 		case checked.Verdict != porcupine.Ok:
 			path, err := failureVisualization(&checked, resultsFile)
-			if err != nil {
-				t.Errorf("writing the visualization: %v", err)
-			}
+			assert.NoError(t, err, "writing the visualization")
 			t.Errorf("the history of seed %d (%d operations, %d clients, %d faults) is %s after %.2fs: no order of its operations explains what the clients saw.\n"+
 				"start: %s\nvisualization: %s\nreplay the operation mix: go test ./linearizability -run 'TestAgentHistoriesLinearizable$' -lin.seed=%d -lin.ops=%d",
 				seed, checked.Result.Operations, rec.Clients, len(rec.Faults), checked.Result.Result, checked.Result.CheckSeconds,
 				rec.Init, path, seed, *linOps)
 		case resultsFile != "":
 			path := filepath.Join(filepath.Dir(resultsFile), fmt.Sprintf("linearizability-seed-%d.html", seed))
-			if err := checked.WriteVisualization(path); err != nil {
-				t.Errorf("writing the visualization: %v", err)
-			}
+			assert.NoError(t, checked.WriteVisualization(path), "writing the visualization")
 			checked.Result.Visualization = filepath.Base(path)
 		}
 		t.Logf("seed %d: %d operations from %d clients, %d partitions, %d unknown outcomes, %d faults: %s in %.3fs",
@@ -88,9 +81,7 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 	// stops doing so fails here rather than checking less in silence.
 	if *linSeed == 0 {
 		for _, op := range []deviceagent.Op{deviceagent.Update, deviceagent.Reregister, deviceagent.Crash, deviceagent.Admit, deviceagent.Remove, deviceagent.Capacity} {
-			if opsSeen[op] == 0 {
-				t.Errorf("no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
-			}
+			assert.NotZero(t, opsSeen[op], "no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
 		}
 	}
 	if resultsFile != "" {
@@ -117,16 +108,10 @@ func failureVisualization(c *Checked, resultsFile string) (string, error) {
 
 func writeResults(t *testing.T, path string, results []Result) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	b, err := json.MarshalIndent(results, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 }
 
 // TestVisualizationShowsFaults checks the failure path: an illegal history
@@ -141,23 +126,14 @@ func TestVisualizationShowsFaults(t *testing.T) {
 		Clients:  3,
 	}
 	checked := CheckRecording(rec, time.Second)
-	if checked.Verdict != porcupine.Illegal || checked.Result.Result != "Illegal" {
-		t.Fatalf("verdict %v (%q), want Illegal", checked.Verdict, checked.Result.Result)
-	}
+	require.Equal(t, porcupine.Illegal, checked.Verdict, "verdict %v (%q), want Illegal", checked.Verdict, checked.Result.Result)
+	require.Equal(t, "Illegal", checked.Result.Result, "verdict %v (%q), want Illegal", checked.Verdict, checked.Result.Result)
 	path, err := failureVisualization(&checked, filepath.Join(t.TempDir(), "lin.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if checked.Result.Visualization != path {
-		t.Errorf("result names %q, written to %q", checked.Result.Visualization, path)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, path, checked.Result.Visualization, "result names")
 	html, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, want := range []string{"Allocate hangs past the agent", "Admit p2"} {
-		if !strings.Contains(string(html), want) {
-			t.Errorf("the visualization does not mention %q", want)
-		}
+		assert.Contains(t, string(html), want, "the visualization does not mention %q", want)
 	}
 }

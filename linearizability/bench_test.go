@@ -12,6 +12,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/nodeproof/nodeproof/models/deviceagent"
+	"github.com/stretchr/testify/require"
 )
 
 // synthesize makes a linearizable history of n operations from the given
@@ -104,9 +105,7 @@ func syntheticInput(rng *rand.Rand, client, i int, held []deviceagent.Input) dev
 // must be refused.
 func TestSynthesizedHistoriesAreLinearizable(t *testing.T) {
 	init, history := synthesize(1, 2000, 8)
-	if got := Check(init, history, 10*time.Second); got != porcupine.Ok {
-		t.Fatalf("a synthesized history is %v", got)
-	}
+	require.Equal(t, porcupine.Ok, Check(init, history, 10*time.Second), "a synthesized history")
 	for i, op := range history {
 		out := op.Output.(deviceagent.Output)
 		if op.Input.(deviceagent.Input).Op == deviceagent.Capacity && !out.Unknown {
@@ -116,9 +115,7 @@ func TestSynthesizedHistoriesAreLinearizable(t *testing.T) {
 			break
 		}
 	}
-	if got := Check(init, history, 10*time.Second); got != porcupine.Illegal {
-		t.Fatalf("a history with an impossible capacity read is %v, want Illegal", got)
-	}
+	require.Equal(t, porcupine.Illegal, Check(init, history, 10*time.Second), "a history with an impossible capacity read")
 }
 
 // BenchmarkCheck times porcupine on synthesized histories of 10^3, 10^4 and
@@ -128,9 +125,7 @@ func BenchmarkCheck(b *testing.B) {
 		init, history := synthesize(uint64(n), n, 8)
 		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				if got := Check(init, history, time.Minute); got != porcupine.Ok {
-					b.Fatalf("check says %v", got)
-				}
+				require.Equal(b, porcupine.Ok, Check(init, history, time.Minute), "check says")
 			}
 			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 		})
@@ -150,13 +145,9 @@ func BenchmarkCheckRecorded(b *testing.B) {
 	recordedOnce.Do(func() {
 		recorded, recordErr = Record(context.Background(), Workload{Seed: 1, OpsPerClient: 1000})
 	})
-	if recordErr != nil {
-		b.Fatal(recordErr)
-	}
+	require.NoError(b, recordErr)
 	for b.Loop() {
-		if got := Check(recorded.Init, recorded.History, time.Minute); got != porcupine.Ok {
-			b.Fatalf("check says %v", got)
-		}
+		require.Equal(b, porcupine.Ok, Check(recorded.Init, recorded.History, time.Minute), "check says")
 	}
 	b.ReportMetric(float64(len(recorded.History)), "history-ops")
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/nodeproof/nodeproof/models/deviceagent"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func one(id string) []deviceagent.Device { return []deviceagent.Device{{ID: id, Healthy: true}} }
@@ -59,9 +61,7 @@ func TestCheckerCanFail(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Check(init, tc.history, time.Second)
-			if got != tc.want {
-				t.Errorf("check says %s, want %s", got, tc.want)
-			}
+			assert.Equal(t, tc.want, got, "check says")
 		})
 	}
 }
@@ -74,18 +74,12 @@ func TestPartitionKeepsJointResourcesTogether(t *testing.T) {
 	read := porcupine.Operation{Input: deviceagent.Input{Op: deviceagent.Capacity, Resources: []string{"r/a", "r/b", "r/c"}},
 		Output: deviceagent.Output{Counts: []deviceagent.Count{{Resource: "r/a"}, {Resource: "r/b"}, {Resource: "r/c"}}}}
 	groups := partition([]porcupine.Operation{joint, read})
-	if len(groups) != 2 {
-		t.Fatalf("%d groups, want 2 ({r/a}, {r/b, r/c}): %+v", len(groups), groups)
-	}
+	require.Len(t, groups, 2)
 	var sizes []int
 	for _, g := range groups {
 		sizes = append(sizes, len(g))
 		last := g[len(g)-1].Output.(deviceagent.Output)
-		if n := len(last.Counts); n != len(g[len(g)-1].Input.(deviceagent.Input).Resources) {
-			t.Errorf("a projected read has %d counts for %v", n, g[len(g)-1].Input)
-		}
+		assert.Len(t, last.Counts, len(g[len(g)-1].Input.(deviceagent.Input).Resources), "a projected read has %d counts for %v", len(last.Counts), g[len(g)-1].Input)
 	}
-	if sizes[0]+sizes[1] != 3 {
-		t.Errorf("group sizes %v, want the admission and two cuts of the read", sizes)
-	}
+	assert.Equal(t, 3, sizes[0]+sizes[1], "group sizes %v, want the admission and two cuts of the read", sizes)
 }

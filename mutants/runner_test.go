@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,14 +51,11 @@ func newModule(t *testing.T, git bool) string {
 		files["broken.go"] = "package tiny\n\nvar broken int = \"not an int\"\n"
 	}
 	for name, content := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
 	}
 	if git {
-		if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
-			t.Fatalf("git init: %v\n%s", err, out)
-		}
+		out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput()
+		require.NoError(t, err, "git init: %v\n%s", err, out)
 	}
 	return dir
 }
@@ -120,13 +116,9 @@ func replaceLineIn(file, before, old, new string) string {
 
 func writeMutant(t *testing.T, dir, name, content string) Mutant {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
 	ms, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, m := range ms {
 		if m.ID == strings.TrimSuffix(name, ".patch") {
 			return m
@@ -195,18 +187,15 @@ func TestRun(t *testing.T) {
 				assert.Equal(t, "go test -count=1 -run=^TestAdd$ example.com/tiny", r.Rerun, "the command that repeats the kill")
 				assert.Zero(t, r.Seed, "a plain test has no seed")
 			}
-			if r.ID != m.ID || r.Subsystem != "tiny" || r.Source != "seeded" || r.Seconds <= 0 {
-				t.Errorf("result does not describe the mutant: %+v", r)
-			}
+			assert.Equal(t, m.ID, r.ID, "result does not describe the mutant: %+v", r)
+			assert.Equal(t, "tiny", r.Subsystem, "result does not describe the mutant: %+v", r)
+			assert.Equal(t, "seeded", r.Source, "result does not describe the mutant: %+v", r)
+			assert.Greater(t, r.Seconds, 0.0, "result does not describe the mutant: %+v", r)
 		})
 	}
 	left, err := filepath.Glob(filepath.Join(tmp, scratchPattern))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(left) > 0 {
-		t.Errorf("scratch copies left behind: %v", left)
-	}
+	require.NoError(t, err)
+	assert.Empty(t, left, "scratch copies left behind")
 }
 
 func TestLoad(t *testing.T) {
@@ -218,15 +207,11 @@ func TestLoad(t *testing.T) {
 		ID: "tiny-subtract", Subsystem: "tiny", Bug: "Add subtracts.", Source: "kubernetes/kubernetes#56022",
 		Checks: []string{"TINY-SUM"}, Packages: []string{"./properties/...", "./core/tiny/..."}, Path: filepath.Join(dir, "tiny-subtract.patch"),
 	}
-	if fmt.Sprint(m) != fmt.Sprint(want) {
-		t.Errorf("Load = %+v, want %+v", m, want)
-	}
+	assert.Equal(t, want, m, "Load")
 	// A plain unified diff (diff -u with a/ and b/ labels) is a patch too.
 	plainDir := t.TempDir()
 	plain := writeMutant(t, plainDir, "tiny-plain.patch", strings.Replace(valid, "diff --git a/tiny.go b/tiny.go\n", "", 1))
-	if !slices.Equal(plain.Checks, []string{"TINY-SUM"}) {
-		t.Errorf("Load of a plain unified diff = %+v", plain)
-	}
+	assert.Equal(t, []string{"TINY-SUM"}, plain.Checks, "Load of a plain unified diff = %+v", plain)
 
 	bad := []struct{ name, content, wantErr string }{
 		{"tiny-noinvariant.patch", strings.Replace(valid, "# Invariant: TINY-SUM\n", "", 1), `"Invariant" is missing`},
@@ -240,13 +225,11 @@ func TestLoad(t *testing.T) {
 	for _, b := range bad {
 		t.Run(b.name, func(t *testing.T) {
 			one := t.TempDir()
-			if err := os.WriteFile(filepath.Join(one, b.name), []byte(b.content), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(filepath.Join(one, b.name), []byte(b.content), 0o644))
 			_, err := Load(one)
-			if err == nil || !strings.Contains(err.Error(), b.name) || !strings.Contains(err.Error(), b.wantErr) {
-				t.Fatalf("Load error = %v; want one naming %s and %s", err, b.name, b.wantErr)
-			}
+			require.Error(t, err, "Load error = %v; want one naming %s and %s", err, b.name, b.wantErr)
+			require.Contains(t, err.Error(), b.name, "Load error = %v; want one naming %s and %s", err, b.name, b.wantErr)
+			require.Contains(t, err.Error(), b.wantErr, "Load error = %v; want one naming %s and %s", err, b.name, b.wantErr)
 		})
 	}
 }
@@ -260,9 +243,7 @@ func TestKilledBy(t *testing.T) {
 		{"FAIL\texample.com/tiny [build failed]\n", "build/test failure"},
 	}
 	for _, c := range cases {
-		if got := killedBy(c.output, ids); got != c.want {
-			t.Errorf("killedBy(%q) = %q, want %q", c.output, got, c.want)
-		}
+		assert.Equal(t, c.want, killedBy(c.output, ids), "killedBy(%q)", c.output)
 	}
 }
 

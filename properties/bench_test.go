@@ -2,6 +2,8 @@ package properties
 
 import (
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkDeviceManagerMachine measures the device manager state machine
@@ -9,16 +11,12 @@ import (
 // figure BENCHMARKS.md records. Run it on one core with -cpu 1.
 func BenchmarkDeviceManagerMachine(b *testing.B) {
 	suite, ok := Lookup("devicemanager")
-	if !ok {
-		b.Fatal("devicemanager suite not registered")
-	}
+	require.True(b, ok, "devicemanager suite not registered")
 	steps := 0
 	seed := uint64(1)
 	for b.Loop() {
 		r := Run(suite, RunOptions{Checks: 20, Steps: 100, Seed: seed})
-		if !r.Passed {
-			b.Fatalf("suite failed: %s", r.Failure.Message)
-		}
+		require.True(b, r.Passed, "suite failed: %s", r.Failure.Message)
 		steps += r.Tally.Steps
 		seed += 20
 	}

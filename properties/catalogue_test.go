@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 var updateCatalogue = flag.Bool("update-catalogue", false, "rewrite docs/invariants.md from the registry")
@@ -15,15 +17,9 @@ func TestCatalogueDoc(t *testing.T) {
 	path := filepath.Join("..", "docs", "invariants.md")
 	want := CatalogueMarkdown()
 	if *updateCatalogue {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 	}
 	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("reading the catalogue: %v (generate it with -update-catalogue)", err)
-	}
-	if string(got) != want {
-		t.Fatalf("%s is out of date with the registry; regenerate it with\n  go test ./properties -run TestCatalogueDoc -update-catalogue", path)
-	}
+	require.NoError(t, err, "reading the catalogue (generate it with -update-catalogue)")
+	require.Equal(t, want, string(got), "%s is out of date with the registry; regenerate it with\n  go test ./properties -run TestCatalogueDoc -update-catalogue", path)
 }

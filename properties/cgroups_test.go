@@ -6,6 +6,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func ratString(r *big.Rat) string {
@@ -24,26 +26,19 @@ func ratString(r *big.Rat) string {
 // pod the seed's arithmetic is exact.
 func TestSeedContention(t *testing.T) {
 	h, err := cgroups.Build(SeedConfig(), SeedPods())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := ContainerCPUUnderContention(h, 3000, cgroups.V1)
 	want := big.NewRat(3072000, 3074)
 	for _, c := range []string{"kubepods/podguaranteed-1/container3", "kubepods/burstable/podburstable-1/container1", "kubepods/burstable/podburstable-1/container2"} {
-		if got[c] == nil || got[c].Cmp(want) != 0 {
-			t.Errorf("%s gets %s millicores, want %s (just below the 1000m request)", c, ratString(got[c]), want.RatString())
-		}
+		require.NotNil(t, got[c], "%s gets %s millicores, want %s (just below the 1000m request)", c, ratString(got[c]), want.RatString())
+		assert.Equal(t, 0, got[c].Cmp(want), "%s gets %s millicores, want %s (just below the 1000m request)", c, ratString(got[c]), want.RatString())
 	}
 
 	h, err = cgroups.Build(SeedConfig(), SeedPods()[:2])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got = ContainerCPUUnderContention(h, 3000, cgroups.V1)
 	for path, cpu := range got {
-		if cpu.Cmp(big.NewRat(1000, 1)) != 0 {
-			t.Errorf("without the BestEffort pod %s gets %s millicores, want exactly 1000", path, cpu.RatString())
-		}
+		assert.Equal(t, 0, cpu.Cmp(big.NewRat(1000, 1)), "without the BestEffort pod %s gets %s millicores, want exactly 1000", path, cpu.RatString())
 	}
 }
 
@@ -57,13 +52,11 @@ func TestContentionZeroRequestSidecar(t *testing.T) {
 	p := &pod.Pod{UID: "p", InitContainers: []pod.Container{{Name: "sidecar", RestartPolicy: pod.RestartAlways}},
 		Containers: []pod.Container{{Name: "app", Requests: pod.ResourceList{pod.CPU: 1000}}}}
 	h, err := cgroups.Build(c, []*pod.Pod{p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := ContainerCPUUnderContention(h, 1000, cgroups.V1)["kubepods/burstable/podp/app"]
-	if want := big.NewRat(1024000, 1026); got == nil || got.Cmp(want) != 0 {
-		t.Errorf("app gets %s millicores, want %s", ratString(got), want.RatString())
-	}
+	want := big.NewRat(1024000, 1026)
+	require.NotNil(t, got, "app gets %s millicores, want %s", ratString(got), want.RatString())
+	assert.Equal(t, 0, got.Cmp(want), "app gets %s millicores, want %s", ratString(got), want.RatString())
 }
 
 // TestContentionOnCgroupV2 records that the seed's arithmetic does not
@@ -73,15 +66,12 @@ func TestContentionZeroRequestSidecar(t *testing.T) {
 // shares only.
 func TestContentionOnCgroupV2(t *testing.T) {
 	h, err := cgroups.Build(SeedConfig(), SeedPods()[:2])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got := ContainerCPUUnderContention(h, 3000, cgroups.V2)
 	// kubepods splits 79 : 39 between the burstable tier and the
 	// Guaranteed pod, so the Guaranteed container gets 3000×39/118 m.
-	if want := big.NewRat(3000*39, 118); got["kubepods/podguaranteed-1/container3"].Cmp(want) != 0 {
-		t.Errorf("container3 gets %s m on v2, want %s", ratString(got["kubepods/podguaranteed-1/container3"]), want.RatString())
-	}
+	want := big.NewRat(3000*39, 118)
+	assert.Equal(t, 0, got["kubepods/podguaranteed-1/container3"].Cmp(want), "container3 gets %s m on v2, want %s", ratString(got["kubepods/podguaranteed-1/container3"]), want.RatString())
 
 	c := cgroups.DefaultConfig()
 	c.Capacity = pod.ResourceList{pod.CPU: 1500, pod.Memory: 4 << 30}
@@ -90,11 +80,8 @@ func TestContentionOnCgroupV2(t *testing.T) {
 		{Name: "small", Requests: pod.ResourceList{pod.CPU: 500}},
 	}}
 	h, err = cgroups.Build(c, []*pod.Pod{p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got = ContainerCPUUnderContention(h, 1500, cgroups.V2)
-	if want := big.NewRat(1500*100, 159); got["kubepods/burstable/podp/big"].Cmp(want) != 0 {
-		t.Errorf("big gets %s m on v2, want %s (weights 100 : 59)", ratString(got["kubepods/burstable/podp/big"]), want.RatString())
-	}
+	want = big.NewRat(1500*100, 159)
+	assert.Equal(t, 0, got["kubepods/burstable/podp/big"].Cmp(want), "big gets %s m on v2, want %s (weights 100 : 59)", ratString(got["kubepods/burstable/podp/big"]), want.RatString())
 }

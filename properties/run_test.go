@@ -4,10 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -58,74 +59,54 @@ func TestRunPassing(t *testing.T) {
 		progress = append(progress, [2]int{done, total})
 	}})
 
-	if !res.Passed || res.Failure != nil {
-		t.Fatalf("Passed = %v, Failure = %+v; want a pass", res.Passed, res.Failure)
-	}
-	if res.Seed == 0 {
-		t.Error("Seed = 0; want the derived seed")
-	}
-	if res.Tally.Cases != 40 {
-		t.Errorf("Tally.Cases = %d, want 40", res.Tally.Cases)
-	}
-	if res.Tally.Steps == 0 || res.Tally.Steps != res.Tally.Actions["inc"]+res.Tally.Actions["dec"] {
-		t.Errorf("Tally.Steps = %d, Actions = %v; want the sum of the actions, more than 0", res.Tally.Steps, res.Tally.Actions)
-	}
+	require.True(t, res.Passed, "Passed = %v, Failure = %+v; want a pass", res.Passed, res.Failure)
+	require.Nil(t, res.Failure, "Passed = %v, Failure = %+v; want a pass", res.Passed, res.Failure)
+	assert.NotZero(t, res.Seed, "Seed = 0; want the derived seed")
+	assert.Equal(t, 40, res.Tally.Cases, "Tally.Cases")
+	assert.NotZero(t, res.Tally.Steps, "Tally.Steps = %d, Actions = %v; want the sum of the actions, more than 0", res.Tally.Steps, res.Tally.Actions)
+	assert.Equal(t, res.Tally.Actions["inc"]+res.Tally.Actions["dec"], res.Tally.Steps, "Tally.Steps = %d, Actions = %v; want the sum of the actions, more than 0", res.Tally.Steps, res.Tally.Actions)
 	// The check runs once before the first action and once after each.
-	if got, want := res.Tally.Checked["TEST-BELOW-LIMIT"], res.Tally.Cases+res.Tally.Steps; got != want {
-		t.Errorf("Checked = %d, want %d", got, want)
-	}
+	got, want := res.Tally.Checked["TEST-BELOW-LIMIT"], res.Tally.Cases+res.Tally.Steps
+	assert.Equal(t, want, got, "Checked")
 	// Statistics from every case are merged: one sample per step.
-	if st := res.Tally.Stats["counter after a step"]; st == nil || st.Samples != res.Tally.Steps || st.Max < 1 || st.Mean() > st.Max || st.Nonzero > st.Samples {
-		t.Errorf("Stats = %+v; want one sample per step, max at least 1", st)
-	}
-	if len(progress) == 0 || progress[len(progress)-1] != [2]int{40, 40} {
-		t.Errorf("progress calls = %v; want them to end with [40 40]", progress)
-	}
-	if got := flag.Lookup("rapid.checks").Value.String(); got != checksBefore {
-		t.Errorf("-rapid.checks = %s after Run, want it restored to %s", got, checksBefore)
-	}
+	st := res.Tally.Stats["counter after a step"]
+	require.NotNil(t, st, "Stats = %+v; want one sample per step, max at least 1", st)
+	assert.Equal(t, res.Tally.Steps, st.Samples, "Stats = %+v; want one sample per step, max at least 1", st)
+	assert.GreaterOrEqual(t, st.Max, 1.0, "Stats = %+v; want one sample per step, max at least 1", st)
+	assert.LessOrEqual(t, st.Mean(), st.Max, "Stats = %+v; want one sample per step, max at least 1", st)
+	assert.LessOrEqual(t, st.Nonzero, st.Samples, "Stats = %+v; want one sample per step, max at least 1", st)
+	require.NotEmpty(t, progress, "progress calls = %v; want them to end with [40 40]", progress)
+	assert.Equal(t, [2]int{40, 40}, progress[len(progress)-1], "progress calls = %v; want them to end with [40 40]", progress)
+	assert.Equal(t, checksBefore, flag.Lookup("rapid.checks").Value.String(), "-rapid.checks")
 }
 
 func TestRunFailingReplays(t *testing.T) {
 	s := counterSuite(3)
 	res := Run(s, RunOptions{Checks: 100, Steps: 20, Seed: 12345})
 	f := res.Failure
-	if res.Passed || f == nil {
-		t.Fatalf("Passed = %v, Failure = %v; want a failure", res.Passed, f)
-	}
-	if f.Invariant != "TEST-BELOW-LIMIT" {
-		t.Errorf("Invariant = %q, want TEST-BELOW-LIMIT", f.Invariant)
-	}
+	require.False(t, res.Passed, "Passed = %v, Failure = %v; want a failure", res.Passed, f)
+	require.NotNil(t, f, "Passed = %v, Failure = %v; want a failure", res.Passed, f)
+	assert.Equal(t, "TEST-BELOW-LIMIT", f.Invariant, "Invariant")
 	// Shrinking leaves the three increments that reach the limit.
 	wantSteps := []string{"step 1: inc", "step 2: inc", "step 3: inc", "TEST-BELOW-LIMIT: counter is 3, limit 3"}
-	if !slices.Equal(f.Steps, wantSteps) {
-		t.Errorf("Steps = %q, want %q", f.Steps, wantSteps)
-	}
-	if res.Seed != 12345 || f.Seed < 12345 {
-		t.Errorf("Seed = %d, Failure.Seed = %d; want 12345 and a failing seed derived from it", res.Seed, f.Seed)
-	}
+	assert.Equal(t, wantSteps, f.Steps, "Steps = %q, want %q", f.Steps, wantSteps)
+	assert.Equal(t, uint64(12345), res.Seed, "Seed = %d, Failure.Seed = %d; want 12345 and a failing seed derived from it", res.Seed, f.Seed)
+	assert.GreaterOrEqual(t, f.Seed, uint64(12345), "Seed = %d, Failure.Seed = %d; want 12345 and a failing seed derived from it", res.Seed, f.Seed)
 	wantReplay := fmt.Sprintf("nodeproof replay --suite counter --seed %d --steps 20", f.Seed)
-	if f.Replay != wantReplay {
-		t.Errorf("Replay = %q, want %q", f.Replay, wantReplay)
-	}
+	assert.Equal(t, wantReplay, f.Replay, "Replay")
 	wantGoTest := fmt.Sprintf("go test ./properties -run 'TestSuites/counter$' -rapid.seed=%d -rapid.steps=20", f.Seed)
-	if !strings.HasPrefix(f.Message, "TEST-BELOW-LIMIT: ") || !strings.Contains(f.Message, wantGoTest) {
-		t.Errorf("Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
-	}
-	if res.Tally.Cases == 0 || res.Tally.Cases > 100 {
-		t.Errorf("Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
-	}
+	require.True(t, strings.HasPrefix(f.Message, "TEST-BELOW-LIMIT: "), "Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
+	assert.Contains(t, f.Message, wantGoTest, "Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
+	assert.NotZero(t, res.Tally.Cases, "Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
+	assert.LessOrEqual(t, res.Tally.Cases, 100, "Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
 
 	again := Run(s, RunOptions{Checks: 1, Steps: 20, Seed: f.Seed})
-	if again.Passed || again.Failure == nil {
-		t.Fatalf("replay with seed %d passed; want the same failure", f.Seed)
-	}
-	if again.Failure.Invariant != f.Invariant || !slices.Equal(again.Failure.Steps, f.Steps) || again.Failure.Seed != f.Seed {
-		t.Errorf("replay failed with %+v; want %+v", again.Failure, f)
-	}
-	if again.Tally.Cases != 1 {
-		t.Errorf("replay Tally.Cases = %d, want 1", again.Tally.Cases)
-	}
+	require.False(t, again.Passed, "replay with seed %d passed; want the same failure", f.Seed)
+	require.NotNil(t, again.Failure, "replay with seed %d passed; want the same failure", f.Seed)
+	assert.Equal(t, f.Invariant, again.Failure.Invariant, "replay failed with %+v; want %+v", again.Failure, f)
+	require.Equal(t, f.Steps, again.Failure.Steps, "replay failed with %+v; want %+v", again.Failure, f)
+	assert.Equal(t, f.Seed, again.Failure.Seed, "replay failed with %+v; want %+v", again.Failure, f)
+	assert.Equal(t, 1, again.Tally.Cases, "replay Tally.Cases")
 }
 
 func TestRunAttributesUndeclaredFailures(t *testing.T) {
@@ -139,15 +120,11 @@ func TestRunAttributesUndeclaredFailures(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Suite{Name: "broken", Invariants: counterSuite(0).Invariants, Property: tc.property}
 			res := Run(s, RunOptions{Checks: 5, Seed: 1})
-			if res.Passed || res.Failure == nil {
-				t.Fatal("Run passed; want a failure")
-			}
-			if res.Failure.Invariant != tc.want {
-				t.Errorf("Invariant = %q, want %q (message %q)", res.Failure.Invariant, tc.want, res.Failure.Message)
-			}
-			if !strings.Contains(res.Failure.Message, "boom") || !strings.Contains(res.Failure.Replay, "--seed 1 ") {
-				t.Errorf("Failure = %+v; want the message and a replay with seed 1", res.Failure)
-			}
+			require.False(t, res.Passed, "Run passed; want a failure")
+			require.NotNil(t, res.Failure, "Run passed; want a failure")
+			assert.Equal(t, tc.want, res.Failure.Invariant, "Invariant = %q, want %q (message %q)", res.Failure.Invariant, tc.want, res.Failure.Message)
+			assert.Contains(t, res.Failure.Message, "boom", "Failure = %+v; want the message and a replay with seed 1", res.Failure)
+			assert.Contains(t, res.Failure.Replay, "--seed 1 ", "Failure = %+v; want the message and a replay with seed 1", res.Failure)
 		})
 	}
 }
@@ -161,21 +138,17 @@ func TestRunReplaysFailFile(t *testing.T) {
 	rapid.Check(&recorder{name: "TestSuites/counter", outputFrom: -1}, func(rt *rapid.T) { s.Property(rt, NewTally()) })
 	restore()
 	files, err := filepath.Glob("testdata/rapid/*/*.fail")
-	if err != nil || len(files) != 1 {
-		t.Fatalf("fail files = %q, %v; want one", files, err)
-	}
+	require.NoError(t, err, "fail files = %q, %v; want one", files, err)
+	require.Len(t, files, 1, "fail files = %q, %v; want one", files, err)
 
 	res := Run(s, RunOptions{Checks: 1, Steps: 20, FailFile: files[0]})
 	f := res.Failure
-	if res.Passed || f == nil {
-		t.Fatal("Run passed; want the fail file's failure")
-	}
-	if want := []string{"step 1: inc", "step 2: inc", "TEST-BELOW-LIMIT: counter is 2, limit 2"}; !slices.Equal(f.Steps, want) {
-		t.Errorf("Steps = %q, want %q", f.Steps, want)
-	}
-	if f.Seed != 0 || f.Replay != "nodeproof replay --suite counter --failfile "+files[0]+" --steps 20" {
-		t.Errorf("Seed = %d, Replay = %q; want the fail file to replay from", f.Seed, f.Replay)
-	}
+	require.False(t, res.Passed, "Run passed; want the fail file's failure")
+	require.NotNil(t, f, "Run passed; want the fail file's failure")
+	want := []string{"step 1: inc", "step 2: inc", "TEST-BELOW-LIMIT: counter is 2, limit 2"}
+	assert.Equal(t, want, f.Steps, "Steps = %q, want %q", f.Steps, want)
+	assert.Equal(t, uint64(0), f.Seed, "Seed = %d, Replay = %q; want the fail file to replay from", f.Seed, f.Replay)
+	assert.Equal(t, "nodeproof replay --suite counter --failfile "+files[0]+" --steps 20", f.Replay, "Seed = %d, Replay = %q; want the fail file to replay from", f.Seed, f.Replay)
 }
 
 func TestTallyObserve(t *testing.T) {
@@ -184,18 +157,18 @@ func TestTallyObserve(t *testing.T) {
 		tally.Observe("x", v)
 	}
 	st := tally.Stats["x"]
-	if st.Samples != 5 || st.Sum != 4 || st.Max != 3 || st.Nonzero != 3 || st.Mean() != 0.8 {
-		t.Errorf("Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
-	}
+	assert.Equal(t, 5, st.Samples, "Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
+	assert.Equal(t, float64(4), st.Sum, "Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
+	assert.Equal(t, float64(3), st.Max, "Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
+	assert.Equal(t, 3, st.Nonzero, "Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
+	assert.Equal(t, 0.8, st.Mean(), "Stat = %+v, mean %v; want 5 samples, sum 4, max 3, 3 non-zero, mean 0.8", st, st.Mean())
 	neg := NewTally()
 	neg.Observe("y", -2)
-	if neg.Stats["y"].Max != -2 {
-		t.Errorf("Max = %v; the first sample sets it even when negative", neg.Stats["y"].Max)
-	}
+	assert.Equal(t, float64(-2), neg.Stats["y"].Max, "Max: the first sample sets it even when negative")
 	into := NewTally()
 	merge(into, tally)
 	merge(into, neg)
-	if into.Stats["x"].Samples != 5 || into.Stats["y"].Max != -2 || (&Stat{}).Mean() != 0 {
-		t.Errorf("merged = %+v %+v", into.Stats["x"], into.Stats["y"])
-	}
+	assert.Equal(t, 5, into.Stats["x"].Samples, "merged = %+v %+v", into.Stats["x"], into.Stats["y"])
+	assert.Equal(t, float64(-2), into.Stats["y"].Max, "merged = %+v %+v", into.Stats["x"], into.Stats["y"])
+	assert.Equal(t, float64(0), (&Stat{}).Mean(), "merged = %+v %+v", into.Stats["x"], into.Stats["y"])
 }

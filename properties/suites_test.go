@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -12,9 +14,7 @@ import (
 // -rapid.steps, -rapid.seed), exactly as `nodeproof report` runs them.
 func TestSuites(t *testing.T) {
 	suites := Suites()
-	if len(suites) == 0 {
-		t.Fatal("no suites registered: the properties package checks nothing")
-	}
+	require.NotEmpty(t, suites, "no suites registered: the properties package checks nothing")
 	for _, s := range suites {
 		t.Run(s.Name, func(t *testing.T) {
 			tally := NewTally()
@@ -25,9 +25,7 @@ func TestSuites(t *testing.T) {
 			// A declared invariant the suite never evaluates would appear in
 			// the report as checked when it was not.
 			for _, inv := range s.Invariants {
-				if tally.Checked[inv.ID] == 0 {
-					t.Errorf("%s: declared by suite %s but never checked in %d cases", inv.ID, s.Name, tally.Cases)
-				}
+				assert.NotZero(t, tally.Checked[inv.ID], "%s: declared by suite %s but never checked in %d cases", inv.ID, s.Name, tally.Cases)
 			}
 		})
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func u64(v uint64) *uint64 { return &v }
@@ -18,14 +20,13 @@ func TestHugePageSizeOf(t *testing.T) {
 	for name, want := range map[string]int64{
 		"hugetlb.64KB.max": 64 << 10, "hugetlb.2MB.limit_in_bytes": 2 << 20, "hugetlb.1GB.max": 1 << 30, "hugetlb.16GB.max": 16 << 30,
 	} {
-		if got, ok := hugePageSizeOf(name); !ok || got != want {
-			t.Errorf("hugePageSizeOf(%q) = %d, %v; want %d", name, got, ok, want)
-		}
+		got, ok := hugePageSizeOf(name)
+		require.True(t, ok, "hugePageSizeOf(%q) = %d, %v; want %d", name, got, ok, want)
+		assert.Equal(t, want, got, "hugePageSizeOf(%q) = %d, %v; want %d", name, got, ok, want)
 	}
 	for _, bad := range []string{"hugetlb.max", "hugetlb.2XB.max", "hugetlb.MB.max", "hugetlb.0MB.max"} {
-		if _, ok := hugePageSizeOf(bad); ok {
-			t.Errorf("hugePageSizeOf(%q) parsed a size", bad)
-		}
+		_, ok := hugePageSizeOf(bad)
+		assert.False(t, ok, "hugePageSizeOf(%q) parsed a size", bad)
 	}
 }
 
@@ -63,18 +64,11 @@ func TestPlanWritesCoreValues(t *testing.T) {
 			c := c
 			c.Weight = tc.weight
 			p, err := planFor(0, c, tc.v, allControllers)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(p.writes, tc.want) {
-				t.Errorf("writes\n  %v\nwant\n  %v", p.writes, tc.want)
-			}
-			if core, _ := c.Values(tc.v); !slices.Equal(p.writes, core) {
-				t.Errorf("writes %v differ from core's Values %v", p.writes, core)
-			}
-			if len(p.skipped) != 0 {
-				t.Errorf("skipped %v with every controller available", p.skipped)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, p.writes, "writes\n  %v\nwant\n  %v", p.writes, tc.want)
+			core, _ := c.Values(tc.v)
+			assert.Equal(t, core, p.writes, "writes %v differ from core's Values %v", p.writes, core)
+			assert.Empty(t, p.skipped, "skipped: with every controller available")
 		})
 	}
 
@@ -83,20 +77,14 @@ func TestPlanWritesCoreValues(t *testing.T) {
 	// named, in order.
 	noHugetlb := map[string]bool{ctrlCPU: true, ctrlMemory: true, ctrlPids: true}
 	p, err := planFor(0, c, cgroups.V1, noHugetlb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(p.skipped, []string{ctrlHugetlb}) || slices.ContainsFunc(p.writes, func(f cgroups.File) bool { return strings.HasPrefix(f.Name, "hugetlb.") }) {
-		t.Errorf("without hugetlb: writes %v, skipped %v", p.writes, p.skipped)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{ctrlHugetlb}, p.skipped, "without hugetlb: writes %v, skipped %v", p.writes, p.skipped)
+	assert.False(t, slices.ContainsFunc(p.writes, func(f cgroups.File) bool { return strings.HasPrefix(f.Name, "hugetlb.") }), "without hugetlb: writes %v, skipped %v", p.writes, p.skipped)
 	p, err = planFor(0, cgroups.ResourceConfig{CPUShares: u64(2), Memory: i64(1 << 20),
 		Unified: map[string]string{"memory.min": "1"}, HugePageLimit: map[int64]int64{2 << 20: 0}}, cgroups.V2, map[string]bool{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(p.writes) != 0 || !slices.Equal(p.skipped, []string{"cpu", "hugetlb", "memory"}) {
-		t.Errorf("no controllers: writes %v, skipped %v", p.writes, p.skipped)
-	}
+	require.NoError(t, err)
+	require.Empty(t, p.writes, "no controllers: writes %v, skipped %v", p.writes, p.skipped)
+	assert.Equal(t, []string{"cpu", "hugetlb", "memory"}, p.skipped, "no controllers: writes %v, skipped %v", p.writes, p.skipped)
 }
 
 // TestPlanRefusesWhatCoreRefuses: a value core will not render is an
@@ -113,12 +101,10 @@ func TestPlanRefusesWhatCoreRefuses(t *testing.T) {
 	} {
 		_, err := planFor(3, tc.c, cgroups.V2, allControllers)
 		var ie *InputError
-		if !errors.As(err, &ie) || ie.Field != tc.field || !strings.Contains(ie.Rule, tc.rule) {
-			t.Errorf("%+v: got %v, want field %s with a rule saying %q", tc.c, err, tc.field, tc.rule)
-		}
-		if strings.Contains(err.Error(), tc.field+": "+strings.TrimPrefix(tc.field, "hierarchy[3].Config.")+":") {
-			t.Errorf("%q repeats core's field name", err)
-		}
+		require.True(t, errors.As(err, &ie), "%+v: got %v, want field %s with a rule saying %q", tc.c, err, tc.field, tc.rule)
+		assert.Equal(t, tc.field, ie.Field, "%+v: got %v, want field %s with a rule saying %q", tc.c, err, tc.field, tc.rule)
+		assert.Contains(t, ie.Rule, tc.rule, "%+v: got %v, want field %s with a rule saying %q", tc.c, err, tc.field, tc.rule)
+		assert.NotContains(t, err.Error(), tc.field+": "+strings.TrimPrefix(tc.field, "hierarchy[3].Config.")+":", "%q repeats core's field name", err)
 	}
 }
 
@@ -156,19 +142,14 @@ func TestReadBack(t *testing.T) {
 		{cgroups.V2, 4096, "cpu.shares", "0", "0"}, // no such v2 file: as written
 	}
 	for _, tc := range cases {
-		if got := ReadBack(tc.v, cgroups.File{Name: tc.name, Value: tc.written}, tc.pageSize); got != tc.want {
-			t.Errorf("v%d page %d: %s after %q reads %q, want %q", tc.v, tc.pageSize, tc.name, tc.written, got, tc.want)
-		}
+		assert.Equal(t, tc.want, ReadBack(tc.v, cgroups.File{Name: tc.name, Value: tc.written}, tc.pageSize), "v%d page %d: %s after %q reads", tc.v, tc.pageSize, tc.name, tc.written)
 	}
 }
 
 func TestSameValueCPUMaxWithoutPeriod(t *testing.T) {
-	if !sameValue("cpu.max", "50000", "50000 100000") {
-		t.Error("a quota-only write must match the quota read back with the current period")
-	}
-	if sameValue("cpu.max", "50000", "60000 100000") || sameValue("cpu.max", "50000 50000", "50000 100000") {
-		t.Error("different quota or period matched")
-	}
+	assert.True(t, sameValue("cpu.max", "50000", "50000 100000"), "a quota-only write must match the quota read back with the current period")
+	require.False(t, sameValue("cpu.max", "50000", "60000 100000"), "different quota or period matched")
+	assert.False(t, sameValue("cpu.max", "50000 50000", "50000 100000"), "different quota or period matched")
 }
 
 func TestCheckHierarchy(t *testing.T) {
@@ -181,17 +162,14 @@ func TestCheckHierarchy(t *testing.T) {
 		{Path: "kubepods.slice/kubepods-burstable.slice"},
 	}
 	plans, err := checkHierarchy(good, cgroups.V1, allControllers)
-	if err != nil {
-		t.Errorf("good hierarchy: %v", err)
-	}
+	assert.NoError(t, err, "good hierarchy")
 	if len(plans) != len(good) || !slices.Equal(plans[2].writes, []cgroups.File{{Name: "memory.limit_in_bytes", Value: "-1"},
 		{Name: "hugetlb.2MB.limit_in_bytes", Value: "0"}, {Name: "pids.max", Value: "max"}}) {
 		t.Errorf("plans %+v, want one per cgroup with core's writes", plans)
 	}
 	v2only := []cgroups.Cgroup{{Path: "kubepods", Config: cgroups.ResourceConfig{Unified: map[string]string{"memory.min": "1"}}}}
-	if _, err := checkHierarchy(v2only, cgroups.V2, allControllers); err != nil {
-		t.Errorf("Unified on v2: %v", err)
-	}
+	_, err = checkHierarchy(v2only, cgroups.V2, allControllers)
+	assert.NoError(t, err, "Unified on v2")
 	bad := []struct {
 		h     []cgroups.Cgroup
 		v     cgroups.Version
@@ -219,9 +197,9 @@ func TestCheckHierarchy(t *testing.T) {
 	for _, tc := range bad {
 		_, err := checkHierarchy(tc.h, tc.v, allControllers)
 		var ie *InputError
-		if !errors.As(err, &ie) || ie.Field != tc.field || !strings.Contains(ie.Rule, tc.rule) {
-			t.Errorf("%+v: got %v, want field %s with a rule saying %q", tc.h, err, tc.field, tc.rule)
-		}
+		require.True(t, errors.As(err, &ie), "%+v: got %v, want field %s with a rule saying %q", tc.h, err, tc.field, tc.rule)
+		assert.Equal(t, tc.field, ie.Field, "%+v: got %v, want field %s with a rule saying %q", tc.h, err, tc.field, tc.rule)
+		assert.Contains(t, ie.Rule, tc.rule, "%+v: got %v, want field %s with a rule saying %q", tc.h, err, tc.field, tc.rule)
 	}
 }
 
@@ -237,9 +215,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	} {
 		_, err := New(tc.opts)
 		var ie *InputError
-		if !errors.As(err, &ie) || ie.Field != tc.field {
-			t.Errorf("New(%+v): got %v, want an *InputError for %s", tc.opts, err, tc.field)
-		}
+		require.True(t, errors.As(err, &ie), "New(%+v): got %v, want an *InputError for %s", tc.opts, err, tc.field)
+		assert.Equal(t, tc.field, ie.Field, "New(%+v): got %v, want an *InputError for %s", tc.opts, err, tc.field)
 	}
 }
 
@@ -247,7 +224,5 @@ func TestSortChildrenFirst(t *testing.T) {
 	paths := []string{"a", "a/b", "c", "a/b/c", "a/d", "c/e"}
 	sortChildrenFirst(paths)
 	want := []string{"a/b/c", "c/e", "a/d", "a/b", "c", "a"}
-	if !slices.Equal(paths, want) {
-		t.Errorf("got %v, want %v", paths, want)
-	}
+	assert.Equal(t, want, paths, "got %v, want %v", paths, want)
 }

@@ -2,7 +2,6 @@ package kube
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestConvertResourceListUnits(t *testing.T) {
@@ -40,9 +41,7 @@ func TestConvertResourceListUnits(t *testing.T) {
 			t.Errorf("%s %s: %v", tc.name, tc.value, err)
 			continue
 		}
-		if got[pod.ResourceName(tc.name)] != tc.want {
-			t.Errorf("%s %s = %d, want %d", tc.name, tc.value, got[pod.ResourceName(tc.name)], tc.want)
-		}
+		assert.Equal(t, tc.want, got[pod.ResourceName(tc.name)], "%s %s", tc.name, tc.value)
 	}
 	for _, bad := range []struct {
 		name  corev1.ResourceName
@@ -56,13 +55,12 @@ func TestConvertResourceListUnits(t *testing.T) {
 	} {
 		_, err := ConvertResourceList("l", corev1.ResourceList{bad.name: resource.MustParse(bad.value)})
 		var fe *FieldError
-		if !errors.As(err, &fe) || fe.Path != bad.path {
-			t.Errorf("%s %s: got %v, want a *FieldError at %s", bad.name, bad.value, err, bad.path)
-		}
+		require.True(t, errors.As(err, &fe), "%s %s: got %v, want a *FieldError at %s", bad.name, bad.value, err, bad.path)
+		assert.Equal(t, bad.path, fe.Path, "%s %s: got %v, want a *FieldError at %s", bad.name, bad.value, err, bad.path)
 	}
-	if got, err := ConvertResourceList("l", nil); got != nil || err != nil {
-		t.Errorf("nil list: %v, %v", got, err)
-	}
+	got, err := ConvertResourceList("l", nil)
+	require.Nil(t, got, "nil list: %v, %v", got, err)
+	assert.NoError(t, err, "nil list: %v, %v", got, err)
 }
 
 // ConvertPod serves callers that hold typed objects (an informer, a test)
@@ -79,29 +77,20 @@ func TestConvertPodTyped(t *testing.T) {
 		},
 	}
 	got, err := ConvertPod(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := pod.Pod{UID: "u1", Name: "p", Namespace: "default", Phase: pod.Pending, Deleted: true,
 		InitContainers: []pod.Container{{Name: "side", RestartPolicy: pod.RestartAlways}},
 		Containers: []pod.Container{{Name: "c",
 			Requests: pod.ResourceList{pod.CPU: 500, pod.Memory: 64 << 20},
 			Limits:   pod.ResourceList{pod.CPU: 500, pod.Memory: 64 << 20}}},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got  %+v\nwant %+v", got, want)
-	}
+	assert.Equal(t, want, got)
 	// Requests defaulted to limits, but the sidecar has no limits: Burstable.
-	if got.QOS() != pod.Burstable {
-		t.Errorf("QoS %s, want Burstable", got.QOS())
-	}
+	assert.Equal(t, pod.Burstable, got.QOS(), "QoS")
 	got.InitContainers = nil
-	if got.ComputeQOS() != pod.Guaranteed {
-		t.Errorf("without the sidecar: QoS %s, want Guaranteed once requests default to limits", got.ComputeQOS())
-	}
-	if _, err := ConvertNode(&corev1.Node{}); err == nil {
-		t.Error("a node without a name was accepted")
-	}
+	assert.Equal(t, pod.Guaranteed, got.ComputeQOS(), "without the sidecar: QoS")
+	_, err = ConvertNode(&corev1.Node{})
+	assert.Error(t, err, "a node without a name was accepted")
 }
 
 // TestConvertPodKeepsEmptyPodResources: an empty spec.resources ({}) is
@@ -118,13 +107,7 @@ func TestConvertPodKeepsEmptyPodResources(t *testing.T) {
 		},
 	}
 	got, err := ConvertPod(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Resources == nil {
-		t.Fatal("spec.resources dropped")
-	}
-	if q := got.QOS(); q != pod.BestEffort {
-		t.Errorf("QoS %s, want BestEffort as upstream", q)
-	}
+	require.NoError(t, err)
+	require.NotNil(t, got.Resources, "spec.resources dropped")
+	assert.Equal(t, pod.BestEffort, got.QOS(), "QoS")
 }

@@ -3,11 +3,12 @@ package kube
 import (
 	"errors"
 	"os"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func prio(v int32) *int32 { return &v }
@@ -67,9 +68,7 @@ status:
 
 func TestDecodeFullPod(t *testing.T) {
 	got, err := Decode([]byte(fullPod), Options{})
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
+	require.NoError(t, err, "Decode")
 	want := pod.Pod{
 		UID:               "6f1c9a52-0d4e-4b7a-9a57-3c2f0b8e1d01",
 		Name:              "web",
@@ -106,15 +105,13 @@ func TestDecodeFullPod(t *testing.T) {
 			Limits:   pod.ResourceList{pod.CPU: 2000, pod.Memory: 1 << 30, "hugepages-2Mi": 4 << 20},
 		},
 	}
-	if len(got.Pods) != 1 || len(got.Nodes) != 0 || len(got.Skipped) != 0 {
-		t.Fatalf("got %d pods, %d nodes, %d skipped; want one pod", len(got.Pods), len(got.Nodes), len(got.Skipped))
-	}
-	if !reflect.DeepEqual(got.Pods[0], want) {
-		t.Errorf("pod:\n got %+v\nwant %+v", got.Pods[0], want)
-	}
-	if !got.Pods[0].IsStatic() || !got.Pods[0].IsMirror() || !got.Pods[0].IsCritical() {
-		t.Errorf("the annotations and priority did not make the pod static, mirror and critical")
-	}
+	require.Len(t, got.Pods, 1, "got %d pods, %d nodes, %d skipped; want one pod", len(got.Pods), len(got.Nodes), len(got.Skipped))
+	require.Empty(t, got.Nodes, "got %d pods, %d nodes, %d skipped; want one pod", len(got.Pods), len(got.Nodes), len(got.Skipped))
+	require.Empty(t, got.Skipped, "got %d pods, %d nodes, %d skipped; want one pod", len(got.Pods), len(got.Nodes), len(got.Skipped))
+	assert.Equal(t, want, got.Pods[0], "pod")
+	require.True(t, got.Pods[0].IsStatic(), "the annotations and priority did not make the pod static, mirror and critical")
+	require.True(t, got.Pods[0].IsMirror(), "the annotations and priority did not make the pod static, mirror and critical")
+	assert.True(t, got.Pods[0].IsCritical(), "the annotations and priority did not make the pod static, mirror and critical")
 }
 
 func TestDecodeStream(t *testing.T) {
@@ -134,66 +131,51 @@ metadata: {name: web}
 --- {apiVersion: v1, kind: Pod, metadata: {name: inline}, spec: {containers: [{name: c}]}}
 `
 	got, err := Decode([]byte(stream), Options{SkipUnknownKinds: true})
-	if err != nil {
-		t.Fatalf("Decode: %v", err)
-	}
-	if len(got.Pods) != 2 || got.Pods[0].Name != "json" || got.Pods[1].Name != "inline" {
-		t.Fatalf("pods %+v, want json then inline", got.Pods)
-	}
+	require.NoError(t, err, "Decode")
+	require.Len(t, got.Pods, 2, "pods %+v, want json then inline", got.Pods)
+	require.Equal(t, "json", got.Pods[0].Name, "pods %+v, want json then inline", got.Pods)
+	require.Equal(t, "inline", got.Pods[1].Name, "pods %+v, want json then inline", got.Pods)
 	p := got.Pods[0]
-	if p.Namespace != "ns1" || p.Phase != pod.Running || !p.Deleted ||
-		!reflect.DeepEqual(p.Containers[0].Requests, pod.ResourceList{pod.CPU: 500}) {
-		t.Errorf("json pod %+v", p)
-	}
-	if p.QOS() != pod.Burstable || got.Pods[1].QOS() != pod.BestEffort {
-		t.Errorf("QoS %s and %s, want Burstable and BestEffort", p.QOS(), got.Pods[1].QOS())
-	}
+	assert.Equal(t, "ns1", p.Namespace, "json pod %+v", p)
+	assert.Equal(t, pod.Running, p.Phase, "json pod %+v", p)
+	assert.True(t, p.Deleted, "json pod %+v", p)
+	assert.Equal(t, pod.ResourceList{pod.CPU: 500}, p.Containers[0].Requests, "json pod %+v", p)
+	assert.Equal(t, pod.Burstable, p.QOS(), "QoS %s and %s, want Burstable and BestEffort", p.QOS(), got.Pods[1].QOS())
+	assert.Equal(t, pod.BestEffort, got.Pods[1].QOS(), "QoS %s and %s, want Burstable and BestEffort", p.QOS(), got.Pods[1].QOS())
 	wantNode := Node{Name: "node-1",
 		Capacity:    pod.ResourceList{pod.CPU: 4000, pod.Memory: 8 << 30, pod.Pods: 110, "hugepages-2Mi": 0},
 		Allocatable: pod.ResourceList{pod.CPU: 3800, pod.Memory: 7680 << 20, pod.Pods: 110}}
-	if len(got.Nodes) != 1 || !reflect.DeepEqual(got.Nodes[0], wantNode) {
-		t.Errorf("nodes %+v, want %+v", got.Nodes, wantNode)
-	}
+	require.Len(t, got.Nodes, 1, "nodes %+v, want %+v", got.Nodes, wantNode)
+	assert.Equal(t, wantNode, got.Nodes[0], "nodes %+v, want %+v", got.Nodes, wantNode)
 	wantSkipped := []Skipped{{Document: 3, APIVersion: "apps/v1", Kind: "Deployment", Name: "web"}}
-	if !reflect.DeepEqual(got.Skipped, wantSkipped) {
-		t.Errorf("skipped %+v, want %+v", got.Skipped, wantSkipped)
-	}
+	assert.Equal(t, wantSkipped, got.Skipped, "skipped")
 
 	_, err = Decode([]byte(stream), Options{})
-	if want := `document 3: kind: "Deployment" is not supported`; err == nil || !strings.HasPrefix(err.Error(), want) {
-		t.Errorf("without SkipUnknownKinds: got %v, want %q...", err, want)
-	}
+	want := `document 3: kind: "Deployment" is not supported`
+	require.Error(t, err, "without SkipUnknownKinds: got %v, want %q...", err, want)
+	assert.True(t, strings.HasPrefix(err.Error(), want), "without SkipUnknownKinds: got %v, want %q...", err, want)
 }
 
 // TestDecodeKubectlList reads what `kubectl get pods,nodes -o yaml` prints:
 // a v1 List with managedFields, status and every field a live object has.
 func TestDecodeKubectlList(t *testing.T) {
 	data, err := os.ReadFile("testdata/kubectl-get-pods-nodes.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, strict := range []bool{false, true} {
 		got, err := Decode(data, Options{Strict: strict})
-		if err != nil {
-			t.Fatalf("strict=%v: %v", strict, err)
-		}
-		if len(got.Pods) != 2 || len(got.Nodes) != 1 {
-			t.Fatalf("strict=%v: %d pods and %d nodes, want 2 and 1", strict, len(got.Pods), len(got.Nodes))
-		}
+		require.NoError(t, err, "strict=%v", strict)
+		require.Len(t, got.Pods, 2, "strict=%v: %d pods and %d nodes, want 2 and 1", strict, len(got.Pods), len(got.Nodes))
+		require.Len(t, got.Nodes, 1, "strict=%v: %d pods and %d nodes, want 2 and 1", strict, len(got.Pods), len(got.Nodes))
 		coredns := got.Pods[0]
 		if coredns.Name != "coredns-7db6d8ff4d-x2v9q" || coredns.Namespace != "kube-system" || coredns.Phase != pod.Running ||
 			coredns.QOS() != pod.Burstable || *coredns.Priority != 2000000000 || !coredns.IsCritical() {
 			t.Errorf("coredns: %+v", coredns)
 		}
-		if want := (pod.ResourceList{pod.CPU: 100, pod.Memory: 70 << 20}); !reflect.DeepEqual(coredns.Containers[0].Requests, want) {
-			t.Errorf("coredns requests %v, want %v", coredns.Containers[0].Requests, want)
-		}
-		if got.Pods[1].QOS() != pod.Guaranteed || !got.Pods[1].IsStatic() {
-			t.Errorf("etcd: %+v", got.Pods[1])
-		}
-		if got.Nodes[0].Allocatable[pod.Pods] != 110 || got.Nodes[0].Allocatable[pod.CPU] != 2000 {
-			t.Errorf("node allocatable %v", got.Nodes[0].Allocatable)
-		}
+		assert.Equal(t, (pod.ResourceList{pod.CPU: 100, pod.Memory: 70 << 20}), coredns.Containers[0].Requests, "coredns requests")
+		assert.Equal(t, pod.Guaranteed, got.Pods[1].QOS(), "etcd: %+v", got.Pods[1])
+		assert.True(t, got.Pods[1].IsStatic(), "etcd: %+v", got.Pods[1])
+		assert.Equal(t, int64(110), got.Nodes[0].Allocatable[pod.Pods], "node allocatable %v", got.Nodes[0].Allocatable)
+		assert.Equal(t, int64(2000), got.Nodes[0].Allocatable[pod.CPU], "node allocatable %v", got.Nodes[0].Allocatable)
 	}
 }
 
@@ -220,17 +202,11 @@ metadata: {name: c}
 spec: {containers: [{name: c}]}
 `
 	got, err := Decode([]byte(stream), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantPods := []Origin{{Document: 2, Line: 6, Item: "items[0]"}, {Document: 2, Line: 6, Item: "items[2]"}, {Document: 3, Line: 13}}
 	wantNodes := []Origin{{Document: 1, Line: 2}, {Document: 2, Line: 6, Item: "items[1]"}}
-	if !reflect.DeepEqual(got.PodOrigins, wantPods) {
-		t.Errorf("pod origins %+v, want %+v", got.PodOrigins, wantPods)
-	}
-	if !reflect.DeepEqual(got.NodeOrigins, wantNodes) {
-		t.Errorf("node origins %+v, want %+v", got.NodeOrigins, wantNodes)
-	}
+	assert.Equal(t, wantPods, got.PodOrigins, "pod origins")
+	assert.Equal(t, wantNodes, got.NodeOrigins, "node origins")
 	for _, tc := range []struct {
 		o          Origin
 		path, want string
@@ -242,13 +218,10 @@ spec: {containers: [{name: c}]}
 	} {
 		err := tc.o.Errorf(tc.path, "bad")
 		var de *Error
-		if !errors.As(err, &de) || err.Error() != tc.want {
-			t.Errorf("Errorf(%q) = %v (%T), want the *Error %q", tc.path, err, err, tc.want)
-		}
+		require.True(t, errors.As(err, &de), "Errorf(%q) = %v (%T), want the *Error %q", tc.path, err, err, tc.want)
+		assert.Equal(t, tc.want, err.Error(), "Errorf(%q) = %v (%T), want the *Error %q", tc.path, err, err, tc.want)
 	}
-	if s := wantPods[0].String(); s != "document 2, items[0]" {
-		t.Errorf("String() = %q", s)
-	}
+	assert.Equal(t, "document 2, items[0]", wantPods[0].String(), "String()")
 }
 
 func TestDecodePodListWithoutItemKinds(t *testing.T) {
@@ -260,12 +233,9 @@ items:
 - metadata: {name: b}
   spec: {containers: [{name: c}]}
 `), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got.Pods) != 2 || got.Pods[1].Name != "b" {
-		t.Errorf("pods %+v", got.Pods)
-	}
+	require.NoError(t, err)
+	require.Len(t, got.Pods, 2, "pods %+v", got.Pods)
+	assert.Equal(t, "b", got.Pods[1].Name, "pods %+v", got.Pods)
 }
 
 // podWith wraps a container's resources in a pod document.
@@ -355,32 +325,23 @@ func TestDecodeBadDocuments(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Decode([]byte(tc.input), tc.opts)
-			if err == nil {
-				t.Fatalf("Decode accepted it: %+v", got)
-			}
+			require.Error(t, err, "Decode accepted it: %+v", got)
 			var de *Error
-			if !errors.As(err, &de) {
-				t.Fatalf("got %T %v, want an *Error", err, err)
-			}
+			require.True(t, errors.As(err, &de), "got %T %v, want an *Error", err, err)
 			if prefix, ok := strings.CutSuffix(tc.want, "..."); ok {
-				if !strings.HasPrefix(err.Error(), prefix) {
-					t.Errorf("got  %q\nwant %q...", err, prefix)
-				}
+				assert.True(t, strings.HasPrefix(err.Error(), prefix), "got  %q\nwant %q...", err, prefix)
 			} else if err.Error() != tc.want {
 				t.Errorf("got  %q\nwant %q", err, tc.want)
 			}
-			if got != nil {
-				t.Errorf("a failed Decode returned manifests: %+v", got)
-			}
+			assert.Nil(t, got, "a failed Decode returned manifests")
 		})
 	}
 }
 
 func TestDecodeLenientKeepsUnknownFields(t *testing.T) {
 	got, err := Decode([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n"), Options{})
-	if err != nil || len(got.Pods) != 1 {
-		t.Fatalf("lenient Decode: %v, %+v", err, got)
-	}
+	require.NoError(t, err, "lenient Decode: %v, %+v", err, got)
+	require.Len(t, got.Pods, 1, "lenient Decode: %v, %+v", err, got)
 }
 
 func TestSplitDocuments(t *testing.T) {
@@ -392,20 +353,18 @@ func TestSplitDocuments(t *testing.T) {
 		{line: 6, body: []byte(" # comment\n")},
 		{line: 7, body: []byte(" {d: 4}\n  ---\n")},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d documents %+v, want %d", len(got), got, len(want))
-	}
+	require.Len(t, got, len(want), "got %d documents %+v, want %d", len(got), got, len(want))
 	for i := range want {
-		if got[i].line != want[i].line || string(got[i].body) != string(want[i].body) {
-			t.Errorf("document %d: got line %d %q, want line %d %q", i, got[i].line, got[i].body, want[i].line, want[i].body)
-		}
+		assert.Equal(t, want[i].line, got[i].line, "document %d: got line %d %q, want line %d %q", i, got[i].line, got[i].body, want[i].line, want[i].body)
+		assert.Equal(t, string(want[i].body), string(got[i].body), "document %d: got line %d %q, want line %d %q", i, got[i].line, got[i].body, want[i].line, want[i].body)
 	}
 }
 
 func TestErrorLine(t *testing.T) {
 	_, err := Decode([]byte("# header\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n---\nkind: Pod\napiVersion: v2\n"), Options{})
 	var de *Error
-	if !errors.As(err, &de) || de.Document != 2 || de.Line != 7 || de.Path != "apiVersion" {
-		t.Errorf("got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
-	}
+	require.True(t, errors.As(err, &de), "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
+	assert.Equal(t, 2, de.Document, "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
+	assert.Equal(t, 7, de.Line, "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
+	assert.Equal(t, "apiVersion", de.Path, "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
 }

@@ -2,7 +2,6 @@ package admission_test
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/admission"
@@ -10,6 +9,8 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const (
@@ -32,13 +33,9 @@ func critical(p *pod.Pod) *pod.Pod {
 func newNode(t *testing.T, allocatable pod.ResourceList, devices *dm.Manager, running ...*pod.Pod) *admission.Node {
 	t.Helper()
 	n, err := admission.NewNode(allocatable, devices)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, p := range running {
-		if err := n.AddRunning(p); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.AddRunning(p))
 	}
 	return n
 }
@@ -48,13 +45,9 @@ func newNode(t *testing.T, allocatable pod.ResourceList, devices *dm.Manager, ru
 func admit(t *testing.T, n *admission.Node, p *pod.Pod, opts admission.Options, killErr error) *admission.Result {
 	t.Helper()
 	a, err := n.Begin(p, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r, err := admission.Drive(a, nil, func(preemption.Eviction) error { return killErr })
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return r
 }
 
@@ -90,35 +83,31 @@ func TestSpecFitReasons(t *testing.T) {
 		// vendor.io/missing: the node has none, so the kubelet leaves it
 		// alone; "bare" is not a scalar resource name.
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("Fit =\n%v\nwant\n%v", got, want)
-	}
+	require.Equal(t, want, got, "Fit =")
 
 	n := newNode(t, alloc, nil, running...)
 	r := admit(t, n, p, admission.Options{}, nil)
-	if r.Admitted || r.Reason != "OutOfpods" || r.Message != "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2" {
-		t.Errorf("result = %+v", r)
-	}
-	if !reflect.DeepEqual(r.FitReasons, want) || len(r.Evicted) != 0 {
-		t.Errorf("fit reasons %v, evicted %v", r.FitReasons, r.Evicted)
-	}
+	assert.False(t, r.Admitted, "result = %+v", r)
+	assert.Equal(t, "OutOfpods", r.Reason, "result = %+v", r)
+	assert.Equal(t, "Node didn't have enough resource: pods, requested: 1, used: 2, capacity: 2", r.Message, "result = %+v", r)
+	assert.Equal(t, want, r.FitReasons, "fit reasons %v, evicted %v", r.FitReasons, r.Evicted)
+	assert.Empty(t, r.Evicted, "fit reasons %v, evicted %v", r.FitReasons, r.Evicted)
 	for _, tc := range []struct {
 		res    pod.ResourceName
 		reason string
 	}{{pod.CPU, "OutOfcpu"}, {pod.Memory, "OutOfmemory"}, {pod.EphemeralStorage, "OutOfephemeral-storage"}, {gpu, "OutOfexample.com/gpu"}} {
 		n := newNode(t, pod.ResourceList{pod.Pods: 10, tc.res: 10}, nil)
 		r := admit(t, n, mkPod("x", pod.ResourceList{tc.res: 11}, nil), admission.Options{}, nil)
-		if r.Admitted || r.Reason != tc.reason {
-			t.Errorf("%s: reason %q, want %q", tc.res, r.Reason, tc.reason)
-		}
+		require.False(t, r.Admitted, "%s: reason %q, want %q", tc.res, r.Reason, tc.reason)
+		assert.Equal(t, tc.reason, r.Reason, "%s: reason %q, want %q", tc.res, r.Reason, tc.reason)
 	}
 	// A predicate failure the caller found follows the resource reasons.
 	n = newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000}, nil)
 	affinity := &preemption.PredicateFailure{PredicateName: "NodeAffinity", PredicateDesc: "node(s) didn't match Pod's node affinity/selector"}
 	r = admit(t, n, mkPod("y", pod.ResourceList{pod.CPU: 100}, nil), admission.Options{OtherReasons: []*preemption.PredicateFailure{affinity}}, nil)
-	if r.Admitted || r.Reason != "NodeAffinity" || r.Message != "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
-		t.Errorf("result = %+v", r)
-	}
+	assert.False(t, r.Admitted, "result = %+v", r)
+	assert.Equal(t, "NodeAffinity", r.Reason, "result = %+v", r)
+	assert.Equal(t, "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector", r.Message, "result = %+v", r)
 }
 
 // TestSpecOverheadAndSidecarsCount checks that the fit asks for the
@@ -129,9 +118,9 @@ func TestSpecOverheadAndSidecarsCount(t *testing.T) {
 	p.InitContainers = []pod.Container{{Name: "side", Requests: pod.ResourceList{pod.CPU: 300}, RestartPolicy: pod.RestartAlways}}
 	p.Overhead = pod.ResourceList{pod.CPU: 200}
 	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 999}, nil)
-	if r := admit(t, n, p, admission.Options{}, nil); r.Admitted || r.Message != "Node didn't have enough resource: cpu, requested: 1000, used: 0, capacity: 999" {
-		t.Errorf("result = %+v", r)
-	}
+	r := admit(t, n, p, admission.Options{}, nil)
+	assert.False(t, r.Admitted, "result = %+v", r)
+	assert.Equal(t, "Node didn't have enough resource: cpu, requested: 1000, used: 0, capacity: 999", r.Message, "result = %+v", r)
 }
 
 // TestSpecCriticalPreempts admits a critical pod by preempting, removes the
@@ -143,24 +132,15 @@ func TestSpecCriticalPreempts(t *testing.T) {
 	n := newNode(t, pod.ResourceList{pod.Pods: 3, pod.CPU: 1000, pod.Memory: 10 * mi}, nil, gu, be, bu)
 	c := critical(mkPod("critical", pod.ResourceList{pod.CPU: 500}, nil))
 	r := admit(t, n, c, admission.Options{}, nil)
-	if !r.Admitted || r.Reason != "" {
-		t.Fatalf("result = %+v", r)
-	}
+	require.True(t, r.Admitted, "result = %+v", r)
+	require.Equal(t, "", r.Reason, "result = %+v", r)
 	// Short of one pod slot and 300m cpu: the Burstable pod frees both, so
 	// no Guaranteed pod goes and the BestEffort pod, which frees only the
 	// slot, is not needed.
-	if got := names(r.Evicted); !reflect.DeepEqual(got, []string{"bu"}) {
-		t.Errorf("evicted %v, want [bu]", got)
-	}
-	if want := (preemption.Requirements{{Resource: pod.Pods, Quantity: 1}, {Resource: pod.CPU, Quantity: 300}}); !reflect.DeepEqual(r.Requirements, want) {
-		t.Errorf("requirements %v, want %v", r.Requirements, want)
-	}
-	if r.Preemptions["pods"] != 1 {
-		t.Errorf("preemptions %v, want pods: 1", r.Preemptions)
-	}
-	if got := uids(n); !reflect.DeepEqual(got, []string{"gu", "be", "critical"}) {
-		t.Errorf("active %v", got)
-	}
+	assert.Equal(t, []string{"bu"}, names(r.Evicted), "evicted")
+	assert.Equal(t, (preemption.Requirements{{Resource: pod.Pods, Quantity: 1}, {Resource: pod.CPU, Quantity: 300}}), r.Requirements, "requirements")
+	assert.Equal(t, 1, r.Preemptions["pods"], "preemptions %v, want pods: 1", r.Preemptions)
+	assert.Equal(t, []string{"gu", "be", "critical"}, uids(n), "active")
 }
 
 // TestSpecKillFailureStillAdmits is #78405 / PR #78493 at node level: the
@@ -173,26 +153,20 @@ func TestSpecKillFailureStillAdmits(t *testing.T) {
 	c.Priority = nil
 	c.Annotations = map[string]string{pod.ConfigSourceAnnotation: preemption.FileSource}
 	r := admit(t, n, c, admission.Options{}, errors.New("timed out waiting for the pod to stop"))
-	if !r.Admitted || len(r.Evicted) != 0 || len(r.KillFailed) != 1 || len(r.Preemptions) != 0 {
-		t.Fatalf("result = %+v", r)
-	}
-	if got := uids(n); !reflect.DeepEqual(got, []string{"bu(terminating)", "static"}) {
-		t.Errorf("active %v", got)
-	}
-	if used := n.Used()[pod.CPU]; used != 1100 {
-		t.Errorf("used cpu %d: the terminating victim still counts", used)
-	}
+	require.True(t, r.Admitted, "result = %+v", r)
+	require.Empty(t, r.Evicted, "result = %+v", r)
+	require.Len(t, r.KillFailed, 1, "result = %+v", r)
+	require.Empty(t, r.Preemptions, "result = %+v", r)
+	assert.Equal(t, []string{"bu(terminating)", "static"}, uids(n), "active")
+	used := n.Used()[pod.CPU]
+	assert.Equal(t, int64(1100), used, "used cpu: the terminating victim still counts")
 	// The next pod is judged against the node with the victim still on it.
 	r = admit(t, n, mkPod("late", pod.ResourceList{pod.CPU: 1}, nil), admission.Options{}, nil)
-	if r.Admitted || r.Message != "Node didn't have enough resource: cpu, requested: 1, used: 1100, capacity: 1000" {
-		t.Errorf("result = %+v", r)
-	}
-	if err := n.Remove("bu"); err != nil {
-		t.Fatal(err)
-	}
-	if r := admit(t, n, mkPod("late", pod.ResourceList{pod.CPU: 1}, nil), admission.Options{}, nil); !r.Admitted {
-		t.Errorf("result = %+v after the victim is gone", r)
-	}
+	assert.False(t, r.Admitted, "result = %+v", r)
+	assert.Equal(t, "Node didn't have enough resource: cpu, requested: 1, used: 1100, capacity: 1000", r.Message, "result = %+v", r)
+	require.NoError(t, n.Remove("bu"))
+	r = admit(t, n, mkPod("late", pod.ResourceList{pod.CPU: 1}, nil), admission.Options{}, nil)
+	assert.True(t, r.Admitted, "result = %+v after the victim is gone", r)
 }
 
 // TestSpecCriticalRejections checks the two ways a critical pod is still
@@ -203,14 +177,15 @@ func TestSpecCriticalRejections(t *testing.T) {
 	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000}, nil, bu)
 	taint := &preemption.PredicateFailure{PredicateName: "TaintToleration", PredicateDesc: "node(s) had untolerated taint(s)"}
 	r := admit(t, n, critical(mkPod("c1", pod.ResourceList{pod.CPU: 500}, nil)), admission.Options{OtherReasons: []*preemption.PredicateFailure{taint}}, nil)
-	if r.Admitted || r.Reason != "TaintToleration" || len(r.Evicted) != 0 || len(n.Active()) != 1 {
-		t.Errorf("result = %+v, active %v", r, uids(n))
-	}
+	assert.False(t, r.Admitted, "result = %+v, active %v", r, uids(n))
+	assert.Equal(t, "TaintToleration", r.Reason, "result = %+v, active %v", r, uids(n))
+	require.Empty(t, r.Evicted, "result = %+v, active %v", r, uids(n))
+	assert.Len(t, n.Active(), 1, "result = %+v, active %v", r, uids(n))
 	r = admit(t, n, critical(mkPod("c2", pod.ResourceList{pod.CPU: 2000}, nil)), admission.Options{}, nil)
 	want := "Unexpected error while attempting to recover from admission failure: preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: cpu, q: 1000), ]"
-	if r.Admitted || r.Reason != "UnexpectedAdmissionError" || r.Message != want {
-		t.Errorf("result = %+v\nwant message %s", r, want)
-	}
+	assert.False(t, r.Admitted, "result = %+v\nwant message %s", r, want)
+	assert.Equal(t, "UnexpectedAdmissionError", r.Reason, "result = %+v\nwant message %s", r, want)
+	assert.Equal(t, want, r.Message, "result = %+v\nwant message %s", r, want)
 }
 
 // deviceNode is a node with one GPU plugin of two healthy devices.
@@ -218,12 +193,9 @@ func deviceNode(t *testing.T) (*admission.Node, *dm.Manager) {
 	t.Helper()
 	m := dm.New(dm.DefaultLimits())
 	m.SetSourcesReady()
-	if _, err := m.Connected(string(gpu), "gpu.sock", dm.PluginOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Update(string(gpu), []dm.Device{{ID: "g0", Health: dm.Healthy}, {ID: "g1", Health: dm.Healthy}}); err != nil {
-		t.Fatal(err)
-	}
+	_, err := m.Connected(string(gpu), "gpu.sock", dm.PluginOptions{})
+	require.NoError(t, err)
+	require.NoError(t, m.Update(string(gpu), []dm.Device{{ID: "g0", Health: dm.Healthy}, {ID: "g1", Health: dm.Healthy}}))
 	return newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 1000, gpu: 2}, m), m
 }
 
@@ -242,63 +214,48 @@ func TestSpecDevices(t *testing.T) {
 	n, m := deviceNode(t)
 	one := mkPod("one", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1})
 	a, err := n.Begin(one, admission.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	step := a.Next()
-	if step.Kind != admission.StepAllocate || len(step.Plan.Requests) != 1 || !reflect.DeepEqual(step.Plan.Requests[0].DeviceIDs, []string{"g0"}) {
-		t.Fatalf("step = %+v", step)
-	}
-	if again := a.Next(); again.Plan != step.Plan {
-		t.Error("Next before answering must repeat the step")
-	}
-	if _, err := n.Begin(mkPod("other", nil, nil), admission.Options{}); err == nil {
-		t.Error("a second admission began while one is in progress")
-	}
+	require.Equal(t, admission.StepAllocate, step.Kind, "step = %+v", step)
+	require.Len(t, step.Plan.Requests, 1, "step = %+v", step)
+	require.Equal(t, []string{"g0"}, step.Plan.Requests[0].DeviceIDs, "step = %+v", step)
+	assert.Equal(t, step.Plan, a.Next().Plan, "Next before answering must repeat the step")
+	_, err = n.Begin(mkPod("other", nil, nil), admission.Options{})
+	assert.Error(t, err, "a second admission began while one is in progress")
 	answers, _ := answer(step.Plan)
-	if err := a.Allocated(answers, nil); err != nil {
-		t.Fatal(err)
-	}
-	if step = a.Next(); step.Kind != admission.StepDone || !step.Result.Admitted {
-		t.Fatalf("step = %+v", step)
-	}
-	if got := m.ContainerDevices("one", "c"); !reflect.DeepEqual(got, map[string][]string{string(gpu): {"g0"}}) {
-		t.Errorf("devices %v", got)
-	}
+	require.NoError(t, a.Allocated(answers, nil))
+	step = a.Next()
+	require.Equal(t, admission.StepDone, step.Kind, "step = %+v", step)
+	require.True(t, step.Result.Admitted, "step = %+v", step)
+	assert.Equal(t, map[string][]string{string(gpu): {"g0"}}, m.ContainerDevices("one", "c"), "devices")
 
 	// Two GPUs asked, one free: the device manager fails before the fit
 	// would have found the node short of example.com/gpu.
 	a, _ = n.Begin(mkPod("two", pod.ResourceList{gpu: 2}, pod.ResourceList{gpu: 2}), admission.Options{})
 	r, err := admission.Drive(a, answer, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := "Allocate failed due to requested number of devices unavailable for example.com/gpu. Requested: 2, Available: 1, which is unexpected"
-	if r.Admitted || r.Reason != "UnexpectedAdmissionError" || r.Message != want || len(r.FitReasons) != 0 {
-		t.Errorf("result = %+v", r)
-	}
+	assert.False(t, r.Admitted, "result = %+v", r)
+	assert.Equal(t, "UnexpectedAdmissionError", r.Reason, "result = %+v", r)
+	assert.Equal(t, want, r.Message, "result = %+v", r)
+	assert.Empty(t, r.FitReasons, "result = %+v", r)
 
 	// The plugin's Allocate RPC fails.
 	a, _ = n.Begin(mkPod("rpc", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1}), admission.Options{})
 	r, err = admission.Drive(a, func(*dm.Plan) ([][]allocresp.ContainerAllocateResponse, error) {
 		return nil, errors.New("rpc error: code = Unavailable desc = connection refused")
 	}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Admitted || r.Message != "Allocate failed due to rpc error: code = Unavailable desc = connection refused, which is unexpected" {
-		t.Errorf("result = %+v", r)
-	}
-	if free := len(m.Allocated()[string(gpu)]); free != 1 {
-		t.Errorf("%d GPUs allocated after the failed RPC, want 1 (the first pod's)", free)
-	}
+	require.NoError(t, err)
+	assert.False(t, r.Admitted, "result = %+v", r)
+	assert.Equal(t, "Allocate failed due to rpc error: code = Unavailable desc = connection refused, which is unexpected", r.Message, "result = %+v", r)
+	free := len(m.Allocated()[string(gpu)])
+	assert.Equal(t, 1, free, "(the first pod's)")
 }
 
 // TestBadInput checks the errors that name the field and the rule.
 func TestBadInput(t *testing.T) {
-	if _, err := admission.NewNode(pod.ResourceList{pod.CPU: -1}, nil); err == nil || err.Error() != "allocatable[cpu]: -1 must not be negative" {
-		t.Errorf("NewNode: %v", err)
-	}
+	_, err := admission.NewNode(pod.ResourceList{pod.CPU: -1}, nil)
+	assert.EqualError(t, err, "allocatable[cpu]: -1 must not be negative", "NewNode")
 	n := newNode(t, pod.ResourceList{pod.Pods: 10}, nil, mkPod("a", nil, nil))
 	for _, tc := range []struct {
 		p    *pod.Pod
@@ -310,20 +267,16 @@ func TestBadInput(t *testing.T) {
 		{mkPod("b", pod.ResourceList{pod.CPU: -3}, nil), admission.Options{}, "pod.containers[0].requests[cpu]: -3 must not be negative"},
 		{mkPod("b", nil, nil), admission.Options{OtherReasons: []*preemption.PredicateFailure{nil}}, "otherReasons[0]: must not be nil"},
 	} {
-		if _, err := n.Begin(tc.p, tc.opts); err == nil || err.Error() != tc.want {
-			t.Errorf("Begin: %v, want %q", err, tc.want)
-		}
+		_, err := n.Begin(tc.p, tc.opts)
+		assert.EqualError(t, err, tc.want, "Begin: %v, want %q", err, tc.want)
 	}
-	if err := n.Remove("zzz"); err == nil || err.Error() != `pod "zzz": not active on the node` {
-		t.Errorf("Remove: %v", err)
-	}
+	err = n.Remove("zzz")
+	assert.EqualError(t, err, `pod "zzz": not active on the node`, "Remove")
 	a, _ := n.Begin(mkPod("b", nil, nil), admission.Options{})
-	if err := a.Killed(nil); err == nil || err.Error() != `pod "b": no kill is pending` {
-		t.Errorf("Killed: %v", err)
-	}
-	if err := a.Allocated(nil, nil); err == nil || err.Error() != `pod "b": no allocation is pending` {
-		t.Errorf("Allocated: %v", err)
-	}
+	err = a.Killed(nil)
+	assert.EqualError(t, err, `pod "b": no kill is pending`, "Killed")
+	err = a.Allocated(nil, nil)
+	assert.EqualError(t, err, `pod "b": no allocation is pending`, "Allocated")
 }
 
 func names(pods []*pod.Pod) []string {

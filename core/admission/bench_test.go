@@ -7,6 +7,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/admission"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkAdmit110Pods measures admission decisions on a full node of the
@@ -16,9 +17,7 @@ import (
 // decisions/s metric counts both admissions.
 func BenchmarkAdmit110Pods(b *testing.B) {
 	n, err := admission.NewNode(pod.ResourceList{pod.Pods: 110, pod.CPU: 110_000, pod.Memory: 440 << 30, pod.EphemeralStorage: 1 << 40}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	for i := 0; i < 110; i++ {
 		var p *pod.Pod
 		switch i % 3 {
@@ -31,9 +30,7 @@ func BenchmarkAdmit110Pods(b *testing.B) {
 			p = mkPod("", l, l)
 		}
 		p.UID = "running-" + strconv.Itoa(i)
-		if err := n.AddRunning(p); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, n.AddRunning(p))
 	}
 	kill := func(preemption.Eviction) error { return nil }
 	decisions := 0
@@ -42,26 +39,20 @@ func BenchmarkAdmit110Pods(b *testing.B) {
 		i++
 		c := critical(mkPod("critical-"+strconv.Itoa(i), pod.ResourceList{pod.CPU: 500, pod.Memory: 256 << 20}, nil))
 		a, err := n.Begin(c, admission.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		r, err := admission.Drive(a, nil, kill)
-		if err != nil || !r.Admitted || len(r.Evicted) == 0 {
-			b.Fatalf("critical pod: %+v %v", r, err)
-		}
-		if err := n.Remove(c.UID); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err, "critical pod: %+v %v", r, err)
+		require.True(b, r.Admitted, "critical pod: %+v %v", r, err)
+		require.NotEmpty(b, r.Evicted, "critical pod: %+v %v", r, err)
+		require.NoError(b, n.Remove(c.UID))
 		for _, v := range r.Evicted {
 			back := *v
 			back.UID = v.UID + "+"
 			a, err := n.Begin(&back, admission.Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if r, err := admission.Drive(a, nil, kill); err != nil || !r.Admitted {
-				b.Fatalf("replacement: %+v %v", r, err)
-			}
+			require.NoError(b, err)
+			r, err := admission.Drive(a, nil, kill)
+			require.NoError(b, err, "replacement: %+v %v", r, err)
+			require.True(b, r.Admitted, "replacement: %+v %v", r, err)
 			decisions++
 		}
 		decisions++

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkBuild110Pods builds the hierarchy of a full node at the
@@ -42,12 +43,9 @@ func BenchmarkBuild110Pods(b *testing.B) {
 	configs := 0
 	for b.Loop() {
 		h, err := cgroups.Build(c, pods)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := h.Files(cgroups.V2); err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
+		_, err = h.Files(cgroups.V2)
+		require.NoError(b, err)
 		configs++
 	}
 	b.ReportMetric(float64(configs)/b.Elapsed().Seconds(), "configs/s")

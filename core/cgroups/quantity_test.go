@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFormatQuantity checks the canonical forms resource.Quantity prints,
@@ -32,9 +34,7 @@ func TestFormatQuantity(t *testing.T) {
 		{PIDs, 1000, "1k"},
 		{PIDs, 32000, "32k"},
 	} {
-		if got := formatQuantity(tc.name, tc.v); got != tc.want {
-			t.Errorf("formatQuantity(%s, %d) = %q, want %q", tc.name, tc.v, got, tc.want)
-		}
+		assert.Equal(t, tc.want, formatQuantity(tc.name, tc.v), "formatQuantity(%s, %d)", tc.name, tc.v)
 	}
 }
 
@@ -51,19 +51,15 @@ func TestHugePageNames(t *testing.T) {
 		{"hugepages-16Gi", 16 << 30, "16GB"},
 	} {
 		size, err := HugePageSizeFromResourceName(pod.ResourceName(tc.name))
-		if err != nil || size != tc.size {
-			t.Errorf("%s: size %d, %v; want %d", tc.name, size, err, tc.size)
-		}
-		if unit, err := HugePageUnitSize(size); err != nil || unit != tc.unit {
-			t.Errorf("%s: unit %q, %v; want %q", tc.name, unit, err, tc.unit)
-		}
+		require.NoError(t, err, "%s: size %d, %v; want %d", tc.name, size, err, tc.size)
+		assert.Equal(t, tc.size, size, "%s: size %d, %v; want %d", tc.name, size, err, tc.size)
+		unit, err := HugePageUnitSize(size)
+		require.NoError(t, err, "%s: unit %q, %v; want %q", tc.name, unit, err, tc.unit)
+		assert.Equal(t, tc.unit, unit, "%s: unit %q, %v; want %q", tc.name, unit, err, tc.unit)
 	}
-	if got := HugePageResourceName(2 << 20); got != "hugepages-2Mi" {
-		t.Errorf("HugePageResourceName(2Mi) = %q", got)
-	}
+	assert.Equal(t, pod.ResourceName("hugepages-2Mi"), HugePageResourceName(2<<20), "HugePageResourceName(2Mi)")
 	for _, bad := range []string{"hugepages-", "hugepages-2M", "hugepages-3Mi", "hugepages-32Gi", "hugepages--2Mi", "hugepages-1.5Mi", "memory"} {
-		if _, err := HugePageSizeFromResourceName(pod.ResourceName(bad)); err == nil {
-			t.Errorf("%s accepted", bad)
-		}
+		_, err := HugePageSizeFromResourceName(pod.ResourceName(bad))
+		assert.Error(t, err, "%s accepted", bad)
 	}
 }

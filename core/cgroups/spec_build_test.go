@@ -3,13 +3,13 @@ package cgroups_test
 import (
 	"errors"
 	"fmt"
-	"reflect"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const (
@@ -61,9 +61,7 @@ func seedPods() []*pod.Pod {
 func mustBuild(t *testing.T, c cgroups.Config, pods []*pod.Pod) cgroups.Hierarchy {
 	t.Helper()
 	h, err := cgroups.Build(c, pods)
-	if err != nil {
-		t.Fatalf("Build: %v", err)
-	}
+	require.NoError(t, err, "Build")
 	return h
 }
 
@@ -78,9 +76,7 @@ func files(t *testing.T, h cgroups.Hierarchy, path string, v cgroups.Version) ma
 		t.Fatalf("no cgroup %q in %v", path, paths)
 	}
 	fs, err := cg.Config.Values(v)
-	if err != nil {
-		t.Fatalf("%s: Values: %v", path, err)
-	}
+	require.NoError(t, err, "%s: Values", path)
 	out := map[string]string{}
 	for _, f := range fs {
 		out[f.Name] = f.Value
@@ -109,13 +105,9 @@ func TestSeedWorkedExample(t *testing.T) {
 		"kubepods/besteffort/podbesteffort-1":            {"cpu.shares": "2"},
 		"kubepods/besteffort/podbesteffort-1/container4": {"cpu.shares": "2", "cpu.cfs_period_us": "100000"},
 	}
-	if len(h) != len(want) {
-		t.Errorf("hierarchy has %d cgroups, want %d", len(h), len(want))
-	}
+	assert.Len(t, h, len(want), "hierarchy has %d cgroups, want %d", len(h), len(want))
 	for path, w := range want {
-		if got := files(t, h, path, cgroups.V1); !reflect.DeepEqual(got, w) {
-			t.Errorf("%s:\n  got  %v\n  want %v", path, got, w)
-		}
+		assert.Equal(t, w, files(t, h, path, cgroups.V1), "%s:\n", path)
 	}
 }
 
@@ -141,9 +133,7 @@ func TestHierarchyOrderAndNames(t *testing.T) {
 		"kubepods/podguaranteed-1",
 		"kubepods/podguaranteed-1/container3",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("cgroupfs paths:\n  got  %q\n  want %q", got, want)
-	}
+	assert.Equal(t, want, got, "cgroupfs paths")
 
 	c.CgroupDriver = cgroups.DriverSystemd
 	got = nil
@@ -162,19 +152,15 @@ func TestHierarchyOrderAndNames(t *testing.T) {
 		"kubepods.slice/kubepods-podguaranteed_1.slice",
 		"kubepods.slice/kubepods-podguaranteed_1.slice/cri-containerd-container3.scope",
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("systemd paths:\n  got  %q\n  want %q", got, want)
-	}
+	assert.Equal(t, want, got, "systemd paths")
 
 	// §5.7: NodeAllocatableRoot("/kubepods", true, "systemd").
 	c.CgroupRoot = "/kubepods"
-	if p, _ := cgroups.KubepodsPath(c); p != "kubepods.slice/kubepods-kubepods.slice" {
-		t.Errorf("systemd kubepods under /kubepods = %q", p)
-	}
+	p, _ := cgroups.KubepodsPath(c)
+	assert.Equal(t, "kubepods.slice/kubepods-kubepods.slice", p, "systemd kubepods under /kubepods")
 	c.CgroupDriver = cgroups.DriverCgroupfs
-	if p, _ := cgroups.KubepodsPath(c); p != "kubepods/kubepods" {
-		t.Errorf("cgroupfs kubepods under /kubepods = %q", p)
-	}
+	p, _ = cgroups.KubepodsPath(c)
+	assert.Equal(t, "kubepods/kubepods", p, "cgroupfs kubepods under /kubepods")
 }
 
 // TestValuesOrder checks the ordered writes of both versions for a pod
@@ -187,43 +173,31 @@ func TestValuesOrder(t *testing.T) {
 		Unified:       map[string]string{"memory.min": "5", "memory.low": "7"},
 	}
 	v1, err := rc.Values(cgroups.V1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantV1 := []cgroups.File{
 		{"cpu.shares", "2048"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "150000"},
 		{"memory.limit_in_bytes", "3221225472"},
 		{"hugetlb.2MB.limit_in_bytes", "4194304"}, {"hugetlb.1GB.limit_in_bytes", "0"},
 		{"pids.max", "1024"},
 	}
-	if !reflect.DeepEqual(v1, wantV1) {
-		t.Errorf("v1:\n  got  %v\n  want %v", v1, wantV1)
-	}
+	assert.Equal(t, wantV1, v1, "v1")
 	v2, err := rc.Values(cgroups.V2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantV2 := []cgroups.File{
 		{"cpu.weight", "79"}, {"cpu.max", "150000 100000"}, {"memory.max", "3221225472"},
 		{"memory.low", "7"}, {"memory.min", "5"},
 		{"hugetlb.2MB.max", "4194304"}, {"hugetlb.1GB.max", "0"},
 		{"pids.max", "1024"},
 	}
-	if !reflect.DeepEqual(v2, wantV2) {
-		t.Errorf("v2:\n  got  %v\n  want %v", v2, wantV2)
-	}
+	assert.Equal(t, wantV2, v2, "v2")
 
 	// Unlimited quota with a period, and the runtime's weight formula.
 	unlimited := int64(-1)
 	rc = cgroups.ResourceConfig{CPUShares: &[]uint64{1024}[0], CPUQuota: &unlimited, CPUPeriod: &period, Weight: cgroups.WeightQuadratic}
 	v2, _ = rc.Values(cgroups.V2)
-	if want := []cgroups.File{{"cpu.weight", "100"}, {"cpu.max", "max 100000"}}; !reflect.DeepEqual(v2, want) {
-		t.Errorf("v2 unlimited: got %v, want %v", v2, want)
-	}
+	assert.Equal(t, []cgroups.File{{"cpu.weight", "100"}, {"cpu.max", "max 100000"}}, v2, "v2 unlimited")
 	v1, _ = rc.Values(cgroups.V1)
-	if want := []cgroups.File{{"cpu.shares", "1024"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "-1"}}; !reflect.DeepEqual(v1, want) {
-		t.Errorf("v1 unlimited: got %v, want %v", v1, want)
-	}
+	assert.Equal(t, []cgroups.File{{"cpu.shares", "1024"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "-1"}}, v1, "v1 unlimited")
 }
 
 // TestValuesRejectsWhatTheKernelWould checks the errors of Values.
@@ -248,14 +222,11 @@ func TestValuesRejectsWhatTheKernelWould(t *testing.T) {
 				continue // Unified is not written on v1 at all
 			}
 			_, err := tc.rc.Values(v)
-			if err == nil || err.Error() != tc.want {
-				t.Errorf("v%d: got %v, want %q", v, err, tc.want)
-			}
+			assert.EqualError(t, err, tc.want, "v%d: got %v, want %q", v, err, tc.want)
 		}
 	}
-	if _, err := (cgroups.ResourceConfig{}).Values(3); err == nil || err.Error() != "version: 3 must be 1 or 2" {
-		t.Errorf("version 3: %v", err)
-	}
+	_, err := (cgroups.ResourceConfig{}).Values(3)
+	assert.EqualError(t, err, "version: 3 must be 1 or 2", "version 3")
 }
 
 // TestPartialLimits checks that a Burstable pod gets a quota or a memory
@@ -294,18 +265,11 @@ func TestPartialLimits(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rc, err := cgroups.ResourceConfigForPod(&tc.p, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.p.QOS() != pod.Burstable {
-				t.Fatalf("test pod is %s", tc.p.QOS())
-			}
-			if (rc.CPUQuota != nil) != tc.wantQuota || (rc.CPUPeriod != nil) != tc.wantQuota {
-				t.Errorf("quota set = %t, period set = %t, want %t", rc.CPUQuota != nil, rc.CPUPeriod != nil, tc.wantQuota)
-			}
-			if (rc.Memory != nil) != tc.wantMem {
-				t.Errorf("memory set = %t, want %t", rc.Memory != nil, tc.wantMem)
-			}
+			require.NoError(t, err)
+			require.Equal(t, pod.Burstable, tc.p.QOS(), "test pod")
+			assert.Equal(t, tc.wantQuota, (rc.CPUQuota != nil), "quota set = %t, period set = %t, want %t", rc.CPUQuota != nil, rc.CPUPeriod != nil, tc.wantQuota)
+			assert.Equal(t, tc.wantQuota, (rc.CPUPeriod != nil), "quota set = %t, period set = %t, want %t", rc.CPUQuota != nil, rc.CPUPeriod != nil, tc.wantQuota)
+			assert.Equal(t, tc.wantMem, (rc.Memory != nil), "memory set")
 		})
 	}
 }
@@ -316,29 +280,24 @@ func TestPartialLimits(t *testing.T) {
 func TestPeriodQuirkAndEnforcement(t *testing.T) {
 	p := &pod.Pod{Containers: []pod.Container{ctr("a", rl("cpu", int64(500), "memory", mi), rl("cpu", int64(500), "memory", mi))}}
 	rc, _ := cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 50000, CustomPeriodGate: false})
-	if *rc.CPUQuota != 50000 || *rc.CPUPeriod != 50000 {
-		t.Errorf("gate off: quota %d period %d, want 50000 (over 100ms) and 50000", *rc.CPUQuota, *rc.CPUPeriod)
-	}
+	assert.Equal(t, int64(50000), *rc.CPUQuota, "gate off")
+	assert.Equal(t, uint64(50000), *rc.CPUPeriod, "gate off")
 	rc, _ = cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 50000, CustomPeriodGate: true})
-	if *rc.CPUQuota != 25000 || *rc.CPUPeriod != 50000 {
-		t.Errorf("gate on: quota %d period %d, want 25000 and 50000", *rc.CPUQuota, *rc.CPUPeriod)
-	}
+	assert.Equal(t, int64(25000), *rc.CPUQuota, "gate on")
+	assert.Equal(t, uint64(50000), *rc.CPUPeriod, "gate on")
 	rc, _ = cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: false, CPUPeriodUS: 100000, CustomPeriodGate: true})
-	if *rc.CPUQuota != -1 || *rc.CPUPeriod != 100000 {
-		t.Errorf("not enforced: quota %d period %d, want -1 and 100000", *rc.CPUQuota, *rc.CPUPeriod)
-	}
+	assert.Equal(t, int64(-1), *rc.CPUQuota, "not enforced")
+	assert.Equal(t, uint64(100000), *rc.CPUPeriod, "not enforced")
 
 	c := cgroups.DefaultConfig()
 	c.CPUCFSQuotaPeriod = 20 * time.Millisecond
 	crc, _ := cgroups.ContainerConfig(p.Containers[0], c.ContainerOptions())
-	if *crc.CPUQuota != 10000 || *crc.CPUPeriod != 20000 {
-		t.Errorf("container with custom period: quota %d period %d, want 10000 and 20000", *crc.CPUQuota, *crc.CPUPeriod)
-	}
+	assert.Equal(t, int64(10000), *crc.CPUQuota, "container with custom period")
+	assert.Equal(t, uint64(20000), *crc.CPUPeriod, "container with custom period")
 	c.CPUCFSQuota = false
 	crc, _ = cgroups.ContainerConfig(p.Containers[0], c.ContainerOptions())
-	if crc.CPUQuota != nil || crc.CPUPeriod != nil {
-		t.Errorf("container without cpuCFSQuota has quota %v period %v", crc.CPUQuota, crc.CPUPeriod)
-	}
+	require.Nil(t, crc.CPUQuota, "container without cpuCFSQuota has quota %v period %v", crc.CPUQuota, crc.CPUPeriod)
+	assert.Nil(t, crc.CPUPeriod, "container without cpuCFSQuota has quota %v period %v", crc.CPUQuota, crc.CPUPeriod)
 }
 
 // TestQOSReservedArithmetic: each product is divided by 100 on its own,
@@ -354,19 +313,15 @@ func TestQOSReservedArithmetic(t *testing.T) {
 		{UID: "b", Containers: []pod.Container{ctr("a", rl("memory", int64(203)), nil)}},
 	}
 	q, err := cgroups.QOSTierConfigs(c, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// 101*33/100 = 33 (33.33), 1000-33 = 967; 203*33/100 = 66 (66.99), 967-66 = 901.
-	if *q.Burstable.Memory != 967 || *q.BestEffort.Memory != 901 {
-		t.Errorf("burstable %d besteffort %d, want 967 and 901", *q.Burstable.Memory, *q.BestEffort.Memory)
-	}
+	assert.Equal(t, int64(967), *q.Burstable.Memory, "qos reserved memory")
+	assert.Equal(t, int64(901), *q.BestEffort.Memory, "qos reserved memory")
 	// Allocatable memory 0 (standalone mode): no limits at all.
 	c.SystemReserved = rl("memory", int64(1000))
 	q, _ = cgroups.QOSTierConfigs(c, pods)
-	if q.Burstable.Memory != nil || q.BestEffort.Memory != nil {
-		t.Errorf("allocatable 0 still set limits %v %v", q.Burstable.Memory, q.BestEffort.Memory)
-	}
+	require.Nil(t, q.Burstable.Memory, "allocatable 0 still set limits %v %v", q.Burstable.Memory, q.BestEffort.Memory)
+	assert.Nil(t, q.BestEffort.Memory, "allocatable 0 still set limits %v %v", q.Burstable.Memory, q.BestEffort.Memory)
 }
 
 // TestMemoryQoSPolicies checks v1.36's memoryReservationPolicy on pods and
@@ -376,20 +331,14 @@ func TestMemoryQoSPolicies(t *testing.T) {
 	c.QOSReservedMemoryPercent = nil
 	c.MemoryQoS = true
 	h := mustBuild(t, c, seedPods())
-	if got := files(t, h, "kubepods", cgroups.V2)["memory.min"]; got != "0" {
-		t.Errorf("None: kubepods memory.min = %q, want 0", got)
-	}
-	if got := files(t, h, "kubepods/burstable", cgroups.V2)["memory.low"]; got != "0" {
-		t.Errorf("None: burstable memory.low = %q, want 0", got)
-	}
+	assert.Equal(t, "0", files(t, h, "kubepods", cgroups.V2)["memory.min"], "None: kubepods memory.min")
+	assert.Equal(t, "0", files(t, h, "kubepods/burstable", cgroups.V2)["memory.low"], "None: burstable memory.low")
 	for _, path := range []string{"kubepods/podguaranteed-1", "kubepods/burstable/podburstable-1"} {
 		f := files(t, h, path, cgroups.V2)
-		if _, ok := f["memory.min"]; ok {
-			t.Errorf("None: %s has memory.min", path)
-		}
-		if _, ok := f["memory.low"]; ok {
-			t.Errorf("None: %s has memory.low", path)
-		}
+		_, ok := f["memory.min"]
+		assert.False(t, ok, "None: %s has memory.min", path)
+		_, ok = f["memory.low"]
+		assert.False(t, ok, "None: %s has memory.low", path)
 	}
 
 	c.MemoryReservationPolicy = cgroups.ReservationTiered
@@ -400,17 +349,12 @@ func TestMemoryQoSPolicies(t *testing.T) {
 		"kubepods/podguaranteed-1":          {"memory.min", "1073741824"},
 		"kubepods/burstable/podburstable-1": {"memory.low", "2147483648"},
 	} {
-		if got := files(t, h, path, cgroups.V2)[want[0]]; got != want[1] {
-			t.Errorf("Tiered: %s %s = %q, want %s", path, want[0], got, want[1])
-		}
+		assert.Equal(t, files(t, h, path, cgroups.V2)[want[0]], want[1], "Tiered: %s %s", path, want[0])
 	}
-	if f := files(t, h, "kubepods/besteffort/podbesteffort-1", cgroups.V2); len(f) != 1 {
-		t.Errorf("Tiered: BestEffort pod writes %v, want only cpu.weight", f)
-	}
+	assert.Len(t, files(t, h, "kubepods/besteffort/podbesteffort-1", cgroups.V2), 1, "Tiered: BestEffort pod writes")
 	// v1 never gets Unified files.
-	if _, ok := files(t, h, "kubepods", cgroups.V1)["memory.min"]; ok {
-		t.Error("memory.min written on v1")
-	}
+	_, ok := files(t, h, "kubepods", cgroups.V1)["memory.min"]
+	assert.False(t, ok, "memory.min written on v1")
 }
 
 // TestHugePagesEverywhere: every kubelet-written cgroup has a limit for each
@@ -425,9 +369,7 @@ func TestHugePagesEverywhere(t *testing.T) {
 	pods[1].Containers[0].Limits["hugepages-2Mi"] = 8 * mi
 	h := mustBuild(t, c, pods)
 	for _, cg := range h {
-		if len(cg.Config.HugePageLimit) != 2 {
-			t.Errorf("%s: hugepage limits %v, want both host sizes", cg.Path, cg.Config.HugePageLimit)
-		}
+		assert.Len(t, cg.Config.HugePageLimit, 2, "%s: hugepage limits", cg.Path)
 	}
 	for path, want := range map[string][2]string{
 		"kubepods":                            {"4611686018427387904", "4611686018427387904"},
@@ -437,16 +379,13 @@ func TestHugePagesEverywhere(t *testing.T) {
 		"kubepods/burstable/podburstable-1":   {"0", "0"},
 	} {
 		f := files(t, h, path, cgroups.V1)
-		if f["hugetlb.2MB.limit_in_bytes"] != want[0] || f["hugetlb.1GB.limit_in_bytes"] != want[1] {
-			t.Errorf("%s: %v, want 2MB=%s 1GB=%s", path, f, want[0], want[1])
-		}
+		assert.Equal(t, want[0], f["hugetlb.2MB.limit_in_bytes"], "%s: %v, want 2MB=%s 1GB=%s", path, f, want[0], want[1])
+		assert.Equal(t, want[1], f["hugetlb.1GB.limit_in_bytes"], "%s: %v, want 2MB=%s 1GB=%s", path, f, want[0], want[1])
 	}
 	// kubepods' own node-allocatable config has the allocatable hugepages
 	// (before the QoS update overlays it).
 	na, _ := cgroups.NodeAllocatableConfig(c)
-	if na.HugePageLimit[2<<20] != 512*mi {
-		t.Errorf("node allocatable hugepages %v", na.HugePageLimit)
-	}
+	assert.Equal(t, 512*mi, na.HugePageLimit[2<<20], "node allocatable hugepages %v", na.HugePageLimit)
 }
 
 // TestNodeAllocatable: kubepods from capacity − system − kube clamped at 0,
@@ -458,20 +397,15 @@ func TestNodeAllocatable(t *testing.T) {
 	c.KubeReserved = rl("cpu", int64(250), "memory", 512*mi)
 	h := mustBuild(t, c, nil)
 	want := map[string]string{"cpu.shares": "3328", "memory.limit_in_bytes": "15569256448", "pids.max": "4000"}
-	if got := files(t, h, "kubepods", cgroups.V1); !reflect.DeepEqual(got, want) {
-		t.Errorf("kubepods: got %v, want %v", got, want)
-	}
+	assert.Equal(t, want, files(t, h, "kubepods", cgroups.V1), "kubepods")
 	c.EnforceNodeAllocatablePods = false
 	h = mustBuild(t, c, nil)
 	want = map[string]string{"cpu.shares": "4096", "memory.limit_in_bytes": "17179869184", "pids.max": "4096"}
-	if got := files(t, h, "kubepods", cgroups.V1); !reflect.DeepEqual(got, want) {
-		t.Errorf("kubepods without enforcement: got %v, want %v", got, want)
-	}
+	assert.Equal(t, want, files(t, h, "kubepods", cgroups.V1), "kubepods without enforcement")
 	// Reported allocatable subtracts eviction (100Mi, 10% of 100Gi) and hugepages.
 	rep := cgroups.ReportedAllocatable(c)
-	if rep["memory"] != 16*gi-1*gi-512*mi-100*mi || rep["ephemeral-storage"] != 100*gi-int64(float64(100*gi)*float64(float32(0.1))) {
-		t.Errorf("reported allocatable %v", rep)
-	}
+	assert.Equal(t, 16*gi-1*gi-512*mi-100*mi, rep["memory"], "reported allocatable %v", rep)
+	assert.Equal(t, 100*gi-int64(float64(100*gi)*float64(float32(0.1))), rep["ephemeral-storage"], "reported allocatable %v", rep)
 }
 
 // TestUpstreamErrorStrings checks the kubelet's own messages.
@@ -518,12 +452,9 @@ func TestUpstreamErrorStrings(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := build(tc.mod)
 			var fe *cgroups.FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("got %v (%T), want a *FieldError", err, err)
-			}
-			if err.Error() != tc.want || fe.Field != tc.field {
-				t.Errorf("got field %q:\n  %s\nwant field %q:\n  %s", fe.Field, err, tc.field, tc.want)
-			}
+			require.True(t, errors.As(err, &fe), "got %v (%T), want a *FieldError", err, err)
+			assert.Equal(t, tc.want, err.Error(), "got field %q:\n  %s\nwant field %q:\n  %s", fe.Field, err, tc.field, tc.want)
+			assert.Equal(t, tc.field, fe.Field, "got field %q:\n  %s\nwant field %q:\n  %s", fe.Field, err, tc.field, tc.want)
 		})
 	}
 
@@ -570,9 +501,7 @@ func TestBadPods(t *testing.T) {
 			p := good()
 			tc.mod(p)
 			_, err := cgroups.Build(seedNode(), []*pod.Pod{p})
-			if err == nil || err.Error() != tc.want {
-				t.Errorf("got %v\nwant %s", err, tc.want)
-			}
+			assert.EqualError(t, err, tc.want, "got %v\nwant %s", err, tc.want)
 		})
 	}
 
@@ -580,27 +509,23 @@ func TestBadPods(t *testing.T) {
 	for i := range cgroups.MaxContainersPerPod {
 		many.Containers = append(many.Containers, ctr(fmt.Sprintf("c%d", i), nil, nil))
 	}
-	if _, err := cgroups.Build(seedNode(), []*pod.Pod{many}); err == nil || err.Error() != "pods[0].containers: 257 init and app containers exceed the bound of 256" {
-		t.Errorf("too many containers: %v", err)
-	}
+	_, err := cgroups.Build(seedNode(), []*pod.Pod{many})
+	assert.EqualError(t, err, "pods[0].containers: 257 init and app containers exceed the bound of 256", "too many containers")
 
 	c := seedNode()
 	c.MaxPods = 2
 	pods := []*pod.Pod{good(), good(), good()}
 	pods[1].UID, pods[2].UID = "u2", "u3"
-	if _, err := cgroups.Build(c, pods); err == nil || err.Error() != "pods: 3 pods exceed maxPods 2" {
-		t.Errorf("too many pods: %v", err)
-	}
+	_, err = cgroups.Build(c, pods)
+	assert.EqualError(t, err, "pods: 3 pods exceed maxPods 2", "too many pods")
 	pods = []*pod.Pod{good(), good()}
-	if _, err := cgroups.Build(seedNode(), pods); err == nil || err.Error() != `pods[1].uid: "u1" is also the UID of pods[0]` {
-		t.Errorf("duplicate UID: %v", err)
-	}
+	_, err = cgroups.Build(seedNode(), pods)
+	assert.EqualError(t, err, `pods[1].uid: "u1" is also the UID of pods[0]`, "duplicate UID")
 	c = seedNode()
 	c.CgroupDriver = cgroups.DriverSystemd
 	pods[0].UID, pods[1].UID = "a-b", "a_b"
-	if _, err := cgroups.Build(c, pods); err == nil || !strings.Contains(err.Error(), "would share the path") {
-		t.Errorf("systemd collision: %v", err)
-	}
+	_, err = cgroups.Build(c, pods)
+	assert.ErrorContains(t, err, "would share the path", "systemd collision")
 }
 
 // TestPodConfigQOSFollowsPodLevelGate: with PodLevelResources off the
@@ -614,13 +539,10 @@ func TestPodConfigQOSFollowsPodLevelGate(t *testing.T) {
 		Containers: []pod.Container{ctr("a", rl("cpu", int64(1)), rl("cpu", int64(1)))},
 	}
 	on, _ := cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 100000, PodLevelResources: true})
-	if on.CPUQuota != nil {
-		t.Errorf("gate on: quota %d, want none (BestEffort)", *on.CPUQuota)
-	}
+	assert.Nil(t, on.CPUQuota, "gate on: quota, want none (BestEffort)")
 	off, _ := cgroups.ResourceConfigForPod(p, cgroups.PodOptions{EnforceCPULimits: true, CPUPeriodUS: 100000, PodLevelResources: false})
-	if off.CPUQuota == nil || *off.CPUQuota != cgroups.MinQuotaPeriod {
-		t.Errorf("gate off: quota %v, want %d (Burstable with a cpu limit)", off.CPUQuota, cgroups.MinQuotaPeriod)
-	}
+	require.NotNil(t, off.CPUQuota, "gate off: quota, want %d (Burstable with a cpu limit)", cgroups.MinQuotaPeriod)
+	assert.Equal(t, int64(cgroups.MinQuotaPeriod), *off.CPUQuota, "gate off: quota (Burstable with a cpu limit)")
 }
 
 // podLevelGatePods are pods whose class depends on the PodLevelResources
@@ -681,21 +603,16 @@ func TestBuildTierFollowsPodLevelGate(t *testing.T) {
 			h := mustBuild(t, c, podLevelGatePods())
 			for uid, class := range tc.want {
 				path, err := cgroups.PodPath(c, class, uid)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				cg, ok := h.Lookup(path)
-				if !ok {
-					t.Errorf("pod %s: no cgroup at %s (the %s tier)", uid, path, class)
+				if !assert.True(t, ok, "pod %s: no cgroup at %s (the %s tier)", uid, path, class) {
 					continue
 				}
-				if cg.QOS != class {
-					t.Errorf("pod %s: Cgroup.QOS %s, want %s", uid, cg.QOS, class)
-				}
+				assert.Equal(t, class, cg.QOS, "pod %s: Cgroup.QOS", uid)
 			}
 			for _, cg := range h {
-				if cg.Kind == cgroups.KindContainer && cg.QOS != tc.want[cg.PodUID] {
-					t.Errorf("container %s: Cgroup.QOS %s, want %s", cg.Path, cg.QOS, tc.want[cg.PodUID])
+				if cg.Kind == cgroups.KindContainer {
+					assert.Equal(t, tc.want[cg.PodUID], cg.QOS, "container %s: Cgroup.QOS", cg.Path)
 				}
 			}
 		})
@@ -706,9 +623,8 @@ func TestBuildTierFollowsPodLevelGate(t *testing.T) {
 	pods := podLevelGatePods()
 	pods[0].QOSClass = pod.Burstable
 	h := mustBuild(t, c, pods)
-	if path, _ := cgroups.PodPath(c, pod.Burstable, "empty-guaranteed"); !hasPath(h, path) {
-		t.Error("status.qosClass Burstable: pod not under kubepods/burstable")
-	}
+	path, _ := cgroups.PodPath(c, pod.Burstable, "empty-guaranteed")
+	assert.True(t, hasPath(h, path), "status.qosClass Burstable: pod not under kubepods/burstable")
 }
 
 // TestBurstableTierSumsFollowPodLevelGate: the QoS manager sums the
@@ -727,32 +643,18 @@ func TestBurstableTierSumsFollowPodLevelGate(t *testing.T) {
 
 	c.PodLevelResources = false
 	sums, err := cgroups.SumTiers(c, podLevelGatePods())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Burstable: empty-burstable (400m, 32Mi) and pl-guaranteed (500m from
 	// its container with the gate off, 1Gi from spec.resources).
 	// Guaranteed: empty-guaranteed (64Mi) and pl-burstable (512Mi).
-	if want := (cgroups.TierSums{BurstableCPU: 900, BurstableMemory: gi + 32*mi, GuaranteedMemory: 576 * mi}); sums != want {
-		t.Errorf("gate off: sums %+v, want %+v", sums, want)
-	}
+	assert.Equal(t, (cgroups.TierSums{BurstableCPU: 900, BurstableMemory: gi + 32*mi, GuaranteedMemory: 576 * mi}), sums, "gate off: sums")
 	h := mustBuild(t, c, podLevelGatePods())
-	if got := files(t, h, "kubepods/burstable", cgroups.V1)["cpu.shares"]; got != "921" {
-		t.Errorf("gate off: burstable cpu.shares = %q, want 921 (900m)", got)
-	}
-	if got := files(t, h, "kubepods/burstable", cgroups.V2)["memory.low"]; got != "1107296256" {
-		t.Errorf("gate off: burstable memory.low = %q, want 1107296256 (1Gi + 32Mi)", got)
-	}
-	if got := files(t, h, "kubepods", cgroups.V2)["memory.min"]; got != "1711276032" {
-		t.Errorf("gate off: kubepods memory.min = %q, want 1711276032 (1632Mi)", got)
-	}
+	assert.Equal(t, "921", files(t, h, "kubepods/burstable", cgroups.V1)["cpu.shares"], "gate off: burstable cpu.shares (900m)")
+	assert.Equal(t, "1107296256", files(t, h, "kubepods/burstable", cgroups.V2)["memory.low"], "gate off: burstable memory.low (1Gi + 32Mi)")
+	assert.Equal(t, "1711276032", files(t, h, "kubepods", cgroups.V2)["memory.min"], "gate off: kubepods memory.min (1632Mi)")
 
 	c.PodLevelResources = true
 	sums, err = cgroups.SumTiers(c, podLevelGatePods())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (cgroups.TierSums{BurstableCPU: 1250, BurstableMemory: 512 * mi, GuaranteedMemory: gi}); sums != want {
-		t.Errorf("gate on: sums %+v, want %+v", sums, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, (cgroups.TierSums{BurstableCPU: 1250, BurstableMemory: 512 * mi, GuaranteedMemory: gi}), sums, "gate on: sums")
 }

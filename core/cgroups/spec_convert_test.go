@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestSpecMilliCPUToShares checks §5.1's conversion, its floor and its cap.
@@ -23,9 +24,7 @@ func TestSpecMilliCPUToShares(t *testing.T) {
 		{256001, 262144}, // 262145.024 → capped (§5.8)
 		{1 << 32, 262144},
 	} {
-		if got := cgroups.MilliCPUToShares(tc.milli); got != tc.want {
-			t.Errorf("MilliCPUToShares(%d) = %d, want %d", tc.milli, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.MilliCPUToShares(tc.milli), "MilliCPUToShares(%d)", tc.milli)
 	}
 }
 
@@ -51,22 +50,16 @@ func TestSpecMilliCPUToQuota(t *testing.T) {
 		{50, 10000, true, 1000},        // 500µs raised
 		{3000, 1000000, true, 3000000}, // one-second period
 	} {
-		if got := cgroups.MilliCPUToQuota(tc.milli, tc.period, tc.gate); got != tc.want {
-			t.Errorf("MilliCPUToQuota(%d, %d, gate=%t) = %d, want %d", tc.milli, tc.period, tc.gate, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.MilliCPUToQuota(tc.milli, tc.period, tc.gate), "MilliCPUToQuota(%d, %d, gate=%t)", tc.milli, tc.period, tc.gate)
 	}
 }
 
 func TestSpecInverseConversions(t *testing.T) {
 	for _, tc := range []struct{ shares, want int64 }{{0, 0}, {1, 0}, {2, 2}, {1024, 1000}, {102, 100}, {1025, 1001}} {
-		if got := cgroups.SharesToMilliCPU(tc.shares); got != tc.want {
-			t.Errorf("SharesToMilliCPU(%d) = %d, want %d", tc.shares, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.SharesToMilliCPU(tc.shares), "SharesToMilliCPU(%d)", tc.shares)
 	}
 	for _, tc := range []struct{ quota, period, want int64 }{{-1, 100000, 0}, {100000, 100000, 1000}, {25000, 100000, 250}, {75000, 50000, 1500}, {5, 0, 0}} {
-		if got := cgroups.QuotaToMilliCPU(tc.quota, tc.period); got != tc.want {
-			t.Errorf("QuotaToMilliCPU(%d, %d) = %d, want %d", tc.quota, tc.period, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.QuotaToMilliCPU(tc.quota, tc.period), "QuotaToMilliCPU(%d, %d)", tc.quota, tc.period)
 	}
 }
 
@@ -78,14 +71,10 @@ func TestSpecCPUWeightLinear(t *testing.T) {
 		{0, 1}, {1, 1}, {2, 1}, {102, 4}, {204, 8}, {512, 20}, {1024, 39}, {2048, 79}, {16384, 625},
 		{262143, 9999}, {262144, 10000}, {1 << 40, 10000},
 	} {
-		if got := cgroups.CPUWeightLinear(tc.shares); got != tc.want {
-			t.Errorf("CPUWeightLinear(%d) = %d, want %d", tc.shares, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.CPUWeightLinear(tc.shares), "CPUWeightLinear(%d)", tc.shares)
 	}
 	for _, tc := range []struct{ weight, want uint64 }{{1, 2}, {39, 998}, {10000, 262144}} {
-		if got := cgroups.CPUWeightToShares(tc.weight); got != tc.want {
-			t.Errorf("CPUWeightToShares(%d) = %d, want %d", tc.weight, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.CPUWeightToShares(tc.weight), "CPUWeightToShares(%d)", tc.weight)
 	}
 }
 
@@ -96,13 +85,13 @@ func TestSpecCPUWeightQuadratic(t *testing.T) {
 	for _, tc := range []struct{ shares, want uint64 }{
 		{0, 0}, {1, 1}, {2, 1}, {1024, 100}, {262144, 10000}, {1 << 20, 10000},
 	} {
-		if got := cgroups.CPUWeightQuadratic(tc.shares); got != tc.want {
-			t.Errorf("CPUWeightQuadratic(%d) = %d, want %d", tc.shares, got, tc.want)
-		}
+		assert.Equal(t, tc.want, cgroups.CPUWeightQuadratic(tc.shares), "CPUWeightQuadratic(%d)", tc.shares)
 	}
 	prev := uint64(0)
 	for s := uint64(2); s <= cgroups.MaxShares; s++ {
 		w := cgroups.CPUWeightQuadratic(s)
+		// A plain comparison of scalars: testify's reflection on each of
+		// the 262 143 shares would add a second to this test.
 		if w < prev || w < cgroups.MinWeight || w > cgroups.MaxWeight {
 			t.Fatalf("CPUWeightQuadratic(%d) = %d after %d: not monotone within [1, 10000]", s, w, prev)
 		}

@@ -9,6 +9,8 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecInitDevicesReusedByApp checks devicemanager.md §1.6 for a regular
@@ -84,9 +86,7 @@ func TestSpecDeviceChoiceOrder(t *testing.T) {
 		m, _ := specReady(t, 6, dm.PluginOptions{})
 		plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 2), Container: "app", ActivePods: []string{"p1"},
 			Preferred: map[string]dm.Preference{specRes: {DeviceIDs: []string{"dev4", "dev5"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		specEqual(t, "chosen", specChosen(plan)[specRes], []string{"dev0", "dev1"})
 	})
 	t.Run("preferred first, unknown and taken IDs skipped, then ascending", func(t *testing.T) {
@@ -95,9 +95,7 @@ func TestSpecDeviceChoiceOrder(t *testing.T) {
 		specEqual(t, "p0", specAllocate(t, m, specPod("p0", 1), "app", active)[specRes], []string{"dev0"})
 		plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 3), Container: "app", ActivePods: active,
 			Preferred: map[string]dm.Preference{specRes: {DeviceIDs: []string{"dev5", "nope", "dev0", "dev3"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		specEqual(t, "chosen", specChosen(plan)[specRes], []string{"dev5", "dev3", "dev1"})
 	})
 	t.Run("reusable before preferred", func(t *testing.T) {
@@ -107,9 +105,7 @@ func TestSpecDeviceChoiceOrder(t *testing.T) {
 		specAllocate(t, m, p, "init", []string{"p1"})
 		plan, err := m.PlanContainer(dm.PlanInput{Pod: p, Container: "app", ActivePods: []string{"p1"},
 			Preferred: map[string]dm.Preference{specRes: {DeviceIDs: []string{"dev5", "dev4"}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		specEqual(t, "chosen", specChosen(plan)[specRes], []string{"dev0", "dev1", "dev5"})
 	})
 	t.Run("preferred allocation RPC error", func(t *testing.T) {
@@ -121,9 +117,7 @@ func TestSpecDeviceChoiceOrder(t *testing.T) {
 			Preferred: map[string]dm.Preference{specRes: {Err: cause}}})
 		specWantErr(t, err, dm.KindPreferredAllocationFailed,
 			"device plugin GetPreferredAllocation rpc failed with err: rpc error: code = Unavailable desc = connection refused")
-		if !errors.Is(err, cause) {
-			t.Error("errors.Is(err, plugin error) = false, want the plugin's error wrapped")
-		}
+		assert.True(t, errors.Is(err, cause), "errors.Is(err, plugin error) = false, want the plugin's error wrapped")
 		specEqual(t, "nothing reserved", specAllocatedOf(m, specRes), []string{})
 		specEqual(t, "pending", m.PendingPlans(), []dm.PlanID{})
 	})
@@ -217,20 +211,12 @@ func TestSpecDevicesToAllocateErrorOrder(t *testing.T) {
 			before := m.Holdings()
 			plan, err := m.PlanContainer(dm.PlanInput{Pod: p, Container: "app", ActivePods: active})
 			if tc.kind == 0 {
-				if err != nil {
-					t.Fatalf("PlanContainer: %v", err)
-				}
-				if len(plan.Requests) != 0 {
-					t.Errorf("plan requests = %+v, want none (nothing needed)", plan.Requests)
-				}
-				if err := m.Commit(plan.ID, nil); err != nil {
-					t.Fatalf("Commit of an empty plan: %v", err)
-				}
+				require.NoError(t, err, "PlanContainer")
+				assert.Empty(t, plan.Requests, "plan requests (nothing needed)")
+				require.NoError(t, m.Commit(plan.ID, nil), "Commit of an empty plan")
 			} else {
 				specWantErr(t, err, tc.kind, tc.msg)
-				if plan != nil {
-					t.Errorf("plan = %+v on error, want nil", plan)
-				}
+				assert.Nil(t, plan, "plan: on error, want nil")
 			}
 			// A failed or empty plan records nothing.
 			specEqual(t, "holdings", m.Holdings(), before)
@@ -245,9 +231,7 @@ func TestSpecNonDevicePluginResourceSkipped(t *testing.T) {
 	m, _ := specReady(t, 1, dm.PluginOptions{})
 	p := &pod.Pod{UID: "p1", Containers: []pod.Container{{Name: "app", Limits: specLimits("other.com/fpga", 1, "cpu", 1000)}}}
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: p, Container: "app", ActivePods: []string{"p1"}})
-	if err != nil {
-		t.Fatalf("PlanContainer: %v", err)
-	}
+	require.NoError(t, err, "PlanContainer")
 	specEqual(t, "requests", len(plan.Requests), 0)
 }
 
@@ -258,17 +242,13 @@ func TestSpecAbortReleases(t *testing.T) {
 	m, _ := specReady(t, 2, dm.PluginOptions{})
 	active := []string{"p1", "p2"}
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 2), Container: "app", ActivePods: active})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	specEqual(t, "reserved while pending", specAllocatedOf(m, specRes), []string{"dev0", "dev1"})
 
 	cause := errors.New("rpc error: code = Internal desc = device busy")
 	err = m.Abort(plan.ID, cause)
 	specWantErr(t, err, dm.KindAllocateFailed, "rpc error: code = Internal desc = device busy")
-	if !errors.Is(err, cause) {
-		t.Error("errors.Is(err, plugin error) = false, want the plugin's error wrapped")
-	}
+	assert.True(t, errors.Is(err, cause), "errors.Is(err, plugin error) = false, want the plugin's error wrapped")
 	specEqual(t, "allocated after Abort", specAllocatedOf(m, specRes), []string{})
 	specEqual(t, "holdings after Abort", m.Holdings(), []dm.Holding(nil))
 	specEqual(t, "next pod gets them", specAllocate(t, m, specPod("p2", 2), "app", active)[specRes], []string{"dev0", "dev1"})
@@ -286,9 +266,7 @@ func TestSpecCommitEmptyContainerResponses(t *testing.T) {
 	m, _ := specReady(t, 2, dm.PluginOptions{})
 	active := []string{"p1", "p2"}
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 1), Container: "app", ActivePods: active})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	err = m.Commit(plan.ID, [][]allocresp.ContainerAllocateResponse{{}})
 	specWantErr(t, err, dm.KindNoContainerResponses,
 		"no containers return in allocation response ")
@@ -303,16 +281,12 @@ func TestSpecCommitEmptyContainerResponses(t *testing.T) {
 func TestSpecCommitUsesFirstContainerResponse(t *testing.T) {
 	m, _ := specReady(t, 1, dm.PluginOptions{})
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 1), Container: "app", ActivePods: []string{"p1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	err = m.Commit(plan.ID, [][]allocresp.ContainerAllocateResponse{{
 		{Envs: map[string]string{"FIRST": "1"}},
 		{Envs: map[string]string{"SECOND": "2"}},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	specEqual(t, "envs", m.RunContainerOptions("p1", "app").Envs, []dm.KeyValue{{Name: "FIRST", Value: "1"}})
 }
 
@@ -334,19 +308,13 @@ func TestSpecGarbageCollection(t *testing.T) {
 	// without one leaves inactive pods alone.
 	noDevices := &pod.Pod{UID: "p3", Containers: []pod.Container{{Name: "app", Limits: specLimits("cpu", 100)}}}
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: noDevices, Container: "app", ActivePods: []string{"p3"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Commit(plan.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, m.Commit(plan.ID, nil))
 	specEqual(t, "holdings after a plan without device resources", len(m.Holdings()), 1)
 	// The GC in PlanContainer frees p1's devices for p2.
 	specEqual(t, "p2 after GC", specAllocate(t, m, specPod("p2", 1), "app", []string{"p2"})[specRes], []string{"dev0"})
 	specEqual(t, "holdings", m.Holdings(), []dm.Holding{{PodUID: "p2", Container: "app", Resource: specRes, DeviceIDs: []string{"dev0"}}})
-	if opts := m.RunContainerOptions("p1", "app"); opts != nil {
-		t.Errorf("RunContainerOptions of a collected pod = %+v, want nil", opts)
-	}
+	assert.Nil(t, m.RunContainerOptions("p1", "app"), "RunContainerOptions of a collected pod")
 
 	m.UpdateAllocatedDevices([]string{})
 	specEqual(t, "holdings after explicit GC", m.Holdings(), []dm.Holding(nil))

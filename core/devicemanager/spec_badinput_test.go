@@ -8,6 +8,8 @@ import (
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecUpdateRejectsBadDeviceLists checks the design's bad-input rule on
@@ -38,21 +40,15 @@ func TestSpecUpdateRejectsBadDeviceLists(t *testing.T) {
 			beforeHealthy := m.HealthyDevices()
 
 			err := m.Update(specRes, tc.devices)
-			if err == nil {
-				t.Fatal("Update accepted a bad snapshot")
-			}
+			require.Error(t, err, "Update accepted a bad snapshot")
 			specCheckKind(t, err)
-			if k, _ := dm.KindOf(err); k != tc.kind {
-				t.Errorf("kind = %s, want %s", k, tc.kind)
-			}
-			if !strings.Contains(err.Error(), tc.field) || !strings.Contains(err.Error(), specRes) {
-				t.Errorf("error %q does not name %q and the resource", err, tc.field)
-			}
+			k, _ := dm.KindOf(err)
+			assert.Equal(t, tc.kind, k, "kind")
+			assert.Contains(t, err.Error(), tc.field, "error %q does not name %q and the resource", err, tc.field)
+			assert.Contains(t, err.Error(), specRes, "error %q does not name %q and the resource", err, tc.field)
 			specEqual(t, "capacity after a rejected snapshot", m.CapacityView(specT0), beforeCap)
 			specEqual(t, "healthy devices after a rejected snapshot", m.HealthyDevices(), beforeHealthy)
-			if m.CheckpointDue() {
-				t.Error("a rejected snapshot asked for a checkpoint write")
-			}
+			assert.False(t, m.CheckpointDue(), "a rejected snapshot asked for a checkpoint write")
 		})
 	}
 }
@@ -72,12 +68,8 @@ func TestSpecPlanCommitAbortBadInput(t *testing.T) {
 
 	// A committed plan is no longer pending.
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 1), Container: "app", ActivePods: []string{"p1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Commit(plan.ID, specEmptyAnswers(plan)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, m.Commit(plan.ID, specEmptyAnswers(plan)))
 	msg := fmt.Sprintf("allocate: plan %d is not pending", plan.ID)
 	specWantErr(t, m.Commit(plan.ID, specEmptyAnswers(plan)), dm.KindInvalidInput, msg)
 	specWantErr(t, m.Abort(plan.ID, nil), dm.KindInvalidInput, msg)
@@ -91,25 +83,18 @@ func TestSpecPlanCommitAbortBadInput(t *testing.T) {
 func TestSpecKinds(t *testing.T) {
 	seen := map[dm.Kind]bool{}
 	for _, k := range dm.Kinds() {
-		if seen[k] {
-			t.Errorf("kind %d listed twice", int(k))
-		}
+		assert.False(t, seen[k], "kind %d listed twice", int(k))
 		seen[k] = true
-		if name := k.String(); strings.HasPrefix(name, "Kind(") {
-			t.Errorf("kind %d has no name", int(k))
-		}
+		name := k.String()
+		assert.False(t, strings.HasPrefix(name, "Kind("), "kind %d has no name", int(k))
 	}
-	if len(seen) == 0 {
-		t.Fatal("Kinds() is empty")
-	}
-	if _, ok := dm.KindOf(errors.New("plain")); ok {
-		t.Error("KindOf(plain error) reported a kind")
-	}
-	if _, ok := dm.KindOf(nil); ok {
-		t.Error("KindOf(nil) reported a kind")
-	}
+	require.NotEmpty(t, seen, "Kinds() is empty")
+	_, ok := dm.KindOf(errors.New("plain"))
+	assert.False(t, ok, "KindOf(plain error) reported a kind")
+	_, ok = dm.KindOf(nil)
+	assert.False(t, ok, "KindOf(nil) reported a kind")
 	_, err := specManager().PlanContainer(dm.PlanInput{Pod: &pod.Pod{UID: "x"}, Container: "none"})
-	if k, ok := dm.KindOf(fmt.Errorf("admission: %w", err)); !ok || k != dm.KindInvalidInput {
-		t.Errorf("KindOf(wrapped) = %s, %v; want %s, true", k, ok, dm.KindInvalidInput)
-	}
+	k, ok := dm.KindOf(fmt.Errorf("admission: %w", err))
+	require.True(t, ok, "KindOf(wrapped) = %s, %v; want %s, true", k, ok, dm.KindInvalidInput)
+	assert.Equal(t, dm.KindInvalidInput, k, "KindOf(wrapped) = %s, %v; want %s, true", k, ok, dm.KindInvalidInput)
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecCapacityLifecycle follows one resource from registration to
@@ -30,9 +32,7 @@ func TestSpecCapacityLifecycle(t *testing.T) {
 		{ID: "dev3", Health: ""},
 	})
 	specCapacity(t, m.GetCapacity(specT0), specRes, true, 4, true, 1)
-	if !m.CheckpointDue() {
-		t.Error("CheckpointDue() = false after a snapshot, want true (§1.4 writeCheckpoint on every update)")
-	}
+	assert.True(t, m.CheckpointDue(), "CheckpointDue() = false after a snapshot, want true (§1.4 writeCheckpoint on every update)")
 
 	// §1.4: "Devices missing from the new list simply disappear".
 	specUpdate(t, m, specRes, append(specHealthy("dev0", "dev4"), dm.Device{ID: "dev1", Health: dm.Unhealthy}))
@@ -40,9 +40,7 @@ func TestSpecCapacityLifecycle(t *testing.T) {
 
 	// §1.5: disconnect moves every healthy device to unhealthy.
 	stop := specT0.Add(time.Minute)
-	if !m.Disconnected(specRes, id, stop) {
-		t.Fatal("Disconnected(current connection) = false, want true")
-	}
+	require.True(t, m.Disconnected(specRes, id, stop), "Disconnected(current connection) = false, want true")
 	specCapacity(t, m.GetCapacity(stop), specRes, true, 3, true, 0)
 
 	// §1.2: stopGracePeriodExpired is strict: at exactly stop+5m nothing goes.
@@ -61,9 +59,7 @@ func TestSpecCapacityLifecycle(t *testing.T) {
 	c = m.GetCapacity(after)
 	specEqual(t, "Deleted at stop+5m+1ns", c.Deleted, []string{specRes})
 	specCapacity(t, c, specRes, false, 0, false, 0)
-	if !m.CheckpointDue() {
-		t.Error("CheckpointDue() = false after a deletion, want true (§1.5 writeCheckpoint when deleted is non-empty)")
-	}
+	assert.True(t, m.CheckpointDue(), "CheckpointDue() = false after a deletion, want true (§1.5 writeCheckpoint when deleted is non-empty)")
 	c = m.GetCapacity(after.Add(time.Hour))
 	specEqual(t, "Deleted on the next call", c.Deleted, []string(nil))
 	specCapacity(t, c, specRes, false, 0, false, 0)
@@ -91,9 +87,7 @@ func TestSpecReRegistrationAfterDisconnect(t *testing.T) {
 	m.Disconnected(specRes, oldID, specT0)
 
 	newID := specConnect(t, m, specRes, dm.PluginOptions{})
-	if newID == oldID {
-		t.Fatalf("re-registration kept endpoint ID %d", oldID)
-	}
+	require.NotEqual(t, oldID, newID, "re-registration kept endpoint ID")
 	late := specT0.Add(10 * time.Minute)
 	c := m.GetCapacity(late)
 	specEqual(t, "Deleted with a live endpoint", c.Deleted, []string(nil))
@@ -113,22 +107,16 @@ func TestSpecReRegistrationWhileConnected(t *testing.T) {
 	newID := specConnect(t, m, specRes, dm.PluginOptions{})
 	specCapacity(t, m.GetCapacity(specT0), specRes, true, 2, true, 2)
 
-	if m.Disconnected(specRes, oldID, specT0) {
-		t.Error("Disconnected(superseded connection) = true, want false")
-	}
+	assert.False(t, m.Disconnected(specRes, oldID, specT0), "Disconnected(superseded connection) = true, want false")
 	// Far past any grace period: the late disconnect must not have started one.
 	c := m.GetCapacity(specT0.Add(time.Hour))
 	specEqual(t, "Deleted after a superseded disconnect", c.Deleted, []string(nil))
 	specCapacity(t, c, specRes, true, 2, true, 2)
 
-	if !m.Disconnected(specRes, newID, specT0) {
-		t.Error("Disconnected(current connection) = false, want true")
-	}
+	assert.True(t, m.Disconnected(specRes, newID, specT0), "Disconnected(current connection) = false, want true")
 	specCapacity(t, m.GetCapacity(specT0), specRes, true, 2, true, 0)
 	// A second disconnect of the same connection changes nothing.
-	if m.Disconnected(specRes, newID, specT0.Add(time.Minute)) {
-		t.Error("second Disconnected of a stopped connection = true, want false")
-	}
+	assert.False(t, m.Disconnected(specRes, newID, specT0.Add(time.Minute)), "second Disconnected of a stopped connection = true, want false")
 }
 
 // TestSpecDisconnectBeforeSnapshot checks §1.5 markResourceUnhealthy on a
@@ -138,9 +126,7 @@ func TestSpecReRegistrationWhileConnected(t *testing.T) {
 func TestSpecDisconnectBeforeSnapshot(t *testing.T) {
 	m := specManager()
 	id := specConnect(t, m, specRes, dm.PluginOptions{})
-	if !m.Disconnected(specRes, id, specT0) {
-		t.Fatal("Disconnected = false, want true")
-	}
+	require.True(t, m.Disconnected(specRes, id, specT0), "Disconnected = false, want true")
 	specCapacity(t, m.GetCapacity(specT0), specRes, true, 0, false, 0)
 
 	c := m.GetCapacity(specT0.Add(dm.EndpointStopGracePeriod + time.Nanosecond))
@@ -152,13 +138,11 @@ func TestSpecDisconnectBeforeSnapshot(t *testing.T) {
 // never registered changes nothing.
 func TestSpecDisconnectUnknown(t *testing.T) {
 	m := specManager()
-	if m.Disconnected("other.com/res", 1, specT0) {
-		t.Error("Disconnected(unknown resource) = true, want false")
-	}
+	assert.False(t, m.Disconnected("other.com/res", 1, specT0), "Disconnected(unknown resource) = true, want false")
 	c := m.GetCapacity(specT0)
-	if len(c.Capacity) != 0 || len(c.Allocatable) != 0 || len(c.Deleted) != 0 {
-		t.Errorf("GetCapacity after an unknown disconnect = %+v, want empty", c)
-	}
+	require.Empty(t, c.Capacity, "GetCapacity after an unknown disconnect = %+v, want empty", c)
+	require.Empty(t, c.Allocatable, "GetCapacity after an unknown disconnect = %+v, want empty", c)
+	assert.Empty(t, c.Deleted, "GetCapacity after an unknown disconnect = %+v, want empty", c)
 }
 
 // TestSpecCapacityWithoutEndpoint checks §1.5 "!ok → deleted": device state

@@ -1,7 +1,6 @@
 package devicemanager_test
 
 import (
-	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -9,6 +8,8 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The scenario tests run on a fixed clock: the core takes time as an
@@ -26,9 +27,7 @@ func specManager() *dm.Manager { return dm.New(dm.DefaultLimits()) }
 func specConnect(t *testing.T, m *dm.Manager, resource string, opts dm.PluginOptions) dm.EndpointID {
 	t.Helper()
 	id, err := m.Connected(resource, "/var/lib/kubelet/device-plugins/"+resource+".sock", opts)
-	if err != nil {
-		t.Fatalf("Connected(%s): %v", resource, err)
-	}
+	require.NoError(t, err, "Connected(%s)", resource)
 	return id
 }
 
@@ -44,9 +43,7 @@ func specHealthy(ids ...string) []dm.Device {
 // specUpdate applies a snapshot and fails the test on error.
 func specUpdate(t *testing.T, m *dm.Manager, resource string, devs []dm.Device) {
 	t.Helper()
-	if err := m.Update(resource, devs); err != nil {
-		t.Fatalf("Update(%s): %v", resource, err)
-	}
+	require.NoError(t, m.Update(resource, devs), "Update(%s)", resource)
 }
 
 // specReady returns a manager with specRes registered and n healthy devices
@@ -95,12 +92,8 @@ func specEmptyAnswers(p *dm.Plan) [][]allocresp.ContainerAllocateResponse {
 func specAllocate(t *testing.T, m *dm.Manager, p *pod.Pod, container string, active []string) map[string][]string {
 	t.Helper()
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: p, Container: container, ActivePods: active})
-	if err != nil {
-		t.Fatalf("PlanContainer(%s/%s): %v", p.UID, container, err)
-	}
-	if err := m.Commit(plan.ID, specEmptyAnswers(plan)); err != nil {
-		t.Fatalf("Commit(%s/%s): %v", p.UID, container, err)
-	}
+	require.NoError(t, err, "PlanContainer(%s/%s)", p.UID, container)
+	require.NoError(t, m.Commit(plan.ID, specEmptyAnswers(plan)), "Commit(%s/%s)", p.UID, container)
 	return specChosen(plan)
 }
 
@@ -117,36 +110,25 @@ func specChosen(plan *dm.Plan) map[string][]string {
 // one Kinds() documents (every error the core returns must be).
 func specWantErr(t *testing.T, err error, kind dm.Kind, msg string) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %s %q", kind, msg)
-	}
+	require.Error(t, err, "got no error, want %s %q", kind, msg)
 	specCheckKind(t, err)
-	if got, _ := dm.KindOf(err); got != kind {
-		t.Errorf("kind = %s, want %s (error %q)", got, kind, err)
-	}
-	if err.Error() != msg {
-		t.Errorf("error text:\n got %q\nwant %q", err.Error(), msg)
-	}
+	got, _ := dm.KindOf(err)
+	assert.Equal(t, kind, got, "kind = %s, want %s (error %q)", got, kind, err)
+	assert.Equal(t, msg, err.Error(), "error text")
 }
 
 // specCheckKind checks that a returned error carries a documented kind.
 func specCheckKind(t *testing.T, err error) {
 	t.Helper()
 	k, ok := dm.KindOf(err)
-	if !ok {
-		t.Fatalf("KindOf(%q): not a core error", err)
-	}
-	if !slices.Contains(dm.Kinds(), k) {
-		t.Errorf("KindOf(%q) = %s, not listed in Kinds()", err, k)
-	}
+	require.True(t, ok, "KindOf(%q): not a core error", err)
+	assert.True(t, slices.Contains(dm.Kinds(), k), "KindOf(%q) = %s, not listed in Kinds()", err, k)
 }
 
 // specEqual fails the test with both values when they differ.
 func specEqual[T any](t *testing.T, what string, got, want T) {
 	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s:\n got %#v\nwant %#v", what, got, want)
-	}
+	assert.Equal(t, want, got, "%s:\n", what)
 }
 
 // specCapacity checks one resource's entries of a Capacity: hasCap/hasAlloc
@@ -155,12 +137,10 @@ func specCapacity(t *testing.T, c dm.Capacity, resource string, hasCap bool, cap
 	t.Helper()
 	gotCap, okCap := c.Capacity[resource]
 	gotAlloc, okAlloc := c.Allocatable[resource]
-	if okCap != hasCap || gotCap != capacity {
-		t.Errorf("capacity[%s] = %d (present %v), want %d (present %v)", resource, gotCap, okCap, capacity, hasCap)
-	}
-	if okAlloc != hasAlloc || gotAlloc != allocatable {
-		t.Errorf("allocatable[%s] = %d (present %v), want %d (present %v)", resource, gotAlloc, okAlloc, allocatable, hasAlloc)
-	}
+	assert.Equal(t, hasCap, okCap, "capacity[%s] = %d (present %v), want %d (present %v)", resource, gotCap, okCap, capacity, hasCap)
+	assert.Equal(t, capacity, gotCap, "capacity[%s] = %d (present %v), want %d (present %v)", resource, gotCap, okCap, capacity, hasCap)
+	assert.Equal(t, hasAlloc, okAlloc, "allocatable[%s] = %d (present %v), want %d (present %v)", resource, gotAlloc, okAlloc, allocatable, hasAlloc)
+	assert.Equal(t, allocatable, gotAlloc, "allocatable[%s] = %d (present %v), want %d (present %v)", resource, gotAlloc, okAlloc, allocatable, hasAlloc)
 }
 
 // specAllocatedOf returns the allocated cache of one resource, with no entry

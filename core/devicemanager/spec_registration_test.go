@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecValidateRegistration checks Register's checks of devicemanager.md
@@ -34,9 +36,7 @@ func TestSpecValidateRegistration(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			err := dm.ValidateRegistration(tc.req)
 			if tc.kind == 0 {
-				if err != nil {
-					t.Fatalf("ValidateRegistration: %v", err)
-				}
+				require.NoError(t, err, "ValidateRegistration")
 				return
 			}
 			specWantErr(t, err, tc.kind, tc.msg)
@@ -108,14 +108,10 @@ func TestSpecIsExtendedResourceName(t *testing.T) {
 			label = label[:20] + "…" + label[len(label)-12:]
 		}
 		t.Run(label, func(t *testing.T) {
-			if got := dm.IsExtendedResourceName(tc.name); got != tc.want {
-				t.Errorf("IsExtendedResourceName(%q) = %v, want %v", tc.name, got, tc.want)
-			}
+			assert.Equal(t, tc.want, dm.IsExtendedResourceName(tc.name), "IsExtendedResourceName(%q)", tc.name)
 			// Register must agree with the helper (§1.3 step 3).
 			err := dm.ValidateRegistration(dm.RegisterRequest{Version: dm.Version, ResourceName: tc.name})
-			if (err == nil) != tc.want {
-				t.Errorf("ValidateRegistration(%q) = %v, want valid=%v", tc.name, err, tc.want)
-			}
+			assert.Equal(t, tc.want, (err == nil), "ValidateRegistration(%q) = %v, want valid", tc.name, err)
 			if err != nil {
 				specCheckKind(t, err)
 			}

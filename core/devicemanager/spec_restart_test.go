@@ -6,6 +6,8 @@ import (
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecRestartFromCheckpoint plays a kubelet restart: devicemanager.md
@@ -27,9 +29,7 @@ func TestSpecRestartFromCheckpoint(t *testing.T) {
 		{PodUID: "running", Container: "app", Running: true},
 		{PodUID: "exited", Container: "app", Running: false},
 	})
-	if err != nil {
-		t.Fatalf("Restore: %v", err)
-	}
+	require.NoError(t, err, "Restore")
 	specEqual(t, "skipped entries", report.Skipped, []string(nil))
 	specEqual(t, "holdings", m.Holdings(), before.Holdings())
 	specEqual(t, "allocated", m.Allocated(), before.Allocated())
@@ -42,13 +42,9 @@ func TestSpecRestartFromCheckpoint(t *testing.T) {
 
 	// The running container keeps its devices without a new allocation.
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("running", 2), Container: "app", ActivePods: active})
-	if err != nil {
-		t.Fatalf("PlanContainer(running container before sources ready): %v", err)
-	}
+	require.NoError(t, err, "PlanContainer(running container before sources ready)")
 	specEqual(t, "requests for the running container", len(plan.Requests), 0)
-	if err := m.Commit(plan.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Commit(plan.ID, nil))
 	// A container that is not running gets the health checks (#109595).
 	_, err = m.PlanContainer(dm.PlanInput{Pod: specPod("exited", 1), Container: "app", ActivePods: active})
 	specWantErr(t, err, dm.KindNoHealthy, "no healthy devices present; cannot allocate unhealthy devices domain1.com/resource1")
@@ -69,9 +65,8 @@ func TestSpecRestartFromCheckpoint(t *testing.T) {
 func TestSpecRestartWithoutReRegistration(t *testing.T) {
 	before, _ := specReady(t, 2, dm.PluginOptions{})
 	m := specManager()
-	if _, err := m.Restore(before.Checkpoint(), specT0, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, err := m.Restore(before.Checkpoint(), specT0, nil)
+	require.NoError(t, err)
 	specEqual(t, "Deleted at restart+5m", m.GetCapacity(specT0.Add(dm.EndpointStopGracePeriod)).Deleted, []string(nil))
 	specEqual(t, "Deleted at restart+5m+1ns", m.GetCapacity(specT0.Add(dm.EndpointStopGracePeriod+time.Nanosecond)).Deleted, []string{specRes})
 }
@@ -95,15 +90,12 @@ func TestSpecCheckpointRegisteredDevices(t *testing.T) {
 		"a.com/mixed":  {"h1", "h2"},
 		"b.com/allbad": {},
 	})
-	if got["b.com/allbad"] == nil {
-		t.Error(`RegisteredDevices["b.com/allbad"] is nil, want a non-nil empty list (written as [], not null)`)
-	}
+	assert.NotNil(t, got["b.com/allbad"], `RegisteredDevices["b.com/allbad"] is nil, want a non-nil empty list (written as [], not null)`)
 
 	// After the restore only the checkpointed resources come back.
 	restored := specManager()
-	if _, err := restored.Restore(m.Checkpoint(), specT0, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, err := restored.Restore(m.Checkpoint(), specT0, nil)
+	require.NoError(t, err)
 	c := restored.GetCapacity(specT0)
 	specEqual(t, "restored capacity", c.Capacity, map[string]int64{"a.com/mixed": 0, "b.com/allbad": 0})
 	specEqual(t, "restored allocatable", c.Allocatable, map[string]int64{"a.com/mixed": 0, "b.com/allbad": 0})
@@ -118,9 +110,8 @@ func TestSpecCheckpointRoundTripInitAndApp(t *testing.T) {
 	specAllocate(t, before, p, "init", []string{"p1"})
 	specAllocate(t, before, p, "app", []string{"p1"})
 	m := specManager()
-	if _, err := m.Restore(before.Checkpoint(), specT0, nil); err != nil {
-		t.Fatal(err)
-	}
+	_, err := m.Restore(before.Checkpoint(), specT0, nil)
+	require.NoError(t, err)
 	specEqual(t, "holdings", m.Holdings(), []dm.Holding{
 		{PodUID: "p1", Container: "app", Resource: specRes, DeviceIDs: []string{"dev0"}},
 		{PodUID: "p1", Container: "init", Resource: specRes, DeviceIDs: []string{"dev0"}},
@@ -156,21 +147,15 @@ func TestSpecRestartRunningContainerEdges(t *testing.T) {
 		{PodUID: "p1", Container: "app", Running: true},
 		{PodUID: "p1", Container: "app", Running: false},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	active := []string{"p1"}
 
 	_, err = m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 3), Container: "app", ActivePods: active})
 	specWantErr(t, err, dm.KindRequestChanged, `pod "p1" container "app" changed request for resource "domain1.com/resource1" from 2 to 3`)
 
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 2), Container: "app", ActivePods: active})
-	if err != nil {
-		t.Fatalf("PlanContainer(running container): %v", err)
-	}
-	if err := m.Commit(plan.ID, nil); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err, "PlanContainer(running container)")
+	require.NoError(t, m.Commit(plan.ID, nil))
 
 	m.SetSourcesReady()
 	_, err = m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 2), Container: "app", ActivePods: active})
@@ -191,9 +176,7 @@ func TestSpecCheckpointDevicesPerNUMA(t *testing.T) {
 	})
 	specAllocate(t, m, specPod("p1", 3), "app", []string{"p1"})
 	entries := m.Checkpoint().PodDeviceEntries
-	if len(entries) != 1 {
-		t.Fatalf("PodDeviceEntries = %+v, want one entry", entries)
-	}
+	require.Len(t, entries, 1, "PodDeviceEntries")
 	e := entries[0]
 	specEqual(t, "entry key", [3]string{e.PodUID, e.ContainerName, e.ResourceName}, [3]string{"p1", "app", specRes})
 	specEqual(t, "DeviceIDs", map[int64][]string(e.DeviceIDs), map[int64][]string{0: {"dev0", "dev1"}, 1: {"dev1"}, -1: {"dev2"}})

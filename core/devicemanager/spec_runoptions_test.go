@@ -6,6 +6,8 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecRunContainerOptionsMerge checks devicemanager.md §1.9: the Allocate
@@ -22,12 +24,10 @@ func TestSpecRunContainerOptionsMerge(t *testing.T) {
 	}
 	p := &pod.Pod{UID: "p1", Containers: []pod.Container{{Name: "app", Limits: specLimits("b.com/r", 1, "a.com/r", 1)}}}
 	plan, err := m.PlanContainer(dm.PlanInput{Pod: p, Container: "app", ActivePods: []string{"p1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(plan.Requests) != 2 || plan.Requests[0].Resource != "a.com/r" || plan.Requests[1].Resource != "b.com/r" {
-		t.Fatalf("plan requests = %+v, want a.com/r then b.com/r", plan.Requests)
-	}
+	require.NoError(t, err)
+	require.Len(t, plan.Requests, 2, "plan requests = %+v, want a.com/r then b.com/r", plan.Requests)
+	require.Equal(t, "a.com/r", plan.Requests[0].Resource, "plan requests = %+v, want a.com/r then b.com/r", plan.Requests)
+	require.Equal(t, "b.com/r", plan.Requests[1].Resource, "plan requests = %+v, want a.com/r then b.com/r", plan.Requests)
 	answerA := allocresp.ContainerAllocateResponse{
 		Envs:        map[string]string{"SHARED": "from-a", "A_ONLY": "1"},
 		Mounts:      []allocresp.Mount{{ContainerPath: "/mnt/dev", HostPath: "/host/a", ReadOnly: true}},
@@ -45,9 +45,7 @@ func TestSpecRunContainerOptionsMerge(t *testing.T) {
 		Annotations: map[string]string{"ann": "from-b", "b-ann": "2"},
 		CDIDevices:  []allocresp.CDIDevice{{Name: "vendor.com/dev=shared"}, {Name: "vendor.com/dev=b"}},
 	}
-	if err := m.Commit(plan.ID, [][]allocresp.ContainerAllocateResponse{{answerA}, {answerB}}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Commit(plan.ID, [][]allocresp.ContainerAllocateResponse{{answerA}, {answerB}}))
 	specEqual(t, "run options", m.RunContainerOptions("p1", "app"), &dm.RunContainerOptions{
 		Envs: []dm.KeyValue{{Name: "A_ONLY", Value: "1"}, {Name: "SHARED", Value: "from-a"}, {Name: "B_ONLY", Value: "2"}},
 		Mounts: []dm.Mount{
@@ -60,12 +58,8 @@ func TestSpecRunContainerOptionsMerge(t *testing.T) {
 	})
 
 	// §1.9: "nil when pod/container unknown".
-	if got := m.RunContainerOptions("p1", "other"); got != nil {
-		t.Errorf("RunContainerOptions(unknown container) = %+v, want nil", got)
-	}
-	if got := m.RunContainerOptions("nope", "app"); got != nil {
-		t.Errorf("RunContainerOptions(unknown pod) = %+v, want nil", got)
-	}
+	assert.Nil(t, m.RunContainerOptions("p1", "other"), "RunContainerOptions(unknown container)")
+	assert.Nil(t, m.RunContainerOptions("nope", "app"), "RunContainerOptions(unknown pod)")
 }
 
 // TestSpecPreStartCalls checks §1.9 callPreStartContainerIfNeeded and the
@@ -85,9 +79,7 @@ func TestSpecPreStartCalls(t *testing.T) {
 	withBoth := &pod.Pod{UID: "u1", Containers: []pod.Container{{Name: "app", Limits: specLimits(pre, 2, plain, 1)}}}
 	specAllocate(t, m, withBoth, "app", []string{"u1"})
 	calls, needsAllocate, err := m.PreStartCalls(withBoth, "app", true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	specEqual(t, "calls", calls, []dm.PreStartCall{{Resource: pre, Endpoint: preID, DeviceIDs: []string{"p0", "p1"}}})
 	specEqual(t, "needsAllocate with devices recorded", needsAllocate, false)
 
@@ -95,13 +87,13 @@ func TestSpecPreStartCalls(t *testing.T) {
 	// allocation, but only while the pod is active.
 	plainOnly := &pod.Pod{UID: "u2", Containers: []pod.Container{{Name: "app", Limits: specLimits(plain, 1)}}}
 	calls, needsAllocate, err = m.PreStartCalls(plainOnly, "app", true)
-	if err != nil || len(calls) != 0 || !needsAllocate {
-		t.Errorf("PreStartCalls(active, no devices) = %v, %v, %v; want no calls, needsAllocate, no error", calls, needsAllocate, err)
-	}
+	require.NoError(t, err, "PreStartCalls(active, no devices) = %v, %v, %v; want no calls, needsAllocate, no error", calls, needsAllocate, err)
+	require.Empty(t, calls, "PreStartCalls(active, no devices) = %v, %v, %v; want no calls, needsAllocate, no error", calls, needsAllocate, err)
+	assert.True(t, needsAllocate, "PreStartCalls(active, no devices) = %v, %v, %v; want no calls, needsAllocate, no error", calls, needsAllocate, err)
 	calls, needsAllocate, err = m.PreStartCalls(plainOnly, "app", false)
-	if err != nil || len(calls) != 0 || needsAllocate {
-		t.Errorf("PreStartCalls(inactive, no devices) = %v, %v, %v; want nothing", calls, needsAllocate, err)
-	}
+	require.NoError(t, err, "PreStartCalls(inactive, no devices) = %v, %v, %v; want nothing", calls, needsAllocate, err)
+	require.Empty(t, calls, "PreStartCalls(inactive, no devices) = %v, %v, %v; want nothing", calls, needsAllocate, err)
+	assert.False(t, needsAllocate, "PreStartCalls(inactive, no devices) = %v, %v, %v; want nothing", calls, needsAllocate, err)
 
 	// PreStartRequired without recorded devices fails before the activity test.
 	preOnly := &pod.Pod{UID: "u3", Containers: []pod.Container{{Name: "app", Limits: specLimits(pre, 1)}}}
@@ -113,9 +105,9 @@ func TestSpecPreStartCalls(t *testing.T) {
 	// A limit of 0 is skipped altogether, so no error.
 	zero := &pod.Pod{UID: "u4", Containers: []pod.Container{{Name: "app", Limits: specLimits(pre, 0)}}}
 	calls, needsAllocate, err = m.PreStartCalls(zero, "app", true)
-	if err != nil || len(calls) != 0 || needsAllocate {
-		t.Errorf("PreStartCalls(limit 0) = %v, %v, %v; want nothing", calls, needsAllocate, err)
-	}
+	require.NoError(t, err, "PreStartCalls(limit 0) = %v, %v, %v; want nothing", calls, needsAllocate, err)
+	require.Empty(t, calls, "PreStartCalls(limit 0) = %v, %v, %v; want nothing", calls, needsAllocate, err)
+	assert.False(t, needsAllocate, "PreStartCalls(limit 0) = %v, %v, %v; want nothing", calls, needsAllocate, err)
 
 	_, _, err = m.PreStartCalls(withBoth, "nope", true)
 	specWantErr(t, err, dm.KindInvalidInput, `prestart: pod "u1" has no container "nope"`)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
 )
 
 // Quantities used throughout: cpu in millicores, memory in bytes.
@@ -132,13 +133,9 @@ func TestSpecQOSClassTable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod
-			if got := p.ComputeQOS(); got != tc.want {
-				t.Errorf("ComputeQOS() = %s, want %s", got, tc.want)
-			}
+			assert.Equal(t, tc.want, p.ComputeQOS(), "ComputeQOS()")
 			// With no status.qosClass, QOS() is the computed class.
-			if got := p.QOS(); got != tc.want {
-				t.Errorf("QOS() = %s, want %s", got, tc.want)
-			}
+			assert.Equal(t, tc.want, p.QOS(), "QOS()")
 		})
 	}
 }
@@ -150,12 +147,8 @@ func TestSpecQOSStatusWins(t *testing.T) {
 		Containers: []pod.Container{ctr("a", nil, nil)},
 		QOSClass:   pod.Guaranteed,
 	}
-	if got := p.QOS(); got != pod.Guaranteed {
-		t.Errorf("QOS() = %s, want the status value %s", got, pod.Guaranteed)
-	}
-	if got := p.ComputeQOS(); got != pod.BestEffort {
-		t.Errorf("ComputeQOS() = %s, want %s (it must ignore the status)", got, pod.BestEffort)
-	}
+	assert.Equal(t, pod.Guaranteed, p.QOS(), "QOS()")
+	assert.Equal(t, pod.BestEffort, p.ComputeQOS(), "ComputeQOS() (it must ignore the status)")
 }
 
 // TestQOSWithPodLevelGate checks GetPodQOS under the PodLevelResources gate
@@ -199,18 +192,10 @@ func TestQOSWithPodLevelGate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod
-			if got := p.QOSWith(on); got != tc.on {
-				t.Errorf("gate on: QOSWith = %s, want %s", got, tc.on)
-			}
-			if got := p.QOS(); got != tc.on {
-				t.Errorf("QOS() = %s, want the gate-on %s", got, tc.on)
-			}
-			if got := p.QOSWith(off); got != tc.off {
-				t.Errorf("gate off: QOSWith = %s, want %s", got, tc.off)
-			}
-			if got := p.QOSWith(pod.Options{SkipPodLevelResources: true, ExcludeOverhead: true}); got != tc.off {
-				t.Errorf("gate off, ExcludeOverhead: QOSWith = %s, want %s", got, tc.off)
-			}
+			assert.Equal(t, tc.on, p.QOSWith(on), "gate on: QOSWith")
+			assert.Equal(t, tc.on, p.QOS(), "QOS()")
+			assert.Equal(t, tc.off, p.QOSWith(off), "gate off: QOSWith")
+			assert.Equal(t, tc.off, p.QOSWith(pod.Options{SkipPodLevelResources: true, ExcludeOverhead: true}), "gate off, ExcludeOverhead: QOSWith")
 		})
 	}
 }

@@ -1,10 +1,10 @@
 package pod_test
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestSpecEffectiveRequests checks EffectiveRequests against the PodRequests
@@ -96,9 +96,7 @@ func TestSpecEffectiveRequests(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod
 			got := p.EffectiveRequests(tc.opts)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("EffectiveRequests(%+v) = %v, want %v", tc.opts, got, tc.want)
-			}
+			assert.Equal(t, tc.want, got, "EffectiveRequests(%+v)", tc.opts)
 		})
 	}
 }
@@ -113,12 +111,10 @@ func TestSpecEffectiveRequestsDoesNotMutate(t *testing.T) {
 	}
 	first := p.EffectiveRequests(pod.Options{})
 	second := p.EffectiveRequests(pod.Options{})
-	if !reflect.DeepEqual(first, second) || first[pod.CPU] != 310 {
-		t.Errorf("EffectiveRequests: first %v, second %v, want cpu:310 both times", first, second)
-	}
-	if !reflect.DeepEqual(p.Containers[0].Requests, rl("cpu", 200)) || !reflect.DeepEqual(p.Overhead, rl("cpu", 10)) {
-		t.Errorf("pod changed: app requests %v, overhead %v", p.Containers[0].Requests, p.Overhead)
-	}
+	assert.Equal(t, first, second, "EffectiveRequests twice")
+	assert.Equal(t, int64(310), first[pod.CPU], "EffectiveRequests cpu")
+	assert.Equal(t, rl("cpu", 200), p.Containers[0].Requests, "pod changed: app requests")
+	assert.Equal(t, rl("cpu", 10), p.Overhead, "pod changed: overhead")
 }
 
 // TestSpecEffectiveLimits checks PodLimits of cgroups.md §5.4: "same shape
@@ -176,9 +172,7 @@ func TestSpecEffectiveLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod
 			got := p.EffectiveLimits(tc.opts)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("EffectiveLimits(%+v) = %v, want %v", tc.opts, got, tc.want)
-			}
+			assert.Equal(t, tc.want, got, "EffectiveLimits(%+v)", tc.opts)
 		})
 	}
 }
@@ -266,23 +260,17 @@ func TestSpecApplyDefaults(t *testing.T) {
 			p := tc.pod
 			p.ApplyDefaults()
 			for i, want := range tc.wantInit {
-				if got := p.InitContainers[i].Requests; !reflect.DeepEqual(got, want) {
-					t.Errorf("init container %d requests = %v, want %v", i, got, want)
-				}
+				assert.Equal(t, want, p.InitContainers[i].Requests, "init container %d requests", i)
 			}
 			for i, want := range tc.wantApp {
-				if got := p.Containers[i].Requests; !reflect.DeepEqual(got, want) {
-					t.Errorf("container %d requests = %v, want %v", i, got, want)
-				}
+				assert.Equal(t, want, p.Containers[i].Requests, "container %d requests", i)
 			}
 			var gotPod pod.ResourceList
 			if p.Resources != nil {
 				gotPod = p.Resources.Requests
 			}
 			if len(gotPod) != 0 || len(tc.wantPod) != 0 {
-				if !reflect.DeepEqual(gotPod, tc.wantPod) {
-					t.Errorf("spec.resources.requests = %v, want %v", gotPod, tc.wantPod)
-				}
+				assert.Equal(t, tc.wantPod, gotPod, "spec.resources.requests")
 			}
 		})
 	}
@@ -301,9 +289,7 @@ func TestSpecApplyDefaultsPodLevelFromAggregateWithoutPodLimit(t *testing.T) {
 	}
 	p.ApplyDefaults()
 	want := rl("cpu", 500, "memory", 256*mi)
-	if got := p.Resources.Requests; !reflect.DeepEqual(got, want) {
-		t.Errorf("spec.resources.requests = %v, want %v", got, want)
-	}
+	assert.Equal(t, want, p.Resources.Requests, "spec.resources.requests")
 }
 
 // TestSpecIsStatic checks upstream IsStaticPod (used by preemption.md's
@@ -326,9 +312,7 @@ func TestSpecIsStatic(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := pod.Pod{Annotations: tc.annotations}
-			if got := p.IsStatic(); got != tc.want {
-				t.Errorf("IsStatic() = %v, want %v", got, tc.want)
-			}
+			assert.Equal(t, tc.want, p.IsStatic(), "IsStatic()")
 		})
 	}
 }
@@ -359,14 +343,10 @@ func TestSpecIsCritical(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := tc.pod
-			if got := p.IsCritical(); got != tc.want {
-				t.Errorf("IsCritical() = %v, want %v", got, tc.want)
-			}
+			assert.Equal(t, tc.want, p.IsCritical(), "IsCritical()")
 		})
 	}
-	if pod.SystemCriticalPriority != 2_000_000_000 {
-		t.Errorf("SystemCriticalPriority = %d, want 2000000000", pod.SystemCriticalPriority)
-	}
+	assert.Equal(t, int32(2_000_000_000), pod.SystemCriticalPriority, "SystemCriticalPriority")
 }
 
 // TestSpecApplyDefaultsHugePagePodLimits checks upstream's
@@ -380,22 +360,14 @@ func TestSpecApplyDefaultsHugePagePodLimits(t *testing.T) {
 		Containers:     []pod.Container{ctr("a", nil, rl("hugepages-1Gi", 0))},
 	}
 	p.ApplyDefaults()
-	if want := rl("hugepages-1Gi", 0); !reflect.DeepEqual(p.Resources.Limits, want) {
-		t.Errorf("pod-level limits %v, want %v", p.Resources.Limits, want)
-	}
-	if want := rl("cpu", 0, "memory", 1, "hugepages-1Gi", 0); !reflect.DeepEqual(p.Resources.Requests, want) {
-		t.Errorf("pod-level requests %v, want %v", p.Resources.Requests, want)
-	}
-	if got := p.ComputeQOS(); got != pod.Burstable {
-		t.Errorf("QoS %s, want Burstable (upstream)", got)
-	}
+	assert.Equal(t, rl("hugepages-1Gi", 0), p.Resources.Limits, "pod-level limits")
+	assert.Equal(t, rl("cpu", 0, "memory", 1, "hugepages-1Gi", 0), p.Resources.Requests, "pod-level requests")
+	assert.Equal(t, pod.Burstable, p.ComputeQOS(), "QoS (upstream)")
 	// A pod-level hugepages request stops the limit's defaulting.
 	q := pod.Pod{
 		Resources:  &pod.Resources{Requests: rl("hugepages-2Mi", 2*mi)},
 		Containers: []pod.Container{ctr("a", nil, rl("hugepages-2Mi", 4*mi))},
 	}
 	q.ApplyDefaults()
-	if q.Resources.Limits != nil {
-		t.Errorf("pod-level limits %v, want none", q.Resources.Limits)
-	}
+	assert.Nil(t, q.Resources.Limits, "pod-level limits")
 }

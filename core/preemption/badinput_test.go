@@ -5,6 +5,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestBadInput checks that malformed input gets an error naming the field
@@ -45,11 +47,9 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tc := range tests {
 		d, err := preemption.HandleAdmissionFailure(tc.preemptor, tc.reasons, tc.running)
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
-		}
-		if d.Victims != nil || d.Reasons != nil || d.Err != nil {
-			t.Errorf("%s: a rejected input still produced a decision %+v", tc.name, d)
-		}
+		assert.EqualError(t, err, tc.want, "%s: err = %v, want %q", tc.name, err, tc.want)
+		require.Nil(t, d.Victims, "%s: a rejected input still produced a decision %+v", tc.name, d)
+		require.Nil(t, d.Reasons, "%s: a rejected input still produced a decision %+v", tc.name, d)
+		assert.NoError(t, d.Err, "%s: a rejected input still produced a decision %+v", tc.name, d)
 	}
 }

@@ -1,11 +1,12 @@
 package preemption_test
 
 import (
-	"reflect"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The worked scenario of seeds/003_b698ab5511f865a3.txt: a critical pod is
@@ -48,12 +49,9 @@ func TestSeedScenario(t *testing.T) {
 	}
 	for _, tc := range tests {
 		d, err := preemption.HandleAdmissionFailure(critical, tc.reasons, tc.running)
-		if err != nil || d.Err != nil {
-			t.Fatalf("%s: %v %v", tc.name, err, d.Err)
-		}
-		if got := names(d.Victims); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: victims = %v, want %v", tc.name, got, tc.want)
-		}
+		require.NoError(t, err, "%s: %v %v", tc.name, err, d.Err)
+		require.NoError(t, d.Err, "%s: %v %v", tc.name, err, d.Err)
+		assert.Equal(t, tc.want, names(d.Victims), "%s: victims", tc.name)
 	}
 }
 
@@ -74,22 +72,16 @@ func TestObservation135857(t *testing.T) {
 	slot := []preemption.Reason{&preemption.InsufficientResource{ResourceName: pod.Pods, Requested: 1, Used: 2, Capacity: 2}}
 
 	d, err := preemption.HandleAdmissionFailure(node, slot, []*pod.Pod{lowBurstable, clusterCritical})
-	if err != nil || d.Err != nil {
-		t.Fatal(err, d.Err)
-	}
-	if got := names(d.Victims); !reflect.DeepEqual(got, []string{"dns"}) {
-		t.Errorf("victims = %v, want [dns]: the critical BestEffort pod goes before the priority-0 Burstable one (#135857)", got)
-	}
+	require.NoError(t, err)
+	require.NoError(t, d.Err)
+	assert.Equal(t, []string{"dns"}, names(d.Victims), "victims (#135857)")
 
 	highBurstable := testPod("web", pod.ResourceList{pod.CPU: 100}, nil)
 	highBurstable.Priority = prio(1_000_000)
 	lowGuaranteed := testPod("cache", pod.ResourceList{pod.CPU: 100, pod.Memory: mi}, pod.ResourceList{pod.CPU: 100, pod.Memory: mi})
 	lowGuaranteed.Priority = prio(1)
 	d, err = preemption.HandleAdmissionFailure(node, slot, []*pod.Pod{lowGuaranteed, highBurstable})
-	if err != nil || d.Err != nil {
-		t.Fatal(err, d.Err)
-	}
-	if got := names(d.Victims); !reflect.DeepEqual(got, []string{"web"}) {
-		t.Errorf("victims = %v, want [web]: the priority-1e6 Burstable pod goes before the priority-1 Guaranteed one (#135857)", got)
-	}
+	require.NoError(t, err)
+	require.NoError(t, d.Err)
+	assert.Equal(t, []string{"web"}, names(d.Victims), "victims (#135857)")
 }

@@ -2,11 +2,12 @@ package preemption_test
 
 import (
 	"errors"
-	"reflect"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSpecGetPodsToPreempt replays upstream's TestGetPodsToPreempt table
@@ -57,24 +58,18 @@ func TestSpecGetPodsToPreempt(t *testing.T) {
 				running = append(running, &p)
 			}
 			d, err := preemption.HandleAdmissionFailure(all[tc.preemptor], tc.reasons, running)
-			if err != nil {
-				t.Fatalf("bad input: %v", err)
-			}
-			if (d.Err != nil) != tc.wantErr {
-				t.Fatalf("Err = %v, want error: %t", d.Err, tc.wantErr)
-			}
-			if len(d.Reasons) != 0 {
-				t.Fatalf("Reasons = %v, want none for a critical pod short of resources only", d.Reasons)
-			}
+			require.NoError(t, err, "bad input")
 			if tc.wantErr {
-				if len(d.Victims) != 0 {
-					t.Fatalf("victims %v chosen although preemption failed", names(d.Victims))
-				}
+				require.Error(t, d.Err)
+			} else {
+				require.NoError(t, d.Err)
+			}
+			require.Empty(t, d.Reasons, "Reasons")
+			if tc.wantErr {
+				require.Empty(t, d.Victims, "victims %v chosen although preemption failed", names(d.Victims))
 				return
 			}
-			if got := names(d.Victims); !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("victims = %v, want %v", got, tc.want)
-			}
+			assert.Equal(t, tc.want, names(d.Victims), "victims")
 		})
 	}
 }
@@ -99,9 +94,7 @@ func TestSpecDistance(t *testing.T) {
 		{"half met", upstreamReqs(200, 200, 0), "burstable", 0.5},
 	}
 	for _, tc := range tests {
-		if got := tc.reqs.Distance(all[tc.pod]); got != tc.want {
-			t.Errorf("%s: Distance = %v, want %v", tc.name, got, tc.want)
-		}
+		assert.Equal(t, tc.want, tc.reqs.Distance(all[tc.pod]), "%s: Distance", tc.name)
 	}
 }
 
@@ -121,9 +114,7 @@ func TestSpecSubtract(t *testing.T) {
 		{"subtract lower requests than requirements", upstreamReqs(200, 200, 1), "burstable", upstreamReqs(100, 100, 0)},
 	}
 	for _, tc := range tests {
-		if got := tc.initial.Subtract(all[tc.pod]); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: Subtract = %v, want %v", tc.name, got, tc.want)
-		}
+		assert.Equal(t, tc.want, tc.initial.Subtract(all[tc.pod]), "%s: Subtract", tc.name)
 	}
 }
 
@@ -134,66 +125,46 @@ func TestSpecKillErrorSkipped(t *testing.T) {
 	all := upstreamPods()
 	running := []*pod.Pod{all["cluster-critical"], all["bestEffort"], all["burstable"], all["high-request-burstable"], all["guaranteed"], all["high-request-guaranteed"]}
 	d, err := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(0, 550, 0), running)
-	if err != nil || d.Err != nil {
-		t.Fatalf("HandleAdmissionFailure: %v, %v", err, d.Err)
-	}
-	if got, want := names(d.Victims), []string{"high-request-burstable", "high-request-guaranteed"}; !reflect.DeepEqual(got, want) {
-		t.Fatalf("victims = %v, want %v", got, want)
-	}
+	require.NoError(t, err, "HandleAdmissionFailure: %v, %v", err, d.Err)
+	require.NoError(t, d.Err, "HandleAdmissionFailure: %v, %v", err, d.Err)
+	got, want := names(d.Victims), []string{"high-request-burstable", "high-request-guaranteed"}
+	require.Equal(t, want, got, "victims")
 	killErr := errors.New("problem killing pod")
 	out, err := d.Complete([]error{killErr, killErr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !out.Admit || out.Err != nil {
-		t.Errorf("a failed kill must not fail the admission: Admit=%t Err=%v", out.Admit, out.Err)
-	}
-	if len(out.Evicted) != 0 || len(out.KillFailed) != 2 || len(out.Preemptions) != 0 {
-		t.Errorf("outcome = %+v, want two kill failures, nothing evicted or counted", out)
-	}
+	require.NoError(t, err)
+	require.True(t, out.Admit, "a failed kill must not fail the admission: Admit=%t Err=%v", out.Admit, out.Err)
+	assert.NoError(t, out.Err, "a failed kill must not fail the admission: Admit=%t Err=%v", out.Admit, out.Err)
+	require.Empty(t, out.Evicted, "outcome = %+v, want two kill failures, nothing evicted or counted", out)
+	require.Len(t, out.KillFailed, 2, "outcome = %+v, want two kill failures, nothing evicted or counted", out)
+	assert.Empty(t, out.Preemptions, "outcome = %+v, want two kill failures, nothing evicted or counted", out)
 	// With the kills succeeding, each victim counts once under the signal
 	// of the first requirement.
 	out, _ = d.Complete([]error{nil, nil})
-	if !out.Admit || len(out.Evicted) != 2 || out.Preemptions["memory"] != 2 || len(out.Preemptions) != 1 {
-		t.Errorf("outcome = %+v, want both evicted and kubelet_preemptions{preemption_signal=\"memory\"} = 2", out)
-	}
-	if _, err := d.Complete([]error{nil}); err == nil || err.Error() != "killErrs: 1 results for 2 victims" {
-		t.Errorf("Complete with too few results: %v", err)
-	}
+	require.True(t, out.Admit, "outcome = %+v, want both evicted and kubelet_preemptions{preemption_signal=\"memory\"} = 2", out)
+	require.Len(t, out.Evicted, 2, "outcome = %+v, want both evicted and kubelet_preemptions{preemption_signal=\"memory\"} = 2", out)
+	assert.Equal(t, 2, out.Preemptions["memory"], "outcome = %+v, want both evicted and kubelet_preemptions{preemption_signal=\"memory\"} = 2", out)
+	assert.Len(t, out.Preemptions, 1, "outcome = %+v, want both evicted and kubelet_preemptions{preemption_signal=\"memory\"} = 2", out)
+	_, err = d.Complete([]error{nil})
+	assert.EqualError(t, err, "killErrs: 1 results for 2 victims", "Complete with too few results")
 }
 
 // TestSpecErrorText checks upstream's error strings and toString format.
 func TestSpecErrorText(t *testing.T) {
 	all := upstreamPods()
 	d, err := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(200, 200, 2), []*pod.Pod{all["burstable"]})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := "preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: " +
 		"[(res: cpu, q: 100), (res: memory, q: 104857600), (res: pods, q: 1), ]"
-	if d.Err == nil || d.Err.Error() != want {
-		t.Errorf("Err = %v\nwant %s", d.Err, want)
-	}
-	if got := preemption.Requirements(nil).String(); got != "[]" {
-		t.Errorf("empty toString = %q, want []", got)
-	}
+	require.Error(t, d.Err, "Err = %v\nwant %s", d.Err, want)
+	assert.Equal(t, want, d.Err.Error(), "Err = %v\nwant %s", d.Err, want)
+	assert.Equal(t, "[]", preemption.Requirements(nil).String(), "empty toString")
 	r := &preemption.InsufficientResource{ResourceName: "cpu", Requested: 500, Used: 800, Capacity: 1000}
-	if got := r.Error(); got != "Node didn't have enough resource: cpu, requested: 500, used: 800, capacity: 1000" {
-		t.Errorf("InsufficientResource.Error() = %q", got)
-	}
-	if got := r.GetReason(); got != "Insufficient cpu" {
-		t.Errorf("GetReason() = %q", got)
-	}
-	if got := r.InsufficientAmount(); got != 300 {
-		t.Errorf("InsufficientAmount() = %d, want 500 - (1000 - 800) = 300", got)
-	}
+	assert.Equal(t, "Node didn't have enough resource: cpu, requested: 500, used: 800, capacity: 1000", r.Error(), "InsufficientResource.Error()")
+	assert.Equal(t, "Insufficient cpu", r.GetReason(), "GetReason()")
+	assert.Equal(t, int64(300), r.InsufficientAmount(), "InsufficientAmount()")
 	pf := &preemption.PredicateFailure{PredicateName: "NodeAffinity", PredicateDesc: "node(s) didn't match Pod's node affinity/selector"}
-	if got := pf.Error(); got != "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
-		t.Errorf("PredicateFailure.Error() = %q", got)
-	}
-	if pf.GetReason() != pf.PredicateDesc {
-		t.Errorf("PredicateFailure.GetReason() = %q", pf.GetReason())
-	}
+	assert.Equal(t, "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector", pf.Error(), "PredicateFailure.Error()")
+	assert.Equal(t, pf.PredicateDesc, pf.GetReason(), "PredicateFailure.GetReason()")
 }
 
 // TestSpecNotCritical checks §4.2 "not critical → return reasons unchanged":
@@ -202,15 +173,13 @@ func TestSpecNotCritical(t *testing.T) {
 	all := upstreamPods()
 	reasons := append(upstreamReasons(100, 0, 1), &preemption.PredicateFailure{PredicateName: "NodePorts", PredicateDesc: "node(s) didn't have free ports for the requested pod ports"})
 	d, err := preemption.HandleAdmissionFailure(all["burstable"], reasons, []*pod.Pod{all["bestEffort"], all["guaranteed"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(d.Reasons, reasons) || d.Err != nil || len(d.Victims) != 0 || len(d.Requirements) != 0 {
-		t.Errorf("decision = %+v, want the reasons unchanged and nothing else", d)
-	}
-	if out, _ := d.Complete(nil); out.Admit {
-		t.Error("a non-critical pod short of resources was admitted")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, reasons, d.Reasons, "decision = %+v, want the reasons unchanged and nothing else", d)
+	require.NoError(t, d.Err, "decision = %+v, want the reasons unchanged and nothing else", d)
+	require.Empty(t, d.Victims, "decision = %+v, want the reasons unchanged and nothing else", d)
+	assert.Empty(t, d.Requirements, "decision = %+v, want the reasons unchanged and nothing else", d)
+	out, _ := d.Complete(nil)
+	assert.False(t, out.Admit, "a non-critical pod short of resources was admitted")
 }
 
 // TestSpecNonResourceReasons checks §4.2 "any other reason → return only
@@ -221,15 +190,10 @@ func TestSpecNonResourceReasons(t *testing.T) {
 	taint := &preemption.PredicateFailure{PredicateName: "TaintToleration", PredicateDesc: "node(s) had untolerated taint(s)"}
 	reasons := []preemption.Reason{upstreamReasons(100, 0, 0)[0], affinity, upstreamReasons(0, 0, 1)[0], taint}
 	d, err := preemption.HandleAdmissionFailure(all["cluster-critical"], reasons, []*pod.Pod{all["burstable"]})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []preemption.Reason{affinity, taint}; !reflect.DeepEqual(d.Reasons, want) {
-		t.Errorf("Reasons = %v, want only the non-resource ones in order", d.Reasons)
-	}
-	if len(d.Victims) != 0 || d.Err != nil {
-		t.Errorf("decision = %+v, want no preemption", d)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []preemption.Reason{affinity, taint}, d.Reasons, "Reasons")
+	require.Empty(t, d.Victims, "decision = %+v, want no preemption", d)
+	assert.NoError(t, d.Err, "decision = %+v, want no preemption", d)
 }
 
 // TestSpecPreemptable checks §4.1's table.
@@ -265,31 +229,24 @@ func TestSpecPreemptable(t *testing.T) {
 		{"empty config source is static", mk("a", nil, map[string]string{pod.ConfigSourceAnnotation: ""}), mk("b", nil, nil), true},
 	}
 	for _, tc := range tests {
-		if got := preemption.Preemptable(tc.preemptor, tc.victim); got != tc.want {
-			t.Errorf("%s: Preemptable = %t, want %t", tc.name, got, tc.want)
-		}
+		assert.Equal(t, tc.want, preemption.Preemptable(tc.preemptor, tc.victim), "%s: Preemptable", tc.name)
 	}
 }
 
 // TestSpecConfigSource checks GetPodSource and IsNodeCriticalPod.
 func TestSpecConfigSource(t *testing.T) {
 	p := testPod("p", nil, nil)
-	if _, err := preemption.ConfigSource(p); err == nil || err.Error() != `cannot get source of pod "p"` {
-		t.Errorf("ConfigSource without the annotation: %v", err)
-	}
+	_, err := preemption.ConfigSource(p)
+	assert.EqualError(t, err, `cannot get source of pod "p"`, "ConfigSource without the annotation")
 	p.Annotations[pod.ConfigSourceAnnotation] = preemption.HTTPSource
-	if src, err := preemption.ConfigSource(p); err != nil || src != "http" {
-		t.Errorf("ConfigSource = %q, %v", src, err)
-	}
+	src, err := preemption.ConfigSource(p)
+	assert.NoError(t, err, "ConfigSource = %q, %v", src, err)
+	assert.Equal(t, "http", src, "ConfigSource = %q, %v", src, err)
 	n := testPod("n", nil, nil)
 	n.Priority, n.PriorityClassName = prio(preemption.SystemNodeCriticalPriority), preemption.SystemNodeCritical
-	if !preemption.IsNodeCritical(n) {
-		t.Error("a critical pod of class system-node-critical is node-critical")
-	}
+	assert.True(t, preemption.IsNodeCritical(n), "a critical pod of class system-node-critical is node-critical")
 	n.Priority = prio(5)
-	if preemption.IsNodeCritical(n) {
-		t.Error("the class name alone does not make a pod node-critical: it must be critical too")
-	}
+	assert.False(t, preemption.IsNodeCritical(n), "the class name alone does not make a pod node-critical: it must be critical too")
 }
 
 // TestSpecEvictionStatus checks the status, condition and event a victim
@@ -298,23 +255,17 @@ func TestSpecEvictionStatus(t *testing.T) {
 	all := upstreamPods()
 	d, _ := preemption.HandleAdmissionFailure(all["cluster-critical"], upstreamReasons(0, 0, 1), []*pod.Pod{all["bestEffort"]})
 	ev := d.Evictions()
-	if len(ev) != 1 || ev[0].Pod != all["bestEffort"] {
-		t.Fatalf("evictions = %+v", ev)
-	}
-	if !ev[0].Evict || ev[0].GracePeriodOverride != nil {
-		t.Errorf("kill arguments: evict %v, grace period override %v; want true, nil", ev[0].Evict, ev[0].GracePeriodOverride)
-	}
+	require.Len(t, ev, 1, "evictions = %+v", ev)
+	require.Equal(t, all["bestEffort"], ev[0].Pod, "evictions = %+v", ev)
+	require.True(t, ev[0].Evict, "kill arguments: evict %v, grace period override %v; want true, nil", ev[0].Evict, ev[0].GracePeriodOverride)
+	assert.Nil(t, ev[0].GracePeriodOverride, "kill arguments: evict %v, grace period override %v; want true, nil", ev[0].Evict, ev[0].GracePeriodOverride)
 	want := preemption.Status{
 		Phase: pod.Failed, Reason: "Preempting", Message: "Preempted in order to admit critical pod",
 		Conditions: []preemption.Condition{{Type: "DisruptionTarget", Status: "True", Reason: "TerminationByKubelet",
 			Message: "Pod was preempted by Kubelet to accommodate a critical pod."}},
 	}
-	if !reflect.DeepEqual(ev[0].Status, want) {
-		t.Errorf("status = %+v\nwant %+v", ev[0].Status, want)
-	}
-	if e := ev[0].Event; e != (preemption.Event{Type: "Warning", Reason: "Preempting", Message: "Preempted in order to admit critical pod"}) {
-		t.Errorf("event = %+v", e)
-	}
+	assert.Equal(t, want, ev[0].Status, "status")
+	assert.Equal(t, (preemption.Event{Type: "Warning", Reason: "Preempting", Message: "Preempted in order to admit critical pod"}), ev[0].Event, "event")
 }
 
 // TestSpecRequest checks GetResourceRequest's rules (§4.2 request(pod,res)).
@@ -358,9 +309,7 @@ func TestSpecRequest(t *testing.T) {
 	}
 	for _, tc := range tests {
 		p := tc.pod
-		if got := preemption.Request(&p, tc.res); got != tc.want {
-			t.Errorf("%s: Request(%s) = %d, want %d", tc.name, tc.res, got, tc.want)
-		}
+		assert.Equal(t, tc.want, preemption.Request(&p, tc.res), "%s: Request(%s)", tc.name, tc.res)
 	}
 }
 
@@ -390,11 +339,8 @@ func TestSpecTieBreak(t *testing.T) {
 	}
 	for _, tc := range tests {
 		d, err := preemption.HandleAdmissionFailure(critical, tc.reasons, tc.running)
-		if err != nil || d.Err != nil {
-			t.Fatalf("%s: %v %v", tc.name, err, d.Err)
-		}
-		if got := names(d.Victims); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("%s: victims = %v, want %v", tc.name, got, tc.want)
-		}
+		require.NoError(t, err, "%s: %v %v", tc.name, err, d.Err)
+		require.NoError(t, d.Err, "%s: %v %v", tc.name, err, d.Err)
+		assert.Equal(t, tc.want, names(d.Victims), "%s: victims", tc.name)
 	}
 }

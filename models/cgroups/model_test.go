@@ -3,6 +3,9 @@ package cgroups
 import (
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const gi = int64(1) << 30
@@ -20,9 +23,7 @@ func TestSeedExample(t *testing.T) {
 		{UID: "e", Apps: []Container{{Name: "c4"}}},
 	}
 	groups, err := Expected(n, pods)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var got []string
 	for _, g := range groups {
 		var fs []string
@@ -43,12 +44,8 @@ func TestSeedExample(t *testing.T) {
 		"kubepods/podg cpu.shares=1024,cpu.cfs_period_us=100000,cpu.cfs_quota_us=100000,memory.limit_in_bytes=1073741824",
 		"kubepods/podg/c3 cpu.shares=1024,cpu.cfs_period_us=100000,cpu.cfs_quota_us=100000,memory.limit_in_bytes=1073741824",
 	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
-	if w := groups[len(groups)-1].V2[0]; w != (File{"cpu.weight", "39"}) {
-		t.Errorf("v2 container weight %v, want 39 (linear)", w)
-	}
+	assert.Equal(t, strings.Join(want, "\n"), strings.Join(got, "\n"))
+	assert.Equal(t, (File{"cpu.weight", "39"}), groups[len(groups)-1].V2[0], "v2 container weight (linear)")
 }
 
 // TestRequestsSidecars: sidecars add up, a regular init container runs
@@ -59,21 +56,16 @@ func TestRequestsSidecars(t *testing.T) {
 		Init: []Container{{Name: "s1", Requests: cpu(100), Sidecar: true}, {Name: "i", Requests: cpu(1000)}, {Name: "s2", Requests: cpu(200), Sidecar: true}},
 		Apps: []Container{{Name: "a", Requests: cpu(300)}},
 	}
-	if got := Requests(p, true)["cpu"]; got != 1100 {
-		t.Errorf("requests %d, want 1100 (init 1000 beside sidecar 100)", got)
-	}
+	assert.Equal(t, int64(1100), Requests(p, true)["cpu"], "requests (init 1000 beside sidecar 100)")
 	p.Init[1].Requests = cpu(10)
-	if got := Requests(p, true)["cpu"]; got != 600 {
-		t.Errorf("requests %d, want 600 (apps and both sidecars)", got)
-	}
+	assert.Equal(t, int64(600), Requests(p, true)["cpu"], "requests (apps and both sidecars)")
 }
 
 func TestValidateMessage(t *testing.T) {
 	n := Node{Capacity: map[string]int64{"cpu": 3000, "memory": 8 * gi}, SystemReserved: map[string]int64{"cpu": 3500}, EvictionMemory: 9 * gi}
 	want := `invalid Node Allocatable configuration. Resource "cpu" has a reservation of 3500m but capacity of 3. Expected capacity >= reservation. Resource "memory" has a reservation of 9Gi but capacity of 8Gi. Expected capacity >= reservation.`
-	if err := Validate(n); err == nil || err.Error() != want {
-		t.Errorf("got %v\nwant %s", err, want)
-	}
+	err := Validate(n)
+	assert.EqualError(t, err, want, "got %v\nwant %s", err, want)
 }
 
 // TestPodLevelGateTiers: with PodLevelResources off spec.resources does not
@@ -96,9 +88,7 @@ func TestPodLevelGateTiers(t *testing.T) {
 		n := Node{Capacity: map[string]int64{"cpu": 3000, "memory": 8 * gi}, EnforcePods: true, CFSQuota: true,
 			PeriodUS: 100000, PeriodGate: true, QOSReserved: -1, PodPids: -1, PodLevelGate: tc.gate}
 		groups, err := Expected(n, pods)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var got []string
 		for _, g := range groups {
 			s := g.Path
@@ -107,11 +97,8 @@ func TestPodLevelGateTiers(t *testing.T) {
 			}
 			got = append(got, s)
 		}
-		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-			t.Errorf("gate %t: got\n%s\nwant\n%s", tc.gate, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
-		}
+		assert.Equal(t, strings.Join(tc.want, "\n"), strings.Join(got, "\n"), "gate %t", tc.gate)
 	}
-	if QOS(pods[0], false) != "Guaranteed" || QOS(pods[0], true) != "BestEffort" {
-		t.Errorf("QOS of an empty spec.resources with Guaranteed containers: %s (gate off), %s (gate on)", QOS(pods[0], false), QOS(pods[0], true))
-	}
+	assert.Equal(t, "Guaranteed", QOS(pods[0], false), "QOS of an empty spec.resources with Guaranteed containers: %s (gate off), %s (gate on)", QOS(pods[0], false), QOS(pods[0], true))
+	assert.Equal(t, "BestEffort", QOS(pods[0], true), "QOS of an empty spec.resources with Guaranteed containers: %s (gate off), %s (gate on)", QOS(pods[0], false), QOS(pods[0], true))
 }

@@ -1,6 +1,11 @@
 package deviceagent
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
 
 func healthy(ids ...string) []Device {
 	out := make([]Device, len(ids))
@@ -36,23 +41,19 @@ func TestSequence(t *testing.T) {
 	}
 	for i, st := range steps {
 		next := Next(s, st.in, st.out)
-		if len(next) != 1 {
-			t.Fatalf("step %d %s: %d next states in state\n%s", i, Describe(st.in, st.out), len(next), s)
-		}
+		require.Len(t, next, 1, "step %d %s: %d next states in state\n%s", i, Describe(st.in, st.out), len(next), s)
 		s = next[0]
 	}
 	wrong := Output{Counts: []Count{{"r/a", 2, 1}}}
-	if next := Next(s, Input{Op: Capacity, Resources: []string{"r/a"}}, wrong); len(next) != 0 {
-		t.Errorf("a wrong capacity answer was accepted")
-	}
-	if next := Next(s, Input{Op: Capacity, Resources: []string{"r/a"}}, Output{Unknown: true}); len(next) != 1 || !Equal(next[0], s) {
-		t.Errorf("an unknown read gave %d states, want the one it was in", len(next))
-	}
+	assert.Empty(t, Next(s, Input{Op: Capacity, Resources: []string{"r/a"}}, wrong), "a wrong capacity answer was accepted")
+	next := Next(s, Input{Op: Capacity, Resources: []string{"r/a"}}, Output{Unknown: true})
+	require.Len(t, next, 1, "an unknown read gave %d states, want the one it was in", len(next))
+	assert.True(t, Equal(next[0], s), "an unknown read gave %d states, want the one it was in", len(next))
 	update := Input{Op: Update, Resources: []string{"r/a"}, Devices: healthy("a9")}
-	next := Next(s, update, Output{Unknown: true})
-	if len(next) != 2 || Equal(next[0], next[1]) || !Equal(next[1], s) {
-		t.Errorf("an unknown update gave %d states, want the updated one and the one it was in", len(next))
-	}
+	next = Next(s, update, Output{Unknown: true})
+	require.Len(t, next, 2, "an unknown update gave %d states, want the updated one and the one it was in", len(next))
+	require.False(t, Equal(next[0], next[1]), "an unknown update gave %d states, want the updated one and the one it was in", len(next))
+	assert.True(t, Equal(next[1], s), "an unknown update gave %d states, want the updated one and the one it was in", len(next))
 }
 
 // TestStepDoesNotChangeItsState checks the value semantics porcupine relies
@@ -63,7 +64,5 @@ func TestStepDoesNotChangeItsState(t *testing.T) {
 	next := Next(s, Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, Output{})[0]
 	next = Next(next, Input{Op: Crash, Resources: []string{"r/a"}}, Output{})[0]
 	Next(next, Input{Op: Remove, Resources: []string{"r/a"}, Pod: "p"}, Output{Unknown: true})
-	if s.String() != before {
-		t.Errorf("stepping changed the state:\nbefore %s\nafter  %s", before, s)
-	}
+	assert.Equal(t, before, s.String(), "stepping changed the state:\nbefore %s\nafter  %s", before, s)
 }

@@ -1,8 +1,10 @@
 package preemption
 
 import (
-	"reflect"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func p32(v int32) *int32 { return &v }
@@ -42,14 +44,11 @@ func TestGreedyUpstreamExamples(t *testing.T) {
 		for _, i := range r.Victims {
 			got = append(got, running[i].Name)
 		}
-		if r.Err != "" || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("needs %v: got %v %q, want %v", tc.needs, got, r.Err, tc.want)
-		}
+		assert.Empty(t, r.Err, "needs %v", tc.needs)
+		assert.Equal(t, tc.want, got, "needs %v", tc.needs)
 	}
 	r := Greedy(critical, running[:2], []Need{{CPU, 200}, {Pods, 3}})
-	if want := "preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: cpu, q: 100), (res: pods, q: 1), ]"; r.Err != want {
-		t.Errorf("error = %q, want %q", r.Err, want)
-	}
+	assert.Equal(t, "preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: [(res: cpu, q: 100), (res: pods, q: 1), ]", r.Err)
 }
 
 // TestBruteForce checks the optimum on a case where the greedy choice is
@@ -60,23 +59,20 @@ func TestBruteForce(t *testing.T) {
 	running := []Pod{burstable("a", 90, 90), burstable("b", 100, 0), burstable("c", 0, 100)}
 	needs := []Need{{CPU, 100}, {Memory, 100}}
 	g := Greedy(critical, running, needs)
-	if got := Names(running, g.Victims); got != "[a b c]" {
-		t.Fatalf("greedy = %s, want [a b c]", got)
-	}
+	require.Equal(t, "[a b c]", Names(running, g.Victims), "greedy")
 	opt := BruteForce(critical, running, needs)
-	if !opt.Searched || !opt.Feasible || opt.FewestVictims != 2 || opt.LeastCost != 2 {
-		t.Errorf("optimum = %+v, want two victims (b, c) at cost 2", opt)
-	}
+	require.True(t, opt.Searched, "optimum = %+v, want two victims (b, c) at cost 2", opt)
+	require.True(t, opt.Feasible, "optimum = %+v, want two victims (b, c) at cost 2", opt)
+	assert.Equal(t, 2, opt.FewestVictims, "optimum = %+v, want two victims (b, c) at cost 2", opt)
+	assert.Equal(t, float64(2), opt.LeastCost, "optimum = %+v, want two victims (b, c) at cost 2", opt)
 	var victims []Pod
 	for _, i := range g.Victims {
 		victims = append(victims, running[i])
 	}
-	if c := Cost(needs, victims); c != 3.8 {
-		t.Errorf("greedy cost = %v, want 1.9 + 1.9", c)
-	}
-	if opt := BruteForce(critical, running, []Need{{CPU, 1000}}); !opt.Searched || opt.Feasible {
-		t.Errorf("optimum = %+v, want infeasible", opt)
-	}
+	assert.Equal(t, 3.8, Cost(needs, victims), "greedy cost")
+	opt = BruteForce(critical, running, []Need{{CPU, 1000}})
+	require.True(t, opt.Searched, "optimum = %+v, want infeasible", opt)
+	assert.False(t, opt.Feasible, "optimum = %+v, want infeasible", opt)
 }
 
 // TestQoSAndRequests checks the model's own classification and request
@@ -85,21 +81,15 @@ func TestQoSAndRequests(t *testing.T) {
 	side := Container{Requests: map[string]int64{CPU: 100}, Sidecar: true}
 	p := Pod{Init: []Container{side, {Requests: map[string]int64{CPU: 300}}}, App: []Container{{Requests: map[string]int64{CPU: 50}}},
 		Overhead: map[string]int64{CPU: 10, Memory: 7}}
-	if got := FitRequest(p, CPU); got != 410 {
-		t.Errorf("FitRequest cpu = %d, want max(150, 400) + 10", got)
-	}
-	if got := PreemptionRequest(p, Memory); got != 0 {
-		t.Errorf("PreemptionRequest memory = %d, want 0: no overhead on a zero request", got)
-	}
-	if got := FitRequest(p, Memory); got != 7 {
-		t.Errorf("FitRequest memory = %d, want the overhead 7", got)
-	}
+	assert.Equal(t, int64(410), FitRequest(p, CPU), "FitRequest cpu")
+	assert.Equal(t, int64(0), PreemptionRequest(p, Memory), "PreemptionRequest memory")
+	assert.Equal(t, int64(7), FitRequest(p, Memory), "FitRequest memory")
 	level := Pod{Level: &PodLevel{Limits: map[string]int64{CPU: 100, Memory: 100}, Requests: map[string]int64{CPU: 100, Memory: 100}},
 		App: []Container{{Requests: map[string]int64{EphemeralStorage: 5}}}}
-	if QoS(level) != Guaranteed || PreemptionRequest(level, EphemeralStorage) != 0 || FitRequest(level, EphemeralStorage) != 5 {
-		t.Errorf("pod-level: QoS %s, preemption %d, fit %d", QoS(level), PreemptionRequest(level, EphemeralStorage), FitRequest(level, EphemeralStorage))
-	}
-	if QoS(Pod{App: []Container{{}}}) != BestEffort || QoS(burstable("b", 1, 1)) != Burstable || QoS(guaranteed("g", 1, 1)) != Guaranteed {
-		t.Error("container-level classes")
-	}
+	assert.Equal(t, Guaranteed, QoS(level), "pod-level: QoS %s, preemption %d, fit %d", QoS(level), PreemptionRequest(level, EphemeralStorage), FitRequest(level, EphemeralStorage))
+	assert.Equal(t, int64(0), PreemptionRequest(level, EphemeralStorage), "pod-level: QoS %s, preemption %d, fit %d", QoS(level), PreemptionRequest(level, EphemeralStorage), FitRequest(level, EphemeralStorage))
+	assert.Equal(t, int64(5), FitRequest(level, EphemeralStorage), "pod-level: QoS %s, preemption %d, fit %d", QoS(level), PreemptionRequest(level, EphemeralStorage), FitRequest(level, EphemeralStorage))
+	assert.Equal(t, BestEffort, QoS(Pod{App: []Container{{}}}), "container-level classes")
+	assert.Equal(t, Burstable, QoS(burstable("b", 1, 1)), "container-level classes")
+	assert.Equal(t, Guaranteed, QoS(guaranteed("g", 1, 1)), "container-level classes")
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/nodeproof/nodeproof/core/admission"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func testPod(uid string, requests, limits pod.ResourceList) *pod.Pod {
@@ -27,12 +29,8 @@ func upstreamCase(t *testing.T, kill error) *PreemptionCase {
 	}
 	reasons := []preemption.Reason{&preemption.InsufficientResource{ResourceName: pod.Memory, Requested: 550 * mi}}
 	c, err := RunPreemption(critical, active, reasons, func(int) error { return kill })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if uidList(c.Decision.Victims) != "[bu-high gu-high]" {
-		t.Fatalf("victims %s", uidList(c.Decision.Victims))
-	}
+	require.NoError(t, err)
+	require.Equal(t, "[bu-high gu-high]", uidList(c.Decision.Victims), "victims")
 	return c
 }
 
@@ -54,12 +52,10 @@ func TestPreemptionChecksPass(t *testing.T) {
 		res := runChecks(c)
 		for _, chk := range PreemptionChecks {
 			err, applied := res[chk.ID]
-			if chk.ID != PRNonResource && !applied {
-				t.Errorf("%s did not apply", chk.ID)
+			if chk.ID != PRNonResource {
+				assert.True(t, applied, "%s did not apply", chk.ID)
 			}
-			if err != nil {
-				t.Errorf("%s: %v", chk.ID, err)
-			}
+			assert.NoError(t, err, "%s", chk.ID)
 		}
 	}
 }
@@ -100,9 +96,7 @@ func TestPreemptionChecksCanFail(t *testing.T) {
 				check = chk
 			}
 		}
-		if err := check.Check(c); err == nil {
-			t.Errorf("%s: passed a tampered case", tc.id)
-		}
+		assert.Error(t, check.Check(c), "%s: passed a tampered case", tc.id)
 	}
 	// PR-NONRESOURCE needs a non-resource reason. (PR-VICTIM-STATUS reads
 	// the statuses core/preemption makes; only a changed core can fail it.)
@@ -110,9 +104,7 @@ func TestPreemptionChecksCanFail(t *testing.T) {
 	nr := &preemption.PredicateFailure{PredicateName: "NodeName", PredicateDesc: "node(s) didn't match the requested node name"}
 	c.Reasons = append(c.Reasons, nr)
 	c.model()
-	if err := checkNonResource(c); err == nil {
-		t.Errorf("%s: victims chosen despite a non-resource reason passed", PRNonResource)
-	}
+	assert.Error(t, checkNonResource(c), "%s: victims chosen despite a non-resource reason passed", PRNonResource)
 }
 
 // admitCase admits a Burstable pod of 600m on a node of 1000m running 500m.
@@ -121,17 +113,12 @@ func admitCase(t *testing.T) *AdmissionCase {
 	node, _ := admission.NewNode(pod.ResourceList{pod.Pods: 5, pod.CPU: 1000}, nil)
 	twin, _ := admission.NewNode(pod.ResourceList{pod.Pods: 5, pod.CPU: 1000}, nil)
 	for _, n := range []*admission.Node{node, twin} {
-		if err := n.AddRunning(testPod("a", pod.ResourceList{pod.CPU: 500}, nil)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, n.AddRunning(testPod("a", pod.ResourceList{pod.CPU: 500}, nil)))
 	}
 	c, err := Admit(node, twin, nil, nil, 0, Arrival{Pod: testPod("b", pod.ResourceList{pod.CPU: 600}, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Result.Admitted || c.Result.Reason != "OutOfcpu" {
-		t.Fatalf("result %+v", c.Result)
-	}
+	require.NoError(t, err)
+	require.False(t, c.Result.Admitted, "result %+v", c.Result)
+	require.Equal(t, "OutOfcpu", c.Result.Reason, "result %+v", c.Result)
 	return c
 }
 
@@ -141,9 +128,7 @@ func TestAdmissionChecksCanFail(t *testing.T) {
 	c := admitCase(t)
 	for _, chk := range AdmissionChecks {
 		if chk.Applies(c) {
-			if err := chk.Check(c); err != nil {
-				t.Errorf("%s: %v", chk.ID, err)
-			}
+			assert.NoError(t, chk.Check(c), "%s", chk.ID)
 		}
 	}
 	tests := []struct {
@@ -168,8 +153,6 @@ func TestAdmissionChecksCanFail(t *testing.T) {
 	for _, tc := range tests {
 		c := admitCase(t)
 		tc.tamper(c)
-		if err := tc.check(c); err == nil {
-			t.Errorf("%s: passed a tampered case", tc.id)
-		}
+		assert.Error(t, tc.check(c), "%s: passed a tampered case", tc.id)
 	}
 }

@@ -3,9 +3,11 @@ package testplugin
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPrefer(t *testing.T) {
@@ -23,9 +25,8 @@ func TestPrefer(t *testing.T) {
 		{[]string{"d1", "d2", "d0"}, nil, 2, []string{"d2", "d1"}},
 		{[]string{"d2", "d0", "d1"}, []string{"d1", "d0"}, 3, []string{"d0", "d1", "d2"}},
 	} {
-		if got := prefer(tc.available, tc.must, tc.size); !slices.Equal(got, tc.want) {
-			t.Errorf("prefer(%v, %v, %d) = %v, want %v", tc.available, tc.must, tc.size, got, tc.want)
-		}
+		got := prefer(tc.available, tc.must, tc.size)
+		assert.Equal(t, tc.want, got, "prefer(%v, %v, %d) = %v, want %v", tc.available, tc.must, tc.size, got, tc.want)
 	}
 }
 
@@ -34,14 +35,13 @@ func TestPrefer(t *testing.T) {
 func TestAnswer(t *testing.T) {
 	p := &Plugin{cfg: Config{ResourceName: "example.com/gpu"}}
 	got := p.answer([]string{"d2", "d0", "d1"})
-	if got.Envs["TESTPLUGIN_DEVICES"] != "d0,d1,d2" || got.Annotations["testplugin/resource"] != "example.com/gpu" {
-		t.Errorf("answer = %v", got)
-	}
+	assert.Equal(t, "d0,d1,d2", got.Envs["TESTPLUGIN_DEVICES"], "answer = %v", got)
+	assert.Equal(t, "example.com/gpu", got.Annotations["testplugin/resource"], "answer = %v", got)
 	p.cfg.AnswerKey = "GPU_A"
 	got = p.answer([]string{"d1", "d0"})
-	if len(got.Envs) != 1 || got.Envs["GPU_A"] != "d0,d1" || got.Annotations["testplugin/gpu_a"] != "example.com/gpu" {
-		t.Errorf("answer with AnswerKey = %v", got)
-	}
+	require.Len(t, got.Envs, 1, "answer with AnswerKey = %v", got)
+	assert.Equal(t, "d0,d1", got.Envs["GPU_A"], "answer with AnswerKey = %v", got)
+	assert.Equal(t, "example.com/gpu", got.Annotations["testplugin/gpu_a"], "answer with AnswerKey = %v", got)
 }
 
 // TestDirWatcher: wait returns when the named file appears, ignores other
@@ -49,21 +49,15 @@ func TestAnswer(t *testing.T) {
 func TestDirWatcher(t *testing.T) {
 	dir := t.TempDir()
 	w, err := watchDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- w.wait("kubelet.sock") }()
 	for _, name := range []string{"other", "kubelet.sock"} {
-		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), nil, 0o600))
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("wait = %v, want nil once kubelet.sock exists", err)
-		}
+		require.NoError(t, err, "wait")
 	case <-time.After(10 * time.Second):
 		t.Fatal("wait did not return after kubelet.sock was created")
 	}
@@ -71,9 +65,7 @@ func TestDirWatcher(t *testing.T) {
 	w.close()
 	select {
 	case err := <-done:
-		if err == nil {
-			t.Fatal("wait on a closed watcher returned nil")
-		}
+		require.Error(t, err, "wait on a closed watcher returned nil")
 	case <-time.After(10 * time.Second):
 		t.Fatal("close did not end a pending wait")
 	}

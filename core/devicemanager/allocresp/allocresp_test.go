@@ -2,11 +2,11 @@ package allocresp_test
 
 import (
 	"bytes"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -66,15 +66,10 @@ func TestRoundTrip(t *testing.T) {
 		r := response(t)
 		b := allocresp.Marshal(r)
 		got, err := allocresp.Unmarshal(b)
-		if err != nil {
-			t.Fatalf("Unmarshal(Marshal(r)): %v", err)
-		}
-		if want := normal(r); !reflect.DeepEqual(got, want) {
-			t.Fatalf("round trip:\n got %#v\nwant %#v", got, want)
-		}
-		if again := allocresp.Marshal(got); !bytes.Equal(again, b) {
-			t.Fatalf("Marshal is not deterministic:\n% x\n% x", b, again)
-		}
+		require.NoError(t, err, "Unmarshal(Marshal(r))")
+		require.Equal(t, normal(r), got, "round trip")
+		again := allocresp.Marshal(got)
+		require.Equal(t, b, again, "Marshal is not deterministic")
 	})
 }
 
@@ -90,12 +85,9 @@ func TestMarshalKnownBytes(t *testing.T) {
 		0x12, 0x06, 0x0a, 0x02, '/', 'c', 0x18, 0x01, // Mount{/c, ReadOnly}
 		0x2a, 0x00, // an empty CDIDevice is still an element
 	}
-	if got := allocresp.Marshal(r); !bytes.Equal(got, want) {
-		t.Fatalf("Marshal:\n got % x\nwant % x", got, want)
-	}
-	if got := allocresp.Marshal(allocresp.ContainerAllocateResponse{}); len(got) != 0 {
-		t.Fatalf("empty response marshals to % x, want nothing", got)
-	}
+	got := allocresp.Marshal(r)
+	require.Equal(t, want, got, "Marshal")
+	require.Empty(t, allocresp.Marshal(allocresp.ContainerAllocateResponse{}), "empty response marshals to")
 }
 
 func TestUnmarshalSkipsUnknown(t *testing.T) {
@@ -108,16 +100,12 @@ func TestUnmarshalSkipsUnknown(t *testing.T) {
 		0x2a, 0x03, 0x0a, 0x01, 'n', // CDIDevice n
 	}
 	got, err := allocresp.Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := allocresp.ContainerAllocateResponse{
 		Mounts:     []allocresp.Mount{{ReadOnly: true}},
 		CDIDevices: []allocresp.CDIDevice{{Name: "n"}},
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %#v, want %#v", got, want)
-	}
+	require.Equal(t, want, got)
 }
 
 func TestUnmarshalMapEntries(t *testing.T) {
@@ -127,13 +115,9 @@ func TestUnmarshalMapEntries(t *testing.T) {
 		0x0a, 0x06, 0x0a, 0x01, 'k', 0x12, 0x01, 'w', // k again: last wins
 	}
 	got, err := allocresp.Unmarshal(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := allocresp.ContainerAllocateResponse{Envs: map[string]string{"k": "w"}, Annotations: map[string]string{"": "v"}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("got %#v, want %#v", got, want)
-	}
+	require.Equal(t, want, got)
 }
 
 func TestUnmarshalRejects(t *testing.T) {
@@ -164,9 +148,9 @@ func TestUnmarshalRejects(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := allocresp.Unmarshal(c.in)
-			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "allocresp: ") {
-				t.Fatalf("Unmarshal error = %v, want one containing %q", err, c.want)
-			}
+			require.Error(t, err, "Unmarshal error = %v, want one containing %q", err, c.want)
+			require.Contains(t, err.Error(), c.want, "Unmarshal error = %v, want one containing %q", err, c.want)
+			require.True(t, strings.HasPrefix(err.Error(), "allocresp: "), "Unmarshal error = %v, want one containing %q", err, c.want)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/stretchr/testify/require"
 )
 
 // benchData builds a checkpoint shaped like a busy GPU node's: n container
@@ -52,9 +53,8 @@ func BenchmarkEncode(b *testing.B) {
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := checkpoint.Encode(d); err != nil {
-					b.Fatal(err)
-				}
+				_, err := checkpoint.Encode(d)
+				require.NoError(b, err)
 			}
 		})
 	}
@@ -63,16 +63,13 @@ func BenchmarkEncode(b *testing.B) {
 func BenchmarkDecode(b *testing.B) {
 	for _, n := range []int{10, 100} {
 		f, err := checkpoint.Encode(benchData(n))
-		if err != nil {
-			b.Fatal(err)
-		}
+		require.NoError(b, err)
 		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(len(f)))
 			for b.Loop() {
-				if _, err := checkpoint.Decode(f); err != nil {
-					b.Fatal(err)
-				}
+				_, err := checkpoint.Decode(f)
+				require.NoError(b, err)
 			}
 		})
 	}

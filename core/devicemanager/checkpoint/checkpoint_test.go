@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/fnv"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -42,20 +43,14 @@ func TestSpecExamples(t *testing.T) {
 		{"empty", emptyData, emptyHashInput, emptyFile, 3467439661},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := checkpoint.HashInput(c.data); got != c.hashInput {
-				t.Errorf("HashInput:\n got %s\nwant %s", got, c.hashInput)
-			}
-			if got := checkpoint.Checksum(c.data); got != c.checksum {
-				t.Errorf("Checksum = %d, want %d", got, c.checksum)
-			}
+			assert.Equal(t, c.hashInput, checkpoint.HashInput(c.data), "HashInput")
+			assert.Equal(t, c.checksum, checkpoint.Checksum(c.data), "Checksum")
 			got, err := checkpoint.Encode(c.data)
-			if err != nil || string(got) != c.file {
-				t.Errorf("Encode:\n got %s, %v\nwant %s", got, err, c.file)
-			}
+			require.NoError(t, err, "Encode:\n got %s, %v\nwant %s", got, err, c.file)
+			assert.Equal(t, c.file, string(got), "Encode:\n got %s, %v\nwant %s", got, err, c.file)
 			d, err := checkpoint.Decode([]byte(c.file))
-			if err != nil || !reflect.DeepEqual(d, c.data) {
-				t.Errorf("Decode = %#v, %v\nwant %#v", d, err, c.data)
-			}
+			require.NoError(t, err, "Decode = %#v, %v\nwant %#v", d, err, c.data)
+			assert.Equal(t, c.data, d, "Decode = %#v, %v\nwant %#v", d, err, c.data)
 		})
 	}
 }
@@ -126,21 +121,14 @@ func TestRoundTrip(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := genData(t)
 		b, err := checkpoint.Encode(d)
-		if err != nil {
-			t.Fatalf("Encode: %v", err)
-		}
+		require.NoError(t, err, "Encode")
 		got, err := checkpoint.Decode(b)
-		if err != nil {
-			t.Fatalf("Decode(%s): %v", b, err)
-		}
-		if !reflect.DeepEqual(got, d) {
-			t.Fatalf("round trip:\n got %#v\nwant %#v", got, d)
-		}
+		require.NoError(t, err, "Decode(%s)", b)
+		require.Equal(t, d, got, "round trip")
 		h := fnv.New32a()
 		h.Write([]byte(checkpoint.HashInput(d)))
-		if sum := checkpoint.Checksum(d); sum != uint64(h.Sum32()) {
-			t.Fatalf("Checksum = %d, FNV-32a of HashInput = %d", sum, h.Sum32())
-		}
+		sum := checkpoint.Checksum(d)
+		require.Equal(t, uint64(h.Sum32()), sum, "Checksum = %d, FNV-32a of HashInput = %d", sum, h.Sum32())
 	})
 }
 
@@ -156,16 +144,10 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := genData(t)
 		got, err := checkpoint.Encode(d)
-		if err != nil {
-			t.Fatalf("Encode: %v", err)
-		}
+		require.NoError(t, err, "Encode")
 		want, err := json.Marshal(kubeletFile{Data: d, Checksum: checkpoint.Checksum(d)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != string(want) {
-			t.Fatalf("Encode differs from encoding/json:\n got %s\nwant %s", got, want)
-		}
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), "Encode differs from encoding/json:\n got %s\nwant %s", got, want)
 	})
 }
 
@@ -175,17 +157,14 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 func TestEverySingleByteChangeIsRejected(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		b, err := checkpoint.Encode(genData(t))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		delta := rapid.ByteRange(1, 255).Draw(t, "delta")
 		m := make([]byte, len(b))
 		for i := range b {
 			copy(m, b)
 			m[i] += delta
-			if d, err := checkpoint.Decode(m); err == nil {
-				t.Fatalf("Decode accepted %s (byte %d of %s changed) as %#v", m, i, b, d)
-			}
+			d, err := checkpoint.Decode(m)
+			require.Error(t, err, "Decode accepted %s (byte %d of %s changed) as %#v", m, i, b, d)
 		}
 	})
 }
@@ -195,18 +174,13 @@ func TestOrderIsKept(t *testing.T) {
 	b := checkpoint.PodDevicesEntry{PodUID: "b", AllocResp: []byte{}}
 	ab := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{a, b}}
 	ba := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{b, a}}
-	if checkpoint.Checksum(ab) == checkpoint.Checksum(ba) {
-		t.Fatal("entry order does not change the checksum")
-	}
+	require.NotEqual(t, checkpoint.Checksum(ba), checkpoint.Checksum(ab), "entry order does not change the checksum")
 	for _, d := range []checkpoint.Data{ab, ba} {
 		f, err := checkpoint.Encode(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got, err := checkpoint.Decode(f)
-		if err != nil || !reflect.DeepEqual(got, d) {
-			t.Fatalf("Decode(%s) = %#v, %v", f, got, err)
-		}
+		require.NoError(t, err, "Decode(%s) = %#v, %v", f, got, err)
+		require.Equal(t, d, got, "Decode(%s) = %#v, %v", f, got, err)
 	}
 }
 
@@ -238,9 +212,7 @@ func TestDecodeErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := checkpoint.Decode([]byte(c.in))
-			if err == nil || err.Error() != c.want {
-				t.Fatalf("Decode error\n got %v\nwant %s", err, c.want)
-			}
+			require.EqualError(t, err, c.want, "Decode error\n got %v\nwant %s", err, c.want)
 		})
 	}
 }
@@ -250,55 +222,47 @@ func TestDecodeErrors(t *testing.T) {
 // is refused.
 func TestDecodeRawControlCharacter(t *testing.T) {
 	f, err := checkpoint.Encode(checkpoint.Data{RegisteredDevices: map[string][]string{"a\nb": {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	raw := strings.Replace(string(f), `\n`, "\n", 1)
 	want := "checkpoint: not in canonical form (re-encoding differs at byte 56)"
-	if _, err := checkpoint.Decode([]byte(raw)); err == nil || err.Error() != want {
-		t.Fatalf("Decode(%q) error = %v, want %s", raw, err, want)
-	}
+	_, err = checkpoint.Decode([]byte(raw))
+	require.EqualError(t, err, want, "Decode(%q) error = %v, want %s", raw, err, want)
 }
 
 func TestDecodeCorrupt(t *testing.T) {
 	in := strings.Replace(specFile, "103353102", "103353103", 1)
 	_, err := checkpoint.Decode([]byte(in))
 	var ce *checkpoint.CorruptError
-	if !errors.As(err, &ce) || err.Error() != "checkpoint is corrupted" || ce.Actual != 103353102 || ce.Expected != 103353103 {
-		t.Fatalf("Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
-	}
+	require.True(t, errors.As(err, &ce), "Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
+	require.Equal(t, "checkpoint is corrupted", err.Error(), "Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
+	require.Equal(t, uint64(103353102), ce.Actual, "Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
+	require.Equal(t, uint64(103353103), ce.Expected, "Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
 	// A changed device ID keeps the stored checksum, which no longer matches.
 	in = strings.Replace(specFile, `"dev9"`, `"dev8"`, 1)
-	if _, err := checkpoint.Decode([]byte(in)); !errors.As(err, &ce) {
-		t.Fatalf("Decode error = %v, want a CorruptError", err)
-	}
+	_, err = checkpoint.Decode([]byte(in))
+	require.True(t, errors.As(err, &ce), "Decode error = %v, want a CorruptError", err)
 }
 
 func TestBounds(t *testing.T) {
 	big := make([]byte, checkpoint.MaxFileBytes+1)
-	if _, err := checkpoint.Decode(big); err == nil || err.Error() != "checkpoint: file is 67108865 bytes, over the limit of 67108864" {
-		t.Fatalf("Decode of an oversized file: %v", err)
-	}
+	_, err := checkpoint.Decode(big)
+	require.EqualError(t, err, "checkpoint: file is 67108865 bytes, over the limit of 67108864", "Decode of an oversized file")
 
 	many := make([]string, checkpoint.MaxItems)
 	d := checkpoint.Data{RegisteredDevices: map[string][]string{"r": many}}
-	if _, err := checkpoint.Encode(d); err == nil || !strings.Contains(err.Error(), "1048577 items") {
-		t.Fatalf("Encode of too many items: %v", err)
-	}
+	_, err = checkpoint.Encode(d)
+	require.ErrorContains(t, err, "1048577 items", "Encode of too many items")
 	in := `{"Data":{"RegisteredDevices":{"r":[` + strings.Repeat(`"",`, checkpoint.MaxItems) + `""]}}}`
-	if _, err := checkpoint.Decode([]byte(in)); err == nil || err.Error() != `checkpoint: Data.RegisteredDevices["r"][1048575]: more than 1048576 items (entries, NUMA nodes, resources and device IDs)` {
-		t.Fatalf("Decode of too many items: %v", err)
-	}
+	_, err = checkpoint.Decode([]byte(in))
+	require.EqualError(t, err, `checkpoint: Data.RegisteredDevices["r"][1048575]: more than 1048576 items (entries, NUMA nodes, resources and device IDs)`, "Decode of too many items")
 
 	huge := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{AllocResp: make([]byte, checkpoint.MaxFileBytes)}}}
-	if _, err := checkpoint.Encode(huge); err == nil || err.Error() != "checkpoint: encoded file would be over the limit of 67108864 bytes" {
-		t.Fatalf("Encode of an oversized checkpoint: %v", err)
-	}
+	_, err = checkpoint.Encode(huge)
+	require.EqualError(t, err, "checkpoint: encoded file would be over the limit of 67108864 bytes", "Encode of an oversized checkpoint")
 	// Escaping can take a file over the limit that its content alone is not.
 	escaped := checkpoint.Data{RegisteredDevices: map[string][]string{"r": {strings.Repeat("<", checkpoint.MaxFileBytes/2)}}}
-	if _, err := checkpoint.Encode(escaped); err == nil || !strings.Contains(err.Error(), "encoded file would be over the limit of 67108864 bytes") {
-		t.Fatalf("Encode of an oversized file: %v", err)
-	}
+	_, err = checkpoint.Encode(escaped)
+	require.ErrorContains(t, err, "encoded file would be over the limit of 67108864 bytes", "Encode of an oversized file")
 }
 
 func TestEncodeRefusesInvalidUTF8(t *testing.T) {
@@ -315,14 +279,11 @@ func TestEncodeRefusesInvalidUTF8(t *testing.T) {
 		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xed\xa0\x80"}}},
 			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
 	} {
-		if _, err := checkpoint.Encode(c.data); err == nil || err.Error() != c.want {
-			t.Errorf("Encode error\n got %v\nwant %s", err, c.want)
-		}
+		_, err := checkpoint.Encode(c.data)
+		assert.EqualError(t, err, c.want, "Encode error\n got %v\nwant %s", err, c.want)
 	}
 }
 
 func TestErrNotFound(t *testing.T) {
-	if checkpoint.ErrNotFound.Error() != "checkpoint is not found" {
-		t.Fatalf("ErrNotFound = %q", checkpoint.ErrNotFound)
-	}
+	require.Equal(t, "checkpoint is not found", checkpoint.ErrNotFound.Error(), "ErrNotFound = %q", checkpoint.ErrNotFound)
 }
