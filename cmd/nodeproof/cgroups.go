@@ -103,7 +103,7 @@ func parseCgroupsFlags(args []string, stderr io.Writer) (cgroupsOptions, error) 
 	fs.StringVar(&qosRes, "qos-reserved", "", "the kubelet's --qos-reserved, `memory=P%`: the QoS tiers keep P% of the higher tiers' memory requests free (default: none, as the QOSReserved gate is off)")
 	fs.StringVar(&version, "cgroup-version", "1", "cgroup `VERSION` whose files to print: 1 (the kubelet's own units, cpu.shares) or 2 (cpu.weight, cpu.max, memory.max)")
 	fs.StringVar(&driver, "driver", string(cgroups.DriverCgroupfs), "the kubelet's cgroup `DRIVER`, cgroupfs or systemd (slice names)")
-	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "files": {...}}, ...] instead of the tree`)
+	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "files": [{"file": ..., "value": ...}, ...]}, ...] instead of the tree, files in write order`)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: nodeproof cgroups -f FILE [--node-cpu QUANTITY] [--node-memory QUANTITY]
                         [--qos-reserved memory=P%] [--cgroup-version 1|2] [--driver cgroupfs|systemd] [--json]
@@ -475,20 +475,28 @@ func namePod(err error, pods []*pod.Pod) error {
 	return fmt.Errorf("pod %s: %w", pods[i].Key(), err)
 }
 
-// cgroupJSON is one element of --json's output.
+// cgroupJSON is one element of --json's output. Files is a list, not an
+// object, because the order of the writes is part of the answer: a parent's
+// limits and a cgroup v1 period go in before what depends on them.
 type cgroupJSON struct {
-	Path  string            `json:"path"`
-	Files map[string]string `json:"files"`
+	Path  string     `json:"path"`
+	Files []fileJSON `json:"files"`
+}
+
+// fileJSON is one write: the file, relative to its cgroup, and its value.
+type fileJSON struct {
+	File  string `json:"file"`
+	Value string `json:"value"`
 }
 
 func writeCgroupsJSON(w io.Writer, files []cgroups.CgroupFiles) error {
 	out := make([]cgroupJSON, 0, len(files))
 	for _, cf := range files {
-		m := make(map[string]string, len(cf.Files))
+		writes := make([]fileJSON, 0, len(cf.Files))
 		for _, f := range cf.Files {
-			m[f.Name] = f.Value
+			writes = append(writes, fileJSON{File: f.Name, Value: f.Value})
 		}
-		out = append(out, cgroupJSON{Path: cf.Path, Files: m})
+		out = append(out, cgroupJSON{Path: cf.Path, Files: writes})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {

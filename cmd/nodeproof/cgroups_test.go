@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/nodeproof/nodeproof/core/cgroups"
 )
 
@@ -33,12 +36,34 @@ func runCgroupsCmd(args ...string) (code int, stdout, stderr string) {
 }
 
 // parseTree reads the text output back into path → file → value, with the
-// paths the indentation implies, so tests can look numbers up and compare
-// the tree with --json. It fails on a line that is neither a cgroup nor a
-// file, or a file outside a cgroup.
+// paths the indentation implies, so tests can look numbers up; see
+// parseTreeInOrder for the files in the order they are written.
 func parseTree(t *testing.T, out string) (paths []string, files map[string]map[string]string) {
 	t.Helper()
+	paths, ordered := parseTreeInOrder(t, out)
 	files = map[string]map[string]string{}
+	for path, writes := range ordered {
+		files[path] = map[string]string{}
+		for _, w := range writes {
+			files[path][w.File] = w.Value
+		}
+	}
+	return paths, files
+}
+
+// fileWrite is one element of a cgroup's "files" in --json.
+type fileWrite struct {
+	File  string `json:"file"`
+	Value string `json:"value"`
+}
+
+// parseTreeInOrder reads the text output back into path → writes in the
+// order the tree lists them, with the paths the indentation implies, so
+// tests can compare the tree with --json. It fails on a line that is
+// neither a cgroup nor a file, or a file outside a cgroup.
+func parseTreeInOrder(t *testing.T, out string) (paths []string, files map[string][]fileWrite) {
+	t.Helper()
+	files = map[string][]fileWrite{}
 	var stack []string // the path components down to the current cgroup
 	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if strings.HasPrefix(line, "#") {
@@ -54,7 +79,8 @@ func parseTree(t *testing.T, out string) (paths []string, files map[string]map[s
 			if depth != len(stack) || len(stack) == 0 {
 				t.Fatalf("line %d %q: a file at depth %d, not right under a cgroup (depth %d)", i+1, line, depth, len(stack)-1)
 			}
-			files[strings.Join(stack, "/")][name] = value
+			path := strings.Join(stack, "/")
+			files[path] = append(files[path], fileWrite{File: name, Value: value})
 			continue
 		}
 		name, _, _ := strings.Cut(body, "  # ")
@@ -65,7 +91,7 @@ func parseTree(t *testing.T, out string) (paths []string, files map[string]map[s
 		stack = append(stack[:depth], name)
 		path := strings.Join(stack, "/")
 		paths = append(paths, path)
-		files[path] = map[string]string{}
+		files[path] = []fileWrite{}
 	}
 	return paths, files
 }
@@ -124,8 +150,10 @@ func TestCgroupsSeedExample(t *testing.T) {
 	}
 }
 
-// TestCgroupsJSON checks --json's shape, [{"path", "files"}] with paths
-// relative to the cgroup root and parents first, and that it holds exactly
+// TestCgroupsJSON checks --json's shape, [{"path", "files": [{"file",
+// "value"}]}] with paths relative to the cgroup root, parents first, and
+// each cgroup's files in the order they are written (the order matters: a
+// cgroup v1 cfs_period_us goes before its quota), and that it holds exactly
 // what the tree shows, for both drivers and versions. On v2 the kubelet's
 // cgroups get the linear weight and containers the runtime's.
 func TestCgroupsJSON(t *testing.T) {
@@ -135,65 +163,66 @@ func TestCgroupsJSON(t *testing.T) {
 	} {
 		args := append(append([]string{}, seedArgs...), variant...)
 		code, stdout, stderr := runCgroupsCmd(append(args, "--json")...)
-		if code != 0 || stderr != "" {
-			t.Fatalf("%v: exit %d, stderr %q", variant, code, stderr)
-		}
-		var raw []map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
-			t.Fatalf("%v: not a JSON array of objects: %v\n%s", variant, err, stdout)
-		}
-		var doc []struct {
-			Path  string            `json:"path"`
-			Files map[string]string `json:"files"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-			t.Fatalf("%v: %v", variant, err)
-		}
+		require.Equal(t, 0, code, "%v: stderr %q", variant, stderr)
+		require.Empty(t, stderr, "%v", variant)
+		var doc []cgroupJSONForTest
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&doc), "%v: not [{path, files: [{file, value}]}]:\n%s", variant, stdout)
+
 		seen := map[string]bool{}
-		for i, obj := range raw {
-			if len(obj) != 2 || obj["path"] == nil || obj["files"] == nil {
-				t.Errorf("%v: element %d has keys %v, want path and files", variant, i, keysOf(obj))
-			}
-			p := doc[i].Path
-			if p == "" || strings.HasPrefix(p, "/") {
-				t.Errorf("%v: path %q is not relative to the cgroup root", variant, p)
-			}
-			if parent, _, nested := cutLast(p); nested && !seen[parent] {
-				t.Errorf("%v: %s comes before its parent %s", variant, p, parent)
+		for _, cg := range doc {
+			p := cg.Path
+			assert.False(t, p == "" || strings.HasPrefix(p, "/"), "%v: path %q is not relative to the cgroup root", variant, p)
+			if parent, _, nested := cutLast(p); nested {
+				assert.True(t, seen[parent], "%v: %s comes before its parent %s", variant, p, parent)
 			}
 			seen[p] = true
 		}
 
 		_, treeOut, _ := runCgroupsCmd(args...)
-		paths, tree := parseTree(t, treeOut)
-		if len(paths) != len(doc) {
-			t.Fatalf("%v: the tree has %d cgroups, the JSON %d", variant, len(paths), len(doc))
+		paths, tree := parseTreeInOrder(t, treeOut)
+		var jsonPaths []string
+		for _, cg := range doc {
+			jsonPaths = append(jsonPaths, cg.Path)
+			assert.Equal(t, tree[cg.Path], cg.Files, "%v: the files of %s, in order", variant, cg.Path)
 		}
-		for i, cg := range doc {
-			if paths[i] != cg.Path || !reflect.DeepEqual(tree[cg.Path], cg.Files) {
-				t.Errorf("%v: cgroup %d: tree %s %v, JSON %s %v", variant, i, paths[i], tree[paths[i]], cg.Path, cg.Files)
-			}
-		}
+		assert.Equal(t, paths, jsonPaths, "%v: cgroups, in order", variant)
 
-		if variant[1] == "2" {
-			byPath := map[string]map[string]string{}
-			for _, cg := range doc {
-				byPath[cg.Path] = cg.Files
-			}
-			for path, want := range map[string]uint64{
-				"kubepods.slice": cgroups.CPUWeightLinear(3072),
-				"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice":                                 cgroups.CPUWeightLinear(2048),
-				"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice/cri-containerd-container1.scope": cgroups.CPUWeightQuadratic(1024),
-			} {
-				if got := byPath[path]["cpu.weight"]; got != strconv.FormatUint(want, 10) {
-					t.Errorf("v2 %s cpu.weight = %q, want %d", path, got, want)
+		byPath := map[string][]fileWrite{}
+		for _, cg := range doc {
+			byPath[cg.Path] = cg.Files
+		}
+		if variant[1] == "1" {
+			// The quota after its period, as core's Values writes them.
+			assert.Equal(t, []fileWrite{
+				{"cpu.shares", "1024"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "200000"}, {"memory.limit_in_bytes", "2147483648"},
+			}, byPath["kubepods/burstable/pod5f0c1d2e-0000-4000-8000-000000000001/container2"])
+			continue
+		}
+		value := func(path, file string) string {
+			for _, w := range byPath[path] {
+				if w.File == file {
+					return w.Value
 				}
 			}
-			if got := byPath["kubepods.slice/kubepods-burstable.slice"]["memory.max"]; got != "7516192768" {
-				t.Errorf("v2 burstable memory.max = %q, want 7516192768", got)
-			}
+			return ""
 		}
+		for path, want := range map[string]uint64{
+			"kubepods.slice": cgroups.CPUWeightLinear(3072),
+			"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice":                                 cgroups.CPUWeightLinear(2048),
+			"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice/cri-containerd-container1.scope": cgroups.CPUWeightQuadratic(1024),
+		} {
+			assert.Equal(t, strconv.FormatUint(want, 10), value(path, "cpu.weight"), "v2 %s cpu.weight", path)
+		}
+		assert.Equal(t, "7516192768", value("kubepods.slice/kubepods-burstable.slice", "memory.max"), "v2 burstable memory.max")
 	}
+}
+
+// cgroupJSONForTest is one element of --json as a reader decodes it.
+type cgroupJSONForTest struct {
+	Path  string      `json:"path"`
+	Files []fileWrite `json:"files"`
 }
 
 func keysOf(m map[string]json.RawMessage) []string {
