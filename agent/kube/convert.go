@@ -304,14 +304,12 @@ func keyPath(path, key string) string {
 	return path + "[" + key + "]"
 }
 
-// withPrefix puts a List item's prefix in front of a conversion error's path.
-func withPrefix(prefix string, err error) (string, error) {
+// splitFieldError separates a *FieldError's path from its error, for a
+// document-level *Error.
+func splitFieldError(err error) (string, error) {
 	var fe *FieldError
 	if errors.As(err, &fe) {
-		if fe.Path == "" {
-			return strings.TrimSuffix(prefix, "."), fe.Err
-		}
-		return prefix + fe.Path, fe.Err
+		return fe.Path, fe.Err
 	}
-	return strings.TrimSuffix(prefix, "."), err
+	return "", err
 }

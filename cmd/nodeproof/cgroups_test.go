@@ -270,11 +270,11 @@ func TestCgroupsBadManifest(t *testing.T) {
 		name, manifest, stderr string
 	}{
 		{"quantity", goodPod + "---\n" + strings.Replace(goodPod, "cpu: 500m", "cpu: lots", 1),
-			`document 2: spec.containers[0].resources.requests.cpu: "lots"`},
+			`pod "web" (document 2): spec.containers[0].resources.requests.cpu: "lots"`},
 		{"request above limit", strings.Replace(goodPod, "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: 500m}, limits: {cpu: 100m}", 1),
-			"document 1: spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit"},
+			`pod "web" (document 1): spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit`},
 		{"no containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: empty}\nspec: {containers: []}\n",
-			"document 1: spec.containers: must have at least one container"},
+			`pod "empty" (document 1): spec.containers: must have at least one container`},
 		{"yaml", goodPod + "---\nkind: Pod\n  bad: [indent\n", "document 2"},
 		{"duplicate uid", goodPod + "---\n" + strings.Replace(goodPod, "name: web", "name: api", 1),
 			`pod default/api: pods[1].uid: "0b1c2d3e-0000-4000-8000-000000000001" is also the UID of pods[0]`},
@@ -450,4 +450,35 @@ kind: Pood
 // standInUID's use of the pod type.
 func standInUIDOf(key string) string {
 	return fmt.Sprintf("%x", md5.Sum([]byte(key)))
+}
+
+// TestHugeLimitNamedAsWritten: a quantity beyond the bound is reported at
+// the field the user wrote, with the value as written and the bound in the
+// field's unit, by both commands that read a node file. Before the fix both
+// said "pods[0].containers[0].requests[memory]: 9223372036854775807
+// exceeds the bound of 70368744177664": a request the user never wrote, an
+// internal path, a clamped value and a bound in bytes.
+func TestHugeLimitNamedAsWritten(t *testing.T) {
+	file := writeManifest(t, `apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {capacity: {cpu: 4, memory: 8Gi, pods: 110}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: app
+    resources: {limits: {memory: 99999999999999999Ei}}
+`)
+	want := file + `: pod "web" (document 2): spec.containers[0].resources.limits.memory: 99999999999999999Ei exceeds the bound of 64Ti` + "\n"
+	code, stdout, stderr := runCgroupsCmd("-f", file)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "nodeproof cgroups: "+want, stderr)
+	code, stdout, stderr = runAdmitCmd("", "-f", file)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "nodeproof admit: "+want, stderr)
 }
