@@ -277,9 +277,9 @@ func TestCgroupsBadManifest(t *testing.T) {
 			`pod "empty" (document 1): spec.containers: must have at least one container`},
 		{"yaml", goodPod + "---\nkind: Pod\n  bad: [indent\n", "document 2"},
 		{"duplicate uid", goodPod + "---\n" + strings.Replace(goodPod, "name: web", "name: api", 1),
-			`pod default/api: pods[1].uid: "0b1c2d3e-0000-4000-8000-000000000001" is also the UID of pods[0]`},
-		{"overcommitted", goodPod + "---\n" + strings.NewReplacer("name: web", "name: big", "-000000000001", "-000000000002", "memory: 1Gi", "memory: 3Gi").Replace(goodPod),
-			"the pods request 4Gi memory in all, more than the node's allocatable 3996Mi"},
+			`pod "api" (document 2): metadata.uid: "0b1c2d3e-0000-4000-8000-000000000001" is also the uid of the pod in document 1`},
+		{"running pods overcommit the node", goodPod + "status: {phase: Running}\n---\n" + strings.NewReplacer("name: web", "name: big", "-000000000001", "-000000000002", "memory: 1Gi", "memory: 3Gi").Replace(goodPod) + "status: {phase: Running}\n",
+			`pod "big" (document 2): status.phase: Running, but the node could not have admitted it after the running pods before it in the file: Node didn't have enough resource: memory`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := writeManifest(t, c.manifest)
@@ -362,12 +362,13 @@ status:
 
 	// The Node's pods capacity is the kubelet's maxPods.
 	two := writeManifest(t, node+goodPod+"---\n"+strings.NewReplacer("name: web", "name: api", "-000000000001", "-000000000002").Replace(goodPod))
-	if code, _, stderr := runCgroupsCmd("-f", two); code != 2 || !strings.Contains(stderr, "pods: 2 pods exceed maxPods 1") {
-		t.Errorf("two pods on a Node of one: exit %d, stderr %q", code, stderr)
-	}
+	code, stdout, stderr = runCgroupsCmd("-f", two)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stderr, "note: default/api arrives and is rejected, so it has no cgroup: OutOfpods")
+	assert.NotContains(t, stdout, "default/api")
 
 	nodes := writeManifest(t, node+strings.Replace(node, "node-1", "node-2", 1)+goodPod)
-	if code, _, stderr := runCgroupsCmd("-f", nodes, "--node-cpu", "2"); code != 2 || !strings.Contains(stderr, "2 Node manifests (node-1, node-2)") {
+	if code, _, stderr := runCgroupsCmd("-f", nodes, "--node-cpu", "2"); code != 2 || !strings.Contains(stderr, `node "node-2" (document 2): a second Node (the first, "node-1", is document 1): a node file holds one node`) {
 		t.Errorf("two Nodes: exit %d, stderr %q", code, stderr)
 	}
 
@@ -425,10 +426,10 @@ kind: Pood
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	for _, note := range []string{
-		"skipped pod default/done: phase Succeeded",
-		"pod team/handmade has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod" + standInUIDOf("team/handmade"),
-		`skipped document 4: apps/v1 Deployment "web" (only Pods and Nodes are read)`,
-		"skipped document 5: v1 Pood (only Pods and Nodes are read)",
+		"note: skipped default/done (phase Succeeded): the kubelet neither admits nor counts a pod in a terminal phase",
+		"note: pod team/handmade has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod" + standInUIDOf("team/handmade"),
+		`note: skipped document 4: apps/v1 Deployment "web" (a node file holds a Node and Pods; other kinds are left out)`,
+		"note: skipped document 5: v1 Pood (a node file holds a Node and Pods; other kinds are left out)",
 	} {
 		if !strings.Contains(stderr, note) {
 			t.Errorf("stderr %q lacks %q", stderr, note)
