@@ -69,7 +69,7 @@ func runCgroups(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if opts.asJSON {
-		err = writeCgroupsJSON(stdout, node.files)
+		err = writeCgroupsJSON(stdout, node)
 	} else {
 		err = writeCgroupsTree(stdout, node)
 	}
@@ -101,7 +101,7 @@ func parseCgroupsFlags(args []string, stderr io.Writer) (cgroupsOptions, error) 
 	fs.StringVar(&qosRes, "qos-reserved", "", "the kubelet's --qos-reserved, `memory=P%`: the QoS tiers keep P% of the higher tiers' memory requests free (default: none, as the QOSReserved gate is off)")
 	fs.StringVar(&version, "cgroup-version", "1", "cgroup `VERSION` whose files to print: 1 (the kubelet's own units, cpu.shares) or 2 (cpu.weight, cpu.max, memory.max)")
 	fs.StringVar(&driver, "driver", string(cgroups.DriverCgroupfs), "the kubelet's cgroup `DRIVER`, cgroupfs or systemd (slice names)")
-	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "files": [{"file": ..., "value": ...}, ...]}, ...] instead of the tree, files in write order`)
+	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "container": {"name", "id"}, "files": [{"file": ..., "value": ...}, ...]}, ...] instead of the tree, files in write order ("container" on container cgroups only)`)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: nodeproof cgroups -f FILE [--node-cpu QUANTITY] [--node-memory QUANTITY]
                         [--qos-reserved memory=P%] [--cgroup-version 1|2] [--driver cgroupfs|systemd] [--json]
@@ -114,7 +114,8 @@ the pod and QoS cgroups a v1.36 kubelet keeps for the pods the node then runs
 running container). It prints each cgroup, parents first, with every file the kubelet
 or the container runtime writes and its value, in write order. Paths are relative to
 the cgroup root. A container's cgroup is named after its runtime ID
-(status.containerStatuses[].containerID) where the manifest has one.
+(status.containerStatuses[].containerID) where the manifest has one, else
+after the container, which the output says.
 
 The node's capacity comes from --node-cpu and --node-memory; for a flag not given, from
 the Node's status.capacity (with its hugepages sizes and pods), and then the Node's
@@ -251,6 +252,9 @@ type cgroupNode struct {
 	hierarchy cgroups.Hierarchy
 	files     []cgroups.CgroupFiles
 	podNames  map[string]string // pod UID → namespace/name
+	// runtimeIDs holds each container's runtime ID by "podUID/name",
+	// empty where the status has none.
+	runtimeIDs map[string]string
 }
 
 // buildNode reads the node file as `nodeproof admit` does
@@ -269,7 +273,7 @@ func buildNode(opts cgroupsOptions, data []byte, stderr io.Writer) (*cgroupNode,
 	cfg := cgroups.DefaultConfig()
 	cfg.CgroupDriver = opts.driver
 	cfg.QOSReservedMemoryPercent = opts.qosReserved
-	n := &cgroupNode{version: opts.version, qosReserved: opts.qosReservedFlag, podNames: map[string]string{}}
+	n := &cgroupNode{version: opts.version, qosReserved: opts.qosReservedFlag, podNames: map[string]string{}, runtimeIDs: map[string]string{}}
 	allocatable, err := n.settleNode(&cfg, opts, nf, stderr)
 	if err != nil {
 		return nil, err
@@ -294,6 +298,9 @@ func buildNode(opts cgroupsOptions, data []byte, stderr io.Writer) (*cgroupNode,
 	for i, p := range play.onNode {
 		pods[i] = p.Pod
 		n.podNames[p.Pod.UID] = p.Pod.Key()
+		for _, c := range cgroups.RunningContainers(p.Pod) {
+			n.runtimeIDs[p.Pod.UID+"/"+c.Name] = c.RuntimeID
+		}
 		if p.StandInUID {
 			fmt.Fprintf(stderr, "nodeproof cgroups: note: pod %s has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod%s\n", p.Pod.Key(), p.Pod.UID)
 		}
@@ -490,8 +497,17 @@ func namePod(err error, pods []kube.PlacedPod) error {
 // object, because the order of the writes is part of the answer: a parent's
 // limits and a cgroup v1 period go in before what depends on them.
 type cgroupJSON struct {
-	Path  string     `json:"path"`
-	Files []fileJSON `json:"files"`
+	Path      string         `json:"path"`
+	Container *containerJSON `json:"container,omitempty"`
+	Files     []fileJSON     `json:"files"`
+}
+
+// containerJSON says whose a container cgroup is: the container's name and
+// its runtime ID, "" where the status has none and the cgroup is named
+// after the container instead.
+type containerJSON struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
 }
 
 // fileJSON is one write: the file, relative to its cgroup, and its value.
@@ -500,14 +516,18 @@ type fileJSON struct {
 	Value string `json:"value"`
 }
 
-func writeCgroupsJSON(w io.Writer, files []cgroups.CgroupFiles) error {
-	out := make([]cgroupJSON, 0, len(files))
-	for _, cf := range files {
+func writeCgroupsJSON(w io.Writer, n *cgroupNode) error {
+	out := make([]cgroupJSON, 0, len(n.files))
+	for i, cf := range n.files {
 		writes := make([]fileJSON, 0, len(cf.Files))
 		for _, f := range cf.Files {
 			writes = append(writes, fileJSON{File: f.Name, Value: f.Value})
 		}
-		out = append(out, cgroupJSON{Path: cf.Path, Files: writes})
+		e := cgroupJSON{Path: cf.Path, Files: writes}
+		if cg := n.hierarchy[i]; cg.Kind == cgroups.KindContainer {
+			e.Container = &containerJSON{Name: cg.Container, ID: n.runtimeIDs[cg.PodUID+"/"+cg.Container]}
+		}
+		out = append(out, e)
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -536,7 +556,7 @@ func writeCgroupsTree(w io.Writer, n *cgroupNode) error {
 		depth := strings.Count(cg.Path, "/")
 		indent := strings.Repeat("  ", depth)
 		name := cg.Path[strings.LastIndexByte(cg.Path, '/')+1:]
-		fmt.Fprintf(bw, "%s%s/%s\n", indent, name, describeCgroup(cg, n.podNames))
+		fmt.Fprintf(bw, "%s%s/%s\n", indent, name, n.describeCgroup(cg))
 		for _, f := range n.files[i].Files {
 			fmt.Fprintf(bw, "%s  %s = %s\n", indent, f.Name, f.Value)
 		}
@@ -554,15 +574,21 @@ func (n *cgroupNode) memoryString() string {
 	return resource.NewQuantity(n.memory.value, resource.BinarySI).String()
 }
 
-// describeCgroup is the comment after a cgroup's name: what it is for.
-func describeCgroup(cg cgroups.Cgroup, podNames map[string]string) string {
+// describeCgroup is the comment after a cgroup's name: what it is for,
+// and for a container, whose it is or why it is named after the container.
+func (n *cgroupNode) describeCgroup(cg cgroups.Cgroup) string {
 	switch cg.Kind {
 	case cgroups.KindNodeAllocatable:
 		return "  # node allocatable; Guaranteed pods"
 	case cgroups.KindQOS:
 		return "  # " + string(cg.QOS) + " pods"
 	case cgroups.KindPod:
-		return "  # pod " + podNames[cg.PodUID] + ", " + string(cg.QOS)
+		return "  # pod " + n.podNames[cg.PodUID] + ", " + string(cg.QOS)
+	case cgroups.KindContainer:
+		if n.runtimeIDs[cg.PodUID+"/"+cg.Container] == "" {
+			return "  # no containerID in status; named after the container"
+		}
+		return "  # container " + cg.Container
 	}
 	return ""
 }

@@ -185,6 +185,14 @@ func TestCgroupsJSON(t *testing.T) {
 		var jsonPaths []string
 		for _, cg := range doc {
 			jsonPaths = append(jsonPaths, cg.Path)
+			if strings.Contains(cg.Path, "container") {
+				// The seed's pods have no status: named after the container.
+				require.NotNil(t, cg.Container, "%v: %s has no container", variant, cg.Path)
+				assert.Equal(t, "", cg.Container.ID, "%v: %s", variant, cg.Path)
+				assert.Contains(t, cg.Path, cg.Container.Name, "%v", variant)
+			} else {
+				assert.Nil(t, cg.Container, "%v: %s is not a container's", variant, cg.Path)
+			}
 			assert.Equal(t, tree[cg.Path], cg.Files, "%v: the files of %s, in order", variant, cg.Path)
 		}
 		assert.Equal(t, paths, jsonPaths, "%v: cgroups, in order", variant)
@@ -221,7 +229,11 @@ func TestCgroupsJSON(t *testing.T) {
 
 // cgroupJSONForTest is one element of --json as a reader decodes it.
 type cgroupJSONForTest struct {
-	Path  string      `json:"path"`
+	Path      string `json:"path"`
+	Container *struct {
+		Name string `json:"name"`
+		ID   string `json:"id"`
+	} `json:"container"`
 	Files []fileWrite `json:"files"`
 }
 

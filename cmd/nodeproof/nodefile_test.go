@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -79,4 +80,69 @@ func TestNodeFileSameRules(t *testing.T) {
 	code, _, stderr = runAdmitCmd("", "-f", file)
 	assert.Equal(t, 2, code)
 	assert.Equal(t, "nodeproof admit: "+file+": "+want, stderr)
+}
+
+// TestContainerCgroupsNamedByRuntimeID: a container's cgroup is named
+// after the runtime's ID from status.containerStatuses (sidecars: from
+// status.initContainerStatuses), without its containerd:// scheme, as
+// containerd names it (the ID under cgroupfs, cri-containerd-<id>.scope
+// under systemd); a container whose status has no ID keeps its name, and
+// the output says so. Before the fix every container cgroup was named after
+// the container.
+func TestContainerCgroupsNamedByRuntimeID(t *testing.T) {
+	const appID = "3f4e5d6c7b8a99887766554433221100ffeeddccbbaa99887766554433221100"
+	const sideID = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	file := writeManifest(t, `apiVersion: v1
+kind: Pod
+metadata: {name: web, uid: 0b1c2d3e-0000-4000-8000-000000000001}
+spec:
+  initContainers: [{name: proxy, restartPolicy: Always}]
+  containers: [{name: app}, {name: log}]
+status:
+  phase: Running
+  initContainerStatuses: [{name: proxy, containerID: "containerd://`+sideID+`"}]
+  containerStatuses:
+  - {name: app, containerID: "containerd://`+appID+`"}
+  - {name: log}
+`)
+	const pod = "kubepods/besteffort/pod0b1c2d3e-0000-4000-8000-000000000001"
+	node := []string{"--node-cpu", "2", "--node-memory", "4Gi"}
+	code, stdout, stderr := runCgroupsCmd(append([]string{"-f", file}, node...)...)
+	require.Equal(t, 0, code, stderr)
+	paths, _ := parseTree(t, stdout)
+	assert.Equal(t, []string{"kubepods", "kubepods/besteffort", pod, pod + "/" + sideID, pod + "/" + appID, pod + "/log", "kubepods/burstable"}, paths)
+	assert.Contains(t, stdout, "    "+appID+"/  # container app\n")
+	assert.Contains(t, stdout, "    log/  # no containerID in status; named after the container\n")
+
+	code, stdout, stderr = runCgroupsCmd(append([]string{"-f", file, "--json", "--driver", "systemd"}, node...)...)
+	require.Equal(t, 0, code, stderr)
+	var doc []struct {
+		Path      string
+		Container *struct{ Name, ID string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+	var containers []string
+	for _, cg := range doc {
+		if cg.Container != nil {
+			_, leaf, _ := cutLast(cg.Path)
+			containers = append(containers, cg.Container.Name+" "+cg.Container.ID+" "+leaf)
+		}
+	}
+	assert.Equal(t, []string{
+		"proxy " + sideID + " cri-containerd-" + sideID + ".scope",
+		"app " + appID + " cri-containerd-" + appID + ".scope",
+		"log  cri-containerd-log.scope",
+	}, containers)
+
+	bad := strings.Replace(mustRead(t, file), "containerd://"+appID, appID, 1)
+	code, _, stderr = runCgroupsCmd(append([]string{"-f", writeManifest(t, bad)}, node...)...)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `pod "web" (document 1): status.containerStatuses[0].containerID: "`+appID+`" must be <runtime>://<id>`)
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }
