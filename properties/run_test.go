@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // counterSuite is a throwaway suite: a counter that goes up and down. When
@@ -21,7 +23,7 @@ func counterSuite(limit int) Suite {
 		Name:      "counter",
 		Subsystem: "test",
 		Invariants: []Invariant{
-			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Source: "run_test.go"},
+			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []Source{cite.Doc("properties/run_test.go", "")}},
 		},
 		Property: func(t *rapid.T, tally *Tally) {
 			n, step := 0, 0

@@ -57,13 +57,13 @@ type Source struct {
 // KubernetesTag. Staging modules are cited by their path in that repository
 // (staging/src/k8s.io/...).
 func Code(path, function string) Source {
-	return Source{Kind: KindCode, Text: function + " in " + path + " (" + KubernetesTag + ")", URL: kubernetesBlob + path}
+	return Source{Kind: KindCode, Text: function + " in " + path + " at " + KubernetesTag, URL: kubernetesBlob + path}
 }
 
 // CgroupsLibrary cites function in the opencontainers/cgroups file at path,
 // at CgroupsLibraryTag.
 func CgroupsLibrary(path, function string) Source {
-	return Source{Kind: KindCode, Text: function + " in opencontainers/cgroups " + path + " (" + CgroupsLibraryTag + ")", URL: cgroupsLibraryBlob + path}
+	return Source{Kind: KindCode, Text: function + " in opencontainers/cgroups " + path + " at " + CgroupsLibraryTag, URL: cgroupsLibraryBlob + path}
 }
 
 // Issue cites kubernetes/kubernetes issue n.
@@ -133,3 +133,11 @@ func HeadingAnchor(heading string) string {
 	}
 	return b.String()
 }
+
+// DeterminismContract and BadInput are the sections of nodeproof's
+// architecture notes that every suite's determinism and bad-input invariants
+// rest on.
+var (
+	DeterminismContract = Doc("docs/architecture.md", "The determinism contract of core/")
+	BadInput            = Doc("docs/architecture.md", "Bad input")
+)

@@ -14,10 +14,10 @@ var repo = fstest.MapFS{
 }
 
 func TestConstructors(t *testing.T) {
-	assert.Equal(t, Source{KindCode, "ManagerImpl.Allocate in pkg/kubelet/cm/devicemanager/manager.go (v1.36.3)",
+	assert.Equal(t, Source{KindCode, "ManagerImpl.Allocate in pkg/kubelet/cm/devicemanager/manager.go at v1.36.3",
 		"https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go"},
 		Code("pkg/kubelet/cm/devicemanager/manager.go", "ManagerImpl.Allocate"))
-	assert.Equal(t, Source{KindCode, "ConvertCPUSharesToCgroupV2Value in opencontainers/cgroups utils.go (v0.0.6)",
+	assert.Equal(t, Source{KindCode, "ConvertCPUSharesToCgroupV2Value in opencontainers/cgroups utils.go at v0.0.6",
 		"https://github.com/opencontainers/cgroups/blob/v0.0.6/utils.go"},
 		CgroupsLibrary("utils.go", "ConvertCPUSharesToCgroupV2Value"))
 	assert.Equal(t, Source{KindIssue, "kubernetes issue #133702", "https://github.com/kubernetes/kubernetes/issues/133702"}, Issue(133702))
