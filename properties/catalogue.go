@@ -24,7 +24,8 @@ func CatalogueMarkdown() string {
 	b.WriteString("starts with the ID; `nodeproof report` counts how often each one was checked.\n\n")
 	fmt.Fprintf(&b, "Sources link upstream code at the Kubernetes %s tag (naming the function), upstream issues, pull requests\n", cite.KubernetesTag)
 	b.WriteString("and KEPs, and nodeproof's own documents. The seed articles are not public: a seed source names the article's\n")
-	b.WriteString("subject and the section's title in English, without a link.\n")
+	b.WriteString("subject and the section's title in English, without a link. `go test ./properties` checks every source's form;\n")
+	b.WriteString("`conformance/` (TestCodeSourcesExistAtTag) checks that each cited file declares the function it names at that tag.\n")
 	for _, s := range Suites() {
 		fmt.Fprintf(&b, "\n## Suite `%s` (subsystem %s)\n\n", s.Name, s.Subsystem)
 		b.WriteString("| ID | Statement | Sources |\n|---|---|---|\n")
