@@ -2,8 +2,15 @@ package properties
 
 import (
 	"fmt"
+	"path"
 	"strings"
+
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
+
+// catalogueDir is where CatalogueMarkdown's output lives in the repository;
+// links to nodeproof's documents are made relative to it.
+const catalogueDir = "docs"
 
 // CatalogueMarkdown renders every suite's invariants as the Markdown table
 // kept in docs/invariants.md; a test fails when the file drifts from the
@@ -14,15 +21,46 @@ func CatalogueMarkdown() string {
 	b.WriteString("Generated from the registry in `properties/` by `go test ./properties -run TestCatalogueDoc -update-catalogue`;\n")
 	b.WriteString("`go test ./properties` fails when this file and the registry disagree.\n")
 	b.WriteString("Every invariant is evaluated after every step of its suite's state machine. A violation message\n")
-	b.WriteString("starts with the ID; `nodeproof report` counts how often each one was checked.\n")
+	b.WriteString("starts with the ID; `nodeproof report` counts how often each one was checked.\n\n")
+	fmt.Fprintf(&b, "Sources link upstream code at the Kubernetes %s tag (naming the function), upstream issues, pull requests\n", cite.KubernetesTag)
+	b.WriteString("and KEPs, and nodeproof's own documents. The seed articles are not public: a seed source names the article's\n")
+	b.WriteString("subject and the section's title in English, without a link. `go test ./properties` checks every source's form;\n")
+	b.WriteString("`conformance/` (TestCodeSourcesExistAtTag) checks that each cited file declares the function it names at that tag.\n")
 	for _, s := range Suites() {
 		fmt.Fprintf(&b, "\n## Suite `%s` (subsystem %s)\n\n", s.Name, s.Subsystem)
-		b.WriteString("| ID | Statement | Source |\n|---|---|---|\n")
+		b.WriteString("| ID | Statement | Sources |\n|---|---|---|\n")
 		for _, inv := range s.Invariants {
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", inv.ID, escapeCell(inv.Statement), escapeCell(inv.Source))
+			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", inv.ID, escapeCell(inv.Statement), escapeCell(catalogueSources(inv.Sources)))
 		}
 	}
 	return b.String()
+}
+
+// catalogueSources renders sources as Markdown links, one per line of the
+// cell; a document's link is made relative to the catalogue's directory so
+// that it works on GitHub and in a checkout.
+func catalogueSources(sources []Source) string {
+	cells := make([]string, len(sources))
+	for i, s := range sources {
+		switch {
+		case s.Linked():
+			cells[i] = "[" + s.Text + "](" + s.URL + ")"
+		case s.Kind == cite.KindDoc:
+			cells[i] = "[" + s.Text + "](" + relativeToCatalogue(s.URL) + ")"
+		default:
+			cells[i] = s.Text
+		}
+	}
+	return strings.Join(cells, "<br>")
+}
+
+// relativeToCatalogue turns a repository-relative path (with an optional
+// #anchor) into one relative to catalogueDir.
+func relativeToCatalogue(repoPath string) string {
+	if rest, ok := strings.CutPrefix(repoPath, catalogueDir+"/"); ok {
+		return rest
+	}
+	return path.Join("..", repoPath)
 }
 
 func escapeCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

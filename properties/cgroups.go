@@ -11,6 +11,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // Pod and QoS cgroup invariant IDs.
@@ -37,28 +38,46 @@ const (
 	cgContentionNote = "CPU split among busy siblings in proportion to cpu.shares (cgroup v1), kubepods given its allocatable CPU"
 )
 
+// Where the cgroup invariants come from: the v1.36.3 files that build pod,
+// QoS-tier and node-allocatable cgroups and container resources, and the seed
+// article on pod and QoS cgroups.
+const (
+	cmHelpers               = "pkg/kubelet/cm/helpers_linux.go"
+	cmQoS                   = "pkg/kubelet/cm/qos_container_manager_linux.go"
+	cmNodeAllocatable       = "pkg/kubelet/cm/node_container_manager_linux.go"
+	cmCgroupManager         = "pkg/kubelet/cm/cgroup_manager_linux.go"
+	cmPodContainer          = "pkg/kubelet/cm/pod_container_manager_linux.go"
+	runtimeContainer        = "pkg/kubelet/kuberuntime/kuberuntime_container_linux.go"
+	podResources            = "staging/src/k8s.io/component-helpers/resource/helpers.go"
+	kubeletConfigValidation = "pkg/kubelet/apis/config/validation/validation.go"
+
+	cgSeedCPURequest = "How CPU requests are implemented"
+)
+
+func cgSeed(section string) cite.Source { return cite.Seed("pod and QoS cgroups", section) }
+
 func init() {
 	register(Suite{
 		Name:      "cgroups",
 		Subsystem: cgSubsystem,
 		Invariants: []Invariant{
-			{CGModel, cgSubsystem, "The core and the reference model give the same cgroups, in the same order, with the same files and values, on cgroup v1 and v2 and with both drivers.", "spec/cgroups.md §5.1-5.7"},
-			{CGSeed, cgSubsystem, "The seed's worked example (3 CPUs, 8 GiB, qos-reserved memory=100%, one pod per QoS class) gives kubepods 3072 shares, burstable 2048, besteffort 2, the pods' and containers' shares it lists, and tier memory limits of 7 GiB and 5 GiB.", "seed 004 §QoS level cgroup, §CPU Request"},
-			{CGSharesRange, cgSubsystem, "Every cpu.shares written is within [2, 262144].", "spec §5.1, §5.8 (MaxShares cap)"},
-			{CGQuotaFloor, cgSubsystem, "Every CFS quota written is -1 (pods without enforcement) or at least 1000µs, and a container without a cpu limit gets no quota.", "spec §5.1, §5.8 (1 ms floor)"},
-			{CGPeriod, cgSubsystem, "Pod quotas are the limit over the configured period with CustomCPUCFSQuotaPeriod (over 100ms without it) and pods report the configured period; containers get, and are computed over, the configured period with the gate and 100ms without.", "spec §5.1; PR #136339"},
-			{CGPodSum, cgSubsystem, "For a Guaranteed or fully limited Burstable pod without regular init containers, overhead or pod-level resources, the pod's shares, quota and memory limit are those of the summed requests and limits of its running containers.", "seed 004 §Pod level cgroup"},
-			{CGPartialLimits, cgSubsystem, "A Burstable pod with an app container (or a regular init container not covered by an earlier sidecar) lacking a cpu (memory) limit, and no pod-level cpu (memory) limit, gets no pod quota and period (no memory limit).", "spec §5.2, §5.8"},
-			{CGSidecar, cgSubsystem, "Without pod-level resources, a pod's shares, and its memory limit when it has one, are at least those of its running containers' summed cpu requests (memory limits), sidecars included, plus overhead.", "spec §5.4; KEP-753 (pre-1.28 max(init) formula under-counted sidecars)"},
-			{CGBestEffort, cgSubsystem, "BestEffort pods and the besteffort tier get 2 shares and neither quota nor memory limit on the pod.", "seed 004 §Besteffort pod cgroup; spec §5.2, §5.5"},
-			{CGTierOrder, cgSubsystem, "With qos-reserved memory, besteffort limit ≤ burstable limit ≤ allocatable memory, each exactly allocatable − Σ requests above it × P / 100 (each product divided on its own); without it the tiers have no memory limit.", "seed 004 §QoS level cgroup; spec §5.5"},
-			{CGTierMonotone, cgSubsystem, "Admitting a pod never raises the burstable or besteffort memory limit.", "spec §5.5"},
-			{CGMemoryQoS, cgSubsystem, "memory.min appears only on kubepods and Guaranteed pods, memory.low only on the burstable tier and non-Guaranteed pods; with TieredReservation they hold the requests, with None the tiers hold 0 and pods nothing, without Memory QoS nothing.", "spec §5.2, §5.5; PRs #137584, #137719"},
-			{CGWeight, cgSubsystem, "Every cgroup v2 cpu.weight is within [1, 10000] and weights are monotone in shares under each formula (kubelet linear, runtime quadratic).", "spec §5.7; #131216"},
-			{CGContention, cgSubsystem, "Under full CPU contention (" + cgContentionNote + "), every container gets at least its cpu request, whenever every cpu request and the allocatable CPU are multiples of 125m, allocatable is at most 256 CPUs, and at kubepods, the burstable tier and every pod the busy children's shares (from their requests) sum to at most the parent's.", "seed 004 §CPU Request 的实现"},
-			{CGTree, cgSubsystem, "Paths are unique, every cgroup's parent is listed before it (kubepods first), and each path is the driver's name for it (systemd: '-' in a UID becomes '_', slices expand).", "spec §5.7"},
-			{CGDeterministic, cgSubsystem, "Building twice from the same config and pods gives identical hierarchies and file writes.", "DESIGN.md determinism contract"},
-			{CGErrors, cgSubsystem, "Valid input is accepted; bad config or pods get a *FieldError naming the field, with the kubelet's message where it has one.", "DESIGN.md §Bad input; spec §5.1, §5.6"},
+			{CGModel, cgSubsystem, "The core and the reference model give the same cgroups, in the same order, with the same files and values, on cgroup v1 and v2 and with both drivers.", []cite.Source{cite.Code(cmHelpers, "ResourceConfigForPod"), cite.Code(cmQoS, "qosContainerManagerImpl.UpdateCgroups"), cite.Code(cmNodeAllocatable, "getCgroupConfigInternal"), cite.Code(cmCgroupManager, "getCPUWeight"), cite.Code(runtimeContainer, "kubeGenericRuntimeManager.calculateLinuxResources")}},
+			{CGSeed, cgSubsystem, "The seed's worked example (3 CPUs, 8 GiB, qos-reserved memory=100%, one pod per QoS class) gives kubepods 3072 shares, burstable 2048, besteffort 2, the pods' and containers' shares it lists, and tier memory limits of 7 GiB and 5 GiB.", []cite.Source{cgSeed("QoS level cgroup"), cgSeed(cgSeedCPURequest)}},
+			{CGSharesRange, cgSubsystem, "Every cpu.shares written is within [2, 262144].", []cite.Source{cite.Code(cmHelpers, "MilliCPUToShares")}},
+			{CGQuotaFloor, cgSubsystem, "Every CFS quota written is -1 (pods without enforcement) or at least 1000µs, and a container without a cpu limit gets no quota.", []cite.Source{cite.Code(cmHelpers, "MilliCPUToQuota"), cite.Code(runtimeContainer, "kubeGenericRuntimeManager.calculateLinuxResources")}},
+			{CGPeriod, cgSubsystem, "Pod quotas are the limit over the configured period with CustomCPUCFSQuotaPeriod (over 100ms without it) and pods report the configured period; containers get, and are computed over, the configured period with the gate and 100ms without.", []cite.Source{cite.Code(cmHelpers, "MilliCPUToQuota"), cite.Code(cmHelpers, "ResourceConfigForPod"), cite.Code(runtimeContainer, "kubeGenericRuntimeManager.calculateLinuxResources"), cite.PR(136339)}},
+			{CGPodSum, cgSubsystem, "For a Guaranteed or fully limited Burstable pod without regular init containers, overhead or pod-level resources, the pod's shares, quota and memory limit are those of the summed requests and limits of its running containers.", []cite.Source{cgSeed("Pod level cgroup"), cite.Code(cmHelpers, "ResourceConfigForPod")}},
+			{CGPartialLimits, cgSubsystem, "A Burstable pod with an app container (or a regular init container not covered by an earlier sidecar) lacking a cpu (memory) limit, and no pod-level cpu (memory) limit, gets no pod quota and period (no memory limit).", []cite.Source{cite.Code(cmHelpers, "ResourceConfigForPod")}},
+			{CGSidecar, cgSubsystem, "Without pod-level resources, a pod's shares, and its memory limit when it has one, are at least those of its running containers' summed cpu requests (memory limits), sidecars included, plus overhead.", []cite.Source{cite.Code(podResources, "PodRequests"), cite.Code(podResources, "PodLimits"), cite.KEP(753, "sidecar containers; the max-of-init formula before 1.28 under-counted sidecars")}},
+			{CGBestEffort, cgSubsystem, "BestEffort pods and the besteffort tier get 2 shares and neither quota nor memory limit on the pod.", []cite.Source{cgSeed("Besteffort pod cgroup"), cite.Code(cmHelpers, "ResourceConfigForPod"), cite.Code(cmQoS, "qosContainerManagerImpl.setCPUCgroupConfig")}},
+			{CGTierOrder, cgSubsystem, "With qos-reserved memory, besteffort limit ≤ burstable limit ≤ allocatable memory, each exactly allocatable − Σ requests above it × P / 100 (each product divided on its own); without it the tiers have no memory limit.", []cite.Source{cgSeed("QoS level cgroup"), cite.Code(cmQoS, "qosContainerManagerImpl.setMemoryReserve")}},
+			{CGTierMonotone, cgSubsystem, "Admitting a pod never raises the burstable or besteffort memory limit.", []cite.Source{cite.Code(cmQoS, "qosContainerManagerImpl.setMemoryReserve")}},
+			{CGMemoryQoS, cgSubsystem, "memory.min appears only on kubepods and Guaranteed pods, memory.low only on the burstable tier and non-Guaranteed pods; with TieredReservation they hold the requests, with None the tiers hold 0 and pods nothing, without Memory QoS nothing.", []cite.Source{cite.Code(cmHelpers, "ResourceConfigForPod"), cite.Code(cmQoS, "qosContainerManagerImpl.setMemoryQoS"), cite.PR(137584), cite.PR(137719)}},
+			{CGWeight, cgSubsystem, "Every cgroup v2 cpu.weight is within [1, 10000] and weights are monotone in shares under each formula (kubelet linear, runtime quadratic).", []cite.Source{cite.Code(cmCgroupManager, "getCPUWeight"), cite.CgroupsLibrary("utils.go", "ConvertCPUSharesToCgroupV2Value"), cite.Issue(131216)}},
+			{CGContention, cgSubsystem, "Under full CPU contention (" + cgContentionNote + "), every container gets at least its cpu request, whenever every cpu request and the allocatable CPU are multiples of 125m, allocatable is at most 256 CPUs, and at kubepods, the burstable tier and every pod the busy children's shares (from their requests) sum to at most the parent's.", []cite.Source{cgSeed(cgSeedCPURequest)}},
+			{CGTree, cgSubsystem, "Paths are unique, every cgroup's parent is listed before it (kubepods first), and each path is the driver's name for it (systemd: '-' in a UID becomes '_', slices expand).", []cite.Source{cite.Code(cmCgroupManager, "CgroupName.ToSystemd"), cite.Code(cmPodContainer, "podContainerManagerImpl.GetPodContainerName")}},
+			{CGDeterministic, cgSubsystem, "Building twice from the same config and pods gives identical hierarchies and file writes.", []cite.Source{cite.DeterminismContract}},
+			{CGErrors, cgSubsystem, "Valid input is accepted; bad config or pods get a *FieldError naming the field, with the kubelet's message where it has one.", []cite.Source{cite.BadInput, cite.Code(kubeletConfigValidation, "ValidateKubeletConfiguration"), cite.Code(cmNodeAllocatable, "containerManagerImpl.validateNodeAllocatable")}},
 		},
 		Property: func(t *rapid.T, tally *Tally) { newCGMachine(t, tally).run() },
 	})

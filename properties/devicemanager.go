@@ -14,6 +14,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/devicemanager"
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // Device manager invariant IDs.
@@ -31,22 +32,43 @@ const (
 	DMRunOptions      = "DM-RUN-OPTIONS"
 )
 
+// Where the device manager invariants come from: the v1.36.3 device manager
+// files (pkg/kubelet/cm/devicemanager) and the seed article that walks
+// through it.
+const (
+	dmManager    = "pkg/kubelet/cm/devicemanager/manager.go"
+	dmPodDevices = "pkg/kubelet/cm/devicemanager/pod_devices.go"
+	dmEndpoint   = "pkg/kubelet/cm/devicemanager/endpoint.go"
+	dmTypes      = "pkg/kubelet/cm/devicemanager/types.go"
+	dmCheckpoint = "pkg/kubelet/cm/devicemanager/checkpoint/checkpoint.go"
+	dmServer     = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go"
+	dmAPI        = "pkg/kubelet/cm/devicemanager/plugin/v1beta1/api.go"
+
+	dmSeedAllocate = "Calling the device plugin's Allocate interface"
+	dmSeedCapacity = "Maintaining the capacity of device plugin resources in the node status"
+	dmSeedPreStart = "Calling the device plugin's PreStartContainer interface"
+)
+
+func dmSeed(section string) cite.Source {
+	return cite.Seed("the kubelet's device manager (its creation, plugin registration, Allocate and capacity)", section)
+}
+
 func init() {
 	register(Suite{
 		Name:      "devicemanager",
 		Subsystem: "devicemanager",
 		Invariants: []Invariant{
-			{DMModel, "devicemanager", "The core and the reference model agree on every allocation, every error kind and message, capacity, allocatable and the deleted resources.", "spec/devicemanager.md §1.3-1.8"},
-			{DMExclusive, "devicemanager", "No device is held by two containers, except a regular init container's device reused by a later container of the same pod.", "seed §Allocate; #56022, PR #120461"},
-			{DMAllocatedCache, "devicemanager", "Between admissions the allocated-device cache is exactly the union of the devices containers hold.", "spec/devicemanager.md §1.8"},
-			{DMAllocLECapacity, "devicemanager", "For every resource, allocatable is at most capacity, and every allocatable resource has a capacity.", "seed §GetCapacity"},
-			{DMAllocHealthy, "devicemanager", "Allocatable equals the healthy devices of the resource's last snapshot while its plugin is connected, and 0 once it disconnected or the kubelet restarted.", "seed §GetCapacity; #62773"},
-			{DMGraceDelete, "devicemanager", "A resource is deleted exactly when its plugin has been gone for strictly more than 5 minutes, or its state has no endpoint.", "spec/devicemanager.md §1.5; #133702"},
-			{DMCheckpointTrip, "devicemanager", "Every checkpoint the manager writes decodes, with a valid checksum, to the same registered resources and every allocation.", "spec/devicemanager.md §1.10; #102880"},
-			{DMRestoreKeeps, "devicemanager", "After a kubelet restart every restored allocation stays with its container until the pod is garbage-collected, so no restored device is handed out twice.", "spec/devicemanager.md §1.10; #109595, #118559"},
-			{DMDeterministic, "devicemanager", "A second manager fed the same inputs gives the same outputs and the same checkpoint bytes at every step.", "DESIGN.md determinism contract"},
-			{DMErrorKinds, "devicemanager", "Every error the core returns is a documented kind, with upstream's message where the model states it.", "spec/devicemanager.md §1.1, §1.7"},
-			{DMRunOptions, "devicemanager", "Every container holding devices gets run options merged from its plugins' Allocate answers, first resource in name order winning, also after a restart.", "spec/devicemanager.md §1.9; seed §PreStartContainer"},
+			{DMModel, "devicemanager", "The core and the reference model agree on every allocation, every error kind and message, capacity, allocatable and the deleted resources.", []cite.Source{cite.Code(dmServer, "server.Register"), cite.Code(dmManager, "ManagerImpl.genericDeviceUpdateCallback"), cite.Code(dmManager, "ManagerImpl.GetCapacity"), cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Code(dmManager, "ManagerImpl.devicesToAllocate"), cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices")}},
+			{DMExclusive, "devicemanager", "No device is held by two containers, except a regular init container's device reused by a later container of the same pod.", []cite.Source{dmSeed(dmSeedAllocate), cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Issue(56022), cite.PR(120461)}},
+			{DMAllocatedCache, "devicemanager", "Between admissions the allocated-device cache is exactly the union of the devices containers hold.", []cite.Source{cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(dmPodDevices, "podDevices.devices")}},
+			{DMAllocLECapacity, "devicemanager", "For every resource, allocatable is at most capacity, and every allocatable resource has a capacity.", []cite.Source{dmSeed(dmSeedCapacity), cite.Code(dmManager, "ManagerImpl.GetCapacity")}},
+			{DMAllocHealthy, "devicemanager", "Allocatable equals the healthy devices of the resource's last snapshot while its plugin is connected, and 0 once it disconnected or the kubelet restarted.", []cite.Source{dmSeed(dmSeedCapacity), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"), cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Issue(62773)}},
+			{DMGraceDelete, "devicemanager", "A resource is deleted exactly when its plugin has been gone for strictly more than 5 minutes, or its state has no endpoint.", []cite.Source{cite.Code(dmManager, "ManagerImpl.GetCapacity"), cite.Code(dmEndpoint, "endpointImpl.stopGracePeriodExpired"), cite.Issue(133702), cite.PR(133724)}},
+			{DMCheckpointTrip, "devicemanager", "Every checkpoint the manager writes decodes, with a valid checksum, to the same registered resources and every allocation.", []cite.Source{cite.Code(dmCheckpoint, "Data.MarshalCheckpoint"), cite.Code(dmCheckpoint, "Data.VerifyChecksum"), cite.Code(dmManager, "ManagerImpl.writeCheckpoint"), cite.Issue(102880)}},
+			{DMRestoreKeeps, "devicemanager", "After a kubelet restart every restored allocation stays with its container until the pod is garbage-collected, so no restored device is handed out twice.", []cite.Source{cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.devicesToAllocate"), cite.Issue(109595), cite.Issue(118559)}},
+			{DMDeterministic, "devicemanager", "A second manager fed the same inputs gives the same outputs and the same checkpoint bytes at every step.", []cite.Source{cite.DeterminismContract}},
+			{DMErrorKinds, "devicemanager", "Every error the core returns is a documented kind, with upstream's message where the model states it.", []cite.Source{cite.Code(dmAPI, "errUnsupportedVersion, errInvalidResourceName"), cite.Code(dmTypes, "errEndpointStopped"), cite.Code(dmManager, "ManagerImpl.devicesToAllocate")}},
+			{DMRunOptions, "devicemanager", "Every container holding devices gets run options merged from its plugins' Allocate answers, first resource in name order winning, also after a restart.", []cite.Source{cite.Code(dmManager, "ManagerImpl.GetDeviceRunContainerOptions"), cite.Code(dmPodDevices, "podDevices.deviceRunContainerOptions"), dmSeed(dmSeedPreStart)}},
 		},
 		Property: func(t *rapid.T, tally *Tally) { newDMMachine(t, tally).run() },
 	})

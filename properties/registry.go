@@ -5,6 +5,8 @@ import (
 	"sort"
 
 	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // Invariant is one statement a suite checks after every step.
@@ -16,9 +18,16 @@ type Invariant struct {
 	Subsystem string
 	// Statement is one sentence a reviewer can read without the code.
 	Statement string
-	// Source is where the invariant comes from: a seed section, a spec section or an upstream issue.
-	Source string
+	// Sources say where the invariant comes from: upstream code at the tag
+	// nodeproof reproduces, upstream issues and pull requests, seed article
+	// sections or nodeproof's documents. Every invariant has at least one, and
+	// each passes cite's Validate (TestInvariantSources).
+	Sources []Source
 }
+
+// Source is one place an invariant comes from; build it with cite's
+// constructors (cite.Code, cite.Issue, cite.Seed, ...).
+type Source = cite.Source
 
 // Suite is one rapid state machine with the invariants it checks.
 type Suite struct {

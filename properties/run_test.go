@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // counterSuite is a throwaway suite: a counter that goes up and down. When
@@ -22,7 +24,7 @@ func counterSuite(limit int) Suite {
 		Name:      "counter",
 		Subsystem: "test",
 		Invariants: []Invariant{
-			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Source: "run_test.go"},
+			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []Source{cite.Doc("properties/run_test.go", "")}},
 		},
 		Property: func(t *rapid.T, tally *Tally) {
 			n, step := 0, 0

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -84,6 +85,12 @@ func ConvertPod(p *corev1.Pod) (pod.Pod, error) {
 		return pod.Pod{}, err
 	}
 	if out.Containers, err = convertContainers("spec.containers", p.Spec.Containers, false, names); err != nil {
+		return pod.Pod{}, err
+	}
+	if err := setRuntimeIDs("status.initContainerStatuses", p.Status.InitContainerStatuses, out.InitContainers); err != nil {
+		return pod.Pod{}, err
+	}
+	if err := setRuntimeIDs("status.containerStatuses", p.Status.ContainerStatuses, out.Containers); err != nil {
 		return pod.Pod{}, err
 	}
 	if out.Overhead, err = ConvertResourceList("spec.overhead", p.Spec.Overhead); err != nil {
@@ -169,6 +176,30 @@ func convertContainers(path string, cs []corev1.Container, init bool, names map[
 		out = append(out, conv)
 	}
 	return out, nil
+}
+
+// setRuntimeIDs gives each container the runtime ID its status reports,
+// the containerID without its scheme ("containerd://<id>" gives <id>), as
+// the kubelet's ParseContainerID splits it. A status must name a container
+// of the spec; a container without a status, or a status without an ID (a
+// container not started yet), keeps no ID.
+func setRuntimeIDs(path string, statuses []corev1.ContainerStatus, cs []pod.Container) error {
+	for i, st := range statuses {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		c := slices.IndexFunc(cs, func(c pod.Container) bool { return c.Name == st.Name })
+		if c < 0 {
+			return fieldErrorf(at+".name", "%q is not the name of a container the status belongs to", st.Name)
+		}
+		if st.ContainerID == "" {
+			continue
+		}
+		runtime, id, ok := strings.Cut(st.ContainerID, "://")
+		if !ok || runtime == "" || !isCgroupName(id) {
+			return fieldErrorf(at+".containerID", "%q must be <runtime>://<id>, such as containerd://3f4e5d6c..., the id letters, digits, '-', '_' and '.'", st.ContainerID)
+		}
+		cs[c].RuntimeID = id
+	}
+	return nil
 }
 
 // checkRequirements applies the API server's rules relating a request to
@@ -304,14 +335,12 @@ func keyPath(path, key string) string {
 	return path + "[" + key + "]"
 }
 
-// withPrefix puts a List item's prefix in front of a conversion error's path.
-func withPrefix(prefix string, err error) (string, error) {
+// splitFieldError separates a *FieldError's path from its error, for a
+// document-level *Error.
+func splitFieldError(err error) (string, error) {
 	var fe *FieldError
 	if errors.As(err, &fe) {
-		if fe.Path == "" {
-			return strings.TrimSuffix(prefix, "."), fe.Err
-		}
-		return prefix + fe.Path, fe.Err
+		return fe.Path, fe.Err
 	}
-	return strings.TrimSuffix(prefix, "."), err
+	return "", err
 }

@@ -8,9 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/core/pod"
 )
 
 func TestConvertResourceListUnits(t *testing.T) {
@@ -110,4 +111,44 @@ func TestConvertPodKeepsEmptyPodResources(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, got.Resources, "spec.resources dropped")
 	assert.Equal(t, pod.BestEffort, got.QOS(), "QoS")
+}
+
+// TestRuntimeIDsFromStatus: a container's runtime ID is its status's
+// containerID without the scheme, for app containers and init containers
+// (sidecars); a status without one leaves none; a malformed containerID or a
+// status of no container is an error at the status's field.
+func TestRuntimeIDsFromStatus(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p"},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: "side", RestartPolicy: &always}},
+			Containers:     []corev1.Container{{Name: "a"}, {Name: "b"}},
+		},
+		Status: corev1.PodStatus{
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: "side", ContainerID: "cri-o://abc123"}},
+			ContainerStatuses:     []corev1.ContainerStatus{{Name: "b", ContainerID: "containerd://0f1e"}, {Name: "a"}},
+		},
+	}
+	got, err := ConvertPod(p)
+	require.NoError(t, err)
+	assert.Equal(t, "abc123", got.InitContainers[0].RuntimeID)
+	assert.Equal(t, "", got.Containers[0].RuntimeID)
+	assert.Equal(t, "0f1e", got.Containers[1].RuntimeID)
+
+	for _, c := range []struct {
+		status corev1.ContainerStatus
+		want   string
+	}{
+		{corev1.ContainerStatus{Name: "a", ContainerID: "0f1e"}, `status.containerStatuses[0].containerID: "0f1e" must be <runtime>://<id>`},
+		{corev1.ContainerStatus{Name: "a", ContainerID: "containerd://"}, `status.containerStatuses[0].containerID: "containerd://" must be <runtime>://<id>`},
+		{corev1.ContainerStatus{Name: "a", ContainerID: "containerd://a/b"}, `status.containerStatuses[0].containerID: "containerd://a/b" must be <runtime>://<id>`},
+		{corev1.ContainerStatus{Name: "z", ContainerID: "containerd://1"}, `status.containerStatuses[0].name: "z" is not the name of a container the status belongs to`},
+	} {
+		bad := p.DeepCopy()
+		bad.Status.ContainerStatuses = []corev1.ContainerStatus{c.status}
+		_, err := ConvertPod(bad)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), c.want)
+	}
 }

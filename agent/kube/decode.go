@@ -60,6 +60,9 @@ type Origin struct {
 	Line int
 	// Item is "items[2]" for an item of a List, "" for a document.
 	Item string
+	// Kind ("Pod", "Node") and Name (metadata.name, "namespace/name" when
+	// the manifest gives a namespace) name the object in errors.
+	Kind, Name string
 }
 
 // Errorf returns an *Error at a field of the object, the path prefixed
@@ -72,7 +75,7 @@ func (o Origin) Errorf(path, format string, args ...any) error {
 			path = o.Item + "." + path
 		}
 	}
-	return &Error{Document: o.Document, Line: o.Line, Path: path, Err: fmt.Errorf(format, args...)}
+	return &Error{Document: o.Document, Line: o.Line, Kind: o.Kind, Name: o.Name, Path: path, Err: fmt.Errorf(format, args...)}
 }
 
 // String names the object the way errors do: "document 2" or
@@ -115,7 +118,11 @@ func Decode(data []byte, opts Options) (*Manifests, error) {
 		kind, _ := fields["kind"].(string)
 		apiVersion, _ := fields["apiVersion"].(string)
 		if err := out.add(object{doc: index, line: d.line, raw: raw, fields: fields}, kind, apiVersion, opts); err != nil {
-			path, err := withPrefix("", err)
+			var inObject *Error
+			if errors.As(err, &inObject) {
+				return nil, inObject
+			}
+			path, err := splitFieldError(err)
 			return nil, docErr(path, err)
 		}
 	}
@@ -214,38 +221,38 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 		if err := isV1(); err != nil {
 			return err
 		}
-		if err := checkQuantities(prefix, o.fields, podQuantityPaths); err != nil {
-			return err
+		origin := o.origin(kind)
+		if err := checkQuantities(o.fields, podQuantityPaths); err != nil {
+			return origin.wrap(err)
 		}
 		var p corev1.Pod
-		if err := decodeTyped(prefix, o.raw, &p, opts.Strict); err != nil {
-			return err
+		if err := decodeTyped(o.raw, &p, opts.Strict); err != nil {
+			return origin.wrap(err)
 		}
 		conv, err := ConvertPod(&p)
 		if err != nil {
-			path, err := withPrefix(prefix, err)
-			return &FieldError{Path: path, Err: err}
+			return origin.wrap(err)
 		}
 		out.Pods = append(out.Pods, conv)
-		out.PodOrigins = append(out.PodOrigins, o.origin())
+		out.PodOrigins = append(out.PodOrigins, origin)
 	case "Node":
 		if err := isV1(); err != nil {
 			return err
 		}
-		if err := checkQuantities(prefix, o.fields, nodeQuantityPaths); err != nil {
-			return err
+		origin := o.origin(kind)
+		if err := checkQuantities(o.fields, nodeQuantityPaths); err != nil {
+			return origin.wrap(err)
 		}
 		var n corev1.Node
-		if err := decodeTyped(prefix, o.raw, &n, opts.Strict); err != nil {
-			return err
+		if err := decodeTyped(o.raw, &n, opts.Strict); err != nil {
+			return origin.wrap(err)
 		}
 		conv, err := ConvertNode(&n)
 		if err != nil {
-			path, err := withPrefix(prefix, err)
-			return &FieldError{Path: path, Err: err}
+			return origin.wrap(err)
 		}
 		out.Nodes = append(out.Nodes, conv)
-		out.NodeOrigins = append(out.NodeOrigins, o.origin())
+		out.NodeOrigins = append(out.NodeOrigins, origin)
 	case "List", "PodList", "NodeList":
 		if err := isV1(); err != nil {
 			return err
@@ -281,7 +288,7 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 		}
 	default:
 		if !opts.SkipUnknownKinds {
-			return fieldErrorf(prefix+"kind", "%q is not supported (want Pod, Node or a v1 List of them; Options.SkipUnknownKinds skips others)", kind)
+			return fieldErrorf(prefix+"kind", "%q is not supported (want Pod, Node or a v1 List of them)", kind)
 		}
 		meta, _ := o.fields["metadata"].(map[string]any)
 		name, _ := meta["name"].(string)
@@ -290,8 +297,27 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 	return nil
 }
 
-func (o object) origin() Origin {
-	return Origin{Document: o.doc, Line: o.line, Item: stripDot(o.prefix)}
+// origin is where the object sits, named by its kind and by the name
+// its metadata gives (read generically, so that a failure of the typed
+// decode can still name the object).
+func (o object) origin(kind string) Origin {
+	meta, _ := o.fields["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	if ns, _ := meta["namespace"].(string); ns != "" && name != "" {
+		name = ns + "/" + name
+	}
+	return Origin{Document: o.doc, Line: o.line, Item: stripDot(o.prefix), Kind: kind, Name: name}
+}
+
+// wrap turns a conversion error of the object into an *Error naming it; a
+// *FieldError's path is relative to the object, so Errorf puts the List
+// item in front.
+func (o Origin) wrap(err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return o.Errorf(fe.Path, "%w", fe.Err)
+	}
+	return o.Errorf("", "%w", err)
 }
 
 func stripDot(prefix string) string {
@@ -306,7 +332,7 @@ func stripDot(prefix string) string {
 // "Metadata" is an unknown field, not metadata. A type mismatch names the
 // field path the decoder reports (without list indexes); in strict mode an
 // unknown or duplicate field is an error at its full path.
-func decodeTyped(prefix string, raw []byte, into any, strict bool) error {
+func decodeTyped(raw []byte, into any, strict bool) error {
 	var err error
 	var strictErrs []error
 	if strict {
@@ -317,18 +343,18 @@ func decodeTyped(prefix string, raw []byte, into any, strict bool) error {
 	if err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) && te.Field != "" {
-			return fieldErrorf(prefix+te.Field, "cannot be a JSON %s (want %s)", te.Value, te.Type)
+			return fieldErrorf(te.Field, "cannot be a JSON %s (want %s)", te.Value, te.Type)
 		}
-		return fieldErrorf(stripDot(prefix), "%v", err)
+		return fieldErrorf("", "%v", err)
 	}
 	if len(strictErrs) > 0 {
 		var fe kjson.FieldError
 		if errors.As(strictErrs[0], &fe) {
 			// The message is `unknown field "spec.x"`: keep its first words.
 			what, _, _ := strings.Cut(fe.Error(), " \"")
-			return fieldErrorf(prefix+fe.FieldPath(), "%s", what)
+			return fieldErrorf(fe.FieldPath(), "%s", what)
 		}
-		return fieldErrorf(stripDot(prefix), "%v", strictErrs[0])
+		return fieldErrorf("", "%v", strictErrs[0])
 	}
 	return nil
 }
@@ -354,10 +380,11 @@ var (
 )
 
 // checkQuantities parses every quantity at the given paths before the typed
-// decode, because resource.Quantity's own parse error carries no field path.
-func checkQuantities(prefix string, obj map[string]any, paths []quantityPath) error {
+// decode, because resource.Quantity's own parse error carries no field path,
+// and checks it against QuantityBound with the value as written.
+func checkQuantities(obj map[string]any, paths []quantityPath) error {
 	for _, qp := range paths {
-		if err := walkQuantities(stripDot(prefix), obj, qp); err != nil {
+		if err := walkQuantities("", obj, qp); err != nil {
 			return err
 		}
 	}
@@ -389,8 +416,15 @@ func walkQuantities(at string, v any, rest quantityPath) error {
 			default:
 				return fieldErrorf(keyPath(at, name), "must be a quantity (a string such as \"500m\" or a number)")
 			}
-			if _, err := resource.ParseQuantity(s); err != nil {
+			q, err := resource.ParseQuantity(s)
+			if err != nil {
 				return fieldErrorf(keyPath(at, name), "%q: %v", s, err)
+			}
+			// The bound is checked on what the user wrote, before the
+			// conversion clamps a huge quantity and before defaulting
+			// copies a limit into a request.
+			if bound := QuantityBound(pod.ResourceName(name)); q.Cmp(bound) > 0 {
+				return fieldErrorf(keyPath(at, name), "%s exceeds the bound of %s", s, bound.String())
 			}
 		}
 		return nil

@@ -203,18 +203,19 @@ spec: {containers: [{name: c}]}
 `
 	got, err := Decode([]byte(stream), Options{})
 	require.NoError(t, err)
-	wantPods := []Origin{{Document: 2, Line: 6, Item: "items[0]"}, {Document: 2, Line: 6, Item: "items[2]"}, {Document: 3, Line: 13}}
-	wantNodes := []Origin{{Document: 1, Line: 2}, {Document: 2, Line: 6, Item: "items[1]"}}
+	wantPods := []Origin{{Document: 2, Line: 6, Item: "items[0]", Kind: "Pod", Name: "a"}, {Document: 2, Line: 6, Item: "items[2]", Kind: "Pod", Name: "b"}, {Document: 3, Line: 13, Kind: "Pod", Name: "c"}}
+	wantNodes := []Origin{{Document: 1, Line: 2, Kind: "Node", Name: "node-1"}, {Document: 2, Line: 6, Item: "items[1]", Kind: "Node", Name: "node-2"}}
 	assert.Equal(t, wantPods, got.PodOrigins, "pod origins")
 	assert.Equal(t, wantNodes, got.NodeOrigins, "node origins")
 	for _, tc := range []struct {
 		o          Origin
 		path, want string
 	}{
-		{wantPods[1], "metadata.name", `document 2: items[2].metadata.name: bad`},
-		{wantPods[1], "", `document 2: items[2]: bad`},
-		{wantPods[2], "metadata.uid", `document 3: metadata.uid: bad`},
-		{wantPods[2], "", `document 3: bad`},
+		{wantPods[1], "metadata.name", `pod "b" (document 2): items[2].metadata.name: bad`},
+		{wantPods[1], "", `pod "b" (document 2): items[2]: bad`},
+		{wantPods[2], "metadata.uid", `pod "c" (document 3): metadata.uid: bad`},
+		{wantPods[2], "", `pod "c" (document 3): bad`},
+		{Origin{Document: 4, Line: 20}, "", `document 4: bad`},
 	} {
 		err := tc.o.Errorf(tc.path, "bad")
 		var de *Error
@@ -252,47 +253,47 @@ func TestDecodeBadDocuments(t *testing.T) {
 		want  string // the whole message, or its start when it ends in "..."
 	}{
 		{"bad cpu quantity", good + "---\n" + podWith("      limits: {cpu: abc}\n"), Options{},
-			`document 2: spec.containers[0].resources.limits.cpu: "abc": quantities must match the regular expression...`},
+			`pod "p" (document 2): spec.containers[0].resources.limits.cpu: "abc": quantities must match the regular expression...`},
 		{"negative memory", podWith("      requests: {memory: -1Mi}\n"), Options{},
-			`document 1: spec.containers[0].resources.requests.memory: must be greater than or equal to 0, got -1Mi`},
+			`pod "p" (document 1): spec.containers[0].resources.requests.memory: must be greater than or equal to 0, got -1Mi`},
 		{"fractional extended resource", podWith("      limits: {example.com/gpu: 500m}\n"), Options{},
-			`document 1: spec.containers[0].resources.limits[example.com/gpu]: must be an integer, got 500m`},
+			`pod "p" (document 1): spec.containers[0].resources.limits[example.com/gpu]: must be an integer, got 500m`},
 		{"fractional pods", "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus: {allocatable: {pods: 1.5}}\n", Options{},
-			`document 1: status.allocatable.pods: must be an integer, got 1500m`},
+			`node "node-1" (document 1): status.allocatable.pods: must be an integer, got 1500m`},
 		{"cpu too large", podWith("      requests: {cpu: 1e20}\n"), Options{},
-			`document 1: spec.containers[0].resources.requests.cpu: 100E is too large...`},
+			`pod "p" (document 1): spec.containers[0].resources.requests.cpu: 100000000000000000000 exceeds the bound of 4294967296m`},
 		{"request above limit", podWith("      requests: {cpu: 2}\n      limits: {cpu: 1}\n"), Options{},
-			`document 1: spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit of 1`},
+			`pod "p" (document 1): spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit of 1`},
 		{"extended without limit", podWith("      requests: {example.com/gpu: 1}\n"), Options{},
-			`document 1: spec.containers[0].resources.limits[example.com/gpu]: limit must be set for non overcommitable resources`},
+			`pod "p" (document 1): spec.containers[0].resources.limits[example.com/gpu]: limit must be set for non overcommitable resources`},
 		{"hugepages request differs", podWith("      requests: {hugepages-2Mi: 2Mi}\n      limits: {hugepages-2Mi: 4Mi}\n"), Options{},
-			`document 1: spec.containers[0].resources.requests.hugepages-2Mi: must be equal to hugepages-2Mi limit of 4Mi`},
+			`pod "p" (document 1): spec.containers[0].resources.requests.hugepages-2Mi: must be equal to hugepages-2Mi limit of 4Mi`},
 		{"quantity of the wrong type", podWith("      limits: {cpu: [1]}\n"), Options{},
-			`document 1: spec.containers[0].resources.limits.cpu: must be a quantity...`},
+			`pod "p" (document 1): spec.containers[0].resources.limits.cpu: must be a quantity...`},
 		{"init restart policy", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: i, restartPolicy: OnFailure}]\n  containers: [{name: c}]\n", Options{},
-			`document 1: spec.initContainers[0].restartPolicy: unsupported value "OnFailure": supported values: "Always"`},
+			`pod "p" (document 1): spec.initContainers[0].restartPolicy: unsupported value "OnFailure": supported values: "Always"`},
 		{"duplicate container", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: c}]\n  containers: [{name: c}]\n", Options{},
-			`document 1: spec.containers[0].name: duplicate value "c": also the name of spec.initContainers[0]`},
+			`pod "p" (document 1): spec.containers[0].name: duplicate value "c": also the name of spec.initContainers[0]`},
 		{"no containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {}\n", Options{},
-			`document 1: spec.containers: must have at least one container`},
+			`pod "p" (document 1): spec.containers: must have at least one container`},
 		{"no name", "apiVersion: v1\nkind: Pod\nspec: {containers: [{name: c}]}\n", Options{},
-			`document 1: metadata.name: must not be empty`},
+			`pod (document 1): metadata.name: must not be empty`},
 		{"container without name", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{image: x}]}\n", Options{},
-			`document 1: spec.containers[0].name: must not be empty`},
+			`pod "p" (document 1): spec.containers[0].name: must not be empty`},
 		{"bad phase", good + "status: {phase: Sleeping}\n", Options{},
-			`document 1: status.phase: unsupported value "Sleeping"...`},
+			`pod "ok" (document 1): status.phase: unsupported value "Sleeping"...`},
 		{"bad qos", good + "status: {qosClass: Gold}\n", Options{},
-			`document 1: status.qosClass: unsupported value "Gold"...`},
+			`pod "ok" (document 1): status.qosClass: unsupported value "Gold"...`},
 		{"unsupported pod-level resource", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {limits: {example.com/gpu: 1}}\n  containers: [{name: c}]\n", Options{},
-			`document 1: spec.resources.limits[example.com/gpu]: unsupported pod-level resource...`},
+			`pod "p" (document 1): spec.resources.limits[example.com/gpu]: unsupported pod-level resource...`},
 		{"pod-level request above limit", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {requests: {memory: 2Gi}, limits: {memory: 1Gi}}\n  containers: [{name: c}]\n", Options{},
-			`document 1: spec.resources.requests.memory: must be less than or equal to memory limit of 1Gi`},
+			`pod "p" (document 1): spec.resources.requests.memory: must be less than or equal to memory limit of 1Gi`},
 		{"pod-level request defaulted above limit", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  resources: {limits: {cpu: 100m}}\n  containers: [{name: c, resources: {requests: {cpu: 1}}}]\n", Options{},
-			`document 1: spec.resources.requests.cpu: must be less than or equal to cpu limit of 100m`},
+			`pod "p" (document 1): spec.resources.requests.cpu: must be less than or equal to cpu limit of 100m`},
 		{"overhead", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: -5m}\n  containers: [{name: c}]\n", Options{},
-			`document 1: spec.overhead.cpu: must be greater than or equal to 0, got -5m`},
+			`pod "p" (document 1): spec.overhead.cpu: must be greater than or equal to 0, got -5m`},
 		{"wrong type", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: high, containers: [{name: c}]}\n", Options{},
-			`document 1: spec.priority: cannot be a JSON string (want int32)`},
+			`pod "p" (document 1): spec.priority: cannot be a JSON string (want int32)`},
 		{"no kind", "apiVersion: v1\nmetadata: {name: p}\n", Options{}, `document 1: kind: must be set`},
 		{"wrong version", "apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\n", Options{},
 			`document 1: apiVersion: "apps/v1" is not a version of Pod (want v1)`},
@@ -302,23 +303,23 @@ func TestDecodeBadDocuments(t *testing.T) {
 		{"yaml syntax", good + "---\n# comment only\n---\n" + good + "---\nkind: Pod\n  metadata: [\n", Options{},
 			`document 3: yaml: line 14: mapping values are not allowed in this context`},
 		{"list item", "apiVersion: v1\nkind: List\nitems:\n- " + strings.ReplaceAll(good, "\n", "\n  ") + "\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: q}\n  spec: {containers: [{name: c, resources: {limits: {cpu: x}}}]}\n", Options{},
-			`document 1: items[1].spec.containers[0].resources.limits.cpu: "x": quantities must match...`},
+			`pod "q" (document 1): items[1].spec.containers[0].resources.limits.cpu: "x": quantities must match...`},
 		{"list item conversion", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: q}\n  spec: {containers: []}\n", Options{},
-			`document 1: items[0].spec.containers: must have at least one container`},
+			`pod "q" (document 1): items[0].spec.containers: must have at least one container`},
 		{"list item kind", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Secret, metadata: {name: s}}\n", Options{},
 			`document 1: items[0].kind: "Secret" is not supported...`},
 		{"nested list", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", Options{},
 			`document 1: items[0].kind: a List inside a List is not supported`},
 		{"strict unknown field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n", Options{Strict: true},
-			`document 1: spec.containers[0].resorces: unknown field`},
+			`pod "p" (document 1): spec.containers[0].resorces: unknown field`},
 		{"strict duplicate JSON field", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "name": "q"}, "spec": {"containers": [{"name": "c"}]}}`, Options{Strict: true},
 			"document 1: yaml: unmarshal errors:\n  line 1: key \"name\" already set in map"},
 		// The API server matches field names case-sensitively; encoding/json
 		// alone would take "Metadata" for metadata.
 		{"field name case", "apiVersion: v1\nkind: Pod\nMetadata: {name: p}\nspec: {containers: [{name: c}]}\n", Options{},
-			`document 1: metadata.name: must not be empty`},
+			`pod (document 1): metadata.name: must not be empty`},
 		{"field name case, strict", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], Resources: {}}\n", Options{Strict: true},
-			`document 1: spec.Resources: unknown field`},
+			`pod "p" (document 1): spec.Resources: unknown field`},
 		{"strict duplicate key", "apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata: {name: p}\n", Options{Strict: true},
 			"document 1: yaml: unmarshal errors:\n  line 3: key \"kind\" already set in map"},
 	}

@@ -18,13 +18,16 @@
 // Quantities become core units: cpu in millicores (rounded up, as the
 // kubelet's MilliValue), memory, ephemeral storage and hugepages in bytes
 // (rounded up), every other resource in whole units, where a fraction is an
-// error.
+// error. Decode bounds every quantity as written (QuantityBound: the
+// tightest bound of the node subsystems' cores), before defaulting copies a
+// limit into a request, so the error names the field the user wrote.
 //
-// Bad input gets an *Error naming the document (1-based, counting the
-// documents that hold something) and the field path:
-// `document 2: spec.containers[0].resources.limits.cpu: ...`. A kind other
-// than Pod, Node or a List of them is an error by default, so that a
-// misspelt kind is never dropped silently; Options.SkipUnknownKinds skips
-// them instead (a Deployment in the same file) and lists them in
-// Manifests.Skipped.
+// Bad input gets an *Error naming the object, the document (1-based,
+// counting the documents that hold something) and the field path as written
+// in the manifest: `pod "web" (document 2):
+// spec.containers[0].resources.limits.memory: 99999999999999999Ei exceeds
+// the bound of 64Ti`. A kind other than Pod, Node or a List of them is an
+// error by default, so that a misspelt kind is never dropped silently;
+// Options.SkipUnknownKinds skips them instead (a Deployment in the same
+// file) and lists them in Manifests.Skipped.
 package kube

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
-	"github.com/nodeproof/nodeproof/core/admission"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 )
@@ -66,11 +65,9 @@ func runAdmit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if opts.asJSON {
-		for _, s := range sc.skipped {
-			// stdout holds the JSON array alone; a pod left out of it is
-			// still worth a word.
-			fmt.Fprintf(stderr, "nodeproof admit: note: %s\n", s.note())
-		}
+		// stdout holds the JSON array alone; what the reading left out
+		// is still worth a word.
+		noteSkipped(stderr, "admit", sc.file)
 		if err := writeAdmitJSON(stdout, run); err != nil {
 			fmt.Fprintf(stderr, "nodeproof admit: writing JSON: %v\n", err)
 			return 1
@@ -115,20 +112,21 @@ const admitUsage = `usage: nodeproof admit -f FILE [--json]
 Plays the kubelet's (v1.36) admission of pods to one node, with critical pod
 preemption, and prints each decision.
 
-FILE holds Kubernetes manifests (YAML or JSON, documents split by "---", v1
-Lists as kubectl prints them): exactly one Node and its pods, for instance
+FILE is a node file (docs/node-file.md, the reading nodeproof cgroups shares):
+Kubernetes manifests (YAML or JSON, documents split by "---", v1 Lists as
+kubectl prints them) holding exactly one Node and its pods, for instance
   kubectl get node NODE -o yaml; echo ---; \
   kubectl get pods -A --field-selector spec.nodeName=NODE -o yaml
 The node's room is its status.allocatable; a Node without allocatable uses
 status.capacity instead, as the API server defaults it. It must list pods.
-Pods whose status.phase is Running are on the node already. Every other pod
-arrives, in file order, and is admitted against the node as the earlier
-decisions left it: preempted pods gone, admitted pods running. Pods in a
-terminal phase (Succeeded, Failed) are skipped, as the kubelet never admits
-or counts them. A pod without metadata.uid takes its namespace/name as uid.
-Static and mirror pods (kubernetes.io/config.source, kubernetes.io/config.mirror
-annotations) and pods of priority 2000000000 or more are critical; a mirror
-pod stands for its static pod.
+Pods whose status.phase is Running are on the node already (and must fit
+it). Every other pod arrives, in file order, and is admitted against the
+node as the earlier decisions left it: preempted pods gone, admitted pods
+running. Pods in a terminal phase (Succeeded, Failed) and documents of
+other kinds are skipped, with a note. Static and mirror pods
+(kubernetes.io/config.source, kubernetes.io/config.mirror annotations) and
+pods of priority 2000000000 or more are critical; a mirror pod stands for
+its static pod.
 
 There is no real kubelet: every kill of a preempted pod succeeds. There are no
 device plugins: an extended resource (example.com/gpu) is a plain countable
@@ -138,147 +136,56 @@ Output: for each arriving pod, admitted or rejected with the kubelet's reason
 and message, what preemption had to free, and the pods preempted for it in
 eviction order. --json prints
   [{"pod": "ns/name", "admitted": true, "reason": "", "message": "", "preempted": ["ns/name"]}]
-(skipped pods are noted on stderr). Exit status: 0 when every arrival was
-decided, rejections included; 2 for bad flags or input (a manifest that does
-not decode, no Node or two, duplicate pods); 1 when the output cannot be
-written.
+(skipped documents and pods are noted on stderr). Exit status: 0 when every
+arrival was decided, rejections included; 2 for bad flags or input (a
+manifest that does not decode, no Node or two, duplicate pods, running pods
+that do not fit); 1 when the output cannot be written.
 
 flags:
 `
 
-// admitScenario is a manifest file read as a node and its pods.
+// admitScenario is a node file read for admission: it must hold a Node.
 type admitScenario struct {
-	node kube.Node
-	// allocatable is what the node admits against; fromCapacity says it is
-	// status.capacity because the Node has no allocatable.
-	allocatable  pod.ResourceList
-	fromCapacity bool
-	// nodeOrigin and allocatableField name the node's room in errors.
-	nodeOrigin       kube.Origin
-	allocatableField string
-	running          []placedPod
-	arriving         []placedPod
-	skipped          []placedPod
+	file *kube.NodeFile
 }
 
-// placedPod is a pod and where the file holds it, for errors.
-type placedPod struct {
-	pod    *pod.Pod
-	origin kube.Origin
-}
-
-func (s placedPod) note() string {
-	return fmt.Sprintf("skipped %s (phase %s): the kubelet neither admits nor counts a pod in a terminal phase", s.pod.Key(), s.pod.Phase)
-}
-
-// newAdmitScenario decodes the manifests and sorts the pods into running,
-// arriving and skipped. Every error names the document.
+// newAdmitScenario reads the node file (kube.ReadNodeFile, shared with
+// `nodeproof cgroups`). Every error names the document.
 func newAdmitScenario(data []byte) (*admitScenario, error) {
-	m, err := kube.Decode(data, kube.Options{})
+	nf, err := kube.ReadNodeFile(data)
 	if err != nil {
 		return nil, err
 	}
-	switch len(m.Nodes) {
-	case 0:
+	if nf.Node == nil {
 		return nil, errors.New("no Node: the file must hold the Node the pods are admitted to (kind: Node, with status.allocatable)")
-	case 1:
-	default:
-		return nil, m.NodeOrigins[1].Errorf("", "a second Node, %q (the first, %q, is %s): nodeproof admit plays one node",
-			m.Nodes[1].Name, m.Nodes[0].Name, m.NodeOrigins[0])
 	}
-	sc := &admitScenario{node: m.Nodes[0], allocatable: m.Nodes[0].Allocatable,
-		nodeOrigin: m.NodeOrigins[0], allocatableField: "status.allocatable"}
-	if len(sc.allocatable) == 0 {
-		// The API server's defaulting (SetDefaults_NodeStatus) copies
-		// capacity into a missing allocatable.
-		sc.allocatable, sc.fromCapacity, sc.allocatableField = sc.node.Capacity, true, "status.capacity"
-	}
-	if _, ok := sc.allocatable[pod.Pods]; !ok {
-		return nil, sc.nodeOrigin.Errorf(sc.allocatableField+".pods", "must be set: the kubelet always reports how many pods the node may run (maxPods, 110 by default), and without it every pod is rejected OutOfpods")
-	}
-
-	byKey := map[string]kube.Origin{}
-	byUID := map[string]kube.Origin{}
-	for i := range m.Pods {
-		p, origin := &m.Pods[i], m.PodOrigins[i]
-		if first, dup := byKey[p.Key()]; dup {
-			return nil, origin.Errorf("metadata.name", "pod %q is also %s", p.Key(), first)
-		}
-		byKey[p.Key()] = origin
-		if p.UID == "" {
-			// The kubelet keys pods by uid; a hand-written manifest has
-			// none, and namespace/name is unique in the file.
-			p.UID = p.Key()
-		}
-		if first, dup := byUID[p.UID]; dup {
-			return nil, origin.Errorf("metadata.uid", "%q is also the uid of the pod in %s", p.UID, first)
-		}
-		byUID[p.UID] = origin
-		placed := placedPod{pod: p, origin: origin}
-		switch {
-		case p.Phase == pod.Running:
-			sc.running = append(sc.running, placed)
-		case p.IsTerminal():
-			sc.skipped = append(sc.skipped, placed)
-		default:
-			sc.arriving = append(sc.arriving, placed)
-		}
-	}
-	return sc, nil
+	return &admitScenario{file: nf}, nil
 }
 
-// admitDecision is the node's decision on one arriving pod.
-type admitDecision struct {
-	pod    *pod.Pod
-	result *admission.Result
-}
-
-// play puts the running pods on a node and admits the arrivals in order. A
-// pod the admission core refuses as input (a quantity beyond its bounds,
-// more pods than it holds) is a *kube.Error naming the document.
+// play admits the arrivals in order (playNode, shared with `nodeproof
+// cgroups`).
 func (sc *admitScenario) play() ([]admitDecision, error) {
-	node, err := admission.NewNode(sc.allocatable, nil)
+	p, err := playNode(sc.file, sc.file.Allocatable, sc.file.NodeOrigin, sc.file.AllocatableField)
 	if err != nil {
-		return nil, sc.nodeOrigin.Errorf(sc.allocatableField, "%v", err)
+		return nil, err
 	}
-	for _, r := range sc.running {
-		if err := node.AddRunning(r.pod); err != nil {
-			return nil, r.origin.Errorf("", "running pod %s: %v", r.pod.Key(), err)
-		}
-	}
-	decisions := make([]admitDecision, 0, len(sc.arriving))
-	for _, a := range sc.arriving {
-		attempt, err := node.Begin(a.pod, admission.Options{})
-		if err != nil {
-			return nil, a.origin.Errorf("", "arriving pod %s: %v", a.pod.Key(), err)
-		}
-		// No device manager, so nothing to allocate; every kill succeeds.
-		res, err := admission.Drive(attempt, nil, func(preemption.Eviction) error { return nil })
-		if err != nil {
-			return nil, fmt.Errorf("arriving pod %s: %v", a.pod.Key(), err)
-		}
-		decisions = append(decisions, admitDecision{pod: a.pod, result: res})
-	}
-	return decisions, nil
+	return p.decisions, nil
 }
 
 // render is the human-readable report: the node, the pods running before
 // the first arrival, then each decision in arrival order.
 func (sc *admitScenario) render(run []admitDecision) string {
 	var b strings.Builder
-	source := "allocatable"
-	if sc.fromCapacity {
-		source = "capacity (the Node has no allocatable)"
-	}
-	fmt.Fprintf(&b, "node %s, %s: %s\n", sc.node.Name, source, formatResources(sc.allocatable))
+	nf := sc.file
+	fmt.Fprintf(&b, "node %s, %s: %s\n", nf.Node.Name, allocatableSource(nf), formatResources(nf.Allocatable))
 
-	fmt.Fprintf(&b, "running before the first arrival: %d\n", len(sc.running))
+	fmt.Fprintf(&b, "running before the first arrival: %d\n", len(nf.Running))
 	width := 0
-	for _, r := range sc.running {
-		width = max(width, len(r.pod.Key()))
+	for _, r := range nf.Running {
+		width = max(width, len(r.Pod.Key()))
 	}
-	for _, r := range sc.running {
-		fmt.Fprintf(&b, "  %-*s  %s\n", width, r.pod.Key(), describePod(r.pod))
+	for _, r := range nf.Running {
+		fmt.Fprintf(&b, "  %-*s  %s\n", width, r.Pod.Key(), describePod(r.Pod))
 	}
 
 	fmt.Fprintf(&b, "arrivals: %d\n", len(run))
@@ -307,8 +214,11 @@ func (sc *admitScenario) render(run []admitDecision) string {
 		}
 		preempted += len(r.Evicted)
 	}
-	for _, s := range sc.skipped {
-		fmt.Fprintf(&b, "%s\n", s.note())
+	for _, s := range nf.Skipped {
+		fmt.Fprintf(&b, "%s\n", s.Note())
+	}
+	for _, f := range nf.Finished {
+		fmt.Fprintf(&b, "%s\n", finishedNote(f))
 	}
 	fmt.Fprintf(&b, "summary: %d admitted, %d rejected, %d preempted\n", admitted, len(run)-admitted, preempted)
 	return b.String()

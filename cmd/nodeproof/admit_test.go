@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/core/admission"
 )
 
@@ -350,33 +351,37 @@ func TestAdmitBadInput(t *testing.T) {
 		{"extra argument", []string{"-f", "-", "other.yaml"}, testNode, []string{`unexpected argument "other.yaml"`}},
 		{"missing file", []string{"-f", "/nonexistent/node.yaml"}, "", []string{"/nonexistent/node.yaml", "no such file"}},
 		{"bad quantity", []string{"-f", "-"}, testNode + podDoc("ok", "", "", "100m", 0) + badCPU,
-			[]string{`nodeproof admit: stdin: document 3: spec.containers[0].resources.requests.cpu: "abc": quantities must match`}},
+			[]string{`nodeproof admit: stdin: pod "bad" (document 3): spec.containers[0].resources.requests.cpu: "abc": quantities must match`}},
 		{"bad YAML", []string{"-f", "-"}, testNode + "---\nkind: Pod\n  metadata: [\n", []string{"document 2: "}},
-		{"unknown kind", []string{"-f", "-"}, testNode + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\n",
-			[]string{`document 2: kind: "Deployment" is not supported`}},
 		{"no node", []string{"-f", "-"}, podDoc("p", "", "", "100m", 0), []string{"no Node"}},
 		{"empty file", []string{"-f", "-"}, "", []string{"no Node"}},
 		{"two nodes", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + "---\n" + strings.Replace(testNode, "name: node-1", "name: node-2", 1),
-			[]string{`document 3: a second Node, "node-2" (the first, "node-1", is document 1): nodeproof admit plays one node`}},
+			[]string{`node "node-2" (document 3): a second Node (the first, "node-1", is document 1): a node file holds one node`}},
 		{"node without pods", []string{"-f", "-"}, strings.Replace(testNode, `, pods: "10"`, "", 1),
-			[]string{"document 1: status.allocatable.pods: must be set"}},
+			[]string{`node "node-1" (document 1): status.allocatable.pods: must be set`}},
 		{"capacity without pods", []string{"-f", "-"}, "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus: {capacity: {cpu: 1}}\n",
-			[]string{"document 1: status.capacity.pods: must be set"}},
+			[]string{`node "node-1" (document 1): status.capacity.pods: must be set`}},
 		{"node beyond the core's bound", []string{"-f", "-"}, strings.Replace(testNode, "memory: 1Gi", "memory: 100Pi", 1),
-			[]string{"document 1: status.allocatable: allocatable[memory]: 112589990684262400 exceeds the bound of 70368744177664"}},
+			[]string{`node "node-1" (document 1): status.allocatable.memory: 100Pi exceeds the bound of 64Ti`}},
 		{"duplicate name", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + podDoc("p", "", "", "100m", 0),
-			[]string{`document 3: metadata.name: pod "default/p" is also document 2`}},
+			[]string{`pod "p" (document 3): metadata.name: pod "default/p" is also document 2`}},
 		{"duplicate uid", []string{"-f", "-"}, testNode + podDoc("p", "  uid: u1\n", "", "100m", 0) + podDoc("q", "  uid: u1\n", "", "100m", 0),
-			[]string{`document 3: metadata.uid: "u1" is also the uid of the pod in document 2`}},
-		{"uid equal to another pod's name", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + podDoc("q", "  uid: default/p\n", "", "100m", 0),
-			[]string{`document 3: metadata.uid: "default/p" is also the uid of the pod in document 2`}},
+			[]string{`pod "q" (document 3): metadata.uid: "u1" is also the uid of the pod in document 2`}},
+		{"uid equal to another pod's stand-in", []string{"-f", "-"}, testNode + podDoc("p", "", "", "100m", 0) + podDoc("q", "  uid: "+kube.StandInUID("default", "p")+"\n", "", "100m", 0),
+			[]string{`pod "q" (document 3): metadata.uid: "` + kube.StandInUID("default", "p") + `" is also the uid of the pod in document 2`}},
+		{"uid that cannot name a cgroup", []string{"-f", "-"}, testNode + podDoc("q", "  uid: default/p\n", "", "100m", 0),
+			[]string{`pod "q" (document 2): metadata.uid: "default/p" must be letters, digits, '-', '_' and '.'`}},
+		{"running pods beyond the allocatable", []string{"-f", "-"}, testNode + podDoc("a", "", "Running", "600m", 0) + podDoc("b", "", "Running", "600m", 0),
+			[]string{`pod "b" (document 3): status.phase: Running, but the node could not have admitted it after the running pods before it in the file: Node didn't have enough resource: cpu`}},
+		{"allocatable above capacity", []string{"-f", "-"}, strings.Replace(testNode, "allocatable:", "capacity: {cpu: 500m}\n  allocatable:", 1),
+			[]string{`node "node-1" (document 1): status.allocatable.cpu: 1 exceeds status.capacity of 500m`}},
 		{"running pod beyond the core's bound", []string{"-f", "-"},
 			testNode + podDoc("big", "", "Running", "100000000000000", 0),
-			[]string{"document 2: running pod default/big: pod.containers[0].requests[cpu]: 100000000000000000 exceeds the bound"}},
+			[]string{`pod "big" (document 2): spec.containers[0].resources.requests.cpu: 100000000000000 exceeds the bound of 4294967296m`}},
 		{"arriving pod beyond the core's bound", []string{"-f", "-"}, testNode + podDoc("big", "", "", "100000000000000", 0),
-			[]string{"document 2: arriving pod default/big: pod.containers[0].requests[cpu]: 100000000000000000 exceeds the bound"}},
+			[]string{`pod "big" (document 2): spec.containers[0].resources.requests.cpu: 100000000000000 exceeds the bound of 4294967296m`}},
 		{"more running pods than the core holds", []string{"-f", "-"}, tooMany.String(),
-			[]string{fmt.Sprintf("document %d: running pod default/p%d: pod: the node already has %d active pods, the bound", admission.MaxPods+2, admission.MaxPods, admission.MaxPods)}},
+			[]string{fmt.Sprintf("pod \"p%d\" (document %d): status.phase: Running: more than %d running pods, the bound", admission.MaxPods, admission.MaxPods+2, admission.MaxPods)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stdout, stderr := runAdmitCmd(c.stdin, c.args...)
@@ -402,7 +407,7 @@ func TestAdmitHelp(t *testing.T) {
 	if code != 0 || stdout != "" {
 		t.Errorf("exit %d, stdout %q", code, stdout)
 	}
-	for _, want := range []string{"usage: nodeproof admit -f FILE [--json]", "status.capacity instead", "Exit status: 0 when every arrival was\ndecided, rejections included; 2 for bad flags or input", "every kill of a preempted pod succeeds"} {
+	for _, want := range []string{"usage: nodeproof admit -f FILE [--json]", "status.capacity instead", "Exit status: 0 when every\narrival was decided, rejections included; 2 for bad flags or input", "every kill of a preempted pod succeeds"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("usage lacks %q:\n%s", want, stderr)
 		}

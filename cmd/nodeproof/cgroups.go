@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -71,7 +69,7 @@ func runCgroups(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if opts.asJSON {
-		err = writeCgroupsJSON(stdout, node.files)
+		err = writeCgroupsJSON(stdout, node)
 	} else {
 		err = writeCgroupsTree(stdout, node)
 	}
@@ -103,28 +101,34 @@ func parseCgroupsFlags(args []string, stderr io.Writer) (cgroupsOptions, error) 
 	fs.StringVar(&qosRes, "qos-reserved", "", "the kubelet's --qos-reserved, `memory=P%`: the QoS tiers keep P% of the higher tiers' memory requests free (default: none, as the QOSReserved gate is off)")
 	fs.StringVar(&version, "cgroup-version", "1", "cgroup `VERSION` whose files to print: 1 (the kubelet's own units, cpu.shares) or 2 (cpu.weight, cpu.max, memory.max)")
 	fs.StringVar(&driver, "driver", string(cgroups.DriverCgroupfs), "the kubelet's cgroup `DRIVER`, cgroupfs or systemd (slice names)")
-	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "files": {...}}, ...] instead of the tree`)
+	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "container": {"name", "id"}, "files": [{"file": ..., "value": ...}, ...]}, ...] instead of the tree, files in write order ("container" on container cgroups only)`)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: nodeproof cgroups -f FILE [--node-cpu QUANTITY] [--node-memory QUANTITY]
                         [--qos-reserved memory=P%] [--cgroup-version 1|2] [--driver cgroupfs|systemd] [--json]
 
-Reads Pod manifests, builds the pod and QoS cgroups a v1.36 kubelet keeps for them
+Reads a node file (docs/node-file.md, the reading nodeproof admit shares: YAML or
+JSON, several documents or a v1 List; an optional Node and the pods bound to it),
+plays the kubelet's admission of the arriving pods as nodeproof admit does, and builds
+the pod and QoS cgroups a v1.36 kubelet keeps for the pods the node then runs
 (core/cgroups: kubepods, the burstable and besteffort tiers, one cgroup per pod and per
-running container) and prints each cgroup, parents first, with every file the kubelet or
-the container runtime writes and its value. Paths are relative to the cgroup root.
+running container). It prints each cgroup, parents first, with every file the kubelet
+or the container runtime writes and its value, in write order. Paths are relative to
+the cgroup root. A container's cgroup is named after its runtime ID
+(status.containerStatuses[].containerID) where the manifest has one, else
+after the container, which the output says.
 
 The node's capacity comes from --node-cpu and --node-memory; for a flag not given, from
-the status.capacity of a Node manifest in the file (with its hugepages sizes and pods);
-else from this host, as the kubelet reads its machine (the CPUs this process may use,
-MemTotal of /proc/meminfo). Everything else is the v1.36 kubelet's default: no system or
-kube reservation, the default hard eviction thresholds, CFS quota on with a 100ms
-period, pod pids unlimited, maxPods 110, Memory QoS off, and containers' cpu.weight by
-the runtimes' current formula (runc >= 1.3.2, crun >= 1.23).
+the Node's status.capacity (with its hugepages sizes and pods), and then the Node's
+status.allocatable is what the kubelet reported: capacity less allocatable becomes
+kube-reserved. Without a Node, from this host, as the kubelet reads its machine (the
+CPUs this process may use, MemTotal of /proc/meminfo). Everything else is the v1.36
+kubelet's default: no system or kube reservation, the default hard eviction thresholds,
+CFS quota on with a 100ms period, pod pids unlimited, maxPods 110, Memory QoS off, and
+containers' cpu.weight by the runtimes' current formula (runc >= 1.3.2, crun >= 1.23).
 
-Documents of other kinds (Deployments, Services) and finished pods are skipped, and a pod
-without metadata.uid is named after a hash of its namespace and name, each with a note on
-stderr. Bad manifests, pods that would not fit the node and bad flags exit 2 with the
-document and field, or the flag, at fault.
+Notes on stderr say what was skipped (other kinds, finished pods), rejected or
+preempted, and which pods got a stand-in uid. A bad node file or bad flags exit 2 with
+the document and field, or the flag, at fault.
 
 flags:
 `)
@@ -241,64 +245,69 @@ type cgroupNode struct {
 	version     cgroups.Version
 	cpu, memory capacitySource
 	qosReserved string
-	hierarchy   cgroups.Hierarchy
-	files       []cgroups.CgroupFiles
-	podNames    map[string]string // pod UID → namespace/name
+	// reserved is the system and kube reservation read off the Node
+	// (capacity less allocatable), for the header; nil without one.
+	reserved  pod.ResourceList
+	nodeName  string
+	hierarchy cgroups.Hierarchy
+	files     []cgroups.CgroupFiles
+	podNames  map[string]string // pod UID → namespace/name
+	// runtimeIDs holds each container's runtime ID by "podUID/name",
+	// empty where the status has none.
+	runtimeIDs map[string]string
 }
 
-// buildNode decodes the manifests, settles the node's capacity and builds
-// and renders the hierarchy. Documents of other kinds are skipped, so that
-// an application's manifests (Deployments, Services) can be read whole;
-// notes about what it skipped or assumed go to stderr. Every error is
-// about the input.
+// buildNode reads the node file as `nodeproof admit` does
+// (kube.ReadNodeFile, playNode): the Running pods are on the node, every
+// other pod arrives and is admitted in file order, with preemption. It
+// then builds and renders the hierarchy of the pods the node runs at the
+// end. Notes about what it skipped, rejected or assumed go to stderr.
+// Every error is about the input.
 func buildNode(opts cgroupsOptions, data []byte, stderr io.Writer) (*cgroupNode, error) {
-	manifests, err := kube.Decode(data, kube.Options{SkipUnknownKinds: true})
+	nf, err := kube.ReadNodeFile(data)
 	if err != nil {
 		return nil, err
 	}
-	for _, s := range manifests.Skipped {
-		where := fmt.Sprintf("document %d", s.Document)
-		if s.Path != "" {
-			where += " " + s.Path
-		}
-		what := s.APIVersion + " " + s.Kind
-		if s.Name != "" {
-			what += fmt.Sprintf(" %q", s.Name)
-		}
-		fmt.Fprintf(stderr, "nodeproof cgroups: skipped %s: %s (only Pods and Nodes are read)\n", where, what)
-	}
+	noteSkipped(stderr, "cgroups", nf)
 
 	cfg := cgroups.DefaultConfig()
 	cfg.CgroupDriver = opts.driver
 	cfg.QOSReservedMemoryPercent = opts.qosReserved
-	n := &cgroupNode{version: opts.version, qosReserved: opts.qosReservedFlag, podNames: map[string]string{}}
-	if err := n.settleCapacity(&cfg, opts, manifests.Nodes, stderr); err != nil {
+	n := &cgroupNode{version: opts.version, qosReserved: opts.qosReservedFlag, podNames: map[string]string{}, runtimeIDs: map[string]string{}}
+	allocatable, err := n.settleNode(&cfg, opts, nf, stderr)
+	if err != nil {
 		return nil, err
 	}
 	// The Memory QoS gate only takes effect on v2 (§5.2); it stays off, as
 	// in v1.36, so both versions show the same configuration.
 	n.cfg = cfg
 
-	var pods []*pod.Pod
-	for i := range manifests.Pods {
-		p := &manifests.Pods[i]
-		if p.IsTerminal() {
-			fmt.Fprintf(stderr, "nodeproof cgroups: skipped pod %s: phase %s (the kubelet removes a finished pod's cgroups)\n", p.Key(), p.Phase)
-			continue
+	play, err := playNode(nf, allocatable, nf.NodeOrigin, nf.AllocatableField)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range play.decisions {
+		if !d.result.Admitted {
+			fmt.Fprintf(stderr, "nodeproof cgroups: note: %s arrives and is rejected, so it has no cgroup: %s: %s\n", d.pod.Key(), d.result.Reason, d.result.Message)
 		}
-		if p.UID == "" {
-			p.UID = standInUID(p)
-			fmt.Fprintf(stderr, "nodeproof cgroups: pod %s has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod%s\n", p.Key(), p.UID)
+	}
+	for _, v := range play.preempted {
+		fmt.Fprintf(stderr, "nodeproof cgroups: note: %s is preempted by a critical pod's admission, so it has no cgroup (nodeproof admit shows which)\n", v.Pod.Key())
+	}
+	pods := make([]*pod.Pod, len(play.onNode))
+	for i, p := range play.onNode {
+		pods[i] = p.Pod
+		n.podNames[p.Pod.UID] = p.Pod.Key()
+		for _, c := range cgroups.RunningContainers(p.Pod) {
+			n.runtimeIDs[p.Pod.UID+"/"+c.Name] = c.RuntimeID
 		}
-		n.podNames[p.UID] = p.Key()
-		pods = append(pods, p)
+		if p.StandInUID {
+			fmt.Fprintf(stderr, "nodeproof cgroups: note: pod %s has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod%s\n", p.Pod.Key(), p.Pod.UID)
+		}
 	}
 	h, err := cgroups.Build(cfg, pods)
 	if err != nil {
-		return nil, namePod(err, pods)
-	}
-	if err := checkAdmitted(cfg, pods); err != nil {
-		return nil, err
+		return nil, namePod(err, play.onNode)
 	}
 	files, err := h.Files(opts.version)
 	if err != nil {
@@ -308,22 +317,21 @@ func buildNode(opts cgroupsOptions, data []byte, stderr io.Writer) (*cgroupNode,
 	return n, nil
 }
 
-// settleCapacity fills in the node's capacity: each flag given, else the
-// Node manifest's status.capacity, else this host. A Node manifest also
-// gives the hugepages sizes and maxPods (its "pods" capacity).
-func (n *cgroupNode) settleCapacity(cfg *cgroups.Config, opts cgroupsOptions, nodes []kube.Node, stderr io.Writer) error {
+// settleNode fills in the kubelet's configuration for the node and returns
+// the allocatable pods are admitted against. The capacity is each flag
+// given, else the Node's status.capacity, else this host; a Node also gives
+// the hugepages sizes and maxPods (its "pods"). A Node's allocatable is
+// what the kubelet reported, capacity less its reservations: the gap
+// becomes kube-reserved, less the default 100Mi memory.available hard
+// eviction threshold and the hugepages, which the kubelet also takes off
+// allocatable but not off the kubepods cgroup (§5.6). A flag sets a
+// resource's capacity with no reservation, so its allocatable is the
+// kubelet's default one, as without a Node.
+func (n *cgroupNode) settleNode(cfg *cgroups.Config, opts cgroupsOptions, nf *kube.NodeFile, stderr io.Writer) (pod.ResourceList, error) {
 	cfg.Capacity = pod.ResourceList{}
-	needNode := opts.nodeCPU == nil || opts.nodeMemory == nil
-	var node *kube.Node
-	if len(nodes) > 1 && needNode {
-		names := make([]string, len(nodes))
-		for i, nd := range nodes {
-			names[i] = nd.Name
-		}
-		return fmt.Errorf("%d Node manifests (%s): keep one, or give --node-cpu and --node-memory", len(nodes), strings.Join(names, ", "))
-	}
-	if len(nodes) == 1 {
-		node = &nodes[0]
+	node := nf.Node
+	if node != nil {
+		n.nodeName = node.Name
 		for _, name := range node.Capacity.Names() {
 			switch {
 			case name == pod.EphemeralStorage:
@@ -331,7 +339,7 @@ func (n *cgroupNode) settleCapacity(cfg *cgroups.Config, opts cgroupsOptions, no
 			case pod.IsHugePages(name):
 				size, err := cgroups.HugePageSizeFromResourceName(name)
 				if err != nil {
-					return fmt.Errorf("status.capacity[%s] of Node %s: %v", name, node.Name, err)
+					return nil, nf.NodeOrigin.Errorf("status.capacity."+string(name), "%v", err)
 				}
 				cfg.HugePageSizes = append(cfg.HugePageSizes, size)
 				cfg.Capacity[name] = node.Capacity[name]
@@ -339,17 +347,17 @@ func (n *cgroupNode) settleCapacity(cfg *cgroups.Config, opts cgroupsOptions, no
 				if v := node.Capacity[name]; v >= 1 && v <= cgroups.MaxPodsBound {
 					cfg.MaxPods = int(v)
 				} else {
-					return fmt.Errorf("status.capacity.pods of Node %s: %d must be within 1 and %d", node.Name, v, cgroups.MaxPodsBound)
+					return nil, nf.NodeOrigin.Errorf("status.capacity.pods", "%d must be within 1 and %d", v, cgroups.MaxPodsBound)
 				}
 			}
 		}
 	}
 	var err error
 	if n.cpu, err = pickCapacity(opts.nodeCPU, "--node-cpu", node, pod.CPU, hostCPU); err != nil {
-		return err
+		return nil, err
 	}
 	if n.memory, err = pickCapacity(opts.nodeMemory, "--node-memory", node, pod.Memory, hostMemory); err != nil {
-		return err
+		return nil, err
 	}
 	cfg.Capacity[pod.CPU], cfg.Capacity[pod.Memory] = n.cpu.value, n.memory.value
 	// Output that depends on the machine it runs on says so, also with
@@ -364,7 +372,51 @@ func (n *cgroupNode) settleCapacity(cfg *cgroups.Config, opts cgroupsOptions, no
 	if len(fromHost) > 0 {
 		fmt.Fprintf(stderr, "nodeproof cgroups: node capacity of this host: %s; give --node-cpu and --node-memory for another node\n", strings.Join(fromHost, ", "))
 	}
-	return nil
+
+	fromFlag := map[pod.ResourceName]bool{pod.CPU: opts.nodeCPU != nil, pod.Memory: opts.nodeMemory != nil}
+	if node != nil {
+		var hugePages int64
+		for name, q := range node.Capacity {
+			if pod.IsHugePages(name) {
+				hugePages += q
+			}
+		}
+		evictionMemory := hardEvictionMemory(*cfg)
+		gap := func(name pod.ResourceName) int64 { return node.Capacity[name] - nf.Allocatable[name] }
+		reserved := pod.ResourceList{}
+		if !fromFlag[pod.CPU] && gap(pod.CPU) > 0 {
+			reserved[pod.CPU] = gap(pod.CPU)
+		}
+		if g := gap(pod.Memory) - hugePages - evictionMemory; !fromFlag[pod.Memory] && g > 0 {
+			reserved[pod.Memory] = g
+		}
+		if len(reserved) > 0 {
+			cfg.KubeReserved, n.reserved = reserved, reserved
+		}
+	}
+
+	// The allocatable pods are admitted against: the Node's, but for a
+	// resource a flag sets; without a Node, the kubelet's for this capacity
+	// and maxPods.
+	defaults := cgroups.ReportedAllocatable(*cfg)
+	allocatable := pod.ResourceList{pod.Pods: int64(cfg.MaxPods)}
+	if node != nil {
+		allocatable = nf.Allocatable.Clone()
+	}
+	for name, set := range fromFlag {
+		if set || node == nil {
+			allocatable[name] = defaults[name]
+		}
+	}
+	return allocatable, nil
+}
+
+// hardEvictionMemory is what the configuration's memory.available hard
+// eviction threshold holds back of allocatable.
+func hardEvictionMemory(cfg cgroups.Config) int64 {
+	withoutEviction := cfg
+	withoutEviction.HardEviction = nil
+	return cgroups.NodeAllocatableReservation(cfg)[pod.Memory] - cgroups.NodeAllocatableReservation(withoutEviction)[pod.Memory]
 }
 
 // pickCapacity takes a flag's value, else the Node's capacity, else the
@@ -420,46 +472,12 @@ func hostMemory() (int64, error) {
 	return 0, fmt.Errorf("%s has no MemTotal line", hostMeminfo)
 }
 
-// checkAdmitted refuses pods that could not all run on the node, which Build
-// has validated: the
-// kubelet admits a pod only while the cpu and memory requests of the pods
-// it runs (overhead included) fit the allocatable it reports, so no kubelet
-// holds such a set, and with --qos-reserved their memory would give the
-// QoS tiers negative limits.
-func checkAdmitted(cfg cgroups.Config, pods []*pod.Pod) error {
-	allocatable := cgroups.ReportedAllocatable(cfg)
-	for _, name := range []pod.ResourceName{pod.CPU, pod.Memory} {
-		// Build has bounded every quantity (a pod's requests stay far below
-		// 1<<62), so a sum held at 1<<62 cannot overflow.
-		var sum int64
-		for _, p := range pods {
-			sum = min(sum+p.EffectiveRequests(pod.Options{})[name], 1<<62)
-		}
-		if sum > allocatable[name] {
-			format := func(v int64) string { return resource.NewQuantity(v, resource.BinarySI).String() }
-			if name == pod.CPU {
-				format = func(v int64) string { return resource.NewMilliQuantity(v, resource.DecimalSI).String() }
-			}
-			return fmt.Errorf("the pods request %s %s in all, more than the node's allocatable %s (capacity %s less reservations and hard eviction thresholds): the kubelet would not admit them all",
-				format(sum), name, format(allocatable[name]), format(cfg.Capacity[name]))
-		}
-	}
-	return nil
-}
+var podIndex = regexp.MustCompile(`^pods\[(\d+)\]\.?`)
 
-// standInUID names a pod without metadata.uid (a hand-written manifest)
-// deterministically: the md5 of namespace/name in hex, the shape of the
-// UIDs the kubelet gives static pods (a hash of their manifest).
-func standInUID(p *pod.Pod) string {
-	sum := md5.Sum([]byte(p.Key()))
-	return hex.EncodeToString(sum[:])
-}
-
-var podIndex = regexp.MustCompile(`^pods\[(\d+)\]`)
-
-// namePod puts the pod's namespace/name in front of a core error about
-// pods[i], which is an index the reader never wrote.
-func namePod(err error, pods []*pod.Pod) error {
+// namePod turns a core error about pods[i], an index the reader never
+// wrote, into one naming the pod's document. Reading the file and the
+// admission leave few such errors.
+func namePod(err error, pods []kube.PlacedPod) error {
 	var fe *cgroups.FieldError
 	if !errors.As(err, &fe) {
 		return err
@@ -472,23 +490,44 @@ func namePod(err error, pods []*pod.Pod) error {
 	if convErr != nil || i >= len(pods) {
 		return err
 	}
-	return fmt.Errorf("pod %s: %w", pods[i].Key(), err)
+	return pods[i].Origin.Errorf("", "%v", err)
 }
 
-// cgroupJSON is one element of --json's output.
+// cgroupJSON is one element of --json's output. Files is a list, not an
+// object, because the order of the writes is part of the answer: a parent's
+// limits and a cgroup v1 period go in before what depends on them.
 type cgroupJSON struct {
-	Path  string            `json:"path"`
-	Files map[string]string `json:"files"`
+	Path      string         `json:"path"`
+	Container *containerJSON `json:"container,omitempty"`
+	Files     []fileJSON     `json:"files"`
 }
 
-func writeCgroupsJSON(w io.Writer, files []cgroups.CgroupFiles) error {
-	out := make([]cgroupJSON, 0, len(files))
-	for _, cf := range files {
-		m := make(map[string]string, len(cf.Files))
+// containerJSON says whose a container cgroup is: the container's name and
+// its runtime ID, "" where the status has none and the cgroup is named
+// after the container instead.
+type containerJSON struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+}
+
+// fileJSON is one write: the file, relative to its cgroup, and its value.
+type fileJSON struct {
+	File  string `json:"file"`
+	Value string `json:"value"`
+}
+
+func writeCgroupsJSON(w io.Writer, n *cgroupNode) error {
+	out := make([]cgroupJSON, 0, len(n.files))
+	for i, cf := range n.files {
+		writes := make([]fileJSON, 0, len(cf.Files))
 		for _, f := range cf.Files {
-			m[f.Name] = f.Value
+			writes = append(writes, fileJSON{File: f.Name, Value: f.Value})
 		}
-		out = append(out, cgroupJSON{Path: cf.Path, Files: m})
+		e := cgroupJSON{Path: cf.Path, Files: writes}
+		if cg := n.hierarchy[i]; cg.Kind == cgroups.KindContainer {
+			e.Container = &containerJSON{Name: cg.Container, ID: n.runtimeIDs[cg.PodUID+"/"+cg.Container]}
+		}
+		out = append(out, e)
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -506,6 +545,9 @@ func writeCgroupsTree(w io.Writer, n *cgroupNode) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# cgroup v%d, driver %s; node cpu %s (%s), memory %s (%s)", n.version, n.cfg.CgroupDriver,
 		n.cpuString(), n.cpu.source, n.memoryString(), n.memory.source)
+	if len(n.reserved) > 0 {
+		fmt.Fprintf(bw, "; kube-reserved %s (Node %s's capacity less allocatable, hard eviction and hugepages)", formatResources(n.reserved), n.nodeName)
+	}
 	if n.qosReserved != "" {
 		fmt.Fprintf(bw, "; --qos-reserved %s", n.qosReserved)
 	}
@@ -514,7 +556,7 @@ func writeCgroupsTree(w io.Writer, n *cgroupNode) error {
 		depth := strings.Count(cg.Path, "/")
 		indent := strings.Repeat("  ", depth)
 		name := cg.Path[strings.LastIndexByte(cg.Path, '/')+1:]
-		fmt.Fprintf(bw, "%s%s/%s\n", indent, name, describeCgroup(cg, n.podNames))
+		fmt.Fprintf(bw, "%s%s/%s\n", indent, name, n.describeCgroup(cg))
 		for _, f := range n.files[i].Files {
 			fmt.Fprintf(bw, "%s  %s = %s\n", indent, f.Name, f.Value)
 		}
@@ -532,15 +574,21 @@ func (n *cgroupNode) memoryString() string {
 	return resource.NewQuantity(n.memory.value, resource.BinarySI).String()
 }
 
-// describeCgroup is the comment after a cgroup's name: what it is for.
-func describeCgroup(cg cgroups.Cgroup, podNames map[string]string) string {
+// describeCgroup is the comment after a cgroup's name: what it is for,
+// and for a container, whose it is or why it is named after the container.
+func (n *cgroupNode) describeCgroup(cg cgroups.Cgroup) string {
 	switch cg.Kind {
 	case cgroups.KindNodeAllocatable:
 		return "  # node allocatable; Guaranteed pods"
 	case cgroups.KindQOS:
 		return "  # " + string(cg.QOS) + " pods"
 	case cgroups.KindPod:
-		return "  # pod " + podNames[cg.PodUID] + ", " + string(cg.QOS)
+		return "  # pod " + n.podNames[cg.PodUID] + ", " + string(cg.QOS)
+	case cgroups.KindContainer:
+		if n.runtimeIDs[cg.PodUID+"/"+cg.Container] == "" {
+			return "  # no containerID in status; named after the container"
+		}
+		return "  # container " + cg.Container
 	}
 	return ""
 }

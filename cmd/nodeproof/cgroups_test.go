@@ -14,6 +14,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/nodeproof/nodeproof/core/cgroups"
 )
 
@@ -33,12 +36,34 @@ func runCgroupsCmd(args ...string) (code int, stdout, stderr string) {
 }
 
 // parseTree reads the text output back into path → file → value, with the
-// paths the indentation implies, so tests can look numbers up and compare
-// the tree with --json. It fails on a line that is neither a cgroup nor a
-// file, or a file outside a cgroup.
+// paths the indentation implies, so tests can look numbers up; see
+// parseTreeInOrder for the files in the order they are written.
 func parseTree(t *testing.T, out string) (paths []string, files map[string]map[string]string) {
 	t.Helper()
+	paths, ordered := parseTreeInOrder(t, out)
 	files = map[string]map[string]string{}
+	for path, writes := range ordered {
+		files[path] = map[string]string{}
+		for _, w := range writes {
+			files[path][w.File] = w.Value
+		}
+	}
+	return paths, files
+}
+
+// fileWrite is one element of a cgroup's "files" in --json.
+type fileWrite struct {
+	File  string `json:"file"`
+	Value string `json:"value"`
+}
+
+// parseTreeInOrder reads the text output back into path → writes in the
+// order the tree lists them, with the paths the indentation implies, so
+// tests can compare the tree with --json. It fails on a line that is
+// neither a cgroup nor a file, or a file outside a cgroup.
+func parseTreeInOrder(t *testing.T, out string) (paths []string, files map[string][]fileWrite) {
+	t.Helper()
+	files = map[string][]fileWrite{}
 	var stack []string // the path components down to the current cgroup
 	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if strings.HasPrefix(line, "#") {
@@ -54,7 +79,8 @@ func parseTree(t *testing.T, out string) (paths []string, files map[string]map[s
 			if depth != len(stack) || len(stack) == 0 {
 				t.Fatalf("line %d %q: a file at depth %d, not right under a cgroup (depth %d)", i+1, line, depth, len(stack)-1)
 			}
-			files[strings.Join(stack, "/")][name] = value
+			path := strings.Join(stack, "/")
+			files[path] = append(files[path], fileWrite{File: name, Value: value})
 			continue
 		}
 		name, _, _ := strings.Cut(body, "  # ")
@@ -65,7 +91,7 @@ func parseTree(t *testing.T, out string) (paths []string, files map[string]map[s
 		stack = append(stack[:depth], name)
 		path := strings.Join(stack, "/")
 		paths = append(paths, path)
-		files[path] = map[string]string{}
+		files[path] = []fileWrite{}
 	}
 	return paths, files
 }
@@ -124,8 +150,10 @@ func TestCgroupsSeedExample(t *testing.T) {
 	}
 }
 
-// TestCgroupsJSON checks --json's shape, [{"path", "files"}] with paths
-// relative to the cgroup root and parents first, and that it holds exactly
+// TestCgroupsJSON checks --json's shape, [{"path", "files": [{"file",
+// "value"}]}] with paths relative to the cgroup root, parents first, and
+// each cgroup's files in the order they are written (the order matters: a
+// cgroup v1 cfs_period_us goes before its quota), and that it holds exactly
 // what the tree shows, for both drivers and versions. On v2 the kubelet's
 // cgroups get the linear weight and containers the runtime's.
 func TestCgroupsJSON(t *testing.T) {
@@ -135,65 +163,78 @@ func TestCgroupsJSON(t *testing.T) {
 	} {
 		args := append(append([]string{}, seedArgs...), variant...)
 		code, stdout, stderr := runCgroupsCmd(append(args, "--json")...)
-		if code != 0 || stderr != "" {
-			t.Fatalf("%v: exit %d, stderr %q", variant, code, stderr)
-		}
-		var raw []map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
-			t.Fatalf("%v: not a JSON array of objects: %v\n%s", variant, err, stdout)
-		}
-		var doc []struct {
-			Path  string            `json:"path"`
-			Files map[string]string `json:"files"`
-		}
-		if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-			t.Fatalf("%v: %v", variant, err)
-		}
+		require.Equal(t, 0, code, "%v: stderr %q", variant, stderr)
+		require.Empty(t, stderr, "%v", variant)
+		var doc []cgroupJSONForTest
+		dec := json.NewDecoder(strings.NewReader(stdout))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&doc), "%v: not [{path, files: [{file, value}]}]:\n%s", variant, stdout)
+
 		seen := map[string]bool{}
-		for i, obj := range raw {
-			if len(obj) != 2 || obj["path"] == nil || obj["files"] == nil {
-				t.Errorf("%v: element %d has keys %v, want path and files", variant, i, keysOf(obj))
-			}
-			p := doc[i].Path
-			if p == "" || strings.HasPrefix(p, "/") {
-				t.Errorf("%v: path %q is not relative to the cgroup root", variant, p)
-			}
-			if parent, _, nested := cutLast(p); nested && !seen[parent] {
-				t.Errorf("%v: %s comes before its parent %s", variant, p, parent)
+		for _, cg := range doc {
+			p := cg.Path
+			assert.False(t, p == "" || strings.HasPrefix(p, "/"), "%v: path %q is not relative to the cgroup root", variant, p)
+			if parent, _, nested := cutLast(p); nested {
+				assert.True(t, seen[parent], "%v: %s comes before its parent %s", variant, p, parent)
 			}
 			seen[p] = true
 		}
 
 		_, treeOut, _ := runCgroupsCmd(args...)
-		paths, tree := parseTree(t, treeOut)
-		if len(paths) != len(doc) {
-			t.Fatalf("%v: the tree has %d cgroups, the JSON %d", variant, len(paths), len(doc))
-		}
-		for i, cg := range doc {
-			if paths[i] != cg.Path || !reflect.DeepEqual(tree[cg.Path], cg.Files) {
-				t.Errorf("%v: cgroup %d: tree %s %v, JSON %s %v", variant, i, paths[i], tree[paths[i]], cg.Path, cg.Files)
+		paths, tree := parseTreeInOrder(t, treeOut)
+		var jsonPaths []string
+		for _, cg := range doc {
+			jsonPaths = append(jsonPaths, cg.Path)
+			if strings.Contains(cg.Path, "container") {
+				// The seed's pods have no status: named after the container.
+				require.NotNil(t, cg.Container, "%v: %s has no container", variant, cg.Path)
+				assert.Equal(t, "", cg.Container.ID, "%v: %s", variant, cg.Path)
+				assert.Contains(t, cg.Path, cg.Container.Name, "%v", variant)
+			} else {
+				assert.Nil(t, cg.Container, "%v: %s is not a container's", variant, cg.Path)
 			}
+			assert.Equal(t, tree[cg.Path], cg.Files, "%v: the files of %s, in order", variant, cg.Path)
 		}
+		assert.Equal(t, paths, jsonPaths, "%v: cgroups, in order", variant)
 
-		if variant[1] == "2" {
-			byPath := map[string]map[string]string{}
-			for _, cg := range doc {
-				byPath[cg.Path] = cg.Files
-			}
-			for path, want := range map[string]uint64{
-				"kubepods.slice": cgroups.CPUWeightLinear(3072),
-				"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice":                                 cgroups.CPUWeightLinear(2048),
-				"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice/cri-containerd-container1.scope": cgroups.CPUWeightQuadratic(1024),
-			} {
-				if got := byPath[path]["cpu.weight"]; got != strconv.FormatUint(want, 10) {
-					t.Errorf("v2 %s cpu.weight = %q, want %d", path, got, want)
+		byPath := map[string][]fileWrite{}
+		for _, cg := range doc {
+			byPath[cg.Path] = cg.Files
+		}
+		if variant[1] == "1" {
+			// The quota after its period, as core's Values writes them.
+			assert.Equal(t, []fileWrite{
+				{"cpu.shares", "1024"}, {"cpu.cfs_period_us", "100000"}, {"cpu.cfs_quota_us", "200000"}, {"memory.limit_in_bytes", "2147483648"},
+			}, byPath["kubepods/burstable/pod5f0c1d2e-0000-4000-8000-000000000001/container2"])
+			continue
+		}
+		value := func(path, file string) string {
+			for _, w := range byPath[path] {
+				if w.File == file {
+					return w.Value
 				}
 			}
-			if got := byPath["kubepods.slice/kubepods-burstable.slice"]["memory.max"]; got != "7516192768" {
-				t.Errorf("v2 burstable memory.max = %q, want 7516192768", got)
-			}
+			return ""
 		}
+		for path, want := range map[string]uint64{
+			"kubepods.slice": cgroups.CPUWeightLinear(3072),
+			"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice":                                 cgroups.CPUWeightLinear(2048),
+			"kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod5f0c1d2e_0000_4000_8000_000000000001.slice/cri-containerd-container1.scope": cgroups.CPUWeightQuadratic(1024),
+		} {
+			assert.Equal(t, strconv.FormatUint(want, 10), value(path, "cpu.weight"), "v2 %s cpu.weight", path)
+		}
+		assert.Equal(t, "7516192768", value("kubepods.slice/kubepods-burstable.slice", "memory.max"), "v2 burstable memory.max")
 	}
+}
+
+// cgroupJSONForTest is one element of --json as a reader decodes it.
+type cgroupJSONForTest struct {
+	Path      string `json:"path"`
+	Container *struct {
+		Name string `json:"name"`
+		ID   string `json:"id"`
+	} `json:"container"`
+	Files []fileWrite `json:"files"`
 }
 
 func keysOf(m map[string]json.RawMessage) []string {
@@ -241,16 +282,16 @@ func TestCgroupsBadManifest(t *testing.T) {
 		name, manifest, stderr string
 	}{
 		{"quantity", goodPod + "---\n" + strings.Replace(goodPod, "cpu: 500m", "cpu: lots", 1),
-			`document 2: spec.containers[0].resources.requests.cpu: "lots"`},
+			`pod "web" (document 2): spec.containers[0].resources.requests.cpu: "lots"`},
 		{"request above limit", strings.Replace(goodPod, "requests: {cpu: 500m, memory: 1Gi}", "requests: {cpu: 500m}, limits: {cpu: 100m}", 1),
-			"document 1: spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit"},
+			`pod "web" (document 1): spec.containers[0].resources.requests.cpu: must be less than or equal to cpu limit`},
 		{"no containers", "apiVersion: v1\nkind: Pod\nmetadata: {name: empty}\nspec: {containers: []}\n",
-			"document 1: spec.containers: must have at least one container"},
+			`pod "empty" (document 1): spec.containers: must have at least one container`},
 		{"yaml", goodPod + "---\nkind: Pod\n  bad: [indent\n", "document 2"},
 		{"duplicate uid", goodPod + "---\n" + strings.Replace(goodPod, "name: web", "name: api", 1),
-			`pod default/api: pods[1].uid: "0b1c2d3e-0000-4000-8000-000000000001" is also the UID of pods[0]`},
-		{"overcommitted", goodPod + "---\n" + strings.NewReplacer("name: web", "name: big", "-000000000001", "-000000000002", "memory: 1Gi", "memory: 3Gi").Replace(goodPod),
-			"the pods request 4Gi memory in all, more than the node's allocatable 3996Mi"},
+			`pod "api" (document 2): metadata.uid: "0b1c2d3e-0000-4000-8000-000000000001" is also the uid of the pod in document 1`},
+		{"running pods overcommit the node", goodPod + "status: {phase: Running}\n---\n" + strings.NewReplacer("name: web", "name: big", "-000000000001", "-000000000002", "memory: 1Gi", "memory: 3Gi").Replace(goodPod) + "status: {phase: Running}\n",
+			`pod "big" (document 2): status.phase: Running, but the node could not have admitted it after the running pods before it in the file: Node didn't have enough resource: memory`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			file := writeManifest(t, c.manifest)
@@ -333,12 +374,13 @@ status:
 
 	// The Node's pods capacity is the kubelet's maxPods.
 	two := writeManifest(t, node+goodPod+"---\n"+strings.NewReplacer("name: web", "name: api", "-000000000001", "-000000000002").Replace(goodPod))
-	if code, _, stderr := runCgroupsCmd("-f", two); code != 2 || !strings.Contains(stderr, "pods: 2 pods exceed maxPods 1") {
-		t.Errorf("two pods on a Node of one: exit %d, stderr %q", code, stderr)
-	}
+	code, stdout, stderr = runCgroupsCmd("-f", two)
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stderr, "note: default/api arrives and is rejected, so it has no cgroup: OutOfpods")
+	assert.NotContains(t, stdout, "default/api")
 
 	nodes := writeManifest(t, node+strings.Replace(node, "node-1", "node-2", 1)+goodPod)
-	if code, _, stderr := runCgroupsCmd("-f", nodes, "--node-cpu", "2"); code != 2 || !strings.Contains(stderr, "2 Node manifests (node-1, node-2)") {
+	if code, _, stderr := runCgroupsCmd("-f", nodes, "--node-cpu", "2"); code != 2 || !strings.Contains(stderr, `node "node-2" (document 2): a second Node (the first, "node-1", is document 1): a node file holds one node`) {
 		t.Errorf("two Nodes: exit %d, stderr %q", code, stderr)
 	}
 
@@ -396,10 +438,10 @@ kind: Pood
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	for _, note := range []string{
-		"skipped pod default/done: phase Succeeded",
-		"pod team/handmade has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod" + standInUIDOf("team/handmade"),
-		`skipped document 4: apps/v1 Deployment "web" (only Pods and Nodes are read)`,
-		"skipped document 5: v1 Pood (only Pods and Nodes are read)",
+		"note: skipped default/done (phase Succeeded): the kubelet neither admits nor counts a pod in a terminal phase",
+		"note: pod team/handmade has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod" + standInUIDOf("team/handmade"),
+		`note: skipped document 4: apps/v1 Deployment "web" (a node file holds a Node and Pods; other kinds are left out)`,
+		"note: skipped document 5: v1 Pood (a node file holds a Node and Pods; other kinds are left out)",
 	} {
 		if !strings.Contains(stderr, note) {
 			t.Errorf("stderr %q lacks %q", stderr, note)
@@ -421,4 +463,35 @@ kind: Pood
 // standInUID's use of the pod type.
 func standInUIDOf(key string) string {
 	return fmt.Sprintf("%x", md5.Sum([]byte(key)))
+}
+
+// TestHugeLimitNamedAsWritten: a quantity beyond the bound is reported at
+// the field the user wrote, with the value as written and the bound in the
+// field's unit, by both commands that read a node file. Before the fix both
+// said "pods[0].containers[0].requests[memory]: 9223372036854775807
+// exceeds the bound of 70368744177664": a request the user never wrote, an
+// internal path, a clamped value and a bound in bytes.
+func TestHugeLimitNamedAsWritten(t *testing.T) {
+	file := writeManifest(t, `apiVersion: v1
+kind: Node
+metadata: {name: node-1}
+status: {capacity: {cpu: 4, memory: 8Gi, pods: 110}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: app
+    resources: {limits: {memory: 99999999999999999Ei}}
+`)
+	want := file + `: pod "web" (document 2): spec.containers[0].resources.limits.memory: 99999999999999999Ei exceeds the bound of 64Ti` + "\n"
+	code, stdout, stderr := runCgroupsCmd("-f", file)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "nodeproof cgroups: "+want, stderr)
+	code, stdout, stderr = runAdmitCmd("", "-f", file)
+	assert.Equal(t, 2, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, "nodeproof admit: "+want, stderr)
 }

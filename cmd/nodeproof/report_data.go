@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // versionBase is nodeproof's release; version adds the VCS revision.
@@ -58,11 +59,13 @@ type statisticReport struct {
 }
 
 type invariantReport struct {
-	ID         string `json:"id"`
-	Statement  string `json:"statement"`
-	Source     string `json:"source"`
-	Checked    int    `json:"checked"`
-	Violations int    `json:"violations"`
+	ID        string `json:"id"`
+	Statement string `json:"statement"`
+	// Source is Sources' texts joined, for the DESIGN schema's one string.
+	Source     string         `json:"source"`
+	Sources    []sourceReport `json:"sources"`
+	Checked    int            `json:"checked"`
+	Violations int            `json:"violations"`
 }
 
 type failureReport struct {
@@ -114,7 +117,8 @@ func newSuiteReport(res properties.Result) suiteReport {
 		Actions:   res.Tally.Actions,
 	}
 	for _, inv := range res.Suite.Invariants {
-		ir := invariantReport{ID: inv.ID, Statement: inv.Statement, Source: inv.Source, Checked: res.Tally.Checked[inv.ID]}
+		ir := invariantReport{ID: inv.ID, Statement: inv.Statement, Source: cite.Join(inv.Sources), Sources: sourceReports(inv.Sources),
+			Checked: res.Tally.Checked[inv.ID]}
 		if res.Failure != nil && res.Failure.Invariant == inv.ID {
 			ir.Violations = 1
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"html"
 	"html/template"
 	"io"
 	"slices"
@@ -78,10 +79,30 @@ func localPage(cell string) bool {
 	return strings.HasSuffix(cell, ".html") && !strings.ContainsAny(cell, "/\\:?# ") && !strings.HasPrefix(cell, ".")
 }
 
+// sourceCellHTML renders an invariant's sources for a table cell, one per
+// line, absolute links as links. The page may be read far from the
+// repository, so a document or seed section is its text. Text and URL are
+// escaped here because the result bypasses the template's escaping.
+func sourceCellHTML(sources []sourceReport) template.HTML {
+	var b strings.Builder
+	for i, s := range sources {
+		if i > 0 {
+			b.WriteString("<br>")
+		}
+		if strings.HasPrefix(s.URL, "https://") {
+			b.WriteString(`<a href="` + html.EscapeString(s.URL) + `">` + html.EscapeString(s.Text) + "</a>")
+		} else {
+			b.WriteString(html.EscapeString(s.Text))
+		}
+	}
+	return template.HTML(b.String())
+}
+
 var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"chart":     actionChart,
 	"killed":    killed,
 	"localPage": localPage,
+	"sources":   sourceCellHTML,
 	"stat":      formatStat,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
@@ -128,7 +149,7 @@ svg rect { fill: #0969da; }
 <h3>Invariants</h3>
 <table>
 <tr><th>ID</th><th>Statement</th><th>Source</th><th>Checked</th><th>Violations</th></tr>
-{{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td>{{.Source}}</td>
+{{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td>{{sources .Sources}}</td>
 <td class="num">{{.Checked}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
 {{end}}</table>
 {{with .Statistics}}<h3>Statistics</h3>

@@ -30,7 +30,7 @@ func writeMarkdown(w io.Writer, data *reportData) error {
 	var rows [][]string
 	for _, s := range data.Suites {
 		for _, inv := range s.Invariants {
-			rows = append(rows, []string{s.Name, inv.ID, inv.Statement, inv.Source, strconv.Itoa(inv.Checked), strconv.Itoa(inv.Violations)})
+			rows = append(rows, []string{s.Name, inv.ID, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Violations)})
 		}
 	}
 	mdTable(&b, []string{"Suite", "ID", "Statement", "Source", "Checked", "Violations"}, rows)
@@ -78,6 +78,21 @@ func writeMarkdown(w io.Writer, data *reportData) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sourceCellMarkdown renders an invariant's sources for a table cell, links
+// as [text](url). The report may be read far from the repository, so only
+// absolute links are links; a document or seed section is its text. The cell
+// then goes through mdEscape, which leaves brackets and parentheses alone.
+func sourceCellMarkdown(sources []sourceReport) string {
+	cells := make([]string, len(sources))
+	for i, s := range sources {
+		cells[i] = s.Text
+		if strings.HasPrefix(s.URL, "https://") && !strings.ContainsAny(s.Text, "[]") && !strings.ContainsAny(s.URL, " ()") {
+			cells[i] = "[" + s.Text + "](" + s.URL + ")"
+		}
+	}
+	return strings.Join(cells, "; ")
 }
 
 // suiteRows and mutantRows are the rows of the summary tables.

@@ -11,9 +11,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/properties/cite"
+)
+
+// The synthetic report's sources: one of each way a cell renders them, and a
+// code source whose text and URL carry markup that must come out escaped.
+var (
+	igcSeed = sourceReport{Kind: "seed", Text: "Seed article on image garbage collection, section 'How image GC works'"}
+	dmCode  = sourceReport{Kind: "code", Text: "ManagerImpl.Allocate <script>x</script> (v1.36.3)",
+		URL: `https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&c`}
+	dmDoc   = sourceReport{Kind: "doc", Text: "nodeproof docs/architecture.md", URL: "docs/architecture.md"}
+	dmIssue = sourceReport{Kind: "issue", Text: "kubernetes issue #109595", URL: "https://github.com/kubernetes/kubernetes/issues/109595"}
 )
 
 // syntheticReport has one passed suite, one failed suite whose message
@@ -33,7 +45,7 @@ func syntheticReport(t *testing.T) *reportData {
 				Name: "imagegc", Subsystem: "imagegc", Checks: 300, Steps: 3000, Seconds: 1.5, Passed: true, Seed: 42,
 				Actions: map[string]int{"pull": 2000, "gc": 1000},
 				Invariants: []invariantReport{
-					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: "seeds/imagegc.md#in-use", Checked: 3300},
+					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300},
 				},
 				Statistics: []statisticReport{{Name: "bytes freed beyond the target", Samples: 40, Mean: 1.23456, Max: 7, Nonzero: 12}},
 			},
@@ -41,8 +53,9 @@ func syntheticReport(t *testing.T) *reportData {
 				Name: "devicemanager", Subsystem: "devicemanager", Checks: 17, Steps: 212, Seconds: 3, Passed: false, Seed: 42,
 				Actions: map[string]int{"register": 150, "allocate": 62},
 				Invariants: []invariantReport{
-					{ID: "DM-EXCLUSIVE", Statement: "A device is held by at most one container.", Source: "spec/devicemanager.md", Checked: 229, Violations: 1},
-					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes#109595", Checked: 229},
+					{ID: "DM-EXCLUSIVE", Statement: "A device is held by at most one container.", Source: dmCode.Text + "; " + dmDoc.Text,
+						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Violations: 1},
+					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229},
 				},
 				Failure: &failureReport{
 					Invariant: "DM-EXCLUSIVE",
@@ -88,11 +101,17 @@ func TestWriteReport(t *testing.T) {
 				t.Errorf("index.html lacks %q", want)
 			}
 		}
-		for _, banned := range []string{"<script", "http://", "https://", `href="../x.html"`} {
+		for _, banned := range []string{"<script", "http://", "src=", "url(", `href="../x.html"`, `href="docs/`} {
 			if strings.Contains(html, banned) {
 				t.Errorf("index.html contains %q; it must be self-contained and escape its text", banned)
 			}
 		}
+		// Upstream sources are the only links out of the page, and only as links.
+		assert.Equal(t, strings.Count(html, `<a href="https://`), strings.Count(html, "https://"), "every https:// in index.html is a link's href")
+		assert.Contains(t, html, `<td><a href="https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a=&#34;b&#34;&amp;c">`+
+			`ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)</a><br>nodeproof docs/architecture.md</td>`)
+		assert.Contains(t, html, `<td><a href="https://github.com/kubernetes/kubernetes/issues/109595">kubernetes issue #109595</a></td>`)
+		assert.Contains(t, html, `<td>Seed article on image garbage collection, section &#39;How image GC works&#39;</td>`)
 		if n := strings.Count(html, "<svg"); n != 2 {
 			t.Errorf("index.html has %d charts, want one per suite", n)
 		}
@@ -103,8 +122,10 @@ func TestWriteReport(t *testing.T) {
 		for _, want := range []string{
 			"**1 of 2 suites failed.**",
 			"| Suite | ID | Statement | Source | Checked | Violations |",
-			"| devicemanager | DM-EXCLUSIVE | A device is held by at most one container. | spec/devicemanager.md | 229 | 1 |",
-			"| imagegc | IGC-INUSE | An image in use is never removed. | seeds/imagegc.md#in-use | 3300 | 0 |",
+			"| devicemanager | DM-EXCLUSIVE | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
+				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 1 |`,
+			"| devicemanager | DM-CAPACITY | Allocatable never exceeds capacity. | [kubernetes issue #109595](https://github.com/kubernetes/kubernetes/issues/109595) | 229 | 0 |",
+			"| imagegc | IGC-INUSE | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 0 |",
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
 			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
 			"1 of 1 killed.",
@@ -122,11 +143,12 @@ func TestWriteReport(t *testing.T) {
 // unknown keys, and checks the values that tools read.
 func checkReportJSON(t *testing.T, data string) {
 	type invariant struct {
-		ID         string `json:"id"`
-		Statement  string `json:"statement"`
-		Source     string `json:"source"`
-		Checked    int    `json:"checked"`
-		Violations int    `json:"violations"`
+		ID         string              `json:"id"`
+		Statement  string              `json:"statement"`
+		Source     string              `json:"source"`
+		Sources    []map[string]string `json:"sources"`
+		Checked    int                 `json:"checked"`
+		Violations int                 `json:"violations"`
 	}
 	type failure struct {
 		Invariant string   `json:"invariant"`
@@ -195,6 +217,10 @@ func checkReportJSON(t *testing.T, data string) {
 	if failed.Invariants[0].Violations != 1 || failed.Invariants[1].Violations != 0 {
 		t.Errorf("violations = %d, %d; want 1 for the failing invariant only", failed.Invariants[0].Violations, failed.Invariants[1].Violations)
 	}
+	assert.Equal(t, invariant{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes issue #109595",
+		Sources: []map[string]string{{"kind": "issue", "text": "kubernetes issue #109595", "url": "https://github.com/kubernetes/kubernetes/issues/109595"}},
+		Checked: 229}, failed.Invariants[1])
+	assert.Equal(t, []map[string]string{{"kind": "seed", "text": igcSeed.Text, "url": ""}}, passed.Invariants[0].Sources)
 	wantMutant := map[string]any{"id": "devicemanager-reregistration-race", "subsystem": "devicemanager", "source": "kubernetes#1",
 		"killed": true, "killed_by": "DM-EXCLUSIVE", "seconds": 2.25}
 	if len(report.Mutants) != 1 || !reflect.DeepEqual(report.Mutants[0], wantMutant) {
@@ -273,7 +299,7 @@ func counterSuite(name string, limit int) properties.Suite {
 		Name:      name,
 		Subsystem: "test",
 		Invariants: []properties.Invariant{
-			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Source: "report_test.go"},
+			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cmd/nodeproof/report_test.go", "")}},
 		},
 		Property: func(t *rapid.T, tally *properties.Tally) {
 			n, step := 0, 0

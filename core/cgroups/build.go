@@ -138,7 +138,7 @@ func Build(c Config, pods []*pod.Pod) (Hierarchy, error) {
 			if err != nil {
 				return nil, fieldErr(fmt.Sprintf("pods[%d]", i), "%v", err)
 			}
-			h = append(h, Cgroup{Path: n.containerPath(podPath, ctr.Name), Config: crc, Kind: KindContainer, QOS: class, PodUID: p.UID, Container: ctr.Name})
+			h = append(h, Cgroup{Path: n.containerPath(podPath, ctr), Config: crc, Kind: KindContainer, QOS: class, PodUID: p.UID, Container: ctr.Name})
 		}
 	}
 

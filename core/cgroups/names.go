@@ -14,15 +14,16 @@ import (
 //	tier                kubepods/burstable             kubepods.slice/kubepods-burstable.slice
 //	Burstable pod       kubepods/burstable/pod<uid>    .../kubepods-burstable.slice/kubepods-burstable-pod<uid_>.slice
 //	Guaranteed pod      kubepods/pod<uid>              kubepods.slice/kubepods-pod<uid_>.slice
-//	container           <pod>/<name>                   <pod slice>/cri-containerd-<name>.scope
+//	container           <pod>/<id>                     <pod slice>/cri-containerd-<id>.scope
 //
 // The systemd driver replaces '-' with '_' in every component (so a UID's
 // dashes become underscores) and expands the joined name into the slice's
 // ancestry, as systemd places slices. Container cgroups are the runtime's:
 // containerd puts a container's cgroup directly under the pod with the
-// cgroupfs driver and names it cri-containerd-<id>.scope with systemd.
-// nodeproof has no container IDs, so the container's name stands in for the
-// ID; container names are unique within a pod and valid in both forms.
+// cgroupfs driver and names it cri-containerd-<id>.scope with systemd. The
+// ID is the container's RuntimeID; where it is unknown, the container's name
+// stands in for it (container names are unique within a pod and valid in
+// both forms).
 
 // Fixed names of the hierarchy.
 const (
@@ -89,11 +90,17 @@ func (n names) pod(q pod.QOSClass, uid string) []string {
 
 func (n names) path(components []string) string { return cgroupPath(n.driver, components) }
 
-func (n names) containerPath(podPath, name string) string {
-	if n.driver == DriverSystemd {
-		return podPath + "/" + SystemdScopePrefix + name + ".scope"
+// containerPath names a container's cgroup after its runtime ID, or after
+// its name where the ID is unknown.
+func (n names) containerPath(podPath string, c pod.Container) string {
+	leaf := c.Name
+	if c.RuntimeID != "" {
+		leaf = c.RuntimeID
 	}
-	return podPath + "/" + name
+	if n.driver == DriverSystemd {
+		return podPath + "/" + SystemdScopePrefix + leaf + ".scope"
+	}
+	return podPath + "/" + leaf
 }
 
 // KubepodsPath is kubepods' path under c ("kubepods", "kubepods.slice").

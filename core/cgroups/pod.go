@@ -317,10 +317,16 @@ func validatePod(field string, p *pod.Pod, hostSizes map[int64]bool) error {
 		if !isDNSLabel(c.Name) {
 			return fieldErr(f()+".name", "%q must be a DNS label (lower case letters, digits and '-', at most 63 characters)", c.Name)
 		}
+		if c.RuntimeID != "" && !isPodUID(c.RuntimeID) {
+			return fieldErr(f()+".runtimeID", "%q must be letters, digits, '-', '_' and '.', starting and ending with a letter or digit, at most %d characters", c.RuntimeID, MaxNameLength)
+		}
 		for _, list := range others {
 			for _, o := range list {
 				if o.Name == c.Name {
 					return fieldErr(f()+".name", "%q is used by two containers of the pod", c.Name)
+				}
+				if c.RuntimeID != "" && o.RuntimeID == c.RuntimeID {
+					return fieldErr(f()+".runtimeID", "%q is the runtime ID of two containers of the pod", c.RuntimeID)
 				}
 			}
 		}

@@ -82,6 +82,10 @@ type Container struct {
 	Limits   ResourceList
 	// RestartPolicy is set only on init containers; Always makes it a sidecar.
 	RestartPolicy RestartPolicy
+	// RuntimeID is the container runtime's ID of the running container
+	// (status.containerStatuses[].containerID without its "containerd://"
+	// scheme); empty when unknown. Only the container's cgroup name reads it.
+	RuntimeID string
 }
 
 // IsSidecar reports whether an init container is restartable (runs for the

@@ -125,12 +125,23 @@ func render(t *testing.T, p pod.Pod) []byte {
 		}
 		return out
 	}
+	// A runtime ID comes back from the status's containerID.
+	statuses := func(cs []pod.Container) []corev1.ContainerStatus {
+		var out []corev1.ContainerStatus
+		for _, c := range cs {
+			if c.RuntimeID != "" {
+				out = append(out, corev1.ContainerStatus{Name: c.Name, ContainerID: "containerd://" + c.RuntimeID})
+			}
+		}
+		return out
+	}
 	k := corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: types.UID(p.UID), Annotations: p.Annotations},
 		Spec: corev1.PodSpec{Priority: p.Priority, PriorityClassName: p.PriorityClassName,
 			InitContainers: containers(p.InitContainers), Containers: containers(p.Containers), Overhead: list(p.Overhead)},
-		Status: corev1.PodStatus{Phase: corev1.PodPhase(p.Phase), QOSClass: corev1.PodQOSClass(p.QOSClass)},
+		Status: corev1.PodStatus{Phase: corev1.PodPhase(p.Phase), QOSClass: corev1.PodQOSClass(p.QOSClass),
+			InitContainerStatuses: statuses(p.InitContainers), ContainerStatuses: statuses(p.Containers)},
 	}
 	if p.Deleted {
 		k.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}

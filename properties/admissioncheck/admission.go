@@ -10,6 +10,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	model "github.com/nodeproof/nodeproof/models/preemption"
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // Arrival is one pod arriving at a node and how the world answers it.
@@ -211,7 +212,9 @@ func shortfallText(s model.Shortfall) (reason, message string) {
 
 // AdmissionCheck is one invariant over admission cases.
 type AdmissionCheck struct {
-	ID, Statement, Source string
+	ID, Statement string
+	// Sources say where the statement comes from (upstream code, issues, seed sections).
+	Sources []cite.Source
 	// Applies says whether the statement says anything about the case.
 	Applies func(*AdmissionCase) bool
 	Check   func(*AdmissionCase) error
@@ -239,19 +242,19 @@ const (
 // AdmissionChecks are the admission invariants, sharpest first.
 var AdmissionChecks = []AdmissionCheck{
 	{ADDevices, "Devices are allocated before the fit: a pod whose GPUs exceed the free ones, or whose Allocate RPC fails, is rejected with UnexpectedAdmissionError and upstream's message; every active pod holds exactly the GPUs its containers ask for, and no GPU is held twice.",
-		"spec/devicemanager.md §1.6, §1.12; kubelet admit handler order", anyCase, checkDevices},
+		[]cite.Source{cite.Code(kubeletMain, "NewMainKubelet").Noting("the order of the admit handlers"), cite.Code(deviceManager, "ManagerImpl.Allocate"), cite.Code(cmAdmission, "GetPodAdmitResult")}, anyCase, checkDevices},
 	{ADFit, "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars by name), with requested, used and capacity, then the caller's other reasons; a scalar resource the node has none of is not checked.",
-		"pkg/kubelet/lifecycle/predicate.go; noderesources.Fits (v1.36)", func(c *AdmissionCase) bool { return c.deviceFailure() == "" }, checkFit},
+		[]cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, func(c *AdmissionCase) bool { return c.deviceFailure() == "" }, checkFit},
 	{ADDecision, "The pod is admitted or rejected as the model says, with upstream's reason and message (OutOf<resource> and the first reason's text, the predicate's name, or UnexpectedAdmissionError); a critical pod short only of resources is admitted whenever preemption finds victims, whatever the kills' results.",
-		"pkg/kubelet/lifecycle/predicate.go; #78405, PR #78493", anyCase, checkDecision},
+		[]cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Issue(78405), cite.PR(78493)}, anyCase, checkDecision},
 	{ADNode, "After a decision the node runs the pods it ran before, minus the victims killed, plus the admitted pod; a victim whose kill failed stays, terminating.",
-		"spec/preemption.md §4.2", anyCase, checkNode},
+		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, anyCase, checkNode},
 	{ADNoOvercommit, "Admission never over-commits: the pods that are not terminating ask for at most allocatable of pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
-		"issue 5; noderesources.Fits", anyCase, checkNoOvercommit},
+		[]cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, anyCase, checkNoOvercommit},
 	{ADPreemption, "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- invariant.",
-		"spec/preemption.md §4.2", preempted, checkAdmissionPreemption},
+		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, preempted, checkAdmissionPreemption},
 	{ADDeterministic, "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
-		"DESIGN.md determinism contract", anyCase, checkAdmissionDeterministic},
+		[]cite.Source{cite.DeterminismContract}, anyCase, checkAdmissionDeterministic},
 }
 
 func checkDevices(c *AdmissionCase) error {

@@ -7,6 +7,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	model "github.com/nodeproof/nodeproof/models/preemption"
+	"github.com/nodeproof/nodeproof/properties/cite"
 )
 
 // PreemptionCase is one call of core/preemption with the kills' results,
@@ -170,7 +171,9 @@ func errText(err error) string {
 
 // Check is one invariant over preemption cases.
 type Check struct {
-	ID, Statement, Source string
+	ID, Statement string
+	// Sources say where the statement comes from (upstream code, issues, seed sections).
+	Sources []cite.Source
 	// Applies says whether the statement says anything about the case; a
 	// check that does not apply is neither run nor counted.
 	Applies func(*PreemptionCase) bool
@@ -201,31 +204,31 @@ const (
 // comparison with the model comes last.
 var PreemptionChecks = []Check{
 	{PRVictims, "Victims are distinct active pods, never the preemptor, and a decision kills pods only when no reason stands and there is no error.",
-		"spec/preemption.md §4.2", always, checkVictims},
+		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, always, checkVictims},
 	{PRNonCritical, "The reasons come back unchanged, nothing is evicted and there is no error exactly when the preemptor is not critical (static, mirror or priority ≥ 2e9).",
-		"spec/preemption.md §4.1-4.2", always, checkNonCritical},
+		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"), cite.Code(podUpdate, "IsCriticalPod")}, always, checkNonCritical},
 	{PRNonResource, "A critical pod with any non-resource reason gets exactly its non-resource reasons back, in order, and preempts nothing.",
-		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }, checkNonResource},
+		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }, checkNonResource},
 	{PRPreemptable, "Every victim is a pod the preemptor may preempt: a non-critical pod, or one with a strictly lower priority.",
-		"spec/preemption.md §4.1; #65372, PR #65561", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkPreemptable},
+		[]cite.Source{cite.Code(podUpdate, "Preemptable"), cite.Issue(65372), cite.PR(65561)}, func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkPreemptable},
 	{PRFrees, "The victims' requests free at least every insufficient amount (Requested - (Capacity - Used)).",
-		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkFrees},
+		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "admissionRequirementList.subtract")}, func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkFrees},
 	{PRErrorIff, "Preemption fails, with upstream's message, exactly when all preemptable pods together cannot free every insufficient amount.",
-		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return c.preempts() }, checkErrorIff},
+		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt")}, func(c *PreemptionCase) bool { return c.preempts() }, checkErrorIff},
 	{PRQoSOrder, "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
-		"spec/preemption.md §4.2; seed 003", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, checkQoSOrder},
+		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)}, func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, checkQoSOrder},
 	{PRQoSLowest, "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, and no Burstable victim when the BestEffort pods alone do.",
-		"spec/preemption.md §4.2; seed 003", func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkQoSLowest},
+		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed("Classifying pods by QoS"), preemptionSeed(prSeedPerClass)}, func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkQoSLowest},
 	{PR135857, "Observed upstream behaviour: priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one.",
-		"#135857 (open; PR #135866 would change it)", func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, check135857},
+		[]cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open; would change this")}, func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, check135857},
 	{PRKillSkipped, "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
-		"#78405, PR #78493", always, checkKillSkipped},
+		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"), cite.Issue(78405), cite.PR(78493)}, always, checkKillSkipped},
 	{PRVictimStatus, "Every victim is evicted (isEvicted, no grace period override) as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
-		"spec/preemption.md §4.2", func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkVictimStatus},
+		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkVictimStatus},
 	{PRModel, "The victims, in order, and the error text equal the model's sequential greedy (three passes, squared distance, smaller-request tie-break, swap-remove scan order).",
-		"spec/preemption.md §4.2; models/preemption", func(c *PreemptionCase) bool { return c.preempts() }, checkModel},
+		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "getPodsToPreemptByDistance"), cite.Doc("models/preemption/doc.go", "")}, func(c *PreemptionCase) bool { return c.preempts() }, checkModel},
 	{PRDeterministic, "A second call on copies of the same inputs gives the same decision.",
-		"DESIGN.md determinism contract", always, checkDeterministic},
+		[]cite.Source{cite.DeterminismContract}, always, checkDeterministic},
 }
 
 func checkVictims(c *PreemptionCase) error {
