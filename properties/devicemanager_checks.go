@@ -81,8 +81,8 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 	for key, holders := range byDevice {
 		for i := range holders {
 			for j := i + 1; j < len(holders); j++ {
-				a, b := holders[i], holders[j]
-				if a.pod != b.pod || !(m.isRegularInit(a.pod, a.container) || m.isRegularInit(b.pod, b.container)) {
+				if !m.mayShare(holders[i].pod, holders[i].container, holders[j].pod, holders[j].container) {
+					a, b := holders[i], holders[j]
 					m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", key[1], key[0], a.pod, a.container, b.pod, b.container)
 				}
 			}
@@ -116,13 +116,20 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 		}
 	}
 
+	// Whether a restored allocation's pod was garbage-collected is the
+	// model's to say (a pod it still holds devices for was not; garbage
+	// collection happens inside admissions too), never the core's own
+	// holdings: a core that dropped an active pod's allocation must not pass.
 	m.tally.Check(DMRestoreKeeps)
-	present := map[string]bool{}
-	for _, h := range holdings {
-		present[h.PodUID] = true
+	collected := map[string]bool{}
+	for _, r := range m.restored {
+		collected[r.PodUID] = true
+	}
+	for _, h := range m.model.Holdings() {
+		delete(collected, h.Pod)
 	}
 	for _, r := range m.restored {
-		if !present[r.PodUID] {
+		if collected[r.PodUID] {
 			continue
 		}
 		found := false
@@ -132,7 +139,7 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 			}
 		}
 		if !found {
-			m.fail(DMRestoreKeeps, "restored allocation %v of a pod still on the node changed or vanished", r)
+			m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 		}
 	}
 }
@@ -161,18 +168,46 @@ func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 	}
 }
 
-func (m *dmMachine) isRegularInit(uid, container string) bool {
+// mayShare is upstream's reuse rule for two containers holding the same
+// device: the kubelet allocates a pod's init containers, then its app
+// containers, in order; a regular init container's devices join the pod's
+// reuse pool, while a sidecar's and an app container's leave it. So the
+// earlier of the two must be a regular init container of the same pod (a
+// container between them that took the device from the pool would itself
+// fail this rule with the later one).
+func (m *dmMachine) mayShare(podA, containerA, podB, containerB string) bool {
+	if podA != podB {
+		return false
+	}
+	a, aRegularInit := m.allocationOrder(podA, containerA)
+	b, bRegularInit := m.allocationOrder(podB, containerB)
+	if a > b {
+		aRegularInit = bRegularInit
+	}
+	return a != b && aRegularInit
+}
+
+// allocationOrder is a container's place in the order the kubelet
+// allocates a pod's containers, and whether it is a regular (not
+// restartable) init container.
+func (m *dmMachine) allocationOrder(uid, container string) (int, bool) {
 	for _, p := range m.pods {
 		if p.p.UID != uid {
 			continue
 		}
-		for _, c := range p.p.InitContainers {
+		for i, c := range p.p.InitContainers {
 			if c.Name == container {
-				return !c.IsSidecar()
+				return i, !c.IsSidecar()
+			}
+		}
+		for i, c := range p.p.Containers {
+			if c.Name == container {
+				return len(p.p.InitContainers) + i, false
 			}
 		}
 	}
-	return false
+	m.fail(DMExclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
+	return 0, false
 }
 
 func (m *dmMachine) checkCapacity() {
