@@ -479,7 +479,7 @@ func (m *dmMachine) drawPod(t *rapid.T) *pod.Pod {
 		c.Requests = c.Limits.Clone()
 		return c
 	}
-	for i := range rapid.IntRange(0, 2).Draw(t, "initContainers") {
+	for i := range rapid.IntRange(0, 3).Draw(t, "initContainers") {
 		c := drawContainer(fmt.Sprintf("init%d", i))
 		if rapid.Bool().Draw(t, "sidecar") {
 			c.RestartPolicy = pod.RestartAlways
