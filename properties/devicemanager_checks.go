@@ -6,6 +6,7 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	model "github.com/nodeproof/nodeproof/models/devicemanager"
 	"pgregory.net/rapid"
 )
 
@@ -81,7 +82,7 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 	for key, holders := range byDevice {
 		for i := range holders {
 			for j := i + 1; j < len(holders); j++ {
-				if !m.mayShare(holders[i].pod, holders[i].container, holders[j].pod, holders[j].container) {
+				if !mayShare(m.place(holders[i].pod, holders[i].container), m.place(holders[j].pod, holders[j].container)) {
 					a, b := holders[i], holders[j]
 					m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", key[1], key[0], a.pod, a.container, b.pod, b.container)
 				}
@@ -116,32 +117,38 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 		}
 	}
 
-	// Whether a restored allocation's pod was garbage-collected is the
-	// model's to say (a pod it still holds devices for was not; garbage
-	// collection happens inside admissions too), never the core's own
-	// holdings: a core that dropped an active pod's allocation must not pass.
 	m.tally.Check(DMRestoreKeeps)
-	collected := map[string]bool{}
-	for _, r := range m.restored {
-		collected[r.PodUID] = true
+	for _, r := range lostRestored(m.restored, holdings, m.model.Holdings()) {
+		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
-	for _, h := range m.model.Holdings() {
-		delete(collected, h.Pod)
+}
+
+// lostRestored returns the restored allocations the core no longer holds as
+// they were, of pods the model has not garbage-collected. Whether a pod was
+// collected is the model's to say (a pod it still holds devices for was
+// not; collection happens inside admissions too), never the core's own
+// holdings: a core that dropped an active pod's allocations must not pass.
+func lostRestored(restored, core []dm.Holding, modelHoldings []model.Holding) []dm.Holding {
+	kept := map[string]bool{}
+	for _, h := range modelHoldings {
+		kept[h.Pod] = true
 	}
-	for _, r := range m.restored {
-		if collected[r.PodUID] {
+	var lost []dm.Holding
+	for _, r := range restored {
+		if !kept[r.PodUID] {
 			continue
 		}
 		found := false
-		for _, h := range holdings {
+		for _, h := range core {
 			if h.PodUID == r.PodUID && h.Container == r.Container && h.Resource == r.Resource {
 				found = equalStrings(h.DeviceIDs, r.DeviceIDs)
 			}
 		}
 		if !found {
-			m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
+			lost = append(lost, r)
 		}
 	}
+	return lost
 }
 
 // checkRunOptions relies on the machine's Allocate answers: each resource's
@@ -168,46 +175,47 @@ func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 	}
 }
 
-// mayShare is upstream's reuse rule for two containers holding the same
-// device: the kubelet allocates a pod's init containers, then its app
-// containers, in order; a regular init container's devices join the pod's
-// reuse pool, while a sidecar's and an app container's leave it. So the
-// earlier of the two must be a regular init container of the same pod (a
-// container between them that took the device from the pool would itself
-// fail this rule with the later one).
-func (m *dmMachine) mayShare(podA, containerA, podB, containerB string) bool {
-	if podA != podB {
-		return false
-	}
-	a, aRegularInit := m.allocationOrder(podA, containerA)
-	b, bRegularInit := m.allocationOrder(podB, containerB)
-	if a > b {
-		aRegularInit = bRegularInit
-	}
-	return a != b && aRegularInit
+// containerPlace is where a container stands in its pod's allocation: the
+// kubelet allocates a pod's init containers, then its app containers, in
+// order.
+type containerPlace struct {
+	pod         string
+	order       int
+	regularInit bool // an init container that is not restartable (not a sidecar)
 }
 
-// allocationOrder is a container's place in the order the kubelet
-// allocates a pod's containers, and whether it is a regular (not
-// restartable) init container.
-func (m *dmMachine) allocationOrder(uid, container string) (int, bool) {
+// mayShare is upstream's reuse rule for two containers holding the same
+// device: a regular init container's devices join the pod's reuse pool,
+// while a sidecar's and an app container's leave it. So the earlier of the
+// two must be a regular init container of the same pod (a container between
+// them that took the device from the pool would itself fail this rule with
+// the later one).
+func mayShare(a, b containerPlace) bool {
+	if a.order > b.order {
+		a, b = b, a
+	}
+	return a.pod == b.pod && a.order != b.order && a.regularInit
+}
+
+// place finds a holder's container among the machine's pods.
+func (m *dmMachine) place(uid, container string) containerPlace {
 	for _, p := range m.pods {
 		if p.p.UID != uid {
 			continue
 		}
 		for i, c := range p.p.InitContainers {
 			if c.Name == container {
-				return i, !c.IsSidecar()
+				return containerPlace{uid, i, !c.IsSidecar()}
 			}
 		}
 		for i, c := range p.p.Containers {
 			if c.Name == container {
-				return len(p.p.InitContainers) + i, false
+				return containerPlace{uid, len(p.p.InitContainers) + i, false}
 			}
 		}
 	}
 	m.fail(DMExclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
-	return 0, false
+	return containerPlace{}
 }
 
 func (m *dmMachine) checkCapacity() {
