@@ -336,7 +336,7 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 	// The kill must repeat: the killing test alone, from the seed rapid
 	// printed for the failing case (none for a plain test, which fails the
 	// same way every time).
-	testName, seed := killingTest(out)
+	testName, seed := killingTest(out, r.KilledBy)
 	if testName == "" {
 		return StatusError, out + "\nno failing test named in the output of a failed go test"
 	}
@@ -566,19 +566,37 @@ func firstNamed(checks, failed []string) string {
 	return ""
 }
 
-// killingTest returns the test to re-run to repeat a kill: the test rapid
-// named with the seed of its failing case, else the first failing test
-// (seed 0).
-func killingTest(output string) (name string, seed uint64) {
-	if m := rapidReproduce.FindStringSubmatch(output); m != nil {
+// killingTest returns the test to re-run to repeat a kill by check (an
+// invariant ID or a test function): the failing test whose output names the
+// check, and the seed rapid printed for its failing case (0 when the test is
+// not a rapid property). go test prints a failing test's header ("--- FAIL:
+// T") before its log, and rapid ends its log with the seed, so both are
+// found around the check's first mention.
+func killingTest(output, check string) (name string, seed uint64) {
+	at := -1
+	if testFuncPattern.MatchString(check) {
+		at = strings.Index(output, "--- FAIL: "+check)
+	} else {
+		at = wordIndex(output, check)
+	}
+	if at < 0 {
+		return "", 0
+	}
+	for _, m := range failedTest.FindAllStringSubmatchIndex(output, -1) {
+		if m[0] <= at {
+			name = output[m[2]:m[3]]
+		}
+	}
+	rest := output[at:]
+	if next := failedTest.FindStringIndex(rest[1:]); next != nil {
+		rest = rest[:next[0]+1]
+	}
+	if m := rapidReproduce.FindStringSubmatch(rest); m != nil {
 		if seed, err := strconv.ParseUint(m[2], 10, 64); err == nil {
 			return m[1], seed
 		}
 	}
-	if m := failedTest.FindStringSubmatch(output); m != nil {
-		return m[1], 0
-	}
-	return "", 0
+	return name, 0
 }
 
 // anchored turns a test name as go test prints it ("TestA/sub_case") into a

@@ -292,18 +292,29 @@ func TestBaseline(t *testing.T) {
 }
 
 func TestKillingTest(t *testing.T) {
-	rapid := "--- FAIL: TestSuites (0.20s)\n    --- FAIL: TestSuites/devicemanager (0.19s)\n" +
+	// Two suites fail; the kill is attributed to the second one's invariant,
+	// so its test and seed are the ones to re-run.
+	rapid := "--- FAIL: TestSuites (0.20s)\n    --- FAIL: TestSuites/admission (0.10s)\n" +
+		"        suites_test.go:21: [rapid] failed after 3 tests: AD-FIT: wrong reasons\n" +
+		"            To reproduce, specify -run=\"TestSuites/admission\" -rapid.seed=42\n" +
+		"    --- FAIL: TestSuites/devicemanager (0.19s)\n" +
 		"        suites_test.go:21: [rapid] failed after 12 tests: DM-EXCLUSIVE: d1 held twice\n" +
 		"            To reproduce, specify -run=\"TestSuites/devicemanager\" -rapid.failfile=\"testdata/rapid/x.fail\" (or -rapid.seed=1234567890123)\n" +
 		"FAIL\nFAIL\tgithub.com/nodeproof/nodeproof/properties\t0.3s\n"
-	name, seed := killingTest(rapid)
+	name, seed := killingTest(rapid, "DM-EXCLUSIVE")
 	assert.Equal(t, "TestSuites/devicemanager", name)
 	assert.Equal(t, uint64(1234567890123), seed)
 	assert.Equal(t, "^TestSuites$/^devicemanager$", anchored(name))
 	assert.Equal(t, "github.com/nodeproof/nodeproof/properties", testPackage(rapid, name, []string{"./properties/..."}))
+	name, seed = killingTest(rapid, "AD-FIT")
+	assert.Equal(t, []any{"TestSuites/admission", uint64(42)}, []any{name, seed})
 
-	plain := "--- FAIL: TestAllocate (0.01s)\n    --- FAIL: TestAllocate/two_gpus (0.00s)\nFAIL\nFAIL\texample.com/tiny\t0.1s\n"
-	name, seed = killingTest(plain)
-	assert.Equal(t, "TestAllocate", name)
-	assert.Zero(t, seed)
+	// A plain test that names an invariant has no seed, and a rapid line of
+	// a later test is not its seed.
+	plain := "--- FAIL: TestAllocate (0.01s)\n    alloc_test.go:9: AGENT-X: reservation kept\n" +
+		"--- FAIL: TestOther (0.01s)\n    x_test.go:3: To reproduce, specify -run=\"TestOther\" -rapid.seed=7\nFAIL\nFAIL\texample.com/tiny\t0.1s\n"
+	name, seed = killingTest(plain, "AGENT-X")
+	assert.Equal(t, []any{"TestAllocate", uint64(0)}, []any{name, seed})
+	name, seed = killingTest(plain, "TestOther")
+	assert.Equal(t, []any{"TestOther", uint64(7)}, []any{name, seed})
 }
