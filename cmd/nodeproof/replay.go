@@ -2,22 +2,15 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/nodeproof/nodeproof/properties"
 )
-
-func init() {
-	register(command{
-		name:    "replay",
-		summary: "re-run one suite from a seed or a rapid fail file and print the steps",
-		run:     runReplay,
-	})
-}
 
 // replayOptions are the validated flags of `nodeproof replay`.
 type replayOptions struct {
@@ -27,46 +20,62 @@ type replayOptions struct {
 	steps    int
 }
 
-func runReplay(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseReplayFlags(args, stderr, properties.Lookup, properties.Suites())
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "nodeproof replay: %v\n", err)
-		}
-		return 2
-	}
-	return replay(opts, stdout)
+// replayFlags are the flags of `nodeproof replay` as typed.
+type replayFlags struct {
+	suite    string
+	seed     uint64
+	failFile string
+	steps    int
 }
 
-func parseReplayFlags(args []string, stderr io.Writer, lookup func(string) (properties.Suite, bool), all []properties.Suite) (replayOptions, error) {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		opts  replayOptions
-		suite string
-	)
-	fs.StringVar(&suite, "suite", "", "`NAME` of the suite to run")
-	fs.Uint64Var(&opts.seed, "seed", 0, "seed `N` of the failing case, as printed by the report or rapid")
-	fs.StringVar(&opts.failFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
-	fs.IntVar(&opts.steps, "steps", 0, "`N` actions per case, on average, as in the run that failed (0: rapid's default, as in go test)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodeproof replay --suite NAME (--seed N | --failfile FILE) [--steps N]")
-		fs.PrintDefaults()
+// newReplayCommand is `nodeproof replay`, choosing among the suites all
+// (lookup finds one by name).
+func newReplayCommand(lookup func(string) (properties.Suite, bool), all []properties.Suite) *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay --suite NAME (--seed N | --failfile FILE) [--steps N]",
+		Short: "re-run one suite from a seed or a rapid fail file and print the steps",
+		Long: `Re-runs one case of a suite, from the seed the report printed or from a fail file
+rapid wrote under testdata/rapid, and prints its shrunk steps and the violated invariant.
+Exit status: 1 when the failure reproduces, 0 when it does not, 2 for bad flags or a fail
+file that cannot be replayed.`,
+		Example: `  nodeproof replay --suite devicemanager --seed 2946870663927987 --steps 100
+  nodeproof replay --suite cgroups --failfile properties/testdata/rapid/TestSuites_cgroups/X.fail`,
+		DisableFlagsInUseLine: true,
+		Args:                  noArguments,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(lookup, all)
+			if err != nil {
+				return usageError(err)
+			}
+			return exitWith(replay(opts, cmd.OutOrStdout()))
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, err
-		}
-		return opts, errUsage
-	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.suite, "suite", "", "`NAME` of the suite to run")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed `N` of the failing case, as printed by the report or rapid")
+	fl.StringVar(&f.failFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
+	fl.IntVar(&f.steps, "steps", 0, "`N` actions per case, on average, as in the run that failed (0: rapid's default, as in go test)")
+	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return suiteNames(all), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.MarkFlagFilename("failfile", "fail")
+	return cmd
+}
 
+func suiteNames(all []properties.Suite) []string {
+	names := make([]string, 0, len(all))
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// options validates the flags.
+func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all []properties.Suite) (replayOptions, error) {
+	opts := replayOptions{seed: f.seed, failFile: f.failFile, steps: f.steps}
 	switch {
-	case fs.NArg() > 0:
-		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case suite == "":
+	case f.suite == "":
 		return opts, errors.New("--suite is required")
 	case opts.seed == 0 && opts.failFile == "":
 		return opts, errors.New("one of --seed or --failfile is required")
@@ -82,13 +91,9 @@ func parseReplayFlags(args []string, stderr io.Writer, lookup func(string) (prop
 			return opts, fmt.Errorf("--failfile: %v", err)
 		}
 	}
-	s, ok := lookup(suite)
+	s, ok := lookup(f.suite)
 	if !ok {
-		names := make([]string, 0, len(all))
-		for _, s := range all {
-			names = append(names, s.Name)
-		}
-		return opts, fmt.Errorf("--suite: no suite %q; suites: %s", suite, listOrNone(names))
+		return opts, fmt.Errorf("--suite: no suite %q; suites: %s", f.suite, listOrNone(suiteNames(all)))
 	}
 	opts.suite = s
 	return opts, nil
