@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +16,8 @@ type replayOptions struct {
 	suite    properties.Suite
 	seed     uint64
 	failFile string
+	// recorded is what the fail file holds, when there is one.
+	recorded failFileCase
 	steps    int
 }
 
@@ -48,14 +49,17 @@ file that cannot be replayed.`,
 			if err != nil {
 				return usageError(err)
 			}
-			return exitWith(replay(opts, cmd.OutOrStdout()))
+			return replay(opts, cmd.OutOrStdout())
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.suite, "suite", "", "`NAME` of the suite to run")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed `N` of the failing case, as printed by the report or rapid")
 	fl.StringVar(&f.failFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
-	fl.IntVar(&f.steps, "steps", 0, "`N` actions per case, on average, as in the run that failed (0: rapid's default, as in go test)")
+	// rapid reads a seed or a fail file's draws through the number of steps,
+	// so the default is the one of the runs that print them: the report and
+	// go test ./properties.
+	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average, as in the run that failed (0: rapid's own default, 30)")
 	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return suiteNames(all), cobra.ShellCompDirectiveNoFileComp
 	})
@@ -84,34 +88,45 @@ func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all [
 	case opts.steps < 0:
 		return opts, fmt.Errorf("--steps must not be negative, got %d", opts.steps)
 	}
-	if opts.failFile != "" {
-		// rapid ignores an unreadable fail file and generates a new case,
-		// which would pass off a typo as a failure that did not reproduce.
-		if _, err := os.Stat(opts.failFile); err != nil {
-			return opts, fmt.Errorf("--failfile: %v", err)
-		}
-	}
 	s, ok := lookup(f.suite)
 	if !ok {
 		return opts, fmt.Errorf("--suite: no suite %q; suites: %s", f.suite, listOrNone(suiteNames(all)))
 	}
 	opts.suite = s
+	if opts.failFile != "" {
+		// rapid skips a fail file it cannot use and generates a new case,
+		// which would pass off a typo or another suite's file as a failure
+		// that did not reproduce.
+		c, err := readFailFile(opts.failFile)
+		if err != nil {
+			return opts, fmt.Errorf("--failfile %s: %v", opts.failFile, err)
+		}
+		if failFileSuite(c.test) != s.Name {
+			return opts, fmt.Errorf("--failfile %s: was written by test %s, not by suite %s (TestSuites/%s)", opts.failFile, c.test, s.Name, s.Name)
+		}
+		opts.recorded = c
+	}
 	return opts, nil
 }
 
 // replay runs the one case and prints its shrunk steps. A reproduced failure
 // exits 1, like the run it reproduces.
-func replay(opts replayOptions, stdout io.Writer) int {
+func replay(opts replayOptions, stdout io.Writer) error {
 	res := properties.Run(opts.suite, properties.RunOptions{
 		Checks:   1,
 		Steps:    opts.steps,
 		Seed:     opts.seed,
 		FailFile: opts.failFile,
 	})
+	if res.FailFileIgnored != "" {
+		return usageError(fmt.Errorf("--failfile %s: rapid did not replay it (%s): its draws no longer fit suite %s, "+
+			"which changed since the file was written (a fix included)%s",
+			opts.failFile, res.FailFileIgnored, opts.suite.Name, seedHint(opts.recorded.seed)))
+	}
 	f := res.Failure
 	if f == nil {
 		fmt.Fprintf(stdout, "passed: the failure did not reproduce (%d steps ran)\n", res.Tally.Steps)
-		return 0
+		return nil
 	}
 	fmt.Fprintf(stdout, "FAILED %s: %s\n\n", opts.suite.Name, f.Invariant)
 	// The last step is the failure line, which the message repeats.
@@ -119,5 +134,14 @@ func replay(opts replayOptions, stdout io.Writer) int {
 		fmt.Fprintln(stdout, step)
 	}
 	fmt.Fprintln(stdout, strings.TrimSuffix(f.Message, "\n"))
-	return 1
+	return exitWith(exitFailed)
+}
+
+// seedHint points to the seed a fail file records, which generates the case
+// anew where its draws no longer fit.
+func seedHint(seed uint64) string {
+	if seed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; run its case anew with --seed %d and the --steps of the run that wrote it", seed)
 }

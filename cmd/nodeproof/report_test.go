@@ -349,8 +349,8 @@ func TestReportEndToEnd(t *testing.T) {
 
 func TestReplayPassing(t *testing.T) {
 	var stdout bytes.Buffer
-	if code := replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout); code != 0 {
-		t.Errorf("exit %d, want 0", code)
+	if err := replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout); err != nil {
+		t.Errorf("replay: %v, want nil (status 0)", err)
 	}
 	if !strings.HasPrefix(stdout.String(), "passed: the failure did not reproduce") {
 		t.Errorf("stdout = %q", stdout.String())
@@ -367,7 +367,7 @@ func TestReplayFlagErrors(t *testing.T) {
 		{[]string{"--seed", "1"}, "--suite is required"},
 		{[]string{"--suite", "counter"}, "one of --seed or --failfile is required"},
 		{[]string{"--suite", "counter", "--seed", "1", "--failfile", "f"}, "--seed and --failfile exclude each other"},
-		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "--failfile: "},
+		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "missing.fail: no such file or directory"},
 		{[]string{"--suite", "counter", "--seed", "1", "--steps", "-1"}, "--steps must not be negative"},
 		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
 	} {
