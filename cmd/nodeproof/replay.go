@@ -11,6 +11,16 @@ import (
 	"github.com/nodeproof/nodeproof/properties"
 )
 
+// maxSteps bounds --steps of replay and report: 100 times their default.
+// rapid's cases grow with it, and a case of 10000 steps of the slowest suite
+// (cgroups) already takes about a second, so far larger values run for
+// minutes or hours without a word.
+const maxSteps = 10_000
+
+func stepsBoundError(steps int) error {
+	return fmt.Errorf("--steps: %d exceeds the bound of %d", steps, maxSteps)
+}
+
 // replayOptions are the validated flags of `nodeproof replay`.
 type replayOptions struct {
 	suite    properties.Suite
@@ -87,6 +97,8 @@ func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all [
 		return opts, errors.New("--seed and --failfile exclude each other")
 	case opts.steps < 0:
 		return opts, fmt.Errorf("--steps must not be negative, got %d", opts.steps)
+	case opts.steps > maxSteps:
+		return opts, stepsBoundError(opts.steps)
 	}
 	s, ok := lookup(f.suite)
 	if !ok {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -123,4 +124,29 @@ func TestReplayFailFile(t *testing.T) {
 			assert.Contains(t, stderr, tc.want)
 		})
 	}
+}
+
+// TestStepsBound: --steps is bounded where it is given, in replay and in
+// the report. Before, `replay --steps 100000000` ran for minutes without a
+// word (a cgroups case had not ended after 100 s at 10000000).
+func TestStepsBound(t *testing.T) {
+	counter := counterSuite("counter", 0)
+	lookup := func(string) (properties.Suite, bool) { return counter, true }
+	over := strconv.Itoa(maxSteps + 1)
+	want := "--steps: " + over + " exceeds the bound of " + strconv.Itoa(maxSteps)
+
+	status, stdout, stderr := runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", over)
+	assert.Equal(t, 2, status)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "nodeproof replay: "+want)
+
+	// One short suite and one case, so that the run stays short without the bound.
+	status, stdout, stderr = runNodeproof("", "report", "--out", t.TempDir(), "--suite", "^admission$", "--checks", "1", "--steps", over)
+	assert.Equal(t, 2, status)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "nodeproof report: "+want)
+
+	status, stdout, stderr = runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", strconv.Itoa(maxSteps))
+	assert.Equal(t, 0, status, "stderr %q", stderr)
+	assert.Contains(t, stdout, "passed: the failure did not reproduce")
 }

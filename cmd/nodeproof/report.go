@@ -133,6 +133,8 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, fmt.Errorf("--checks must be positive, got %d", opts.checks)
 	case opts.steps <= 0:
 		return opts, fmt.Errorf("--steps must be positive, got %d", opts.steps)
+	case opts.steps > maxSteps:
+		return opts, stepsBoundError(opts.steps)
 	}
 	re, err := regexp.Compile(f.suitePattern)
 	if err != nil {
