@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -64,7 +65,12 @@ func runCheckpoint(opts checkpointOptions, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "nodeproof checkpoint: writing JSON: %v\n", err)
 			}
 		}
-		return 1
+		// A file that cannot be opened is bad input (2), as in the other
+		// commands; one that does not decode fails the check (1).
+		if _, unopened := errors.AsType[*fs.PathError](err); unopened {
+			return exitUsage
+		}
+		return exitFailed
 	}
 	in := inspect(d)
 	if opts.asJSON {

@@ -43,6 +43,10 @@ func TestExitStatus(t *testing.T) {
 		"completion zsh":           {0, "#compdef nodeproof", ""},
 		"completion no-such-sh":    {2, "", `nodeproof completion: no completion for shell "no-such-sh"`},
 		"checkpoint a.json b.json": {2, "", `nodeproof checkpoint: unexpected argument "b.json"`},
+		// A file that cannot be opened is bad input, as in the other commands.
+		"checkpoint no-such-file.json": {2, "", "nodeproof checkpoint: open no-such-file.json: no such file or directory"},
+		"cgroups -f no-such-file.yaml": {2, "", "nodeproof cgroups: open no-such-file.yaml: no such file or directory"},
+		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: open no-such-file.yaml: no such file or directory"},
 	}
 	root := newRootCommand(defaultCommands()...)
 	require.NotEmpty(t, root.Commands())
