@@ -23,7 +23,10 @@ type RunOptions struct {
 	Steps int
 	// Seed is the base seed; 0 derives one from the clock and reports it in Result.Seed.
 	Seed uint64
-	// FailFile is a rapid fail file to replay before generating new cases; empty for none.
+	// FailFile is a rapid fail file to replay; empty for none. With one, Run
+	// replays that case alone and generates no new ones (Checks is ignored):
+	// rapid would otherwise go on to random cases, whose verdict could pass
+	// for the file's.
 	FailFile string
 	// Progress, when set, is called every few completed cases with the number done
 	// and the number requested. It runs on the caller's goroutine.
@@ -57,6 +60,9 @@ type Result struct {
 	Failure *Failure
 	// Seed is the base seed the run used.
 	Seed uint64
+	// FailFileIgnored is rapid's reason for not replaying RunOptions.FailFile,
+	// such as draws that no longer fit the suite; empty when it replayed it.
+	FailFileIgnored string
 }
 
 // runMu serialises Run: rapid reads its settings from process-wide flags.
@@ -89,7 +95,10 @@ func Run(s Suite, opts RunOptions) Result {
 		// replayed seed would no longer generate the same case.
 		"test.short": "false",
 	}
-	if opts.Checks > 0 {
+	switch {
+	case opts.FailFile != "":
+		settings["rapid.checks"] = "0"
+	case opts.Checks > 0:
 		settings["rapid.checks"] = strconv.Itoa(opts.Checks)
 	}
 	if opts.Steps > 0 {
@@ -109,6 +118,9 @@ func Run(s Suite, opts RunOptions) Result {
 		Seconds: time.Since(start).Seconds(),
 		Passed:  !rec.failed,
 		Seed:    opts.Seed,
+	}
+	if opts.FailFile != "" {
+		res.FailFileIgnored = rec.failFileIgnored()
 	}
 	if rec.failed {
 		res.Failure = rec.failure(s, steps)
@@ -268,6 +280,20 @@ var (
 	// an action logs under its step.
 	stepLineRE = regexp.MustCompile(`^(step \d+: |  \S)`)
 )
+
+// failFileIgnored returns rapid's note that it did not replay the fail file
+// (engine.go, checkFailFile: a file it cannot load, another version, or
+// draws the property no longer accepts), without the "[rapid] " prefix; empty
+// when there is none.
+func (r *recorder) failFileIgnored() string {
+	for _, line := range r.logs {
+		msg, ok := strings.CutPrefix(line, "[rapid] ")
+		if ok && (strings.HasPrefix(msg, "ignoring fail file") || strings.HasSuffix(msg, "is no longer valid")) {
+			return msg
+		}
+	}
+	return ""
+}
 
 // failure turns rapid's verdict into a Failure attributed to an invariant.
 func (r *recorder) failure(s Suite, steps int) *Failure {

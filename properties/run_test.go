@@ -153,6 +153,45 @@ func TestRunReplaysFailFile(t *testing.T) {
 	assert.Equal(t, "nodeproof replay --suite counter --failfile "+files[0]+" --steps 20", f.Replay, "Seed = %d, Replay = %q; want the fail file to replay from", f.Seed, f.Replay)
 }
 
+// TestRunFailFileOnly: a fail file is the one case Run replays. When rapid
+// cannot replay it (here the suite changed: the limit moved, so the recorded
+// draws end before the case does), Run says so and generates no other case,
+// whose verdict would pass for the file's.
+func TestRunFailFileOnly(t *testing.T) {
+	t.Chdir(t.TempDir())
+	restore := setFlags(map[string]string{"rapid.nofailfile": "false", "rapid.seed": "5", "rapid.steps": "20"})
+	rapid.Check(&recorder{name: "TestSuites/counter", outputFrom: -1}, func(rt *rapid.T) { counterSuite(2).Property(rt, NewTally()) })
+	restore()
+	files, err := filepath.Glob("testdata/rapid/*/*.fail")
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+
+	for _, tc := range []struct {
+		name    string
+		limit   int
+		ignored string
+	}{
+		{"the failure is gone and the draws end early", 0, "is no longer valid"},
+		{"the failure comes sooner", 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, calls := counterSuite(tc.limit), 0
+			property := s.Property
+			s.Property = func(t *rapid.T, tally *Tally) { calls++; property(t, tally) }
+			res := Run(s, RunOptions{Checks: 50, Steps: 20, FailFile: files[0]})
+			if tc.ignored == "" {
+				assert.Empty(t, res.FailFileIgnored)
+				require.NotNil(t, res.Failure)
+				assert.Equal(t, "TEST-BELOW-LIMIT", res.Failure.Invariant)
+				return
+			}
+			assert.Contains(t, res.FailFileIgnored, tc.ignored)
+			assert.Equal(t, 1, calls, "cases run: the fail file's alone, no new ones")
+			assert.True(t, res.Passed)
+		})
+	}
+}
+
 func TestTallyObserve(t *testing.T) {
 	tally := NewTally()
 	for _, v := range []float64{0, 2, -1, 3, 0} {

@@ -3,26 +3,16 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 )
-
-func init() {
-	register(command{
-		name:    "admit",
-		summary: "admit the pods of a manifest file to its Node in order, with critical pod preemption",
-		run: func(args []string, stdout, stderr io.Writer) int {
-			return runAdmit(args, os.Stdin, stdout, stderr)
-		},
-	})
-}
 
 // admitOptions are the validated flags of `nodeproof admit`.
 type admitOptions struct {
@@ -30,17 +20,29 @@ type admitOptions struct {
 	asJSON bool
 }
 
-func runAdmit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	opts, err := parseAdmitFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+func newAdmitCommand() *cobra.Command {
+	var opts admitOptions
+	cmd := &cobra.Command{
+		Use:                   "admit -f FILE [--json]",
+		Short:                 "admit the pods of a manifest file to its Node in order, with critical pod preemption",
+		Long:                  admitLong,
+		DisableFlagsInUseLine: true,
+		Args:                  noArguments,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.file == "" {
+				return usageError(errors.New("-f FILE is required (- reads stdin)"))
+			}
+			return exitWith(runAdmit(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+		},
 	}
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
-		}
-		return 2
-	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.file, "filename", "f", "", "manifest `FILE` holding one Node and its pods (- reads stdin)")
+	fl.BoolVar(&opts.asJSON, "json", false, "print the decisions as a JSON array")
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	return cmd
+}
+
+func runAdmit(opts admitOptions, stdin io.Reader, stdout, stderr io.Writer) int {
 	data, err := readManifestFile(opts.file, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
@@ -81,35 +83,8 @@ func runAdmit(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func parseAdmitFlags(args []string, stderr io.Writer) (admitOptions, error) {
-	fs := flag.NewFlagSet("admit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var opts admitOptions
-	fs.StringVar(&opts.file, "f", "", "manifest `FILE` holding one Node and its pods (- reads stdin)")
-	fs.BoolVar(&opts.asJSON, "json", false, "print the decisions as a JSON array")
-	fs.Usage = func() {
-		io.WriteString(stderr, admitUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, err
-		}
-		return opts, errUsage
-	}
-	switch {
-	case fs.NArg() > 0:
-		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case opts.file == "":
-		fs.Usage()
-		return opts, errors.New("-f FILE is required (- reads stdin)")
-	}
-	return opts, nil
-}
-
-const admitUsage = `usage: nodeproof admit -f FILE [--json]
-
-Plays the kubelet's (v1.36) admission of pods to one node, with critical pod
+// admitLong is the help of `nodeproof admit`.
+const admitLong = `Plays the kubelet's (v1.36) admission of pods to one node, with critical pod
 preemption, and prints each decision.
 
 FILE is a node file (docs/node-file.md, the reading nodeproof cgroups shares):
@@ -139,10 +114,7 @@ eviction order. --json prints
 (skipped documents and pods are noted on stderr). Exit status: 0 when every
 arrival was decided, rejections included; 2 for bad flags or input (a
 manifest that does not decode, no Node or two, duplicate pods, running pods
-that do not fit); 1 when the output cannot be written.
-
-flags:
-`
+that do not fit); 1 when the output cannot be written.`
 
 // admitScenario is a node file read for admission: it must hold a Node.
 type admitScenario struct {

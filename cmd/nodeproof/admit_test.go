@@ -25,9 +25,7 @@ const (
 )
 
 func runAdmitCmd(stdin string, args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = runAdmit(args, strings.NewReader(stdin), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runNodeproof(stdin, append([]string{"admit"}, args...)...)
 }
 
 // decision is what a test expects of one arrival; it mirrors the --json
@@ -199,15 +197,13 @@ func TestAdmitStdin(t *testing.T) {
 // TestAdmitThroughDispatch runs the command by name, as main does, and
 // checks the command list shows it.
 func TestAdmitThroughDispatch(t *testing.T) {
-	var out, errOut bytes.Buffer
-	code := dispatch([]string{"admit", "-f", filepath.Join(examplesDir, "seed003-node.yaml")}, &out, &errOut)
-	if code != 0 || !strings.Contains(out.String(), "1. kube-system/critical (Burstable, critical: static): admitted after preempting 3 pods") {
-		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, errOut.String(), out.String())
+	code, stdout, stderr := runNodeproof("", "admit", "-f", filepath.Join(examplesDir, "seed003-node.yaml"))
+	if code != 0 || !strings.Contains(stdout, "1. kube-system/critical (Burstable, critical: static): admitted after preempting 3 pods") {
+		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
-	errOut.Reset()
-	dispatch([]string{"help"}, &out, &errOut)
-	if !strings.Contains(errOut.String(), "\n  admit ") {
-		t.Errorf("usage does not list admit:\n%s", errOut.String())
+	_, stdout, _ = runNodeproof("", "help")
+	if !strings.Contains(stdout, "\n  admit ") {
+		t.Errorf("usage does not list admit:\n%s", stdout)
 	}
 }
 
@@ -345,9 +341,9 @@ func TestAdmitBadInput(t *testing.T) {
 		stdin  string
 		stderr []string
 	}{
-		{"no flags", nil, "", []string{"-f FILE is required", "usage: nodeproof admit -f FILE [--json]"}},
+		{"no flags", nil, "", []string{"-f FILE is required"}},
 		{"--json alone", []string{"--json"}, "", []string{"-f FILE is required"}},
-		{"unknown flag", []string{"-f", "-", "--yaml"}, testNode, []string{"flag provided but not defined: -yaml"}},
+		{"unknown flag", []string{"-f", "-", "--yaml"}, testNode, []string{"unknown flag: --yaml"}},
 		{"extra argument", []string{"-f", "-", "other.yaml"}, testNode, []string{`unexpected argument "other.yaml"`}},
 		{"missing file", []string{"-f", "/nonexistent/node.yaml"}, "", []string{"/nonexistent/node.yaml", "no such file"}},
 		{"bad quantity", []string{"-f", "-"}, testNode + podDoc("ok", "", "", "100m", 0) + badCPU,
@@ -404,12 +400,12 @@ func TestAdmitBadInput(t *testing.T) {
 // capacity fallback documented, and exits 0.
 func TestAdmitHelp(t *testing.T) {
 	code, stdout, stderr := runAdmitCmd("", "-h")
-	if code != 0 || stdout != "" {
-		t.Errorf("exit %d, stdout %q", code, stdout)
+	if code != 0 || stderr != "" {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
-	for _, want := range []string{"usage: nodeproof admit -f FILE [--json]", "status.capacity instead", "Exit status: 0 when every\narrival was decided, rejections included; 2 for bad flags or input", "every kill of a preempted pod succeeds"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("usage lacks %q:\n%s", want, stderr)
+	for _, want := range []string{"Usage:\n  nodeproof admit -f FILE [--json]", "-f, --filename FILE", "status.capacity instead", "Exit status: 0 when every\narrival was decided, rejections included; 2 for bad flags or input", "every kill of a preempted pod succeeds"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("usage lacks %q:\n%s", want, stdout)
 		}
 	}
 }
@@ -424,7 +420,7 @@ func TestAdmitWriteFailure(t *testing.T) {
 	path := filepath.Join(examplesDir, "seed003-node.yaml")
 	for _, args := range [][]string{{"-f", path}, {"-f", path, "--json"}} {
 		var errOut bytes.Buffer
-		if code := runAdmit(args, strings.NewReader(""), failingWriter{}, &errOut); code != 1 || !strings.Contains(errOut.String(), "disk full") {
+		if code := execute(newRootCommand(newAdmitCommand()), append([]string{"admit"}, args...), strings.NewReader(""), failingWriter{}, &errOut); code != 1 || !strings.Contains(errOut.String(), "disk full") {
 			t.Errorf("%q: exit %d, stderr %q; want 1 and the write error", args, code, errOut.String())
 		}
 	}

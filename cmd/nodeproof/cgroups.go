@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,20 +12,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 )
-
-func init() {
-	register(command{
-		name:    "cgroups",
-		summary: "print the pod and QoS cgroups, with every file value, the kubelet keeps for Pod manifests",
-		run:     runCgroups,
-	})
-}
 
 // hostMeminfo is where the node's memory comes from when neither a flag nor
 // a Node manifest gives it: MemTotal, which is what the kubelet (cadvisor)
@@ -47,18 +39,8 @@ type cgroupsOptions struct {
 	qosReservedFlag string
 }
 
-func runCgroups(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseCgroupsFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "nodeproof cgroups: %v\n", err)
-		}
-		return 2
-	}
-	data, err := readManifestFile(opts.file, os.Stdin)
+func runCgroups(opts cgroupsOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+	data, err := readManifestFile(opts.file, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodeproof cgroups: %v\n", err)
 		return 2
@@ -87,26 +69,12 @@ func (o cgroupsOptions) displayFile() string {
 	return o.file
 }
 
-func parseCgroupsFlags(args []string, stderr io.Writer) (cgroupsOptions, error) {
-	fs := flag.NewFlagSet("cgroups", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		opts                    cgroupsOptions
-		cpu, memory             string
-		version, driver, qosRes string
-	)
-	fs.StringVar(&opts.file, "f", "", "`FILE` of Pod manifests (YAML or JSON, several documents, a v1 List); - reads stdin")
-	fs.StringVar(&cpu, "node-cpu", "", "the node's cpu capacity as a `QUANTITY` (3, 2500m)")
-	fs.StringVar(&memory, "node-memory", "", "the node's memory capacity as a `QUANTITY` (8Gi, 16G)")
-	fs.StringVar(&qosRes, "qos-reserved", "", "the kubelet's --qos-reserved, `memory=P%`: the QoS tiers keep P% of the higher tiers' memory requests free (default: none, as the QOSReserved gate is off)")
-	fs.StringVar(&version, "cgroup-version", "1", "cgroup `VERSION` whose files to print: 1 (the kubelet's own units, cpu.shares) or 2 (cpu.weight, cpu.max, memory.max)")
-	fs.StringVar(&driver, "driver", string(cgroups.DriverCgroupfs), "the kubelet's cgroup `DRIVER`, cgroupfs or systemd (slice names)")
-	fs.BoolVar(&opts.asJSON, "json", false, `print [{"path": ..., "container": {"name", "id"}, "files": [{"file": ..., "value": ...}, ...]}, ...] instead of the tree, files in write order ("container" on container cgroups only)`)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: nodeproof cgroups -f FILE [--node-cpu QUANTITY] [--node-memory QUANTITY]
-                        [--qos-reserved memory=P%] [--cgroup-version 1|2] [--driver cgroupfs|systemd] [--json]
-
-Reads a node file (docs/node-file.md, the reading nodeproof admit shares: YAML or
+func newCgroupsCommand() *cobra.Command {
+	var f cgroupsFlags
+	cmd := &cobra.Command{
+		Use:   "cgroups -f FILE [--node-cpu QUANTITY] [--node-memory QUANTITY] [--qos-reserved memory=P%] [--cgroup-version 1|2] [--driver cgroupfs|systemd] [--json]",
+		Short: "print the pod and QoS cgroups, with every file value, the kubelet keeps for Pod manifests",
+		Long: `Reads a node file (docs/node-file.md, the reading nodeproof admit shares: YAML or
 JSON, several documents or a v1 List; an optional Node and the pods bound to it),
 plays the kubelet's admission of the arriving pods as nodeproof admit does, and builds
 the pod and QoS cgroups a v1.36 kubelet keeps for the pods the node then runs
@@ -128,57 +96,76 @@ containers' cpu.weight by the runtimes' current formula (runc >= 1.3.2, crun >= 
 
 Notes on stderr say what was skipped (other kinds, finished pods), rejected or
 preempted, and which pods got a stand-in uid. A bad node file or bad flags exit 2 with
-the document and field, or the flag, at fault.
+the document and field, or the flag, at fault.`,
+		DisableFlagsInUseLine: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError(fmt.Errorf("unexpected argument %q (one -f FILE holds every manifest)", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(cmd.Flags().Changed)
+			if err != nil {
+				return usageError(err)
+			}
+			return exitWith(runCgroups(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.file, "filename", "f", "", "node `FILE`: an optional Node and its pods (YAML or JSON, several documents, a v1 List); - reads stdin")
+	fl.StringVar(&f.cpu, "node-cpu", "", "the node's cpu capacity as a `QUANTITY` (3, 2500m)")
+	fl.StringVar(&f.memory, "node-memory", "", "the node's memory capacity as a `QUANTITY` (8Gi, 16G)")
+	fl.StringVar(&f.qosReserved, "qos-reserved", "", "the kubelet's --qos-reserved, `memory=P%`: the QoS tiers keep P% of the higher tiers' memory requests free (default: none, as the QOSReserved gate is off)")
+	fl.StringVar(&f.version, "cgroup-version", "1", "cgroup `VERSION` whose files to print: 1 (the kubelet's own units, cpu.shares) or 2 (cpu.weight, cpu.max, memory.max)")
+	fl.StringVar(&f.driver, "driver", string(cgroups.DriverCgroupfs), "the kubelet's cgroup `DRIVER`, cgroupfs or systemd (slice names)")
+	fl.BoolVar(&f.asJSON, "json", false, `print [{"path": ..., "container": {"name", "id"}, "files": [{"file": ..., "value": ...}, ...]}, ...] instead of the tree, files in write order ("container" on container cgroups only)`)
+	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
+	_ = cmd.RegisterFlagCompletionFunc("cgroup-version", cobra.FixedCompletions([]string{"1", "2"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("driver", cobra.FixedCompletions([]string{string(cgroups.DriverCgroupfs), string(cgroups.DriverSystemd)}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
 
-flags:
-`)
-		fs.PrintDefaults()
-	}
-	// The flag package stops at the first argument that is not a flag;
-	// anything left over is a mistake, such as a second file.
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, err
-		}
-		return opts, errUsage
-	}
-	if fs.NArg() > 0 {
-		return opts, fmt.Errorf("unexpected argument %q (one -f FILE holds every manifest)", fs.Arg(0))
-	}
+// cgroupsFlags are the flags of `nodeproof cgroups` as typed.
+type cgroupsFlags struct {
+	file, cpu, memory, qosReserved, version, driver string
+	asJSON                                          bool
+}
+
+// options validates the flags; changed says whether a flag was given.
+func (f cgroupsFlags) options(changed func(name string) bool) (cgroupsOptions, error) {
+	opts := cgroupsOptions{file: f.file, asJSON: f.asJSON}
 	if opts.file == "" {
-		fs.Usage()
 		return opts, errors.New("-f FILE is required (- reads stdin)")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
-	if set["node-cpu"] {
-		if opts.nodeCPU, err = parseNodeQuantity("--node-cpu", cpu, pod.CPU); err != nil {
+	if changed("node-cpu") {
+		if opts.nodeCPU, err = parseNodeQuantity("--node-cpu", f.cpu, pod.CPU); err != nil {
 			return opts, err
 		}
 	}
-	if set["node-memory"] {
-		if opts.nodeMemory, err = parseNodeQuantity("--node-memory", memory, pod.Memory); err != nil {
+	if changed("node-memory") {
+		if opts.nodeMemory, err = parseNodeQuantity("--node-memory", f.memory, pod.Memory); err != nil {
 			return opts, err
 		}
 	}
-	if opts.qosReserved, err = parseQOSReservedFlag(qosRes); err != nil {
+	if opts.qosReserved, err = parseQOSReservedFlag(f.qosReserved); err != nil {
 		return opts, err
 	}
-	opts.qosReservedFlag = qosRes
-	switch version {
+	opts.qosReservedFlag = f.qosReserved
+	switch f.version {
 	case "1":
 		opts.version = cgroups.V1
 	case "2":
 		opts.version = cgroups.V2
 	default:
-		return opts, fmt.Errorf("--cgroup-version %q: must be 1 or 2", version)
+		return opts, fmt.Errorf("--cgroup-version %q: must be 1 or 2", f.version)
 	}
-	switch d := cgroups.Driver(driver); d {
+	switch d := cgroups.Driver(f.driver); d {
 	case cgroups.DriverCgroupfs, cgroups.DriverSystemd:
 		opts.driver = d
 	default:
-		return opts, fmt.Errorf("--driver %q: must be %s or %s", driver, cgroups.DriverCgroupfs, cgroups.DriverSystemd)
+		return opts, fmt.Errorf("--driver %q: must be %s or %s", f.driver, cgroups.DriverCgroupfs, cgroups.DriverSystemd)
 	}
 	return opts, nil
 }

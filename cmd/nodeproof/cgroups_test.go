@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/md5"
 	"encoding/json"
 	"flag"
@@ -30,9 +29,7 @@ var seedExample = filepath.Join("..", "..", "docs", "examples", "seed004-pods.ya
 var seedArgs = []string{"-f", seedExample, "--node-cpu", "3", "--node-memory", "8Gi", "--qos-reserved", "memory=100%"}
 
 func runCgroupsCmd(args ...string) (code int, stdout, stderr string) {
-	var out, errOut bytes.Buffer
-	code = dispatch(append([]string{"cgroups"}, args...), &out, &errOut)
-	return code, out.String(), errOut.String()
+	return runNodeproof("", append([]string{"cgroups"}, args...)...)
 }
 
 // parseTree reads the text output back into path → file → value, with the
@@ -329,9 +326,9 @@ func TestCgroupsBadFlags(t *testing.T) {
 		{append(f, "--cgroup-version", "v2"), 2, `--cgroup-version "v2": must be 1 or 2`},
 		{append(f, "--driver", "docker"), 2, `--driver "docker": must be cgroupfs or systemd`},
 		{append(f, "other.yaml"), 2, `unexpected argument "other.yaml"`},
-		{append(f, "--yaml"), 2, "flag provided but not defined: -yaml"},
+		{append(f, "--yaml"), 2, "unknown flag: --yaml (see 'nodeproof cgroups --help')"},
+		{append(f, "-node-cpu", "3"), 2, "unknown shorthand flag: 'n' in -node-cpu"},
 		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, 2, "missing.yaml: no such file"},
-		{[]string{"-h"}, 0, "usage: nodeproof cgroups -f FILE"},
 	} {
 		code, stdout, stderr := runCgroupsCmd(c.args...)
 		if code != c.code || !strings.Contains(stderr, c.stderr) {
@@ -340,6 +337,10 @@ func TestCgroupsBadFlags(t *testing.T) {
 		if stdout != "" {
 			t.Errorf("%q: printed to stdout:\n%s", c.args, stdout)
 		}
+	}
+	code, stdout, stderr := runCgroupsCmd("-h")
+	if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:\n  nodeproof cgroups -f FILE") {
+		t.Errorf("-h: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
 }
 
@@ -425,15 +426,7 @@ metadata: {name: web}
 apiVersion: v1
 kind: Pood
 `
-	stdin, err := os.Open(writeManifest(t, manifest))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	saved := os.Stdin
-	os.Stdin = stdin
-	defer func() { os.Stdin = saved }()
-	code, stdout, stderr := runCgroupsCmd("-f", "-", "--node-cpu", "2", "--node-memory", "4Gi")
+	code, stdout, stderr := runNodeproof(manifest, "cgroups", "-f", "-", "--node-cpu", "2", "--node-memory", "4Gi")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}

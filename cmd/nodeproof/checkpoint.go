@@ -3,25 +3,19 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
-
-func init() {
-	register(command{
-		name:    "checkpoint",
-		summary: "decode a device manager checkpoint file (kubelet_internal_checkpoint) and check its invariants",
-		run:     runCheckpoint,
-	})
-}
 
 // checkpointOptions are the validated arguments of `nodeproof checkpoint`.
 type checkpointOptions struct {
@@ -29,18 +23,33 @@ type checkpointOptions struct {
 	asJSON bool
 }
 
-func runCheckpoint(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseCheckpointFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+func newCheckpointCommand() *cobra.Command {
+	var opts checkpointOptions
+	cmd := &cobra.Command{
+		Use:   "checkpoint FILE [--json]",
+		Short: "decode a device manager checkpoint file (kubelet_internal_checkpoint) and check its invariants",
+		Long: `Decodes a device manager checkpoint, prints its devices and entries, and exits 1
+when it does not decode or breaks an invariant of the kubelet's allocation state.`,
+		DisableFlagsInUseLine: true,
+		Args: func(_ *cobra.Command, args []string) error {
+			switch len(args) {
+			case 0:
+				return usageError(errors.New("FILE is required"))
+			case 1:
+				return nil
+			}
+			return usageError(fmt.Errorf("unexpected argument %q", args[1]))
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.file = args[0]
+			return exitWith(runCheckpoint(opts, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+		},
 	}
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "nodeproof checkpoint: %v\n", err)
-		}
-		return 2
-	}
+	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
 
+func runCheckpoint(opts checkpointOptions, stdout, stderr io.Writer) int {
 	d, err := readCheckpoint(opts.file)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodeproof checkpoint: %v\n", err)
@@ -56,7 +65,12 @@ func runCheckpoint(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "nodeproof checkpoint: writing JSON: %v\n", err)
 			}
 		}
-		return 1
+		// A file that cannot be opened is bad input (2), as in the other
+		// commands; one that does not decode fails the check (1).
+		if _, unopened := errors.AsType[*fs.PathError](err); unopened {
+			return exitUsage
+		}
+		return exitFailed
 	}
 	in := inspect(d)
 	if opts.asJSON {
@@ -71,44 +85,6 @@ func runCheckpoint(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
-}
-
-func parseCheckpointFlags(args []string, stderr io.Writer) (checkpointOptions, error) {
-	fs := flag.NewFlagSet("checkpoint", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var opts checkpointOptions
-	fs.BoolVar(&opts.asJSON, "json", false, "print the result as JSON")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodeproof checkpoint FILE [--json]")
-		fmt.Fprintln(stderr, "\nDecodes a device manager checkpoint, prints its devices and entries, and exits 1")
-		fmt.Fprintln(stderr, "when it does not decode or breaks an invariant of the kubelet's allocation state.")
-		fs.PrintDefaults()
-	}
-	// The flag package stops at the first argument that is not a flag, so
-	// parse again after each one: the documented order is FILE --json.
-	var files []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return opts, err
-			}
-			return opts, errUsage
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		files = append(files, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	switch len(files) {
-	case 0:
-		fs.Usage()
-		return opts, errors.New("FILE is required")
-	case 1:
-		opts.file = files[0]
-		return opts, nil
-	}
-	return opts, fmt.Errorf("unexpected argument %q", files[1])
 }
 
 // readCheckpoint reads and strictly decodes the file at path, explaining a

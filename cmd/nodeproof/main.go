@@ -2,65 +2,114 @@
 // the invariant report, replays of failures, the mutant runner, the
 // checkpoint inspector, the cgroup tree of Pod manifests and the admission
 // of pods to a node.
+//
+// The command line follows the Kubernetes tools (kubectl, kubeadm): spf13/cobra
+// commands with pflag's --long flags, help for every command on stdout, shell
+// completion, and one exit status per outcome (exit.go).
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeproof/nodeproof/properties"
 )
 
-// command is one subcommand. Each lives in its own file and registers itself
-// from init, so adding one does not touch the others.
-type command struct {
-	name    string
-	summary string
-	run     func(args []string, stdout, stderr io.Writer) int
-}
-
-var commands = map[string]command{}
-
-func register(c command) {
-	if _, dup := commands[c.name]; dup {
-		panic("nodeproof: command registered twice: " + c.name)
-	}
-	commands[c.name] = c
-}
-
 func main() {
-	os.Exit(dispatch(os.Args[1:], os.Stdout, os.Stderr))
+	os.Exit(execute(newRootCommand(defaultCommands()...), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-func dispatch(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+// defaultCommands are nodeproof's commands, each built by its own file.
+func defaultCommands() []*cobra.Command {
+	return []*cobra.Command{
+		newAdmitCommand(),
+		newCgroupsCommand(),
+		newCheckpointCommand(),
+		newMutantsCommand(),
+		newReplayCommand(properties.Lookup, properties.Suites()),
+		newReportCommand(),
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "nodeproof: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return 2
-	}
-	return c.run(args[1:], stdout, stderr)
 }
 
-func usage(w io.Writer) {
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
+// execute runs the command line args against root and returns the exit
+// status, having printed any error once on stderr.
+func execute(root *cobra.Command, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		// Without a command there is nothing to run: a usage error, which
+		// lists the commands (cobra would print the help and exit 0).
+		fmt.Fprint(stderr, root.UsageString())
+		return exitUsage
 	}
-	sort.Strings(names)
-	var b strings.Builder
-	b.WriteString("usage: nodeproof <command> [flags]\n\ncommands:\n")
-	for _, n := range names {
-		fmt.Fprintf(&b, "  %-11s %s\n", n, commands[n].summary)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteC()
+	return exitStatus(cmd, err, stderr)
+}
+
+// newRootCommand is `nodeproof` with the given commands, the help command
+// and the completion command.
+func newRootCommand(commands ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "nodeproof",
+		Short: "property-based verification of the kubelet's node subsystems",
+		Long: `nodeproof checks a deterministic model of the kubelet's node subsystems (device manager,
+cgroups, admission and preemption) against reference models, and inspects the files and manifests a
+node holds.`,
+		// Errors are printed once, by execute, without the usage under them.
+		SilenceErrors: true,
+		SilenceUsage:  true,
 	}
-	b.WriteString("\nRun 'nodeproof <command> -h' for the flags of one command.\n")
-	io.WriteString(w, b.String())
+	root.SetFlagErrorFunc(flagError)
+	root.SetHelpCommand(newHelpCommand())
+	root.AddCommand(commands...)
+	root.AddCommand(newCompletionCommand())
+	// cobra adds the flag while it executes; adding it now makes the usage
+	// printed without executing (no command given) list it too.
+	root.InitDefaultHelpFlag()
+	return root
+}
+
+// newHelpCommand replaces cobra's, which prints the root's usage and exits 0
+// for a command that does not exist.
+func newHelpCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help prints the usage of a command, or of nodeproof, on stdout.",
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, c := range cmd.Root().Commands() {
+				if c.IsAvailableCommand() {
+					names = append(names, cobra.CompletionWithDesc(c.Name(), c.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			target, rest, err := cmd.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return usageError(fmt.Errorf("no command %q (see 'nodeproof help')", strings.Join(args, " ")))
+			}
+			// As cobra's own help command does, so that the help lists -h.
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	}
+}
+
+// noArguments is the Args check of a command that takes flags only.
+func noArguments(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageError(fmt.Errorf("unexpected argument %q", args[0]))
+	}
+	return nil
 }

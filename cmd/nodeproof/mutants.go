@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -16,74 +15,74 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
-func init() {
-	register(command{
-		name:    "mutants",
-		summary: "apply each seeded bug in mutants/ and check that the tests catch it",
-		run:     runMutants,
-	})
+// mutantsOptions are the flags of `nodeproof mutants`.
+type mutantsOptions struct {
+	dir      string // "" is mutants/ under the module root
+	jsonPath string
+	filter   *regexp.Regexp
+	list     bool
 }
 
-func runMutants(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dir := fs.String("dir", "", "directory of mutant patches (default: mutants/ under the module root)")
-	jsonPath := fs.String("json", "", "write the kill matrix as JSON to this `file`, creating its directory")
-	runPattern := fs.String("run", "", "run only mutants whose ID matches this `regex`")
-	list := fs.Bool("list", false, "list the mutants without running them")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodeproof mutants [--dir DIR] [--json FILE] [--run REGEX] [--list]")
-		fmt.Fprintln(stderr, "\nApplies each mutants/*.patch to a scratch copy of the module, runs the packages named")
-		fmt.Fprintln(stderr, "in its header and fails unless every mutant is killed.")
-		fs.PrintDefaults()
+func newMutantsCommand() *cobra.Command {
+	var (
+		opts       mutantsOptions
+		runPattern string
+	)
+	cmd := &cobra.Command{
+		Use:   "mutants [--dir DIR] [--json FILE] [--run REGEX] [--list]",
+		Short: "apply each seeded bug in mutants/ and check that the tests catch it",
+		Long: `Applies each mutants/*.patch to a scratch copy of the module, runs the packages named
+in its header and fails unless every mutant is killed. Run it from inside the module.
+Exit status: 1 when a mutant survives, does not apply or does not compile; 2 for bad flags,
+a --dir without patches, or a --run that selects none.`,
+		DisableFlagsInUseLine: true,
+		Args:                  noArguments,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if opts.filter, err = regexp.Compile(runPattern); err != nil {
+				return usageError(fmt.Errorf("--run: %v", err))
+			}
+			return runMutants(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "nodeproof mutants: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
-	}
-	filter, err := regexp.Compile(*runPattern)
-	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof mutants: --run: %v\n", err)
-		return 2
-	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.dir, "dir", "", "directory `DIR` of mutant patches (default: mutants/ under the module root)")
+	fl.StringVar(&opts.jsonPath, "json", "", "write the kill matrix as JSON to this `FILE`, creating its directory")
+	fl.StringVar(&runPattern, "run", "", "run only mutants whose ID matches this `REGEX`")
+	fl.BoolVar(&opts.list, "list", false, "list the mutants without running them")
+	_ = cmd.MarkFlagDirname("dir")
+	return cmd
+}
 
+func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	root, err := findModuleRoot()
 	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof mutants: %v\n", err)
-		return 1
+		return usageError(err)
 	}
-	if *dir == "" {
-		*dir = filepath.Join(root, "mutants")
+	if opts.dir == "" {
+		opts.dir = filepath.Join(root, "mutants")
 	}
-	all, err := mutants.Load(*dir)
+	all, err := mutants.Load(opts.dir)
 	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof mutants: %v\n", err)
-		return 1
+		return usageError(fmt.Errorf("--dir: %v", err))
 	}
 	var selected []mutants.Mutant
 	for _, m := range all {
-		if filter.MatchString(m.ID) {
+		if opts.filter.MatchString(m.ID) {
 			selected = append(selected, m)
 		}
 	}
 	if len(selected) == 0 {
 		if len(all) == 0 {
-			fmt.Fprintf(stderr, "nodeproof mutants: no mutants: %s holds no *.patch files\n", *dir)
-		} else {
-			fmt.Fprintf(stderr, "nodeproof mutants: none of the %d mutants matches --run %q\n", len(all), *runPattern)
+			return usageError(fmt.Errorf("no mutants: %s holds no *.patch files", opts.dir))
 		}
-		return 1
+		return usageError(fmt.Errorf("none of the %d mutants matches --run %q", len(all), opts.filter))
 	}
 
 	var ids []string
@@ -91,26 +90,27 @@ func runMutants(args []string, stdout, stderr io.Writer) int {
 		ids = append(ids, inv.ID)
 	}
 	if err := mutants.Check(root, selected, ids); err != nil {
-		fmt.Fprintf(stderr, "nodeproof mutants: %v\n", err)
-		return 1
+		// A header naming a missing package or an unknown check is a
+		// mutant file that cannot be used: bad input.
+		return usageError(err)
 	}
-	if *list {
+	if opts.list {
 		for _, m := range selected {
 			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, strings.Join(m.Packages, " "), m.Bug)
 		}
-		return 0
+		return nil
 	}
 
 	// Interrupting stops the running go command, so the scratch copy is
 	// still removed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opts := mutants.Options{InvariantIDs: ids}
+	runOpts := mutants.Options{InvariantIDs: ids}
 
 	// A kill means something only where the same tests pass without the
 	// patch: run each package set once on the unpatched tree first.
-	if !baselinesPass(ctx, root, selected, opts, stdout, stderr) {
-		return 1
+	if !baselinesPass(ctx, root, selected, runOpts, stdout, stderr) {
+		return exitWith(exitFailed)
 	}
 
 	width := 0
@@ -121,7 +121,7 @@ func runMutants(args []string, stdout, stderr io.Writer) int {
 	counts := map[string]int{}
 	rows := make([]mutantRow, 0, len(selected))
 	for i, m := range selected {
-		r := mutants.Run(ctx, root, m, opts)
+		r := mutants.Run(ctx, root, m, runOpts)
 		counts[r.Status]++
 		rows = append(rows, mutantRow{
 			ID: r.ID, Subsystem: r.Subsystem, Source: r.Source, Killed: r.Killed,
@@ -132,8 +132,7 @@ func runMutants(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "%s: %s\n%s\n", m.ID, m.Bug, indentBlock(r.Output))
 		}
 		if ctx.Err() != nil {
-			fmt.Fprintln(stderr, "nodeproof mutants: interrupted")
-			return 1
+			return &exitError{status: exitFailed, err: errors.New("interrupted")}
 		}
 	}
 	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d killed by a check the header does not name, %d not killed again on re-run, "+
@@ -142,16 +141,15 @@ func runMutants(args []string, stdout, stderr io.Writer) int {
 		counts[mutants.StatusNotReproduced], counts[mutants.StatusTimedOut], counts[mutants.StatusDoesNotApply],
 		counts[mutants.StatusDoesNotCompile], counts[mutants.StatusError], time.Since(start).Seconds())
 
-	if *jsonPath != "" {
-		if err := writeKillMatrix(*jsonPath, rows); err != nil {
-			fmt.Fprintf(stderr, "nodeproof mutants: --json: %v\n", err)
-			return 1
+	if opts.jsonPath != "" {
+		if err := writeKillMatrix(opts.jsonPath, rows); err != nil {
+			return &exitError{status: exitFailed, err: fmt.Errorf("--json: %v", err)}
 		}
 	}
 	if counts[mutants.StatusKilled] != len(selected) {
-		return 1
+		return exitWith(exitFailed)
 	}
-	return 0
+	return nil
 }
 
 // mutantVerdict is the verdict column of a progress line.

@@ -2,21 +2,24 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/properties"
 )
 
-func init() {
-	register(command{
-		name:    "replay",
-		summary: "re-run one suite from a seed or a rapid fail file and print the steps",
-		run:     runReplay,
-	})
+// maxSteps bounds --steps of replay and report: 100 times their default.
+// rapid's cases grow with it: a case of 10000 steps of the slowest suite
+// (cgroups) takes about 1.5 s on two cores, and one of 10000000 had not ended
+// after 100 s, without a word on the terminal.
+const maxSteps = 10_000
+
+// stepsBoundError is the error of a --steps beyond maxSteps.
+func stepsBoundError(steps int) error {
+	return fmt.Errorf("--steps: %d exceeds the bound of %d", steps, maxSteps)
 }
 
 // replayOptions are the validated flags of `nodeproof replay`.
@@ -24,49 +27,70 @@ type replayOptions struct {
 	suite    properties.Suite
 	seed     uint64
 	failFile string
+	// recorded is what the fail file holds, when there is one.
+	recorded failFileCase
 	steps    int
 }
 
-func runReplay(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseReplayFlags(args, stderr, properties.Lookup, properties.Suites())
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "nodeproof replay: %v\n", err)
-		}
-		return 2
-	}
-	return replay(opts, stdout)
+// replayFlags are the flags of `nodeproof replay` as typed.
+type replayFlags struct {
+	suite    string
+	seed     uint64
+	failFile string
+	steps    int
 }
 
-func parseReplayFlags(args []string, stderr io.Writer, lookup func(string) (properties.Suite, bool), all []properties.Suite) (replayOptions, error) {
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		opts  replayOptions
-		suite string
-	)
-	fs.StringVar(&suite, "suite", "", "`NAME` of the suite to run")
-	fs.Uint64Var(&opts.seed, "seed", 0, "seed `N` of the failing case, as printed by the report or rapid")
-	fs.StringVar(&opts.failFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
-	fs.IntVar(&opts.steps, "steps", 0, "`N` actions per case, on average, as in the run that failed (0: rapid's default, as in go test)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodeproof replay --suite NAME (--seed N | --failfile FILE) [--steps N]")
-		fs.PrintDefaults()
+// newReplayCommand is `nodeproof replay`, choosing among the suites all
+// (lookup finds one by name).
+func newReplayCommand(lookup func(string) (properties.Suite, bool), all []properties.Suite) *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay --suite NAME (--seed N | --failfile FILE) [--steps N]",
+		Short: "re-run one suite from a seed or a rapid fail file and print the steps",
+		Long: `Re-runs one case of a suite, from the seed the report printed or from a fail file
+rapid wrote under testdata/rapid, and prints its shrunk steps and the violated invariant.
+Exit status: 1 when the failure reproduces, 0 when it does not, 2 for bad flags or a fail
+file that cannot be replayed.`,
+		Example: `  nodeproof replay --suite devicemanager --seed 2946870663927987 --steps 100
+  nodeproof replay --suite cgroups --failfile properties/testdata/rapid/TestSuites_cgroups/X.fail`,
+		DisableFlagsInUseLine: true,
+		Args:                  noArguments,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(lookup, all)
+			if err != nil {
+				return usageError(err)
+			}
+			return replay(opts, cmd.OutOrStdout())
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, err
-		}
-		return opts, errUsage
-	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.suite, "suite", "", "`NAME` of the suite to run")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed `N` of the failing case, as printed by the report or rapid")
+	fl.StringVar(&f.failFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
+	// rapid reads a seed or a fail file's draws through the number of steps,
+	// so the default is the one of the runs that print them: the report and
+	// go test ./properties.
+	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average, as in the run that failed (0: rapid's own default, 30)")
+	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return suiteNames(all), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.MarkFlagFilename("failfile", "fail")
+	return cmd
+}
 
+func suiteNames(all []properties.Suite) []string {
+	names := make([]string, 0, len(all))
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// options validates the flags.
+func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all []properties.Suite) (replayOptions, error) {
+	opts := replayOptions{seed: f.seed, failFile: f.failFile, steps: f.steps}
 	switch {
-	case fs.NArg() > 0:
-		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	case suite == "":
+	case f.suite == "":
 		return opts, errors.New("--suite is required")
 	case opts.seed == 0 && opts.failFile == "":
 		return opts, errors.New("one of --seed or --failfile is required")
@@ -74,39 +98,48 @@ func parseReplayFlags(args []string, stderr io.Writer, lookup func(string) (prop
 		return opts, errors.New("--seed and --failfile exclude each other")
 	case opts.steps < 0:
 		return opts, fmt.Errorf("--steps must not be negative, got %d", opts.steps)
+	case opts.steps > maxSteps:
+		return opts, stepsBoundError(opts.steps)
 	}
-	if opts.failFile != "" {
-		// rapid ignores an unreadable fail file and generates a new case,
-		// which would pass off a typo as a failure that did not reproduce.
-		if _, err := os.Stat(opts.failFile); err != nil {
-			return opts, fmt.Errorf("--failfile: %v", err)
-		}
-	}
-	s, ok := lookup(suite)
+	s, ok := lookup(f.suite)
 	if !ok {
-		names := make([]string, 0, len(all))
-		for _, s := range all {
-			names = append(names, s.Name)
-		}
-		return opts, fmt.Errorf("--suite: no suite %q; suites: %s", suite, listOrNone(names))
+		return opts, fmt.Errorf("--suite: no suite %q; suites: %s", f.suite, listOrNone(suiteNames(all)))
 	}
 	opts.suite = s
+	if opts.failFile != "" {
+		// rapid skips a fail file it cannot use and generates a new case,
+		// which would pass off a typo or another suite's file as a failure
+		// that did not reproduce.
+		c, err := readFailFile(opts.failFile)
+		if err != nil {
+			return opts, fmt.Errorf("--failfile %s: %v", opts.failFile, err)
+		}
+		if failFileSuite(c.test) != s.Name {
+			return opts, fmt.Errorf("--failfile %s: was written by test %s, not by suite %s (TestSuites/%s)", opts.failFile, c.test, s.Name, s.Name)
+		}
+		opts.recorded = c
+	}
 	return opts, nil
 }
 
 // replay runs the one case and prints its shrunk steps. A reproduced failure
 // exits 1, like the run it reproduces.
-func replay(opts replayOptions, stdout io.Writer) int {
+func replay(opts replayOptions, stdout io.Writer) error {
 	res := properties.Run(opts.suite, properties.RunOptions{
 		Checks:   1,
 		Steps:    opts.steps,
 		Seed:     opts.seed,
 		FailFile: opts.failFile,
 	})
+	if res.FailFileIgnored != "" {
+		return usageError(fmt.Errorf("--failfile %s: rapid did not replay it (%s): its draws no longer fit suite %s, "+
+			"which changed since the file was written (a fix included)%s",
+			opts.failFile, res.FailFileIgnored, opts.suite.Name, seedHint(opts.recorded.seed)))
+	}
 	f := res.Failure
 	if f == nil {
 		fmt.Fprintf(stdout, "passed: the failure did not reproduce (%d steps ran)\n", res.Tally.Steps)
-		return 0
+		return nil
 	}
 	fmt.Fprintf(stdout, "FAILED %s: %s\n\n", opts.suite.Name, f.Invariant)
 	// The last step is the failure line, which the message repeats.
@@ -114,5 +147,14 @@ func replay(opts replayOptions, stdout io.Writer) int {
 		fmt.Fprintln(stdout, step)
 	}
 	fmt.Fprintln(stdout, strings.TrimSuffix(f.Message, "\n"))
-	return 1
+	return exitWith(exitFailed)
+}
+
+// seedHint points to the seed a fail file records, which generates the case
+// anew where its draws no longer fit.
+func seedHint(seed uint64) string {
+	if seed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; run its case anew with --seed %d and the --steps of the run that wrote it", seed)
 }

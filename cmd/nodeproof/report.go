@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,16 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/nodeproof/nodeproof/properties"
 )
-
-func init() {
-	register(command{
-		name:    "report",
-		summary: "run every invariant suite and write index.html, report.md and report.json",
-		run:     runReport,
-	})
-}
 
 // reportOptions are the validated flags of `nodeproof report`.
 type reportOptions struct {
@@ -35,26 +28,42 @@ type reportOptions struct {
 	conformance     *tableSection
 }
 
-// errUsage marks a flag error the flag package has already printed.
-var errUsage = errors.New("usage")
-
-func runReport(args []string, stdout, stderr io.Writer) int {
-	opts, err := parseReportFlags(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
+func newReportCommand() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
+		Short: "run every invariant suite and write index.html, report.md and report.json",
+		Long: `Runs every invariant suite in-process, shows each suite's progress on stderr and writes
+index.html, report.md and report.json into --out. Exit status: 1 when an invariant fails,
+2 for bad flags or a file that cannot be included or written.`,
+		DisableFlagsInUseLine: true,
+		Args:                  noArguments,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options()
+			if err != nil {
+				return usageError(err)
+			}
+			suites, err := selectSuites(opts.suite, properties.Suites())
+			if err != nil {
+				return usageError(err)
+			}
+			return exitWith(report(opts, suites, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+		},
 	}
-	if err != nil {
-		if !errors.Is(err, errUsage) {
-			fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
-		}
-		return 2
+	fl := cmd.Flags()
+	fl.StringVar(&f.out, "out", "report", "directory `DIR` to write index.html, report.md and report.json into")
+	fl.IntVar(&f.checks, "checks", 300, "`N` generated cases per suite")
+	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average")
+	fl.Uint64Var(&f.seed, "seed", 0, "base seed `N`; 0 picks one and prints it")
+	fl.StringVar(&f.suitePattern, "suite", "", "`REGEX` selecting suites by name (default all)")
+	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include")
+	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include")
+	fl.StringVar(&f.conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include")
+	_ = cmd.MarkFlagDirname("out")
+	for _, name := range []string{"mutants", "linearizability", "conformance"} {
+		_ = cmd.MarkFlagFilename(name, "json")
 	}
-	suites, err := selectSuites(opts.suite, properties.Suites())
-	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
-		return 2
-	}
-	return report(opts, suites, stdout, stderr)
+	return cmd
 }
 
 // report runs the suites, shows their progress on stderr, writes the report
@@ -106,60 +115,44 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	return 0
 }
 
-func parseReportFlags(args []string, stderr io.Writer) (reportOptions, error) {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		opts                                                            reportOptions
-		suitePattern, mutantsFile, linearizabilityFile, conformanceFile string
-	)
-	fs.StringVar(&opts.out, "out", "report", "directory `DIR` to write index.html, report.md and report.json into")
-	fs.IntVar(&opts.checks, "checks", 300, "`N` generated cases per suite")
-	fs.IntVar(&opts.steps, "steps", 100, "`N` actions per case, on average")
-	fs.Uint64Var(&opts.seed, "seed", 0, "base seed `N`; 0 picks one and prints it")
-	fs.StringVar(&suitePattern, "suite", "", "`REGEX` selecting suites by name (default all)")
-	fs.StringVar(&mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include")
-	fs.StringVar(&linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include")
-	fs.StringVar(&conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: nodeproof report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX]\n"+
-			"                        [--mutants FILE] [--linearizability FILE] [--conformance FILE]")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return opts, err
-		}
-		return opts, errUsage
-	}
+// reportFlags are the flags of `nodeproof report` as typed.
+type reportFlags struct {
+	out, suitePattern                                 string
+	checks, steps                                     int
+	seed                                              uint64
+	mutantsFile, linearizabilityFile, conformanceFile string
+}
 
+// options validates the flags and reads the files to include.
+func (f reportFlags) options() (reportOptions, error) {
+	opts := reportOptions{out: f.out, checks: f.checks, steps: f.steps, seed: f.seed}
 	switch {
-	case fs.NArg() > 0:
-		return opts, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	case opts.out == "":
 		return opts, errors.New("--out must name a directory")
 	case opts.checks <= 0:
 		return opts, fmt.Errorf("--checks must be positive, got %d", opts.checks)
 	case opts.steps <= 0:
 		return opts, fmt.Errorf("--steps must be positive, got %d", opts.steps)
+	case opts.steps > maxSteps:
+		return opts, stepsBoundError(opts.steps)
 	}
-	re, err := regexp.Compile(suitePattern)
+	re, err := regexp.Compile(f.suitePattern)
 	if err != nil {
 		return opts, fmt.Errorf("--suite: %v", err)
 	}
 	opts.suite = re
-	if mutantsFile != "" {
-		if opts.mutants, err = loadMutants(mutantsFile); err != nil {
+	if f.mutantsFile != "" {
+		if opts.mutants, err = loadMutants(f.mutantsFile); err != nil {
 			return opts, fmt.Errorf("--mutants: %v", err)
 		}
 	}
-	if linearizabilityFile != "" {
-		if opts.linearizability, err = loadTable(linearizabilityFile); err != nil {
+	if f.linearizabilityFile != "" {
+		if opts.linearizability, err = loadTable(f.linearizabilityFile); err != nil {
 			return opts, fmt.Errorf("--linearizability: %v", err)
 		}
 	}
-	if conformanceFile != "" {
-		if opts.conformance, err = loadTable(conformanceFile); err != nil {
+	if f.conformanceFile != "" {
+		if opts.conformance, err = loadTable(f.conformanceFile); err != nil {
 			return opts, fmt.Errorf("--conformance: %v", err)
 		}
 	}

@@ -267,15 +267,12 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--mutants", noID}, "--mutants: " + noID + ": element 0: id is required"},
 		{[]string{"--linearizability", notArray}, "--linearizability: " + notArray + ": want a JSON array of objects"},
 		{[]string{"--conformance", notObjects}, "--conformance: " + notObjects + ": element 0: not a JSON object"},
-		{[]string{"--seed", "-1"}, "invalid value \"-1\" for flag -seed"},
+		{[]string{"--seed", "-1"}, `invalid argument "-1" for "--seed" flag`},
+		{[]string{"-seed", "1"}, "unknown shorthand flag: 's' in -seed"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
-		var stdout, stderr bytes.Buffer
-		if code := dispatch(append([]string{"report"}, tc.args...), &stdout, &stderr); code != 2 {
-			t.Errorf("report %q: exit %d, want 2", tc.args, code)
-		}
-		if !strings.Contains(stderr.String(), tc.want) {
-			t.Errorf("report %q: stderr %q lacks %q", tc.args, stderr.String(), tc.want)
+		if code, _, stderr := runNodeproof("", append([]string{"report"}, tc.args...)...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("report %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
 	}
 }
@@ -366,25 +363,20 @@ func TestReportEndToEnd(t *testing.T) {
 
 	// The replay line in the report reproduces the failure.
 	m := regexp.MustCompile(`--seed (\d+)`).FindStringSubmatch(limited.Failure.Replay)
-	var replayOut bytes.Buffer
-	args := []string{"--suite", "limited", "--seed", m[1], "--steps", "10"}
 	lookup := func(string) (properties.Suite, bool) { return counterSuite("limited", 2), true }
-	ropts, err := parseReplayFlags(args, &stderr, lookup, nil)
-	if err != nil {
-		t.Fatal(err)
+	code, replayOut, replayErr := runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "limited", "--seed", m[1], "--steps", "10")
+	if code != 1 || replayErr != "" {
+		t.Errorf("replay exit %d, stderr %q; want 1 and nothing", code, replayErr)
 	}
-	if code := replay(ropts, &replayOut); code != 1 {
-		t.Errorf("replay exit %d, want 1", code)
-	}
-	if want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"; !strings.HasPrefix(replayOut.String(), want) {
-		t.Errorf("replay printed %q, want it to start with %q", replayOut.String(), want)
+	if want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"; !strings.HasPrefix(replayOut, want) {
+		t.Errorf("replay printed %q, want it to start with %q", replayOut, want)
 	}
 }
 
 func TestReplayPassing(t *testing.T) {
 	var stdout bytes.Buffer
-	if code := replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout); code != 0 {
-		t.Errorf("exit %d, want 0", code)
+	if err := replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout); err != nil {
+		t.Errorf("replay: %v, want nil (status 0)", err)
 	}
 	if !strings.HasPrefix(stdout.String(), "passed: the failure did not reproduce") {
 		t.Errorf("stdout = %q", stdout.String())
@@ -401,22 +393,22 @@ func TestReplayFlagErrors(t *testing.T) {
 		{[]string{"--seed", "1"}, "--suite is required"},
 		{[]string{"--suite", "counter"}, "one of --seed or --failfile is required"},
 		{[]string{"--suite", "counter", "--seed", "1", "--failfile", "f"}, "--seed and --failfile exclude each other"},
-		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "--failfile: "},
+		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "missing.fail: no such file or directory"},
 		{[]string{"--suite", "counter", "--seed", "1", "--steps", "-1"}, "--steps must not be negative"},
 		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
 	} {
-		_, err := parseReplayFlags(tc.args, &bytes.Buffer{}, lookup, all)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("replay %q: error %v, want %q", tc.args, err, tc.want)
+		code, stdout, stderr := runRoot(newRootCommand(newReplayCommand(lookup, all)), "", append([]string{"replay"}, tc.args...)...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("replay %q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, stdout, stderr, tc.want)
 		}
 	}
 
-	var stderr bytes.Buffer
-	if code := dispatch([]string{"replay", "--suite", "no-such-suite", "--seed", "1"}, &bytes.Buffer{}, &stderr); code != 2 {
+	code, _, stderr := runNodeproof("", "replay", "--suite", "no-such-suite", "--seed", "1")
+	if code != 2 {
 		t.Errorf("replay of an unknown suite: exit %d, want 2", code)
 	}
-	if !strings.Contains(stderr.String(), `no suite "no-such-suite"; suites: `) {
-		t.Errorf("stderr = %q; want the list of suites", stderr.String())
+	if !strings.Contains(stderr, `no suite "no-such-suite"; suites: `) {
+		t.Errorf("stderr = %q; want the list of suites", stderr)
 	}
 }
 

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runNodeproof runs a command line as main does, reading stdin, and returns
+// the exit status and what was printed.
+func runNodeproof(stdin string, args ...string) (code int, stdout, stderr string) {
+	return runRoot(newRootCommand(defaultCommands()...), stdin, args...)
+}
+
+// runRoot runs a command line against root, whose commands a test chose.
+func runRoot(root *cobra.Command, stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = execute(root, args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestExitStatus: every command, the ones added later included, answers help
+// on stdout with status 0, and a flag or command that does not exist with a
+// message on stderr and status 2.
+func TestExitStatus(t *testing.T) {
+	type outcome struct {
+		status int
+		stdout string // a part of stdout; "" for none at all
+		stderr string // a part of stderr; "" for none at all
+	}
+	cases := map[string]outcome{
+		"":                         {2, "", "Usage:\n  nodeproof [command]\n\nAvailable Commands:\n  admit "},
+		"help":                     {0, "Available Commands:\n  admit ", ""},
+		"--help":                   {0, "Available Commands:\n  admit ", ""},
+		"no-such-command":          {2, "", `nodeproof: unknown command "no-such-command" for "nodeproof"`},
+		"help no-such-command":     {2, "", `nodeproof help: no command "no-such-command"`},
+		"--no-such-flag":           {2, "", "nodeproof: unknown flag: --no-such-flag"},
+		"completion bash":          {0, "# bash completion V2 for nodeproof", ""},
+		"completion zsh":           {0, "#compdef nodeproof", ""},
+		"completion no-such-sh":    {2, "", `nodeproof completion: no completion for shell "no-such-sh"`},
+		"checkpoint a.json b.json": {2, "", `nodeproof checkpoint: unexpected argument "b.json"`},
+		// A file that cannot be opened is bad input, as in the other commands.
+		"checkpoint no-such-file.json": {2, "", "nodeproof checkpoint: open no-such-file.json: no such file or directory"},
+		"cgroups -f no-such-file.yaml": {2, "", "nodeproof cgroups: open no-such-file.yaml: no such file or directory"},
+		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: open no-such-file.yaml: no such file or directory"},
+	}
+	root := newRootCommand(defaultCommands()...)
+	require.NotEmpty(t, root.Commands())
+	for _, cmd := range root.Commands() {
+		name := cmd.Name()
+		usage := "Usage:\n  nodeproof " + name
+		for _, help := range []string{"help " + name, name + " -h", name + " --help"} {
+			cases[help] = outcome{0, usage, ""}
+		}
+		cases[name+" --no-such-flag"] = outcome{2, "", "nodeproof " + name + ": unknown flag: --no-such-flag (see 'nodeproof " + name + " --help')"}
+	}
+	for line, want := range cases {
+		t.Run(line, func(t *testing.T) {
+			status, stdout, stderr := runNodeproof("", strings.Fields(line)...)
+			assert.Equal(t, want.status, status)
+			for _, got := range []struct{ name, text, part string }{{"stdout", stdout, want.stdout}, {"stderr", stderr, want.stderr}} {
+				if got.part == "" {
+					assert.Empty(t, got.text, got.name)
+				} else {
+					assert.Contains(t, got.text, got.part, got.name)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+// quietTB is the rapid.TB a test hands rapid.Check to let a property fail
+// without failing the test, so that rapid writes its fail file.
+type quietTB struct {
+	name   string
+	failed bool
+}
+
+func (q *quietTB) Helper()              {}
+func (q *quietTB) Name() string         { return q.name }
+func (q *quietTB) Logf(string, ...any)  {}
+func (q *quietTB) Log(...any)           {}
+func (q *quietTB) Skipf(string, ...any) { q.failed = true }
+func (q *quietTB) Skip(...any)          { q.failed = true }
+func (q *quietTB) SkipNow()             { q.failed = true }
+func (q *quietTB) Errorf(string, ...any) {
+	q.failed = true
+}
+func (q *quietTB) Error(...any)          { q.failed = true }
+func (q *quietTB) Fatalf(string, ...any) { q.failed = true }
+func (q *quietTB) Fatal(...any)          { q.failed = true }
+func (q *quietTB) FailNow()              { q.failed = true }
+func (q *quietTB) Fail()                 { q.failed = true }
+func (q *quietTB) Failed() bool          { return q.failed }
+
+// writeFailFile lets rapid find and shrink the failure of suite s, as `go
+// test ./properties` does under the test name TestSuites/<name> at its
+// default budget (100 steps), and returns the fail file it wrote. The working
+// directory is a temporary one.
+func writeFailFile(t *testing.T, s properties.Suite, name string) string {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	steps := flag.Lookup("rapid.steps")
+	saved := steps.Value.String()
+	require.NoError(t, steps.Value.Set("100"))
+	defer func() { require.NoError(t, steps.Value.Set(saved)) }()
+	tb := &quietTB{name: "TestSuites/" + name}
+	rapid.Check(tb, func(rt *rapid.T) { s.Property(rt, properties.NewTally()) })
+	require.True(t, tb.failed, "the suite passed; a fail file needs a failure")
+	files, err := filepath.Glob("testdata/rapid/*/*.fail")
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	path, err := filepath.Abs(files[0])
+	require.NoError(t, err)
+	return path
+}
+
+// TestReplayFailFile: a fail file that cannot replay the suite's failure is
+// an error naming the file and why, status 2. Before, rapid skipped such a
+// file, ran a fresh random case, and replay printed "did not reproduce" with
+// status 0.
+func TestReplayFailFile(t *testing.T) {
+	limited := counterSuite("limited", 2)
+	good := writeFailFile(t, limited, "limited")
+	data, err := os.ReadFile(good)
+	require.NoError(t, err)
+	text := string(data)
+	versionLine := regexp.MustCompile(`(?m)^v[0-9.]+#(\d+)$`).FindStringSubmatch(text)
+	require.NotNil(t, versionLine, "no version line in:\n%s", text)
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+		return path
+	}
+	counterFile := writeFailFile(t, counterSuite("counter", 2), "counter")
+
+	for _, tc := range []struct {
+		name, path string
+		suite      properties.Suite
+		steps      []string
+		want       string // a part of stderr; "" when the failure reproduces
+	}{
+		{"reproduces", good, limited, []string{"--steps", "100"}, ""},
+		// go test ./properties and the report run 100 steps; so does replay.
+		{"reproduces at the default steps", good, limited, nil, ""},
+		{"missing", filepath.Join(dir, "missing.fail"), limited, nil, "--failfile " + filepath.Join(dir, "missing.fail") + ": no such file or directory"},
+		{"empty", write("empty.fail", ""), limited, nil, "empty.fail: empty: no recorded case"},
+		{"comments only", write("comments.fail", "# a comment\n\n# another\n"), limited, nil, "comments.fail: holds no recorded case, only comments"},
+		{"foreign", write("passwd", "root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1::/:/usr/sbin/nologin\n"), limited, nil,
+			`passwd: not a rapid fail file: line 1 "root:x:0:0:root:/root:/bin/bash" is not rapid's VERSION#SEED line`},
+		{"another rapid version", write("old.fail", strings.Replace(text, versionLine[0], "v0.4.7#"+versionLine[1], 1)), limited, nil,
+			`old.fail: written in rapid's format "v0.4.7"; this nodeproof's rapid (pgregory.net/rapid v1.3.0) reads "v0.4.8" only`},
+		{"garbage seed", write("seed.fail", strings.Replace(text, versionLine[0], "v0.4.8#twelve", 1)), limited, nil,
+			`seed.fail: line `},
+		{"garbage draw", write("draw.fail", text+"\n0xZZ\n"), limited, nil, `draw.fail: line `},
+		{"no draws", write("nodraws.fail", "# 2026/01/02 03:04:05.000006 [TestSuites/limited] [rapid] draw action: \"inc\"\nv0.4.8#1\n"), limited, nil,
+			"nodraws.fail: records no draws"},
+		{"no test name", write("noname.fail", regexp.MustCompile(`(?m)^#.*\n`).ReplaceAllString(text, "")), limited, nil,
+			"noname.fail: names no test"},
+		{"another suite", counterFile, limited, nil, "was written by test TestSuites/counter, not by suite limited (TestSuites/limited)"},
+		{"draws that no longer fit", good, properties.Suite{Name: "limited", Invariants: limited.Invariants, Property: counterSuite("limited", 0).Property},
+			nil, "rapid did not replay it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lookup := func(name string) (properties.Suite, bool) { return tc.suite, name == tc.suite.Name }
+			root := newRootCommand(newReplayCommand(lookup, []properties.Suite{tc.suite}))
+			status, stdout, stderr := runRoot(root, "", append([]string{"replay", "--suite", tc.suite.Name, "--failfile", tc.path}, tc.steps...)...)
+			if tc.want == "" {
+				assert.Equal(t, 1, status, "stderr %q", stderr)
+				assert.Contains(t, stdout, "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\n")
+				return
+			}
+			assert.Equal(t, 2, status)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, "nodeproof replay: --failfile ")
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestStepsBound: --steps is bounded where it is given, in replay and in
+// the report. Before, `replay --steps 100000000` ran for minutes without a
+// word (a cgroups case had not ended after 100 s at 10000000).
+func TestStepsBound(t *testing.T) {
+	counter := counterSuite("counter", 0)
+	lookup := func(string) (properties.Suite, bool) { return counter, true }
+	over := strconv.Itoa(maxSteps + 1)
+	want := "--steps: " + over + " exceeds the bound of " + strconv.Itoa(maxSteps)
+
+	status, stdout, stderr := runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", over)
+	assert.Equal(t, 2, status)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "nodeproof replay: "+want)
+
+	// One short suite and one case, so that the run stays short without the bound.
+	status, stdout, stderr = runNodeproof("", "report", "--out", t.TempDir(), "--suite", "^admission$", "--checks", "1", "--steps", over)
+	assert.Equal(t, 2, status)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "nodeproof report: "+want)
+
+	status, stdout, stderr = runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", strconv.Itoa(maxSteps))
+	assert.Equal(t, 0, status, "stderr %q", stderr)
+	assert.Contains(t, stdout, "passed: the failure did not reproduce")
+}
