@@ -136,21 +136,7 @@ func TestCheckpointDecode(t *testing.T) {
 			if err := cp.VerifyChecksum(); err != nil {
 				return decoded{Err: err.Error()}
 			}
-			entries, devices := cp.GetData()
-			var out checkpoint.Data
-			if entries != nil {
-				out.PodDeviceEntries = []checkpoint.PodDevicesEntry{}
-			}
-			for _, e := range entries {
-				var ids checkpoint.DevicesPerNUMA
-				if e.DeviceIDs != nil {
-					ids = checkpoint.DevicesPerNUMA(e.DeviceIDs)
-				}
-				out.PodDeviceEntries = append(out.PodDeviceEntries, checkpoint.PodDevicesEntry{PodUID: e.PodUID,
-					ContainerName: e.ContainerName, ResourceName: e.ResourceName, DeviceIDs: ids, AllocResp: e.AllocResp})
-			}
-			out.RegisteredDevices = devices
-			return decoded{Data: out}
+			return decoded{Data: fromUpstream(cp.GetData())}
 		},
 		Equal: func(a, b decoded) bool { return reflect.DeepEqual(a, b) },
 	})

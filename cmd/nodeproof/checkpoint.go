@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"slices"
@@ -19,22 +18,29 @@ import (
 
 // checkpointOptions are the validated arguments of `nodeproof checkpoint`.
 type checkpointOptions struct {
-	file   string
+	file   string // "-" is stdin
 	asJSON bool
 }
 
+// runCheckpoint exits 0 when the kubelet would load the file and it breaks
+// no invariant (a note, such as non-canonical bytes, keeps 0), 1 when the
+// kubelet would refuse it or an invariant is broken, and 2 on a usage error
+// or a file that cannot be read.
 func newCheckpointCommand() *cobra.Command {
 	var opts checkpointOptions
 	cmd := &cobra.Command{
 		Use:   "checkpoint FILE [--json]",
 		Short: "decode a device manager checkpoint file (kubelet_internal_checkpoint) and check its invariants",
-		Long: `Decodes a device manager checkpoint, prints its devices and entries, and exits 1
-when it does not decode or breaks an invariant of the kubelet's allocation state.`,
+		Long: `Decodes a device manager checkpoint as the kubelet reads it (FILE - reads stdin), prints
+its devices and entries, and exits 1 when the kubelet would refuse it or it breaks an
+invariant of the kubelet's allocation state, 2 when it cannot be read. A file the
+kubelet loads that is not byte for byte what it would write is noted as
+non-canonical, and still exits 0.`,
 		DisableFlagsInUseLine: true,
 		Args: func(_ *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
-				return usageError(errors.New("FILE is required"))
+				return usageError(errors.New("FILE is required (- reads stdin)"))
 			case 1:
 				return nil
 			}
@@ -42,94 +48,102 @@ when it does not decode or breaks an invariant of the kubelet's allocation state
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return exitWith(runCheckpoint(opts, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return exitWith(runCheckpoint(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func runCheckpoint(opts checkpointOptions, stdout, stderr io.Writer) int {
-	d, err := readCheckpoint(opts.file)
+// runCheckpoint exits 0 when the kubelet would load the file and it breaks
+// no invariant (a note, such as non-canonical bytes, keeps 0), 1 when the
+// kubelet would refuse it or an invariant is broken, and 2 on a usage error
+// or a file that cannot be read.
+func runCheckpoint(opts checkpointOptions, stdin io.Reader, stdout, stderr io.Writer) int {
+	name, b, err := readCheckpointFile(opts.file, stdin)
+	var r checkpointReport
 	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof checkpoint: %v\n", err)
-		if opts.asJSON {
-			// A script reading --json gets a document for every file, one
-			// that does not decode included.
-			if err := writeCheckpointJSON(stdout, checkpointJSON{
-				Error:             err.Error(),
-				RegisteredDevices: map[string][]string{},
-				PodDeviceEntries:  []entryJSON{},
-				Violations:        []string{},
-			}); err != nil {
-				fmt.Fprintf(stderr, "nodeproof checkpoint: writing JSON: %v\n", err)
-			}
-		}
-		// A file that cannot be opened is bad input (2), as in the other
-		// commands; one that does not decode fails the check (1).
-		if _, unopened := errors.AsType[*fs.PathError](err); unopened {
-			return exitUsage
-		}
-		return exitFailed
+		r = checkpointReport{name: name, problem: err.Error()}
+	} else {
+		r = examineCheckpoint(name, b)
 	}
-	in := inspect(d)
 	if opts.asJSON {
-		if err := writeCheckpointJSON(stdout, in.json()); err != nil {
+		// A script reading --json gets a document for every file, one that
+		// cannot be read or does not decode included.
+		if err := writeCheckpointJSON(stdout, r.json()); err != nil {
 			fmt.Fprintf(stderr, "nodeproof checkpoint: writing JSON: %v\n", err)
 			return 1
 		}
 	} else {
-		in.print(stdout, opts.file)
+		r.print(stdout)
 	}
-	if len(in.violations) > 0 {
+	if r.problem != "" {
+		fmt.Fprintf(stderr, "nodeproof checkpoint: %s\n", r.problem)
+	}
+	switch {
+	case err != nil:
+		return 2
+	case r.problem != "" || len(r.violations) > 0:
 		return 1
 	}
 	return 0
 }
 
-// readCheckpoint reads and strictly decodes the file at path, explaining a
-// refusal in the kubelet's terms: whether the kubelet would have loaded the
-// file, and the two checksums when they differ.
-func readCheckpoint(path string) (checkpoint.Data, error) {
-	f, err := os.Open(path)
+// readCheckpointFile reads FILE, or stdin for "-", and returns the name to
+// report it by. It reads one byte over checkpoint.MaxFileBytes, enough for
+// Read to refuse the file, so that a path such as /dev/zero is not read
+// without end.
+func readCheckpointFile(path string, stdin io.Reader) (string, []byte, error) {
+	r, name := stdin, "stdin"
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return path, nil, err
+		}
+		defer f.Close()
+		r, name = f, path
+	}
+	b, err := io.ReadAll(io.LimitReader(r, checkpoint.MaxFileBytes+1))
 	if err != nil {
-		return checkpoint.Data{}, err
+		return name, nil, fmt.Errorf("%s: %v", name, err)
 	}
-	defer f.Close()
-	// One byte over the limit is enough for Decode to refuse the file, and
-	// stops a path such as /dev/zero from being read without end.
-	b, err := io.ReadAll(io.LimitReader(f, checkpoint.MaxFileBytes+1))
-	if err != nil {
-		return checkpoint.Data{}, fmt.Errorf("%s: %v", path, err)
-	}
-	d, err := checkpoint.Decode(b)
-	if err == nil {
-		return d, nil
-	}
-	if ce, ok := errors.AsType[*checkpoint.CorruptError](err); ok {
-		return checkpoint.Data{}, corruptError(path, ce.Expected, ce.Actual)
-	}
-	if len(b) > checkpoint.MaxFileBytes {
-		return checkpoint.Data{}, fmt.Errorf("%s: %v", path, err)
-	}
-	// Decode refuses what the kubelet's encoding/json would accept
-	// (whitespace, key order, escapes, unknown fields), so read the file the
-	// kubelet's way to tell a reformatted file from a broken one.
-	var kf struct {
-		Data     checkpoint.Data
-		Checksum uint64
-	}
-	if json.Unmarshal(b, &kf) != nil {
-		return checkpoint.Data{}, fmt.Errorf("%s: %v", path, err)
-	}
-	if sum := checkpoint.Checksum(kf.Data); sum != kf.Checksum {
-		return checkpoint.Data{}, corruptError(path, kf.Checksum, sum)
-	}
-	return checkpoint.Data{}, fmt.Errorf("%s: not in the canonical form the kubelet writes: %v (its checksum verifies, so the kubelet itself would load it)", path, err)
+	return name, b, nil
 }
 
-func corruptError(path string, stored, computed uint64) error {
-	return fmt.Errorf("%s: checkpoint is corrupted: the file stores checksum %d, its content has checksum %d", path, stored, computed)
+// checkpointReport is everything the command says about one file. The text
+// and the --json output are both rendered from it, so they cannot disagree.
+type checkpointReport struct {
+	name string
+	// decoded is set when the file parses as the kubelet parses it; file
+	// and inspection are then filled in, even when the checksum fails.
+	decoded bool
+	file    checkpoint.File
+	// problem says why the kubelet would refuse the file, or why it could
+	// not be read; empty when the kubelet loads it.
+	problem string
+	inspection
+}
+
+// examineCheckpoint reads b as the kubelet does and inspects the content it
+// holds, whether or not its checksum verifies.
+func examineCheckpoint(name string, b []byte) checkpointReport {
+	f, err := checkpoint.Read(b)
+	if err != nil {
+		return checkpointReport{name: name, problem: fmt.Sprintf("%s: %v", name, err)}
+	}
+	r := checkpointReport{name: name, decoded: true, file: f, inspection: inspect(f.Data)}
+	if f.Verify() != nil {
+		r.problem = fmt.Sprintf("%s: checkpoint is corrupted: the file stores checksum %d, its content has checksum %d; the kubelet would refuse it and start with no allocations",
+			name, f.StoredChecksum, f.ComputedChecksum)
+	}
+	if !f.Canonical() {
+		note := fmt.Sprintf("the bytes are not canonical: from byte %d on they differ from what the kubelet writes for this content (reindented, reordered or respelled); the kubelet's checksum covers the decoded content, not the bytes", f.NonCanonicalAt)
+		if f.Verify() == nil {
+			note += ", so it loads the file all the same, and its next write makes the file canonical"
+		}
+		r.notes = append([]string{note + "."}, r.notes...)
+	}
+	return r
 }
 
 // inspection is what the command reports about a checkpoint that decodes.
@@ -269,10 +283,19 @@ func joinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-func (in inspection) print(w io.Writer, path string) {
+func (r checkpointReport) print(w io.Writer) {
+	if !r.decoded {
+		return // there is only the problem, which goes to stderr
+	}
+	in := r.inspection
 	var b strings.Builder
-	fmt.Fprintf(&b, "checkpoint %s\n", path)
-	fmt.Fprintf(&b, "checksum: %d (valid)\n", checkpoint.Checksum(in.data))
+	fmt.Fprintf(&b, "checkpoint %s\n", r.name)
+	if r.file.Verify() == nil {
+		fmt.Fprintf(&b, "checksum: %d (valid)\n", r.file.StoredChecksum)
+	} else {
+		fmt.Fprintf(&b, "checksum: %d stored, %d computed over the content (corrupted)\n", r.file.StoredChecksum, r.file.ComputedChecksum)
+		b.WriteString("the kubelet would refuse this file: the content below is what the file holds, not what the kubelet would load\n")
+	}
 
 	b.WriteString("registered devices:\n")
 	if len(in.data.RegisteredDevices) == 0 {
@@ -346,10 +369,19 @@ func idList(ids []string) string {
 
 // checkpointJSON is the --json output.
 type checkpointJSON struct {
-	ChecksumValid     bool                `json:"checksumValid"`
-	Error             string              `json:"error,omitempty"`
+	File string `json:"file"`
+	// Loads says whether the kubelet would load the file; Error says why
+	// not, or why the file could not be read.
+	Loads         bool   `json:"loads"`
+	ChecksumValid bool   `json:"checksumValid"`
+	Error         string `json:"error,omitempty"`
+	// The checksums and Canonical are absent when the file does not parse.
+	StoredChecksum    *uint64             `json:"storedChecksum,omitempty"`
+	ComputedChecksum  *uint64             `json:"computedChecksum,omitempty"`
+	Canonical         *bool               `json:"canonical,omitempty"`
 	RegisteredDevices map[string][]string `json:"registeredDevices"`
 	PodDeviceEntries  []entryJSON         `json:"podDeviceEntries"`
+	Notes             []string            `json:"notes"`
 	Violations        []string            `json:"violations"`
 }
 
@@ -360,19 +392,27 @@ type entryJSON struct {
 	DeviceIDs     checkpoint.DevicesPerNUMA `json:"deviceIDs"`
 }
 
-func (in inspection) json() checkpointJSON {
+func (r checkpointReport) json() checkpointJSON {
 	out := checkpointJSON{
-		ChecksumValid: true,
+		File:  r.name,
+		Loads: r.decoded && r.problem == "",
+		Error: r.problem,
 		// Lists keep null or [] as in the file; the maps and lists of the
 		// document itself are never null, so consumers need no nil checks.
-		RegisteredDevices: in.data.RegisteredDevices,
+		RegisteredDevices: r.data.RegisteredDevices,
 		PodDeviceEntries:  []entryJSON{},
-		Violations:        append([]string{}, in.violations...),
+		Notes:             append([]string{}, r.notes...),
+		Violations:        append([]string{}, r.violations...),
+	}
+	if r.decoded {
+		stored, computed, canonical := r.file.StoredChecksum, r.file.ComputedChecksum, r.file.Canonical()
+		out.ChecksumValid = stored == computed
+		out.StoredChecksum, out.ComputedChecksum, out.Canonical = &stored, &computed, &canonical
 	}
 	if out.RegisteredDevices == nil {
 		out.RegisteredDevices = map[string][]string{}
 	}
-	for _, e := range in.data.PodDeviceEntries {
+	for _, e := range r.data.PodDeviceEntries {
 		out.PodDeviceEntries = append(out.PodDeviceEntries, entryJSON{e.PodUID, e.ContainerName, e.ResourceName, e.DeviceIDs})
 	}
 	return out

@@ -2,6 +2,7 @@ package checkpointdecode
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -23,13 +24,20 @@ const mutationSample = 16
 
 // FuzzCheckpointDecode checks Decode against an oracle on arbitrary input:
 //  1. it never panics;
-//  2. whatever it accepts, Encode turns back into exactly the input;
-//  3. whatever it accepts stops being accepted when one byte changes: each
-//     sampled position is tried with the byte's lowest bit flipped (a digit,
-//     letter or quote becomes its neighbour) and with bit 5 flipped (case,
-//     '{' to '[', ',' and ':' to control characters). The one excuse is a
-//     genuine FNV-32a collision, which the kubelet's format cannot detect;
-//  4. an input over MaxFileBytes is refused before parsing (the fuzzer's
+//  2. it accepts exactly what the kubelet loads: encoding/json decodes the
+//     input into the kubelet's struct and the checksum over the decoded
+//     content equals the stored one (inputs over the size bounds aside);
+//  3. whatever it accepts, Encode writes, and Decode reads that back as the
+//     same content; Encode gives exactly the input if and only if Read calls
+//     the input canonical;
+//  4. whatever it accepts stops being accepted when one byte changes, unless
+//     the content stays the same (a field name in another letter case, a
+//     respelled unknown field): each sampled position is tried with the
+//     byte's lowest bit flipped (a digit, letter or quote becomes its
+//     neighbour) and with bit 5 flipped (case, '{' to '[', ',' and ':' to
+//     control characters). The one other excuse is a genuine FNV-32a
+//     collision, which the kubelet's format cannot detect;
+//  5. an input over MaxFileBytes is refused before parsing (the fuzzer's
 //     inputs are smaller: TestCheckpointDecodeRefusesOversizeUnparsed covers
 //     it).
 //
@@ -37,24 +45,57 @@ const mutationSample = 16
 func FuzzCheckpointDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := checkpoint.Decode(in)
+		if kubeletLoads(in) != (err == nil) && !overBounds(err) {
+			t.Fatalf("Decode(%q) error = %v, but the kubelet's reading loads it = %v", in, err, kubeletLoads(in))
+		}
 		if err != nil {
 			return
 		}
 		out, err := checkpoint.Encode(d)
-		if err != nil || !bytes.Equal(out, in) {
-			t.Fatalf("Decode accepted %q, but Encode gives %q, %v", in, out, err)
+		if err != nil {
+			t.Fatalf("Decode accepted %q, but Encode refuses its content: %v", in, err)
+		}
+		again, err := checkpoint.Decode(out)
+		if err != nil || !reflect.DeepEqual(again, d) {
+			t.Fatalf("Decode accepted %q as %#v; its encoding %q decodes as %#v, %v", in, d, out, again, err)
+		}
+		if f, err := checkpoint.Read(in); err != nil || f.Canonical() != bytes.Equal(out, in) {
+			t.Fatalf("Read(%q) = %+v, %v; Encode of its content gives %q", in, f, err, out)
 		}
 		m := bytes.Clone(in)
 		for _, i := range samplePositions(in, mutationSample) {
 			for _, flip := range [...]byte{0x01, 0x20} {
 				m[i] ^= flip
-				if d2, err := checkpoint.Decode(m); err == nil && !fnvCollision(d, d2) {
-					t.Fatalf("Decode accepted %q, byte %d of %q changed, as %#v", m, i, in, d2)
+				if d2, err := checkpoint.Decode(m); err == nil && !reflect.DeepEqual(d, d2) && !fnvCollision(d, d2) {
+					t.Fatalf("Decode accepted %q, byte %d of %q changed, as other content %#v", m, i, in, d2)
 				}
 				m[i] ^= flip
 			}
 		}
 	})
+}
+
+// kubeletFile is the kubelet's struct {Data checkpointData; Checksum
+// checksum.Checksum}: JSON does not spell type names, and checkpoint.Data's
+// field names are the kubelet's.
+type kubeletFile struct {
+	Data     checkpoint.Data
+	Checksum uint64
+}
+
+// kubeletLoads is the kubelet's reading of a checkpoint
+// (UnmarshalCheckpoint, then VerifyChecksum), with checkpoint.Checksum
+// standing in for the kubelet's spew-based checksum; package fuzz checks the
+// two agree.
+func kubeletLoads(in []byte) bool {
+	var f kubeletFile
+	return json.Unmarshal(in, &f) == nil && checkpoint.Checksum(f.Data) == f.Checksum
+}
+
+// overBounds reports whether err is one of nodeproof's bounds, which the
+// kubelet does not have.
+func overBounds(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "over the limit of")
 }
 
 // samplePositions returns every index of in if it has at most n bytes, and
@@ -84,7 +125,7 @@ func fnvCollision(a, b checkpoint.Data) bool {
 	return checkpoint.Checksum(a) == checkpoint.Checksum(b) && !reflect.DeepEqual(a, b)
 }
 
-// TestCheckpointDecodeRefusesOversizeUnparsed checks oracle 4: a file over
+// TestCheckpointDecodeRefusesOversizeUnparsed checks oracle 5: a file over
 // MaxFileBytes (here a valid file padded with whitespace) is refused by its
 // length alone, with next to no allocation.
 func TestCheckpointDecodeRefusesOversizeUnparsed(t *testing.T) {
@@ -104,33 +145,44 @@ func TestCheckpointDecodeRefusesOversizeUnparsed(t *testing.T) {
 }
 
 // TestCheckpointSeedCorpus pins what the seed files are meant to exercise:
-// the accepted ones decode, and the rejected ones fail for their stated
-// reason.
+// the accepted ones decode, canonical or respelled as the kubelet would still
+// load them, and the rejected ones fail for their stated reason.
 func TestCheckpointSeedCorpus(t *testing.T) {
+	const canonical, respelled = "", "respelled"
 	for name, want := range map[string]string{
-		"spec-example":         "",
-		"spec-empty":           "",
-		"generated-1":          "",
-		"generated-2":          "",
-		"generated-3":          "",
-		"truncated":            "invalid JSON: input ends at byte 155",
-		"wrong-checksum":       "checkpoint is corrupted",
-		"legacy-v1":            "legacy V1 checkpoint format",
-		"legacy-v1-no-entries": "",
-		"whitespace":           "not in canonical form",
-		"html-unescaped":       "not in canonical form",
+		"spec-example":              canonical,
+		"spec-empty":                canonical,
+		"generated-1":               canonical,
+		"generated-2":               canonical,
+		"generated-3":               canonical,
+		"legacy-v1-no-entries":      canonical,
+		"whitespace":                respelled,
+		"html-unescaped":            respelled,
+		"trailing-newline":          respelled,
+		"keys-reordered":            respelled,
+		"letter-case-unknown-field": respelled,
+		"truncated":                 "invalid JSON at byte 155: unexpected end of JSON input",
+		"wrong-checksum":            "checkpoint is corrupted",
+		"corrupt-reindented":        "checkpoint is corrupted",
+		"legacy-v1":                 "legacy V1 checkpoint format",
 	} {
 		t.Run(name, func(t *testing.T) {
 			in, err := readSeed("testdata/fuzz/FuzzCheckpointDecode/" + name)
 			if err != nil {
 				t.Fatal(err)
 			}
+			accepted := want == canonical || want == respelled
 			_, err = checkpoint.Decode(in)
 			switch {
-			case want == "" && err != nil:
+			case accepted && err != nil:
 				t.Fatalf("Decode: %v", err)
-			case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			case !accepted && (err == nil || !strings.Contains(err.Error(), want)):
 				t.Fatalf("Decode error = %v, want one containing %q", err, want)
+			}
+			if accepted {
+				if f, err := checkpoint.Read(in); err != nil || f.Canonical() != (want == canonical) {
+					t.Fatalf("Read = %+v, %v; want canonical %v", f, err, want == canonical)
+				}
 			}
 			var corrupt *checkpoint.CorruptError
 			if errors.As(err, &corrupt) != (want == "checkpoint is corrupted") {

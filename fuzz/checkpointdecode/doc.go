@@ -1,6 +1,7 @@
 // Package checkpointdecode fuzzes the decoder of kubelet_internal_checkpoint
-// files with an oracle: no panic, accepted input re-encodes to the same
-// bytes, and a single changed byte is rejected.
+// files with an oracle: no panic, it accepts exactly what the kubelet's
+// reading accepts, accepted content re-encodes and decodes back, and a single
+// changed byte is rejected unless the content stays the same.
 //
 // It is a package of its own, importing nothing but the checkpoint codec,
 // because Go's fuzzer compares the coverage counters of the whole test

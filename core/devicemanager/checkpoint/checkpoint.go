@@ -5,14 +5,21 @@ import (
 	"fmt"
 )
 
-// Bounds shared by Encode and Decode, so that whatever Encode writes Decode
-// reads back, and a hostile file cannot make Decode allocate without limit.
+// Bounds shared by Encode and Read, so that whatever Encode writes Read
+// reads back, and a hostile file cannot make Read allocate without limit.
+// The kubelet has none; no node comes near them.
 const (
 	// MaxFileBytes is the largest checkpoint file, in bytes.
 	MaxFileBytes = 64 << 20
 	// MaxItems bounds the pod device entries, NUMA nodes, registered
 	// resources and device IDs of one checkpoint, all counted together.
 	MaxItems = 1 << 20
+	// MaxSeparators bounds the brackets, braces and commas of a file,
+	// counted before it is parsed: in memory, encoding/json's values cost
+	// many times the bytes they come from ("{}," is 3 bytes of file and an
+	// 80-byte PodDevicesEntry), so the file size alone would let a 64 MiB
+	// file take gigabytes. A file Encode writes has at most 7·MaxItems+6.
+	MaxSeparators = 8 * MaxItems
 )
 
 // DevicesPerNUMA maps a NUMA node (-1 for devices without topology) to the

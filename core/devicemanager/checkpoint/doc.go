@@ -11,7 +11,10 @@
 // where reflection-based encoding would dominate the cost. The fuzz package
 // cross-checks both renderings against go-spew and encoding/json.
 //
-// Decode is stricter than the kubelet: it accepts only the exact bytes Encode
-// produces for the decoded data, so every accepted file has one meaning and
-// re-encodes to itself.
+// Reading follows the kubelet rather than the encoder: Read and Decode parse
+// with encoding/json, as the kubelet's UnmarshalCheckpoint does, and Decode
+// verifies the checksum over the decoded content, as VerifyChecksum does. So
+// they accept what the kubelet accepts, reindented or reordered files
+// included; File.Canonical tells whether the bytes are the ones Encode (and
+// the kubelet) would write for that content.
 package checkpoint
