@@ -114,8 +114,8 @@ var (
 	headerPattern    = regexp.MustCompile(`^#\s*([A-Za-z]+):\s*(.*?)\s*$`)
 	invariantPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$`)
 	failedTest       = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
-	testFuncPattern  = regexp.MustCompile(`^Test[A-Za-z0-9_]*$`)
-	testFuncDecl     = regexp.MustCompile(`(?m)^func (Test[A-Za-z0-9_]*)\(`)
+	testFuncPattern  = regexp.MustCompile(`^(Test|Fuzz)[A-Za-z0-9_]*$`)
+	testFuncDecl     = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz)[A-Za-z0-9_]*)\(`)
 	buildFailed      = regexp.MustCompile(`(?m)^FAIL\s+\S+ \[(build|setup) failed\]$`)
 	failedPackage    = regexp.MustCompile(`(?m)^FAIL\t(\S+)\t`)
 	testTimedOut     = regexp.MustCompile(`(?m)^panic: test timed out after `)
@@ -205,7 +205,7 @@ func parsePatch(path string) (Mutant, error) {
 	checks := strings.FieldsFunc(fields["Invariant"], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
 	for _, c := range checks {
 		if !invariantPattern.MatchString(c) && !testFuncPattern.MatchString(c) {
-			return Mutant{}, fmt.Errorf("header field \"Invariant\": %q is neither an invariant ID such as DM-EXCLUSIVE nor a test function such as TestAllocate", c)
+			return Mutant{}, fmt.Errorf("header field \"Invariant\": %q is neither an invariant ID such as DM-EXCLUSIVE nor a test or fuzz function such as TestAllocate", c)
 		}
 	}
 	packages := strings.Fields(fields["Packages"])
