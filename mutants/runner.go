@@ -346,7 +346,7 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 		args = append(args, "-rapid.seed="+strconv.FormatUint(seed, 10))
 	}
 	pkgs := []string{testPackage(out, testName, m.Packages)}
-	r.Rerun = "go test -count=1 " + strings.Join(append(args, pkgs...), " ")
+	r.Rerun = "go test -count=1 " + strings.Join(append(pkgs, args...), " ")
 	again, againOut := goTest(ctx, scratch, opts, args, pkgs)
 	switch {
 	case again == StatusSurvived:
@@ -387,8 +387,10 @@ func goTest(ctx context.Context, dir string, opts Options, extra, packages []str
 	// the output; the deadline only stops a toolchain that hangs itself.
 	testCtx, cancel := context.WithTimeout(ctx, timeout+toolchainGrace)
 	defer cancel()
-	args := append([]string{"test", "-trimpath", "-buildvcs=false", "-count=1", "-timeout=" + timeout.String()}, extra...)
-	out, err := command(testCtx, dir, nil, "go", append(args, packages...)...)
+	// Test binary flags such as -rapid.seed go after the packages: go test
+	// takes the first flag it does not know as the end of its own.
+	args := append([]string{"test", "-trimpath", "-buildvcs=false", "-count=1", "-timeout=" + timeout.String()}, packages...)
+	out, err := command(testCtx, dir, nil, "go", append(args, extra...)...)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

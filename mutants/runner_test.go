@@ -184,7 +184,7 @@ func TestRun(t *testing.T) {
 			require.Equal(t, []any{c.status, c.killedBy, c.status == StatusKilled}, []any{r.Status, r.KilledBy, r.Killed},
 				"status, killed by, killed; output:\n%s", r.Output)
 			if r.Killed {
-				assert.Equal(t, "go test -count=1 -run=^TestAdd$ example.com/tiny", r.Rerun, "the command that repeats the kill")
+				assert.Equal(t, "go test -count=1 example.com/tiny -run=^TestAdd$", r.Rerun, "the command that repeats the kill")
 				assert.Zero(t, r.Seed, "a plain test has no seed")
 			}
 			assert.Equal(t, m.ID, r.ID, "result does not describe the mutant: %+v", r)
@@ -317,4 +317,52 @@ func TestKillingTest(t *testing.T) {
 	assert.Equal(t, []any{"TestAllocate", uint64(0)}, []any{name, seed})
 	name, seed = killingTest(plain, "TestOther")
 	assert.Equal(t, []any{"TestOther", uint64(7)}, []any{name, seed})
+}
+
+// TestRunRapidKill: a kill by a rapid property records the seed rapid
+// printed, and the runner repeats it with that seed. Rapid's flags must
+// follow the package on the go test command line (go test ends its own
+// flags at the first it does not know), which only a real rapid test shows.
+func TestRunRapidKill(t *testing.T) {
+	dir := t.TempDir()
+	rapidSum, err := os.ReadFile("../go.sum")
+	require.NoError(t, err)
+	var sum strings.Builder
+	for _, line := range strings.Split(string(rapidSum), "\n") {
+		if strings.HasPrefix(line, "pgregory.net/rapid v1.3.0") {
+			sum.WriteString(line + "\n")
+		}
+	}
+	files := map[string]string{
+		"go.mod":  "module example.com/tiny\n\ngo 1.26\n\nrequire pgregory.net/rapid v1.3.0\n",
+		"go.sum":  sum.String(),
+		"tiny.go": tinySource,
+		"tiny_test.go": `package tiny
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestAddGrows(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.IntRange(0, 100).Draw(t, "a")
+		b := rapid.IntRange(1, 100).Draw(t, "b")
+		if Add(a, b) <= a {
+			t.Fatalf("TINY-SUM: Add(%d, %d) = %d", a, b, Add(a, b))
+		}
+	})
+}
+`,
+	}
+	for name, content := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	m := writeMutant(t, t.TempDir(), "tiny-subtract.patch", fmt.Sprintf(header, "Add subtracts.")+replaceLine(tinySource, "\treturn a + b", "\treturn a - b"))
+	r := Run(context.Background(), dir, m, Options{Timeout: time.Minute, InvariantIDs: []string{"TINY-SUM"}})
+	require.Equal(t, StatusKilled, r.Status, "output:\n%s", r.Output)
+	assert.Equal(t, "TINY-SUM", r.KilledBy)
+	assert.NotZero(t, r.Seed, "the seed rapid printed")
+	assert.Equal(t, fmt.Sprintf("go test -count=1 example.com/tiny -run=^TestAddGrows$ -rapid.seed=%d", r.Seed), r.Rerun)
 }
