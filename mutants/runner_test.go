@@ -334,10 +334,12 @@ func TestRunRapidKill(t *testing.T) {
 		}
 	}
 	files := map[string]string{
-		"go.mod":  "module example.com/tiny\n\ngo 1.26\n\nrequire pgregory.net/rapid v1.3.0\n",
-		"go.sum":  sum.String(),
-		"tiny.go": tinySource,
-		"tiny_test.go": `package tiny
+		"go.mod": "module example.com/tiny\n\ngo 1.26\n\nrequire pgregory.net/rapid v1.3.0\n",
+		"go.sum": sum.String(),
+		// The package is not the module's root, so a go test that lost its
+		// package argument (and so tests ".") fails to build.
+		"sub/tiny.go": tinySource,
+		"sub/tiny_test.go": `package tiny
 
 import (
 	"testing"
@@ -357,12 +359,13 @@ func TestAddGrows(t *testing.T) {
 `,
 	}
 	for name, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
 	}
-	m := writeMutant(t, t.TempDir(), "tiny-subtract.patch", fmt.Sprintf(header, "Add subtracts.")+replaceLine(tinySource, "\treturn a + b", "\treturn a - b"))
+	m := writeMutant(t, t.TempDir(), "tiny-subtract.patch", fmt.Sprintf(header, "Add subtracts.")+replaceLineIn("sub/tiny.go", tinySource, "\treturn a + b", "\treturn a - b"))
 	r := Run(context.Background(), dir, m, Options{Timeout: time.Minute, InvariantIDs: []string{"TINY-SUM"}})
 	require.Equal(t, StatusKilled, r.Status, "output:\n%s", r.Output)
 	assert.Equal(t, "TINY-SUM", r.KilledBy)
 	assert.NotZero(t, r.Seed, "the seed rapid printed")
-	assert.Equal(t, fmt.Sprintf("go test -count=1 example.com/tiny -run=^TestAddGrows$ -rapid.seed=%d", r.Seed), r.Rerun)
+	assert.Equal(t, fmt.Sprintf("go test -count=1 example.com/tiny/sub -run=^TestAddGrows$ -rapid.seed=%d", r.Seed), r.Rerun)
 }
