@@ -100,6 +100,19 @@ type Options struct {
 	// InvariantIDs are the IDs Run looks for in a failing test's output to
 	// name the invariant that killed the mutant.
 	InvariantIDs []string
+	// Seed is the base seed of every rapid property the tests run (through
+	// RAPID_SEED), so a run's kills and their attribution do not change
+	// from one run to the next; 0 lets rapid pick a seed per property, as
+	// go test does.
+	Seed uint64
+}
+
+// env is the environment the tests run with, beyond the process's own.
+func (o Options) env() []string {
+	if o.Seed == 0 {
+		return nil
+	}
+	return []string{"RAPID_SEED=" + strconv.FormatUint(o.Seed, 10)}
 }
 
 func (o Options) timeout() time.Duration {
@@ -390,7 +403,7 @@ func goTest(ctx context.Context, dir string, opts Options, extra, packages []str
 	// Test binary flags such as -rapid.seed go after the packages: go test
 	// takes the first flag it does not know as the end of its own.
 	args := append([]string{"test", "-trimpath", "-buildvcs=false", "-count=1", "-timeout=" + timeout.String()}, packages...)
-	out, err := command(testCtx, dir, nil, "go", append(args, extra...)...)
+	out, err := command(testCtx, dir, opts.env(), "go", append(args, extra...)...)
 	var exit *exec.ExitError
 	switch {
 	case err == nil:

@@ -368,4 +368,11 @@ func TestAddGrows(t *testing.T) {
 	assert.Equal(t, "TINY-SUM", r.KilledBy)
 	assert.NotZero(t, r.Seed, "the seed rapid printed")
 	assert.Equal(t, fmt.Sprintf("go test -count=1 example.com/tiny/sub -run=^TestAddGrows$ -rapid.seed=%d", r.Seed), r.Rerun)
+
+	// With a base seed the kill is the same on every run.
+	seeded := Options{Timeout: time.Minute, InvariantIDs: []string{"TINY-SUM"}, Seed: 7}
+	first, again := Run(context.Background(), dir, m, seeded), Run(context.Background(), dir, m, seeded)
+	require.Equal(t, StatusKilled, first.Status, "output:\n%s", first.Output)
+	assert.Equal(t, first.Seed, again.Seed, "the failing case under base seed 7")
+	assert.Equal(t, first.Rerun, again.Rerun)
 }

@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -22,11 +23,17 @@ import (
 )
 
 // mutantsOptions are the flags of `nodeproof mutants`.
+// defaultMutantSeed is the rapid seed `make mutants` runs every property
+// with. A fixed seed makes the kill matrix, and which check each kill is
+// attributed to, the same on every run; --seed tries others.
+const defaultMutantSeed = 1
+
 type mutantsOptions struct {
 	dir      string // "" is mutants/ under the module root
 	jsonPath string
 	filter   *regexp.Regexp
 	list     bool
+	seed     uint64
 }
 
 func newMutantsCommand() *cobra.Command {
@@ -56,6 +63,7 @@ a --dir without patches, or a --run that selects none.`,
 	fl.StringVar(&opts.jsonPath, "json", "", "write the kill matrix as JSON to this `FILE`, creating its directory")
 	fl.StringVar(&runPattern, "run", "", "run only mutants whose ID matches this `REGEX`")
 	fl.BoolVar(&opts.list, "list", false, "list the mutants without running them")
+	fl.Uint64Var(&opts.seed, "seed", defaultMutantSeed, "base `SEED` of every rapid property the tests run, so that kills repeat run after run; 0 lets rapid pick one per property")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
 }
@@ -105,7 +113,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	// still removed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	runOpts := mutants.Options{InvariantIDs: ids}
+	runOpts := mutants.Options{InvariantIDs: ids, Seed: opts.seed}
 
 	// A kill means something only where the same tests pass without the
 	// patch: run each package set once on the unpatched tree first.
@@ -136,10 +144,10 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d killed by a check the header does not name, %d not killed again on re-run, "+
-		"%d timed out, %d do not apply, %d do not compile, %d errors (%.1fs)\n",
+		"%d timed out, %d do not apply, %d do not compile, %d errors (%.1fs, rapid base seed %d)\n",
 		len(selected), counts[mutants.StatusKilled], counts[mutants.StatusSurvived], counts[mutants.StatusMisattributed],
 		counts[mutants.StatusNotReproduced], counts[mutants.StatusTimedOut], counts[mutants.StatusDoesNotApply],
-		counts[mutants.StatusDoesNotCompile], counts[mutants.StatusError], time.Since(start).Seconds())
+		counts[mutants.StatusDoesNotCompile], counts[mutants.StatusError], time.Since(start).Seconds(), opts.seed)
 
 	if opts.jsonPath != "" {
 		if err := writeKillMatrix(opts.jsonPath, rows); err != nil {
@@ -183,13 +191,15 @@ func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
 func baselinesPass(ctx context.Context, root string, selected []mutants.Mutant, opts mutants.Options, stdout, stderr io.Writer) bool {
 	seen := map[string]bool{}
 	for _, m := range selected {
-		key := strings.Join(m.Packages, " ")
+		// The same packages in another order are the same baseline.
+		packages := slices.Sorted(slices.Values(m.Packages))
+		key := strings.Join(packages, " ")
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		start := time.Now()
-		status, out := mutants.Baseline(ctx, root, m.Packages, opts)
+		status, out := mutants.Baseline(ctx, root, packages, opts)
 		if status != mutants.StatusSurvived {
 			fmt.Fprintf(stdout, "baseline %s: FAILED without any patch (%.1fs)\n", key, time.Since(start).Seconds())
 			fmt.Fprintf(stderr, "nodeproof mutants: the tests of %s fail on the unpatched tree (%s), so no failure with a patch could count as a kill:\n%s\n",
