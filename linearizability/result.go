@@ -3,6 +3,7 @@ package linearizability
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -69,10 +70,15 @@ func verdictName(v porcupine.CheckResult) string {
 
 // WriteVisualization checks the history again, keeping what porcupine's
 // HTML rendering needs, and writes the rendering, with the injected faults
-// drawn as annotations, to path and records the path.
+// drawn as annotations, to path and records the path. It creates path's
+// directory: the first visualization of a fresh report directory is often
+// written before anything else is.
 func (c *Checked) WriteVisualization(path string) error {
 	_, info := CheckVerbose(c.rec.Init, c.rec.History, c.timeout)
 	info.AddAnnotations(c.rec.Faults)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
