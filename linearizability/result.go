@@ -24,7 +24,13 @@ type Result struct {
 	Result string `json:"result"`
 	// Visualization is the path of porcupine's HTML rendering, if written.
 	Visualization string `json:"visualization,omitempty"`
+	// Replay is the command that records the history again, set when the
+	// check did not answer Ok.
+	Replay string `json:"replay,omitempty"`
 }
+
+// Passed reports whether porcupine found the history linearizable.
+func (r Result) Passed() bool { return r.Result == "Ok" }
 
 // Checked is a recording with porcupine's verdict on it.
 type Checked struct {
