@@ -372,7 +372,9 @@ func TestReportEndToEnd(t *testing.T) {
 		"counter  [##########] 20/20 checks\n",
 		"counter  passed  20 checks, ",
 		"limited  FAILED  TEST-LIMIT after ",
-		"replay: nodeproof replay --suite limited --seed ",
+		// The whole counterexample, not only its first line.
+		"\n                 step 1: inc\n                 step 2: inc\n                 TEST-LIMIT: counter is 2, limit 2\n",
+		"                 replay: nodeproof replay --suite limited --seed ",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
