@@ -8,14 +8,15 @@ import (
 )
 
 // Geometry of the horizontal bar charts, in SVG user units (CSS pixels).
-// The labels are 12px monospace text; chartCharWidth is a little wider than
-// any common monospace face's advance at that size (DejaVu Sans Mono: 7.2),
-// so the label column and the viewBox sized from it always hold the text.
+// The labels are 12px monospace text; chartCharWidth is wider than the
+// advance of the monospace faces a browser picks at that size (Chromium on
+// Debian measures 7.6), so the label column and the viewBox sized from it
+// always hold the text. The browser test measures it.
 const (
 	chartRowHeight = 22
 	chartBarHeight = 16
 	chartBarWidth  = 360 // the longest bar
-	chartCharWidth = 7.5
+	chartCharWidth = 8
 	chartGap       = 8
 )
 

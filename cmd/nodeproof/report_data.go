@@ -71,8 +71,8 @@ func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 	if d.Mutants == nil {
 		d.NotRun = append(d.NotRun, notRun{Section: "mutants", Command: "make mutants", Writes: defaultMutantsFile})
 	}
-	d.Inventory = subsystems
-	d.Matrix = buildMatrix(subsystems, d)
+	d.Inventory = withSuiteSubsystems(subsystems, d.Suites)
+	d.Matrix = buildMatrix(d.Inventory, d)
 }
 
 type suiteReport struct {

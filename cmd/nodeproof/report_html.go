@@ -50,7 +50,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .verdict.passed { background: #dafbe1; border: 1px solid #1a7f37; }
 .verdict.failed { background: #ffebe9; border: 1px solid #cf222e; }
 .verdict ul { font-size: 1rem; font-weight: normal; margin: 0.4rem 0 0; }
-table.matrix td { white-space: nowrap; }
+table.matrix { width: 100%; }
 table.matrix td.cell-passed { background: #dafbe1; }
 table.matrix td.cell-failed { background: #ffebe9; font-weight: 600; }
 table.matrix td.cell-built { background: #ddf4ff; }

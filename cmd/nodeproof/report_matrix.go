@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nodeproof/nodeproof/inventory"
@@ -53,6 +54,28 @@ type notRun struct {
 type conformanceRow struct {
 	Function   string `json:"function"`
 	Mismatches int    `json:"mismatches"`
+}
+
+// withSuiteSubsystems adds a row for each suite whose subsystem the
+// inventory does not know (a suite added since the inventory was
+// generated), so that no suite's result is missing from the matrix.
+func withSuiteSubsystems(subsystems []inventory.Subsystem, suites []suiteReport) []inventory.Subsystem {
+	known := map[string]int{}
+	for i, s := range subsystems {
+		known[s.Name] = i
+	}
+	for _, sr := range suites {
+		i, ok := known[sr.Subsystem]
+		if !ok {
+			known[sr.Subsystem] = len(subsystems)
+			subsystems = append(subsystems, inventory.Subsystem{Name: sr.Subsystem, Suites: []string{sr.Name}})
+			continue
+		}
+		if !slices.Contains(subsystems[i].Suites, sr.Name) {
+			subsystems[i].Suites = append(subsystems[i].Suites, sr.Name)
+		}
+	}
+	return subsystems
 }
 
 // buildMatrix lays out one row per subsystem of the inventory, with the
