@@ -293,6 +293,7 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--checks", "0"}, "--checks must be positive, got 0"},
 		{[]string{"--checks", "-5"}, "--checks must be positive, got -5"},
 		{[]string{"--steps", "0"}, "--steps must be positive"},
+		{[]string{"--histories", "-1"}, "--histories must not be negative, got -1"},
 		{[]string{"--out", ""}, "--out must name a directory"},
 		{[]string{"--suite", "("}, "--suite: error parsing regexp"},
 		{[]string{"--suite", "^no-such-suite$"}, `--suite "^no-such-suite$" matches no suite; suites: `},
