@@ -3,10 +3,21 @@
 // known bug through is not checking what it claims.
 //
 // A mutant is a file mutants/<subsystem>-<slug>.patch: a header of comment
-// lines naming the bug, its upstream source, the invariant expected to catch
-// it and the packages whose tests should fail, followed by a unified diff in
-// `git diff` form. Load parses and validates them; Run applies one and runs
-// the tests.
+// lines naming the bug, its upstream source, the checks expected to catch it
+// (the "Invariant" field: invariant IDs or test functions, separated by
+// commas) and the packages whose tests should fail, followed by a unified
+// diff in `git diff` form. Load parses them; Check confirms that the packages
+// and checks exist; Baseline runs a package set's tests on the unpatched
+// tree; Run applies one mutant and runs the tests.
+//
+// A kill is earned, not assumed. A failing go test counts only when one of
+// the header's checks failed (otherwise the mutant is misattributed: the
+// claim about which check guards the behaviour is wrong), the failure is not
+// a build failure (go build skips _test.go files, go test does not) nor a
+// timeout, and the killing test, re-run alone with the rapid seed it printed,
+// fails again. The seed and that command are part of the result. A baseline
+// that fails makes every later failure meaningless, so the command stops
+// there.
 //
 // Run works on a scratch copy of the repository rather than with go build's
 // -overlay. A copy is what a developer would get by applying the patch, so

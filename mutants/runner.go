@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -27,8 +28,10 @@ type Mutant struct {
 	Bug string
 	// Source is the upstream issue or pull request the bug comes from, or "seeded".
 	Source string
-	// Invariant is the ID of the invariant expected to catch the bug.
-	Invariant string
+	// Checks name what is expected to catch the bug: invariant IDs from the
+	// registry or test function names, in the header's order. A kill counts
+	// only when one of them failed.
+	Checks []string
 	// Packages are the go test package patterns to run, relative to the module root.
 	Packages []string
 	// Path is the absolute path of the patch file.
@@ -41,7 +44,16 @@ const (
 	StatusSurvived       = "survived"
 	StatusDoesNotApply   = "does-not-apply"
 	StatusDoesNotCompile = "does-not-compile"
-	StatusError          = "error"
+	// StatusMisattributed is a failure of the tests that none of the
+	// header's checks explains: the bug is caught, but not by what the
+	// header claims, so the claim about the tests' power is wrong.
+	StatusMisattributed = "misattributed"
+	// StatusTimedOut is a test run that hit its timeout: a hang is not a kill.
+	StatusTimedOut = "timed-out"
+	// StatusNotReproduced is a kill that did not happen again when the
+	// killing test was re-run alone with the seed it printed.
+	StatusNotReproduced = "not-reproduced"
+	StatusError         = "error"
 )
 
 const (
@@ -58,10 +70,20 @@ const (
 // Result is the outcome of running one mutant.
 type Result struct {
 	ID, Subsystem, Source string
-	// Killed is true when the tests failed with the patch applied.
+	// Killed is true when the tests failed with the patch applied, the
+	// failure is one of the header's checks, and re-running the killing test
+	// with its seed failed again.
 	Killed bool
-	// KilledBy names what failed: an invariant ID, else a test name, else "build/test failure".
+	// KilledBy names what failed: one of the header's checks when Killed;
+	// for a misattributed failure, what failed instead (an invariant ID,
+	// else a test name, else "build/test failure").
 	KilledBy string
+	// Seed is the rapid seed of the killing case, 0 when the killing test is
+	// not a rapid property (it then fails deterministically).
+	Seed uint64
+	// Rerun is the go test command, run in the patched tree, that repeats
+	// the kill; the runner ran it and saw it fail.
+	Rerun string
 	// Seconds is the wall time of the whole run: copy, apply, build and test.
 	Seconds float64
 	// Status is one of the Status constants.
@@ -80,12 +102,27 @@ type Options struct {
 	InvariantIDs []string
 }
 
+func (o Options) timeout() time.Duration {
+	if o.Timeout <= 0 {
+		return defaultTimeout
+	}
+	return o.Timeout
+}
+
 var (
 	fileNamePattern  = regexp.MustCompile(`^([a-z0-9]+)-([a-z0-9]+(?:-[a-z0-9]+)*)\.patch$`)
 	headerPattern    = regexp.MustCompile(`^#\s*([A-Za-z]+):\s*(.*?)\s*$`)
 	invariantPattern = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)+$`)
 	failedTest       = regexp.MustCompile(`(?m)^\s*--- FAIL: (\S+)`)
-	headerFields     = []string{"Bug", "Source", "Invariant", "Packages"}
+	testFuncPattern  = regexp.MustCompile(`^(Test|Fuzz)[A-Za-z0-9_]*$`)
+	testFuncDecl     = regexp.MustCompile(`(?m)^func ((?:Test|Fuzz)[A-Za-z0-9_]*)\(`)
+	buildFailed      = regexp.MustCompile(`(?m)^FAIL\s+\S+ \[(build|setup) failed\]$`)
+	failedPackage    = regexp.MustCompile(`(?m)^FAIL\t(\S+)\t`)
+	testTimedOut     = regexp.MustCompile(`(?m)^panic: test timed out after `)
+	// rapid ends a failure with `To reproduce, specify -run="T/sub" -rapid.seed=N`
+	// (or a fail file first, the seed in parentheses).
+	rapidReproduce = regexp.MustCompile(`To reproduce, specify -run="([^"]+)" [^\n]*?-rapid\.seed=([0-9]+)`)
+	headerFields   = []string{"Bug", "Source", "Invariant", "Packages"}
 )
 
 // Load parses every *.patch file in dir, sorted by ID. A file with a missing,
@@ -163,8 +200,13 @@ func parsePatch(path string) (Mutant, error) {
 	if !sawDiff {
 		return Mutant{}, errors.New(`no diff ("diff --git" or "--- " line) after the header`)
 	}
-	if !invariantPattern.MatchString(fields["Invariant"]) {
-		return Mutant{}, fmt.Errorf("header field \"Invariant\": %q is not an invariant ID such as DM-EXCLUSIVE", fields["Invariant"])
+	// The field keeps its name, Invariant, but may list several checks:
+	// invariant IDs or test functions, separated by commas or spaces.
+	checks := strings.FieldsFunc(fields["Invariant"], func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+	for _, c := range checks {
+		if !invariantPattern.MatchString(c) && !testFuncPattern.MatchString(c) {
+			return Mutant{}, fmt.Errorf("header field \"Invariant\": %q is neither an invariant ID such as DM-EXCLUSIVE nor a test or fuzz function such as TestAllocate", c)
+		}
 	}
 	packages := strings.Fields(fields["Packages"])
 	for _, p := range packages {
@@ -179,30 +221,91 @@ func parsePatch(path string) (Mutant, error) {
 		Subsystem: parts[1],
 		Bug:       fields["Bug"],
 		Source:    fields["Source"],
-		Invariant: fields["Invariant"],
+		Checks:    checks,
 		Packages:  packages,
 		Path:      path,
 	}, nil
 }
 
+// Check verifies what Load cannot see from the patch alone: that every
+// package pattern names a directory of the module at root (go test would
+// fail on a missing one, which would pass for a kill) and that every check
+// is a known invariant ID or a test function declared in the module. It
+// returns every problem, each naming the mutant.
+func Check(root string, mutants []Mutant, invariantIDs []string) error {
+	tests, err := testFunctions(root)
+	if err != nil {
+		return err
+	}
+	var problems []error
+	for _, m := range mutants {
+		for _, p := range m.Packages {
+			dir := filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(strings.TrimSuffix(p, "..."), "/")))
+			if info, err := os.Stat(dir); err != nil || !info.IsDir() {
+				problems = append(problems, fmt.Errorf("%s: header field \"Packages\": %q is not a directory of the module", m.ID, p))
+			}
+		}
+		for _, c := range m.Checks {
+			switch {
+			case testFuncPattern.MatchString(c) && !tests[c]:
+				problems = append(problems, fmt.Errorf("%s: header field \"Invariant\": no test function %s in the module", m.ID, c))
+			case !testFuncPattern.MatchString(c) && !slices.Contains(invariantIDs, c):
+				problems = append(problems, fmt.Errorf("%s: header field \"Invariant\": %s is not an invariant of any suite", m.ID, c))
+			}
+		}
+	}
+	return errors.Join(problems...)
+}
+
+// testFunctions returns the names of the test functions declared in the
+// module's _test.go files.
+func testFunctions(root string) (map[string]bool, error) {
+	names := map[string]bool{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() && p != root {
+			// A nested module (conformance/) is not built by the mutants' go test.
+			if _, err := os.Stat(filepath.Join(p, "go.mod")); err == nil {
+				return filepath.SkipDir
+			}
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range testFuncDecl.FindAllSubmatch(data, -1) {
+			names[string(m[1])] = true
+		}
+		return nil
+	})
+	return names, err
+}
+
 // Run applies m to a scratch copy of the module at root, builds it and runs
-// m's packages' tests. The scratch copy is removed before Run returns. The
+// m's packages' tests. A failure counts as a kill only when one of m's
+// checks failed and the killing test, re-run alone with the seed it printed,
+// fails again. The scratch copy is removed before Run returns. The
 // environment is passed through, so RAPID_* variables and GOFLAGS apply.
 func Run(ctx context.Context, root string, m Mutant, opts Options) Result {
 	start := time.Now()
 	r := Result{ID: m.ID, Subsystem: m.Subsystem, Source: m.Source}
-	r.Status, r.Output = run(ctx, root, m, opts)
-	if r.Status == StatusKilled {
-		r.Killed = true
-		r.KilledBy = killedBy(r.Output, opts.InvariantIDs)
-	}
+	r.Status, r.Output = run(ctx, root, m, opts, &r)
 	r.Output = tail(r.Output, outputTailBytes)
 	r.Seconds = time.Since(start).Seconds()
 	return r
 }
 
-// run returns the status and the full output of the step that decided it.
-func run(ctx context.Context, root string, m Mutant, opts Options) (status, output string) {
+// run returns the status and the output of the step that decided it, and
+// fills in r's kill fields.
+func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (status, output string) {
 	scratch, err := os.MkdirTemp("", scratchPattern)
 	if err != nil {
 		return StatusError, err.Error()
@@ -219,26 +322,89 @@ func run(ctx context.Context, root string, m Mutant, opts Options) (status, outp
 	if out, err := command(ctx, scratch, nil, "go", "build", "-trimpath", "-buildvcs=false", "./..."); err != nil {
 		return stepFailed(ctx, StatusDoesNotCompile, out, err)
 	}
-
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = defaultTimeout
+	status, out := goTest(ctx, scratch, opts, nil, m.Packages)
+	if status != StatusKilled {
+		return status, out
 	}
+	failed := failures(out, opts.InvariantIDs)
+	r.KilledBy = firstNamed(m.Checks, failed)
+	if r.KilledBy == "" {
+		r.KilledBy = killedBy(out, opts.InvariantIDs)
+		return StatusMisattributed, out
+	}
+
+	// The kill must repeat: the killing test alone, from the seed rapid
+	// printed for the failing case (none for a plain test, which fails the
+	// same way every time).
+	testName, seed := killingTest(out, r.KilledBy)
+	if testName == "" {
+		return StatusError, out + "\nno failing test named in the output of a failed go test"
+	}
+	r.Seed = seed
+	args := []string{"-run=" + anchored(testName)}
+	if seed != 0 {
+		args = append(args, "-rapid.seed="+strconv.FormatUint(seed, 10))
+	}
+	pkgs := []string{testPackage(out, testName, m.Packages)}
+	r.Rerun = "go test -count=1 " + strings.Join(append(pkgs, args...), " ")
+	again, againOut := goTest(ctx, scratch, opts, args, pkgs)
+	switch {
+	case again == StatusSurvived:
+		return StatusNotReproduced, out + "\n--- re-run: " + r.Rerun + " passed:\n" + againOut
+	case again != StatusKilled:
+		return again, againOut
+	case !slices.Contains(failures(againOut, opts.InvariantIDs), r.KilledBy):
+		return StatusNotReproduced, out + "\n--- re-run: " + r.Rerun + " failed without " + r.KilledBy + ":\n" + againOut
+	}
+	r.Killed = true
+	return StatusKilled, out
+}
+
+// Baseline runs the tests of packages on an unpatched scratch copy of the
+// module at root. A mutant run means something only when these pass: a
+// test that already fails, or fails now and then, would count as a kill.
+// It returns StatusSurvived (the tests pass) or why they did not.
+func Baseline(ctx context.Context, root string, packages []string, opts Options) (status, output string) {
+	scratch, err := os.MkdirTemp("", scratchPattern)
+	if err != nil {
+		return StatusError, err.Error()
+	}
+	defer os.RemoveAll(scratch)
+	if err := copyModule(ctx, root, scratch); err != nil {
+		return StatusError, "copying the repository: " + err.Error()
+	}
+	status, out := goTest(ctx, scratch, opts, nil, packages)
+	return status, tail(out, outputTailBytes)
+}
+
+// goTest runs go test in dir and classifies the outcome: StatusSurvived
+// when the tests pass, StatusKilled when a test failed, and otherwise what
+// stopped them (a package that does not compile, its tests included; a
+// timeout; a toolchain that could not run).
+func goTest(ctx context.Context, dir string, opts Options, extra, packages []string) (status, output string) {
+	timeout := opts.timeout()
 	// go test's own -timeout fires first and dumps the hung goroutines into
 	// the output; the deadline only stops a toolchain that hangs itself.
 	testCtx, cancel := context.WithTimeout(ctx, timeout+toolchainGrace)
 	defer cancel()
-	args := append([]string{"test", "-trimpath", "-count=1", "-timeout=" + timeout.String()}, m.Packages...)
-	out, err := command(testCtx, scratch, nil, "go", args...)
+	// Test binary flags such as -rapid.seed go after the packages: go test
+	// takes the first flag it does not know as the end of its own.
+	args := append([]string{"test", "-trimpath", "-buildvcs=false", "-count=1", "-timeout=" + timeout.String()}, packages...)
+	out, err := command(testCtx, dir, nil, "go", append(args, extra...)...)
+	var exit *exec.ExitError
 	switch {
 	case err == nil:
 		return StatusSurvived, out
 	case testCtx.Err() != nil:
 		return StatusError, fmt.Sprintf("%s\ngo test did not finish: %v", out, testCtx.Err())
-	}
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
+	case !errors.As(err, &exit):
 		return StatusError, fmt.Sprintf("%s\n%v", out, err)
+	case buildFailed.MatchString(out):
+		// go build skips _test.go files: a patch that breaks only a test
+		// surfaces here, and is no kill.
+		return StatusDoesNotCompile, out
+	case testTimedOut.MatchString(out):
+		return StatusTimedOut, out
 	}
 	return StatusKilled, out
 }
@@ -373,6 +539,88 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	return out.Close()
+}
+
+// failures lists what failed in a go test output: the invariant IDs that
+// appear in it (a violation message starts with its ID) and the failing
+// tests, each by its full name and by its top-level function.
+func failures(output string, invariantIDs []string) []string {
+	var failed []string
+	for _, id := range invariantIDs {
+		if wordIndex(output, id) >= 0 {
+			failed = append(failed, id)
+		}
+	}
+	for _, m := range failedTest.FindAllStringSubmatch(output, -1) {
+		top, _, _ := strings.Cut(m[1], "/")
+		failed = append(failed, m[1], top)
+	}
+	return failed
+}
+
+// firstNamed returns the first of checks that failed, or "".
+func firstNamed(checks, failed []string) string {
+	for _, c := range checks {
+		if slices.Contains(failed, c) {
+			return c
+		}
+	}
+	return ""
+}
+
+// killingTest returns the test to re-run to repeat a kill by check (an
+// invariant ID or a test function): the failing test whose output names the
+// check, and the seed rapid printed for its failing case (0 when the test is
+// not a rapid property). go test prints a failing test's header ("--- FAIL:
+// T") before its log, and rapid ends its log with the seed, so both are
+// found around the check's first mention.
+func killingTest(output, check string) (name string, seed uint64) {
+	at := -1
+	if testFuncPattern.MatchString(check) {
+		at = strings.Index(output, "--- FAIL: "+check)
+	} else {
+		at = wordIndex(output, check)
+	}
+	if at < 0 {
+		return "", 0
+	}
+	for _, m := range failedTest.FindAllStringSubmatchIndex(output, -1) {
+		if m[0] <= at {
+			name = output[m[2]:m[3]]
+		}
+	}
+	rest := output[at:]
+	if next := failedTest.FindStringIndex(rest[1:]); next != nil {
+		rest = rest[:next[0]+1]
+	}
+	if m := rapidReproduce.FindStringSubmatch(rest); m != nil {
+		if seed, err := strconv.ParseUint(m[2], 10, 64); err == nil {
+			return m[1], seed
+		}
+	}
+	return name, 0
+}
+
+// anchored turns a test name as go test prints it ("TestA/sub_case") into a
+// -run pattern that matches only that test.
+func anchored(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// testPackage returns the package go test reported as failing after the
+// test's failure, or the whole package list when the output does not say.
+func testPackage(output, name string, packages []string) string {
+	at := strings.Index(output, "--- FAIL: "+name)
+	if at >= 0 {
+		if m := failedPackage.FindStringSubmatch(output[at:]); m != nil {
+			return m[1]
+		}
+	}
+	return strings.Join(packages, " ")
 }
 
 // killedBy names what killed a mutant: the invariant ID that appears first

@@ -64,9 +64,46 @@ func newModule(t *testing.T, git bool) string {
 // with new, with the whole file as context. before is the file the diff
 // claims to start from.
 func replaceLine(before, old, new string) string {
+	return replaceLineIn("tiny.go", before, old, new)
+}
+
+// failsOnceTest fails the first time it runs in a directory and passes
+// after: a flaky test, made deterministic.
+const failsOnceTest = `package tiny
+
+import (
+	"os"
+	"testing"
+)
+
+func TestAdd(t *testing.T) {
+	if _, err := os.Stat("ran"); err != nil {
+		os.WriteFile("ran", nil, 0o644)
+		t.Fatal("TINY-SUM: the first run fails")
+	}
+}
+`
+
+// rewriteFile returns a git-style diff that replaces the whole of file.
+func rewriteFile(file, before, after string) string {
+	old := strings.Split(strings.TrimSuffix(before, "\n"), "\n")
+	neu := strings.Split(strings.TrimSuffix(after, "\n"), "\n")
+	var b strings.Builder
+	fmt.Fprintf(&b, "diff --git a/%[1]s b/%[1]s\n--- a/%[1]s\n+++ b/%[1]s\n@@ -1,%[2]d +1,%[3]d @@\n", file, len(old), len(neu))
+	for _, l := range old {
+		b.WriteString("-" + l + "\n")
+	}
+	for _, l := range neu {
+		b.WriteString("+" + l + "\n")
+	}
+	return b.String()
+}
+
+// replaceLineIn is replaceLine for any file of the module.
+func replaceLineIn(file, before, old, new string) string {
 	lines := strings.Split(strings.TrimSuffix(before, "\n"), "\n")
 	var b strings.Builder
-	fmt.Fprintf(&b, "diff --git a/tiny.go b/tiny.go\n--- a/tiny.go\n+++ b/tiny.go\n@@ -1,%d +1,%d @@\n", len(lines), len(lines))
+	fmt.Fprintf(&b, "diff --git a/%[1]s b/%[1]s\n--- a/%[1]s\n+++ b/%[1]s\n@@ -1,%[2]d +1,%[2]d @@\n", file, len(lines))
 	for _, l := range lines {
 		if l == old {
 			fmt.Fprintf(&b, "-%s\n+%s\n", l, new)
@@ -99,7 +136,7 @@ func TestRun(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	patches := t.TempDir()
-	opts := Options{Timeout: time.Minute, InvariantIDs: []string{"TINY-OTHER", "TINY-SUM"}}
+	opts := Options{Timeout: 5 * time.Second, InvariantIDs: []string{"TINY-OTHER", "TINY-SUM"}}
 
 	cases := []struct {
 		name, patch, status, killedBy string
@@ -117,14 +154,39 @@ func TestRun(t *testing.T) {
 		{"tiny-type.patch",
 			fmt.Sprintf(header, "Add returns a string.") + replaceLine(tinySource, "\treturn a + b", "\treturn a + \"b\""),
 			StatusDoesNotCompile, "", false},
+		// go build skips tests: a patch that breaks only a test must not
+		// pass for a kill.
+		{"tiny-testonly.patch",
+			fmt.Sprintf(header, "The test no longer compiles.") + replaceLineIn("tiny_test.go", tinyTest, "\tif got := Add(2, 3); got != 5 {", "\tif got := Add(2, 3); got != \"5\" {"),
+			StatusDoesNotCompile, "", false},
+		// The tests fail, but not through the check the header names.
+		{"tiny-wrongcheck.patch",
+			strings.Replace(fmt.Sprintf(header, "Add subtracts."), "TINY-SUM", "TINY-OTHER", 1) + replaceLine(tinySource, "\treturn a + b", "\treturn a - b"),
+			StatusMisattributed, "TINY-SUM", false},
+		// A test function is a check too, and several may be named.
+		{"tiny-bytest.patch",
+			strings.Replace(fmt.Sprintf(header, "Add subtracts."), "TINY-SUM", "TINY-OTHER, TestAdd", 1) + replaceLine(tinySource, "\treturn a + b", "\treturn a - b"),
+			StatusKilled, "TestAdd", false},
+		// A hang is not a kill.
+		{"tiny-hang.patch",
+			fmt.Sprintf(header, "Add never returns.") + replaceLine(tinySource, "\treturn a + b", "\tselect {}"),
+			StatusTimedOut, "", false},
+		// A failure that does not happen again when the killing test is
+		// re-run is not a kill: the test fails only on its first run.
+		{"tiny-once.patch",
+			fmt.Sprintf(header, "The test fails once.") + rewriteFile("tiny_test.go", tinyTest, failsOnceTest),
+			StatusNotReproduced, "TINY-SUM", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m := writeMutant(t, patches, c.name, c.patch)
 			r := Run(context.Background(), newModule(t, c.git), m, opts)
-			require.Equal(t, c.status, r.Status, "got status %q, killed %v by %q; want %q by %q\noutput:\n%s", r.Status, r.Killed, r.KilledBy, c.status, c.killedBy, r.Output)
-			require.Equal(t, c.killedBy, r.KilledBy, "got status %q, killed %v by %q; want %q by %q\noutput:\n%s", r.Status, r.Killed, r.KilledBy, c.status, c.killedBy, r.Output)
-			require.Equal(t, (c.status == StatusKilled), r.Killed, "got status %q, killed %v by %q; want %q by %q\noutput:\n%s", r.Status, r.Killed, r.KilledBy, c.status, c.killedBy, r.Output)
+			require.Equal(t, []any{c.status, c.killedBy, c.status == StatusKilled}, []any{r.Status, r.KilledBy, r.Killed},
+				"status, killed by, killed; output:\n%s", r.Output)
+			if r.Killed {
+				assert.Equal(t, "go test -count=1 example.com/tiny -run=^TestAdd$", r.Rerun, "the command that repeats the kill")
+				assert.Zero(t, r.Seed, "a plain test has no seed")
+			}
 			assert.Equal(t, m.ID, r.ID, "result does not describe the mutant: %+v", r)
 			assert.Equal(t, "tiny", r.Subsystem, "result does not describe the mutant: %+v", r)
 			assert.Equal(t, "seeded", r.Source, "result does not describe the mutant: %+v", r)
@@ -143,19 +205,19 @@ func TestLoad(t *testing.T) {
 	m := writeMutant(t, dir, "tiny-subtract.patch", valid)
 	want := Mutant{
 		ID: "tiny-subtract", Subsystem: "tiny", Bug: "Add subtracts.", Source: "kubernetes/kubernetes#56022",
-		Invariant: "TINY-SUM", Packages: []string{"./properties/...", "./core/tiny/..."}, Path: filepath.Join(dir, "tiny-subtract.patch"),
+		Checks: []string{"TINY-SUM"}, Packages: []string{"./properties/...", "./core/tiny/..."}, Path: filepath.Join(dir, "tiny-subtract.patch"),
 	}
 	assert.Equal(t, want, m, "Load")
 	// A plain unified diff (diff -u with a/ and b/ labels) is a patch too.
 	plainDir := t.TempDir()
 	plain := writeMutant(t, plainDir, "tiny-plain.patch", strings.Replace(valid, "diff --git a/tiny.go b/tiny.go\n", "", 1))
-	assert.Equal(t, "TINY-SUM", plain.Invariant, "Load of a plain unified diff = %+v", plain)
+	assert.Equal(t, []string{"TINY-SUM"}, plain.Checks, "Load of a plain unified diff = %+v", plain)
 
 	bad := []struct{ name, content, wantErr string }{
 		{"tiny-noinvariant.patch", strings.Replace(valid, "# Invariant: TINY-SUM\n", "", 1), `"Invariant" is missing`},
 		{"tiny-typo.patch", strings.Replace(valid, "# Invariant:", "# Invarient:", 1), `unknown header field "Invarient"`},
 		{"tiny-twice.patch", "# Bug: again\n" + valid, `"Bug" repeated`},
-		{"tiny-badid.patch", strings.Replace(valid, "TINY-SUM", "tiny sum", 1), `"tiny sum" is not an invariant ID`},
+		{"tiny-badid.patch", strings.Replace(valid, "TINY-SUM", "tiny-sum", 1), `"tiny-sum" is neither an invariant ID`},
 		{"tiny-flag.patch", strings.Replace(valid, "./properties/...", "-exec=evil", 1), `"-exec=evil" must start with "./"`},
 		{"tiny-nodiff.patch", strings.Split(valid, "diff --git")[0], `no diff`},
 		{"Tiny_Name.patch", valid, "file name must be"},
@@ -183,4 +245,127 @@ func TestKilledBy(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, killedBy(c.output, ids), "killedBy(%q)", c.output)
 	}
+}
+
+func TestCheck(t *testing.T) {
+	root := newModule(t, false)
+	// A nested module's tests are not run by the mutants' go test, so its
+	// test functions are no checks.
+	nested := filepath.Join(root, "nested")
+	require.NoError(t, os.MkdirAll(nested, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(nested, "go.mod"), []byte("module example.com/nested\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(nested, "n_test.go"), []byte("package nested\n\nfunc TestNested(t *testing.T) {}\n"), 0o644))
+
+	good := Mutant{ID: "tiny-good", Checks: []string{"TINY-SUM", "TestAdd"}, Packages: []string{"./...", "./"}}
+	require.NoError(t, Check(root, []Mutant{good}, []string{"TINY-SUM"}))
+
+	bad := []struct {
+		m       Mutant
+		wantErr string
+	}{
+		{Mutant{ID: "tiny-nodir", Checks: []string{"TINY-SUM"}, Packages: []string{"./missing/..."}},
+			`tiny-nodir: header field "Packages": "./missing/..." is not a directory of the module`},
+		{Mutant{ID: "tiny-noinv", Checks: []string{"TINY-GONE"}, Packages: []string{"./..."}},
+			`tiny-noinv: header field "Invariant": TINY-GONE is not an invariant of any suite`},
+		{Mutant{ID: "tiny-notest", Checks: []string{"TestGone"}, Packages: []string{"./..."}},
+			`tiny-notest: header field "Invariant": no test function TestGone in the module`},
+		{Mutant{ID: "tiny-nested", Checks: []string{"TestNested"}, Packages: []string{"./..."}},
+			`tiny-nested: header field "Invariant": no test function TestNested in the module`},
+	}
+	for _, b := range bad {
+		assert.EqualError(t, Check(root, []Mutant{b.m}, []string{"TINY-SUM"}), b.wantErr)
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	opts := Options{Timeout: 5 * time.Second}
+	status, out := Baseline(context.Background(), newModule(t, false), []string{"./..."}, opts)
+	assert.Equal(t, StatusSurvived, status, "the unpatched tests pass; output:\n%s", out)
+
+	// A test that fails on the unpatched tree would pass off every mutant
+	// as killed.
+	flaky := newModule(t, false)
+	require.NoError(t, os.WriteFile(filepath.Join(flaky, "tiny_test.go"), []byte(failsOnceTest), 0o644))
+	status, out = Baseline(context.Background(), flaky, []string{"./..."}, opts)
+	assert.Equal(t, StatusKilled, status, "a failing baseline; output:\n%s", out)
+	assert.Contains(t, out, "TINY-SUM: the first run fails")
+}
+
+func TestKillingTest(t *testing.T) {
+	// Two suites fail; the kill is attributed to the second one's invariant,
+	// so its test and seed are the ones to re-run.
+	rapid := "--- FAIL: TestSuites (0.20s)\n    --- FAIL: TestSuites/admission (0.10s)\n" +
+		"        suites_test.go:21: [rapid] failed after 3 tests: AD-FIT: wrong reasons\n" +
+		"            To reproduce, specify -run=\"TestSuites/admission\" -rapid.seed=42\n" +
+		"    --- FAIL: TestSuites/devicemanager (0.19s)\n" +
+		"        suites_test.go:21: [rapid] failed after 12 tests: DM-EXCLUSIVE: d1 held twice\n" +
+		"            To reproduce, specify -run=\"TestSuites/devicemanager\" -rapid.failfile=\"testdata/rapid/x.fail\" (or -rapid.seed=1234567890123)\n" +
+		"FAIL\nFAIL\tgithub.com/nodeproof/nodeproof/properties\t0.3s\n"
+	name, seed := killingTest(rapid, "DM-EXCLUSIVE")
+	assert.Equal(t, "TestSuites/devicemanager", name)
+	assert.Equal(t, uint64(1234567890123), seed)
+	assert.Equal(t, "^TestSuites$/^devicemanager$", anchored(name))
+	assert.Equal(t, "github.com/nodeproof/nodeproof/properties", testPackage(rapid, name, []string{"./properties/..."}))
+	name, seed = killingTest(rapid, "AD-FIT")
+	assert.Equal(t, []any{"TestSuites/admission", uint64(42)}, []any{name, seed})
+
+	// A plain test that names an invariant has no seed, and a rapid line of
+	// a later test is not its seed.
+	plain := "--- FAIL: TestAllocate (0.01s)\n    alloc_test.go:9: AGENT-X: reservation kept\n" +
+		"--- FAIL: TestOther (0.01s)\n    x_test.go:3: To reproduce, specify -run=\"TestOther\" -rapid.seed=7\nFAIL\nFAIL\texample.com/tiny\t0.1s\n"
+	name, seed = killingTest(plain, "AGENT-X")
+	assert.Equal(t, []any{"TestAllocate", uint64(0)}, []any{name, seed})
+	name, seed = killingTest(plain, "TestOther")
+	assert.Equal(t, []any{"TestOther", uint64(7)}, []any{name, seed})
+}
+
+// TestRunRapidKill: a kill by a rapid property records the seed rapid
+// printed, and the runner repeats it with that seed. Rapid's flags must
+// follow the package on the go test command line (go test ends its own
+// flags at the first it does not know), which only a real rapid test shows.
+func TestRunRapidKill(t *testing.T) {
+	dir := t.TempDir()
+	rapidSum, err := os.ReadFile("../go.sum")
+	require.NoError(t, err)
+	var sum strings.Builder
+	for _, line := range strings.Split(string(rapidSum), "\n") {
+		if strings.HasPrefix(line, "pgregory.net/rapid v1.3.0") {
+			sum.WriteString(line + "\n")
+		}
+	}
+	files := map[string]string{
+		"go.mod": "module example.com/tiny\n\ngo 1.26\n\nrequire pgregory.net/rapid v1.3.0\n",
+		"go.sum": sum.String(),
+		// The package is not the module's root, so a go test that lost its
+		// package argument (and so tests ".") fails to build.
+		"sub/tiny.go": tinySource,
+		"sub/tiny_test.go": `package tiny
+
+import (
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestAddGrows(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		a := rapid.IntRange(0, 100).Draw(t, "a")
+		b := rapid.IntRange(1, 100).Draw(t, "b")
+		if Add(a, b) <= a {
+			t.Fatalf("TINY-SUM: Add(%d, %d) = %d", a, b, Add(a, b))
+		}
+	})
+}
+`,
+	}
+	for name, content := range files {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	m := writeMutant(t, t.TempDir(), "tiny-subtract.patch", fmt.Sprintf(header, "Add subtracts.")+replaceLineIn("sub/tiny.go", tinySource, "\treturn a + b", "\treturn a - b"))
+	r := Run(context.Background(), dir, m, Options{Timeout: time.Minute, InvariantIDs: []string{"TINY-SUM"}})
+	require.Equal(t, StatusKilled, r.Status, "output:\n%s", r.Output)
+	assert.Equal(t, "TINY-SUM", r.KilledBy)
+	assert.NotZero(t, r.Seed, "the seed rapid printed")
+	assert.Equal(t, fmt.Sprintf("go test -count=1 example.com/tiny/sub -run=^TestAddGrows$ -rapid.seed=%d", r.Seed), r.Rerun)
 }

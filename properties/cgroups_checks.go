@@ -462,33 +462,46 @@ func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) 
 
 // checkContention computes each container's CPU under full contention with
 // exact fractions and requires its request wherever the invariant's
-// precondition (cgContentionDomain) holds.
+// precondition (cgContentionDomain) holds. Kubepods' allocatable CPU and the
+// running containers with their requests come from the model, so a core that
+// drops a container's cgroup or misstates allocatable cannot pass by
+// agreeing with itself.
 func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
-	allocatable := cgroups.KubepodsAllocatable(m.cfg)[pod.CPU]
+	node, _ := m.modelInput(m.cfg)
+	allocatable := node.Allocatable()["cpu"]
 	if reason := m.contentionDomain(allocatable); reason != "" {
 		return
 	}
 	m.tally.Check(CGContention)
 	got := ContainerCPUUnderContention(h, allocatable, cgroups.V1)
+	paths := map[[2]string]string{}
 	for _, cg := range h {
-		if cg.Kind != cgroups.KindContainer {
-			continue
+		if cg.Kind == cgroups.KindContainer {
+			paths[[2]string{cg.PodUID, cg.Container}] = cg.Path
 		}
-		req := containerCPURequest(m.container(cg.PodUID, cg.Container))
-		if got[cg.Path].Cmp(big.NewRat(req, 1)) < 0 {
-			f, _ := got[cg.Path].Float64()
-			m.fail(CGContention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", cg.Path, f, req, allocatable)
+	}
+	for _, p := range m.pods {
+		for _, c := range model.Running(m.spec[p.UID]) {
+			req := modelCPURequest(c)
+			path, ok := paths[[2]string{p.UID, c.Name}]
+			if !ok {
+				m.fail(CGContention, "container %s/%s runs but has no cgroup, so it gets no CPU under contention (request %dm)", p.UID, c.Name, req)
+			}
+			if got[path].Cmp(big.NewRat(req, 1)) < 0 {
+				f, _ := got[path].Float64()
+				m.fail(CGContention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", path, f, req, allocatable)
+			}
 		}
 	}
 }
 
-// containerCPURequest is the request a container's shares come from: its
-// cpu request, or its limit when it has no request (kuberuntime).
-func containerCPURequest(c pod.Container) int64 {
-	if _, ok := c.Requests[pod.CPU]; !ok {
-		return c.Limits[pod.CPU]
+// modelCPURequest is the request a container's shares come from: its cpu
+// request, or its limit when it has no request (kuberuntime).
+func modelCPURequest(c model.Container) int64 {
+	if r, ok := c.Requests["cpu"]; ok {
+		return r
 	}
-	return c.Requests[pod.CPU]
+	return c.Limits["cpu"]
 }
 
 // contentionDomain says why the pods on the node are outside CG-CONTENTION's
@@ -514,8 +527,8 @@ func (m *cgMachine) contentionDomain(allocatable int64) string {
 			return fmt.Sprintf("pod %s requests %dm", p.UID, req)
 		}
 		var children uint64
-		for _, c := range cgroups.RunningContainers(p) {
-			r := containerCPURequest(c)
+		for _, c := range model.Running(spec) {
+			r := modelCPURequest(c)
 			if !exact(r) {
 				return fmt.Sprintf("container %s/%s requests %dm", p.UID, c.Name, r)
 			}

@@ -6,6 +6,7 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	model "github.com/nodeproof/nodeproof/models/devicemanager"
 	"pgregory.net/rapid"
 )
 
@@ -81,8 +82,8 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 	for key, holders := range byDevice {
 		for i := range holders {
 			for j := i + 1; j < len(holders); j++ {
-				a, b := holders[i], holders[j]
-				if a.pod != b.pod || !(m.isRegularInit(a.pod, a.container) || m.isRegularInit(b.pod, b.container)) {
+				if !mayShare(m.place(holders[i].pod, holders[i].container), m.place(holders[j].pod, holders[j].container)) {
+					a, b := holders[i], holders[j]
 					m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", key[1], key[0], a.pod, a.container, b.pod, b.container)
 				}
 			}
@@ -117,24 +118,37 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 	}
 
 	m.tally.Check(DMRestoreKeeps)
-	present := map[string]bool{}
-	for _, h := range holdings {
-		present[h.PodUID] = true
+	for _, r := range lostRestored(m.restored, holdings, m.model.Holdings()) {
+		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
-	for _, r := range m.restored {
-		if !present[r.PodUID] {
+}
+
+// lostRestored returns the restored allocations the core no longer holds as
+// they were, of pods the model has not garbage-collected. Whether a pod was
+// collected is the model's to say (a pod it still holds devices for was
+// not; collection happens inside admissions too), never the core's own
+// holdings: a core that dropped an active pod's allocations must not pass.
+func lostRestored(restored, core []dm.Holding, modelHoldings []model.Holding) []dm.Holding {
+	kept := map[string]bool{}
+	for _, h := range modelHoldings {
+		kept[h.Pod] = true
+	}
+	var lost []dm.Holding
+	for _, r := range restored {
+		if !kept[r.PodUID] {
 			continue
 		}
 		found := false
-		for _, h := range holdings {
+		for _, h := range core {
 			if h.PodUID == r.PodUID && h.Container == r.Container && h.Resource == r.Resource {
 				found = equalStrings(h.DeviceIDs, r.DeviceIDs)
 			}
 		}
 		if !found {
-			m.fail(DMRestoreKeeps, "restored allocation %v of a pod still on the node changed or vanished", r)
+			lost = append(lost, r)
 		}
 	}
+	return lost
 }
 
 // checkRunOptions relies on the machine's Allocate answers: each resource's
@@ -161,18 +175,47 @@ func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 	}
 }
 
-func (m *dmMachine) isRegularInit(uid, container string) bool {
+// containerPlace is where a container stands in its pod's allocation: the
+// kubelet allocates a pod's init containers, then its app containers, in
+// order.
+type containerPlace struct {
+	pod         string
+	order       int
+	regularInit bool // an init container that is not restartable (not a sidecar)
+}
+
+// mayShare is upstream's reuse rule for two containers holding the same
+// device: a regular init container's devices join the pod's reuse pool,
+// while a sidecar's and an app container's leave it. So the earlier of the
+// two must be a regular init container of the same pod (a container between
+// them that took the device from the pool would itself fail this rule with
+// the later one).
+func mayShare(a, b containerPlace) bool {
+	if a.order > b.order {
+		a, b = b, a
+	}
+	return a.pod == b.pod && a.order != b.order && a.regularInit
+}
+
+// place finds a holder's container among the machine's pods.
+func (m *dmMachine) place(uid, container string) containerPlace {
 	for _, p := range m.pods {
 		if p.p.UID != uid {
 			continue
 		}
-		for _, c := range p.p.InitContainers {
+		for i, c := range p.p.InitContainers {
 			if c.Name == container {
-				return !c.IsSidecar()
+				return containerPlace{uid, i, !c.IsSidecar()}
+			}
+		}
+		for i, c := range p.p.Containers {
+			if c.Name == container {
+				return containerPlace{uid, len(p.p.InitContainers) + i, false}
 			}
 		}
 	}
-	return false
+	m.fail(DMExclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
+	return containerPlace{}
 }
 
 func (m *dmMachine) checkCapacity() {

@@ -85,9 +85,18 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		return usageError(fmt.Errorf("none of the %d mutants matches --run %q", len(all), opts.filter))
 	}
 
+	var ids []string
+	for _, inv := range properties.Invariants() {
+		ids = append(ids, inv.ID)
+	}
+	if err := mutants.Check(root, selected, ids); err != nil {
+		// A header naming a missing package or an unknown check is a
+		// mutant file that cannot be used: bad input.
+		return usageError(err)
+	}
 	if opts.list {
 		for _, m := range selected {
-			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, m.Invariant, m.Source, strings.Join(m.Packages, " "), m.Bug)
+			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, strings.Join(m.Packages, " "), m.Bug)
 		}
 		return nil
 	}
@@ -96,11 +105,13 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	// still removed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var ids []string
-	for _, inv := range properties.Invariants() {
-		ids = append(ids, inv.ID)
-	}
 	runOpts := mutants.Options{InvariantIDs: ids}
+
+	// A kill means something only where the same tests pass without the
+	// patch: run each package set once on the unpatched tree first.
+	if !baselinesPass(ctx, root, selected, runOpts, stdout, stderr) {
+		return exitWith(exitFailed)
+	}
 
 	width := 0
 	for _, m := range selected {
@@ -114,7 +125,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		counts[r.Status]++
 		rows = append(rows, mutantRow{
 			ID: r.ID, Subsystem: r.Subsystem, Source: r.Source, Killed: r.Killed,
-			KilledBy: r.KilledBy, Seconds: math.Round(r.Seconds*100) / 100,
+			KilledBy: r.KilledBy, Seed: r.Seed, Rerun: r.Rerun, Seconds: math.Round(r.Seconds*100) / 100,
 		})
 		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs)\n", i+1, len(selected), width, m.ID, mutantVerdict(r, m), r.Seconds)
 		if r.Status != mutants.StatusKilled {
@@ -124,8 +135,10 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 			return &exitError{status: exitFailed, err: errors.New("interrupted")}
 		}
 	}
-	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d do not apply, %d do not compile, %d errors (%.1fs)\n",
-		len(selected), counts[mutants.StatusKilled], counts[mutants.StatusSurvived], counts[mutants.StatusDoesNotApply],
+	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d killed by a check the header does not name, %d not killed again on re-run, "+
+		"%d timed out, %d do not apply, %d do not compile, %d errors (%.1fs)\n",
+		len(selected), counts[mutants.StatusKilled], counts[mutants.StatusSurvived], counts[mutants.StatusMisattributed],
+		counts[mutants.StatusNotReproduced], counts[mutants.StatusTimedOut], counts[mutants.StatusDoesNotApply],
 		counts[mutants.StatusDoesNotCompile], counts[mutants.StatusError], time.Since(start).Seconds())
 
 	if opts.jsonPath != "" {
@@ -139,18 +152,23 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// mutantVerdict is the verdict column of a progress line. A kill by another
-// invariant than the header names is shown, since it means the expected
-// invariant is weaker than thought.
+// mutantVerdict is the verdict column of a progress line.
 func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
+	expected := strings.Join(m.Checks, " or ")
 	switch r.Status {
 	case mutants.StatusKilled:
-		if r.KilledBy != m.Invariant {
-			return fmt.Sprintf("killed by %s (expected %s)", r.KilledBy, m.Invariant)
+		if r.Seed != 0 {
+			return fmt.Sprintf("killed by %s (seed %d)", r.KilledBy, r.Seed)
 		}
 		return "killed by " + r.KilledBy
+	case mutants.StatusMisattributed:
+		return fmt.Sprintf("MISATTRIBUTED: failed %s, expected %s", r.KilledBy, expected)
+	case mutants.StatusNotReproduced:
+		return fmt.Sprintf("NOT REPRODUCED: %s failed, but not again on `%s`", r.KilledBy, r.Rerun)
+	case mutants.StatusTimedOut:
+		return "TIMED OUT (a hang is not a kill)"
 	case mutants.StatusSurvived:
-		return "SURVIVED (expected " + m.Invariant + " to catch it)"
+		return "SURVIVED (expected " + expected + " to catch it)"
 	case mutants.StatusDoesNotApply:
 		return "DOES NOT APPLY"
 	case mutants.StatusDoesNotCompile:
@@ -158,6 +176,29 @@ func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
 	default:
 		return "ERROR"
 	}
+}
+
+// baselinesPass runs the tests of each distinct package set of the mutants
+// on the unpatched tree and reports whether all passed.
+func baselinesPass(ctx context.Context, root string, selected []mutants.Mutant, opts mutants.Options, stdout, stderr io.Writer) bool {
+	seen := map[string]bool{}
+	for _, m := range selected {
+		key := strings.Join(m.Packages, " ")
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		start := time.Now()
+		status, out := mutants.Baseline(ctx, root, m.Packages, opts)
+		if status != mutants.StatusSurvived {
+			fmt.Fprintf(stdout, "baseline %s: FAILED without any patch (%.1fs)\n", key, time.Since(start).Seconds())
+			fmt.Fprintf(stderr, "nodeproof mutants: the tests of %s fail on the unpatched tree (%s), so no failure with a patch could count as a kill:\n%s\n",
+				key, status, indentBlock(out))
+			return false
+		}
+		fmt.Fprintf(stdout, "baseline %s: passed (%.1fs)\n", key, time.Since(start).Seconds())
+	}
+	return true
 }
 
 func indentBlock(s string) string {

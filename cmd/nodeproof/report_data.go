@@ -122,12 +122,16 @@ type failureReport struct {
 
 // mutantRow is one row of the kill matrix that `nodeproof mutants --json` writes.
 type mutantRow struct {
-	ID        string  `json:"id"`
-	Subsystem string  `json:"subsystem"`
-	Source    string  `json:"source"`
-	Killed    bool    `json:"killed"`
-	KilledBy  string  `json:"killed_by"`
-	Seconds   float64 `json:"seconds"`
+	ID        string `json:"id"`
+	Subsystem string `json:"subsystem"`
+	Source    string `json:"source"`
+	Killed    bool   `json:"killed"`
+	KilledBy  string `json:"killed_by"`
+	// Seed is the rapid seed of the killing case (0: a plain test) and Rerun
+	// the go test command that repeats the kill on the patched tree.
+	Seed    uint64  `json:"seed,omitempty"`
+	Rerun   string  `json:"rerun,omitempty"`
+	Seconds float64 `json:"seconds"`
 }
 
 // tableSection is a section whose shape nodeproof does not own (the

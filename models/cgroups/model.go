@@ -359,6 +359,18 @@ func (n Node) Allocatable() map[string]int64 {
 	return out
 }
 
+// Running lists the containers that have a cgroup while the pod runs: its
+// sidecars, then its app containers. Regular init containers have exited.
+func Running(p Pod) []Container {
+	var running []Container
+	for _, c := range p.Init {
+		if c.Sidecar {
+			running = append(running, c)
+		}
+	}
+	return append(running, p.Apps...)
+}
+
 // Expected returns every cgroup the kubelet keeps for the pods on node n,
 // parents first and siblings by name, with the writes for both versions.
 func Expected(n Node, pods []Pod) ([]Group, error) {
@@ -420,13 +432,7 @@ func Expected(n Node, pods []Pod) ([]Group, error) {
 		qos := QOS(p, n.PodLevelGate)
 		pp := n.podPath(qos, p.UID)
 		put(pp, podGroup(n, p, qos))
-		running := []Container{}
-		for _, c := range p.Init {
-			if c.Sidecar {
-				running = append(running, c)
-			}
-		}
-		for _, c := range append(running, p.Apps...) {
+		for _, c := range Running(p) {
 			put(n.containerPath(pp, c.Name), containerGroup(n, c))
 		}
 	}

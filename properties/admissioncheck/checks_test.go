@@ -156,3 +156,25 @@ func TestAdmissionChecksCanFail(t *testing.T) {
 		assert.Error(t, tc.check(c), "%s: passed a tampered case", tc.id)
 	}
 }
+
+// TestNoOvercommitBoundsZeroAllocatable: a node with no ephemeral storage
+// to give admits no pod that asks for some. The check once skipped every
+// resource of allocatable 0, so this overcommit passed. A scalar resource
+// the node does not list at all stays unchecked, as the kubelet drops such
+// requests before the fit.
+func TestNoOvercommitBoundsZeroAllocatable(t *testing.T) {
+	asks := func(r pod.ResourceName, n int64) admission.ActivePod {
+		return admission.ActivePod{Pod: testPod("p", pod.ResourceList{r: n}, nil)}
+	}
+	node := pod.ResourceList{pod.Pods: 10, pod.CPU: 1000, pod.Memory: 1 << 30, pod.EphemeralStorage: 0}
+
+	err := checkNoOvercommit(&AdmissionCase{Allocatable: node, After: []admission.ActivePod{asks(pod.EphemeralStorage, 1)}})
+	require.EqualError(t, err, "pods not terminating ask for 1 ephemeral-storage, allocatable is 0")
+
+	assert.NoError(t, checkNoOvercommit(&AdmissionCase{Allocatable: node, After: []admission.ActivePod{asks(GPU, 2)}}),
+		"a GPU request on a node that lists no GPUs")
+	withGPUs := node.Clone()
+	withGPUs[GPU] = 0
+	assert.EqualError(t, checkNoOvercommit(&AdmissionCase{Allocatable: withGPUs, After: []admission.ActivePod{asks(GPU, 2)}}),
+		"pods not terminating ask for 2 example.com/gpu, allocatable is 0")
+}
