@@ -178,6 +178,7 @@ var subsystems = []Subsystem{
 			"dm-restart-running-reallocated",
 			"dm-reuse-across-pods",
 			"dm-run-options-last-writer",
+			"dm-sidecar-pool-kept",
 			"dm-sidecar-reused",
 			"dm-unhealthy-allocated",
 			"dm-unhealthy-left-behind",
