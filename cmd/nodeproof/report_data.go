@@ -107,10 +107,13 @@ type invariantReport struct {
 	ID        string `json:"id"`
 	Statement string `json:"statement"`
 	// Source is Sources' texts joined, for the DESIGN schema's one string.
-	Source     string         `json:"source"`
-	Sources    []sourceReport `json:"sources"`
-	Checked    int            `json:"checked"`
-	Violations int            `json:"violations"`
+	Source  string         `json:"source"`
+	Sources []sourceReport `json:"sources"`
+	// Checked counts the evaluations of the invariant, Applied those where
+	// it had something to compare (properties.Tally).
+	Checked    int `json:"checked"`
+	Applied    int `json:"applied"`
+	Violations int `json:"violations"`
 }
 
 type failureReport struct {
@@ -163,7 +166,7 @@ func newSuiteReport(res properties.Result) suiteReport {
 	}
 	for _, inv := range res.Suite.Invariants {
 		ir := invariantReport{ID: inv.ID, Statement: inv.Statement, Source: cite.Join(inv.Sources), Sources: sourceReports(inv.Sources),
-			Checked: res.Tally.Checked[inv.ID]}
+			Checked: res.Tally.Checked[inv.ID], Applied: res.Tally.Applied[inv.ID]}
 		if res.Failure != nil && res.Failure.Invariant == inv.ID {
 			ir.Violations = 1
 		}

@@ -131,9 +131,9 @@ svg rect { fill: #0969da; }
 {{end}}
 <h3>Invariants</h3>
 <table>
-<tr><th>ID</th><th>Statement</th><th>Source</th><th>Checked</th><th>Violations</th></tr>
+<tr><th>ID</th><th>Statement</th><th>Source</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th><th>Violations</th></tr>
 {{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td>{{sources .Sources}}</td>
-<td class="num">{{.Checked}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
+<td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
 {{end}}</table>
 {{with .Statistics}}<h3>Statistics</h3>
 <table>

@@ -111,9 +111,9 @@ func markdownBlocks(data *reportData) []string {
 		b.WriteString("\n")
 		var rows [][]string
 		for _, inv := range s.Invariants {
-			rows = append(rows, []string{inv.ID, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Violations)})
+			rows = append(rows, []string{inv.ID, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Applied), strconv.Itoa(inv.Violations)})
 		}
-		mdTable(&b, []string{"ID", "Statement", "Source", "Checked", "Violations"}, rows)
+		mdTable(&b, []string{"ID", "Statement", "Source", "Checked", "Applied", "Violations"}, rows)
 		if len(s.Statistics) > 0 {
 			b.WriteString("\n")
 			var stats [][]string

@@ -47,7 +47,7 @@ func syntheticReport(t *testing.T) *reportData {
 				Name: "imagegc", Subsystem: "imagegc", Checks: 300, Steps: 3000, Seconds: 1.5, Passed: true, Seed: 42,
 				Actions: map[string]int{"pull": 2000, "gc": 1000},
 				Invariants: []invariantReport{
-					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300},
+					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300, Applied: 2900},
 				},
 				Statistics: []statisticReport{{Name: "bytes freed beyond the target", Samples: 40, Mean: 1.23456, Max: 7, Nonzero: 12}},
 			},
@@ -56,8 +56,8 @@ func syntheticReport(t *testing.T) *reportData {
 				Actions: map[string]int{"register": 150, "allocate": 62},
 				Invariants: []invariantReport{
 					{ID: "DM-EXCLUSIVE", Statement: "A device is held by at most one container.", Source: dmCode.Text + "; " + dmDoc.Text,
-						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Violations: 1},
-					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229},
+						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Applied: 31, Violations: 1},
+					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229, Applied: 200},
 				},
 				Failure: &failureReport{
 					Invariant: "DM-EXCLUSIVE",
@@ -116,6 +116,8 @@ func TestWriteReport(t *testing.T) {
 			"devicemanager-reregistration-race",
 			"<th>history</th><th>ops</th><th>result</th><th>visualization</th><th>note</th>",
 			`<a href="lin-1.html">lin-1.html</a>`,
+			// Checked, then Applied, then Violations.
+			`<td class="num">229</td><td class="num">31</td><td class="num failed">1</td>`,
 			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 		} {
 			if !strings.Contains(html, want) {
@@ -161,10 +163,10 @@ func TestWriteReport(t *testing.T) {
 			"| imagegc | 1 package | not built | 300 checks, passed | not built | not built | not built | not built | not built |",
 			"- conformance against upstream: `make conformance` (writes `report/conformance.json`)\n",
 			"## devicemanager (devicemanager)\n\n### Counterexample: DM-EXCLUSIVE\n",
-			"| ID | Statement | Source | Checked | Violations |",
+			"| ID | Statement | Source | Checked | Applied | Violations |",
 			"| DM-EXCLUSIVE | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
-				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 1 |`,
-			"| IGC-INUSE | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 0 |",
+				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 31 | 1 |`,
+			"| IGC-INUSE | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 2900 | 0 |",
 			"Actions: pull 2000, gc 1000.",
 			"- fuzz targets: fuzz.FuzzA, fuzz.FuzzB\n",
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
@@ -189,6 +191,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Source     string              `json:"source"`
 		Sources    []map[string]string `json:"sources"`
 		Checked    int                 `json:"checked"`
+		Applied    int                 `json:"applied"`
 		Violations int                 `json:"violations"`
 	}
 	type failure struct {
@@ -248,7 +251,8 @@ func checkReportJSON(t *testing.T, data string) {
 		t.Fatalf("header = %q %q %v with %d suites", report.Version, report.Started, report.Seconds, len(report.Suites))
 	}
 	passed, failed := report.Suites[0], report.Suites[1]
-	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 {
+	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 ||
+		passed.Invariants[0].Applied != 2900 {
 		t.Errorf("passed suite = %+v", passed)
 	}
 	if want := []statistic{{"bytes freed beyond the target", 40, 1.23456, 7, 12}}; !reflect.DeepEqual(passed.Statistics, want) {
@@ -263,7 +267,7 @@ func checkReportJSON(t *testing.T, data string) {
 	}
 	assert.Equal(t, invariant{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes issue #109595",
 		Sources: []map[string]string{{"kind": "issue", "text": "kubernetes issue #109595", "url": "https://github.com/kubernetes/kubernetes/issues/109595"}},
-		Checked: 229}, failed.Invariants[1])
+		Checked: 229, Applied: 200}, failed.Invariants[1])
 	assert.Equal(t, []map[string]string{{"kind": "seed", "text": igcSeed.Text, "url": ""}}, passed.Invariants[0].Sources)
 	wantMutant := map[string]any{"id": "devicemanager-reregistration-race", "subsystem": "devicemanager", "source": "kubernetes#1",
 		"killed": true, "killed_by": "DM-EXCLUSIVE", "seconds": 2.25}
@@ -372,7 +376,8 @@ func counterSuite(name string, limit int) properties.Suite {
 					n = 0
 				},
 				"": func(t *rapid.T) {
-					tally.Check("TEST-LIMIT")
+					// It says something once the counter is off zero.
+					tally.Check("TEST-LIMIT", n > 0)
 					if limit > 0 && n >= limit {
 						t.Fatalf("TEST-LIMIT: counter is %d, limit %d", n, limit)
 					}
@@ -414,6 +419,10 @@ func TestReportEndToEnd(t *testing.T) {
 	if !counter.Passed || counter.Checks != 20 || counter.Seed != 7 || counter.Invariants[0].Checked == 0 {
 		t.Errorf("counter = %+v", counter)
 	}
+	// Applications come from the tally, not from the evaluations: the first
+	// evaluation of each case, on a zero counter, never applies.
+	assert.Positive(t, counter.Invariants[0].Applied, "counter applications")
+	assert.LessOrEqual(t, counter.Invariants[0].Applied, counter.Invariants[0].Checked-counter.Checks, "counter applications")
 	if limited.Passed || limited.Failure == nil || limited.Invariants[0].Violations != 1 {
 		t.Fatalf("limited = %+v", limited)
 	}
