@@ -304,13 +304,17 @@ func (m *dmMachine) activePod(t *rapid.T) *dmPod {
 	return rapid.SampledFrom(active).Draw(t, "pod")
 }
 
+// drawDevices draws a plugin's device list. Devices are mostly present
+// and healthy: with fewer, most admissions fail for want of devices and two
+// containers rarely hold devices of one resource, which DM-EXCLUSIVE and
+// the reuse rules need; the misspelt and empty health values stay in the mix.
 func (m *dmMachine) drawDevices(t *rapid.T) []dm.Device {
 	var devices []dm.Device
 	for _, id := range dmDeviceIDs {
-		if !rapid.Bool().Draw(t, "present "+id) {
+		if rapid.IntRange(0, 3).Draw(t, "present "+id) == 0 {
 			continue
 		}
-		health := rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""}).Draw(t, "health "+id)
+		health := rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""}).Draw(t, "health "+id)
 		var numa []int64
 		switch rapid.IntRange(0, 2).Draw(t, "numa "+id) {
 		case 1:
