@@ -2,7 +2,6 @@ package linearizability
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -28,11 +27,6 @@ var (
 // answers Unknown, which fails the test: an undecided history proves nothing.
 const checkTimeout = 20 * time.Second
 
-// The environment variables that make the test leave its results behind:
-// NODEPROOF_LIN_JSON names the JSON file the report reads (with
-// --linearizability); the visualizations are written beside it.
-const envResults = "NODEPROOF_LIN_JSON"
-
 // TestAgentHistoriesLinearizable records histories of ten concurrent
 // clients driving a real agent and real plugins over Unix sockets (four
 // plugin owners with snapshots, re-registrations, crashes and Allocate
@@ -47,8 +41,6 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 			seeds = append(seeds, uint64(i+1))
 		}
 	}
-	resultsFile := os.Getenv(envResults)
-	var results []Result
 	opsSeen := map[deviceagent.Op]int{}
 	for _, seed := range seeds {
 		rec, err := Record(context.Background(), Workload{Seed: seed, OpsPerClient: *linOps})
@@ -58,23 +50,17 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 			opsSeen[op.Input.(deviceagent.Input).Op]++
 		}
 		checked := CheckRecording(rec, checkTimeout)
-		switch {
-		case checked.Verdict != porcupine.Ok:
-			path, err := failureVisualization(&checked, resultsFile)
+		if checked.Verdict != porcupine.Ok {
+			path, err := failureVisualization(&checked, "")
 			assert.NoError(t, err, "writing the visualization")
 			t.Errorf("the history of seed %d (%d operations, %d clients, %d faults) is %s after %.2fs: no order of its operations explains what the clients saw.\n"+
-				"start: %s\nvisualization: %s\nreplay the operation mix: go test ./linearizability -run 'TestAgentHistoriesLinearizable$' -lin.seed=%d -lin.ops=%d",
+				"start: %s\nvisualization: %s\nreplay the operation mix: %s",
 				seed, checked.Result.Operations, rec.Clients, len(rec.Faults), checked.Result.Result, checked.Result.CheckSeconds,
-				rec.Init, path, seed, *linOps)
-		case resultsFile != "":
-			path := filepath.Join(filepath.Dir(resultsFile), fmt.Sprintf("linearizability-seed-%d.html", seed))
-			assert.NoError(t, checked.WriteVisualization(path), "writing the visualization")
-			checked.Result.Visualization = filepath.Base(path)
+				rec.Init, path, ReplayCommand(seed, *linOps))
 		}
 		t.Logf("seed %d: %d operations from %d clients, %d partitions, %d unknown outcomes, %d faults: %s in %.3fs",
 			seed, checked.Result.Operations, rec.Clients, checked.Result.Partitions, rec.Unknown, len(rec.Faults),
 			checked.Result.Result, checked.Result.CheckSeconds)
-		results = append(results, checked.Result)
 	}
 	// The owners' choices depend on the seed alone, so the default seeds
 	// always exercise every plugin-side operation; a workload change that
@@ -84,19 +70,13 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 			assert.NotZero(t, opsSeen[op], "no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
 		}
 	}
-	if resultsFile != "" {
-		writeResults(t, resultsFile, results)
-	}
 }
 
 // failureVisualization writes a failed check's visualization where it
-// outlives the test: beside the results file if there is one, else in a new
-// directory under the system's temporary directory.
-func failureVisualization(c *Checked, resultsFile string) (string, error) {
-	dir := ""
-	if resultsFile != "" {
-		dir = filepath.Dir(resultsFile)
-	} else {
+// outlives the test: in dir, or when dir is "" in a new directory under the
+// system's temporary directory.
+func failureVisualization(c *Checked, dir string) (string, error) {
+	if dir == "" {
 		var err error
 		if dir, err = os.MkdirTemp("", "nodeproof-linearizability-"); err != nil {
 			return "", err
@@ -104,14 +84,6 @@ func failureVisualization(c *Checked, resultsFile string) (string, error) {
 	}
 	path := filepath.Join(dir, fmt.Sprintf("linearizability-seed-%d.html", c.rec.Workload.Seed))
 	return path, c.WriteVisualization(path)
-}
-
-func writeResults(t *testing.T, path string, results []Result) {
-	t.Helper()
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	b, err := json.MarshalIndent(results, "", "  ")
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 }
 
 // TestVisualizationShowsFaults checks the failure path: an illegal history
@@ -128,7 +100,7 @@ func TestVisualizationShowsFaults(t *testing.T) {
 	checked := CheckRecording(rec, time.Second)
 	require.Equal(t, porcupine.Illegal, checked.Verdict, "verdict %v (%q), want Illegal", checked.Verdict, checked.Result.Result)
 	require.Equal(t, "Illegal", checked.Result.Result, "verdict %v (%q), want Illegal", checked.Verdict, checked.Result.Result)
-	path, err := failureVisualization(&checked, filepath.Join(t.TempDir(), "lin.json"))
+	path, err := failureVisualization(&checked, t.TempDir())
 	require.NoError(t, err)
 	assert.Equal(t, path, checked.Result.Visualization, "result names")
 	html, err := os.ReadFile(path)

@@ -4,7 +4,7 @@
 // Unix sockets, every operation is recorded with its call and return times,
 // and porcupine checks the history against models/deviceagent.
 //
-// The glue here turns recorded operations into porcupine's (Split, the
-// partitioning) and writes the visualization of a failed check; the tests
-// make the histories.
+// Record makes one history and CheckRecording checks it; RecordHistories
+// does both for the default seeds and writes the visualizations, which is
+// what `nodeproof report` runs in-process and the tests run under go test.
 package linearizability

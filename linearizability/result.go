@@ -3,6 +3,7 @@ package linearizability
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -23,7 +24,13 @@ type Result struct {
 	Result string `json:"result"`
 	// Visualization is the path of porcupine's HTML rendering, if written.
 	Visualization string `json:"visualization,omitempty"`
+	// Replay is the command that records the history again, set when the
+	// check did not answer Ok.
+	Replay string `json:"replay,omitempty"`
 }
+
+// Passed reports whether porcupine found the history linearizable.
+func (r Result) Passed() bool { return r.Result == "Ok" }
 
 // Checked is a recording with porcupine's verdict on it.
 type Checked struct {
@@ -69,10 +76,15 @@ func verdictName(v porcupine.CheckResult) string {
 
 // WriteVisualization checks the history again, keeping what porcupine's
 // HTML rendering needs, and writes the rendering, with the injected faults
-// drawn as annotations, to path and records the path.
+// drawn as annotations, to path and records the path. It creates path's
+// directory: the first visualization of a fresh report directory is often
+// written before anything else is.
 func (c *Checked) WriteVisualization(path string) error {
 	_, info := CheckVerbose(c.rec.Init, c.rec.History, c.timeout)
 	info.AddAnnotations(c.rec.Faults)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err

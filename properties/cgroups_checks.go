@@ -28,7 +28,8 @@ func (m *cgMachine) check(t *rapid.T) {
 	}
 	m.dirty = false
 	h, err := cgroups.Build(m.cfg, m.pods)
-	m.tally.Check(CGErrors)
+	// A valid node must build, so CG-ERRORS applies to every change.
+	m.tally.Check(CGErrors, true)
 	if err != nil {
 		m.fail(CGErrors, "valid node and pods rejected: %v\n  config: %s", err, cgConfigSpec{m.cfg})
 	}
@@ -59,7 +60,9 @@ func (m *cgMachine) check(t *rapid.T) {
 // checkDeterministic builds again from the same input. Values is a pure
 // function of the config it renders, so equal hierarchies render equally.
 func (m *cgMachine) checkDeterministic(h cgroups.Hierarchy) {
-	m.tally.Check(CGDeterministic)
+	// CG-DETERMINISTIC always applies: even a node without pods has
+	// kubepods and its tiers, built from the config.
+	m.tally.Check(CGDeterministic, true)
 	again, err := cgroups.Build(m.cfg, m.pods)
 	if err != nil || !reflect.DeepEqual(h, again) {
 		m.fail(CGDeterministic, "a second Build differs (err %v)", err)
@@ -68,7 +71,9 @@ func (m *cgMachine) checkDeterministic(h cgroups.Hierarchy) {
 
 // checkTree: unique paths, parents first, and the driver's names.
 func (m *cgMachine) checkTree(h cgroups.Hierarchy) {
-	m.tally.Check(CGTree)
+	// CG-TREE always applies: kubepods' and the tiers' paths depend on the
+	// driver and the cgroup root.
+	m.tally.Check(CGTree, true)
 	index := map[string]int{}
 	for i, cg := range h {
 		if _, dup := index[cg.Path]; dup {
@@ -141,14 +146,24 @@ func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
 // checkShares: every cpu.shares within the kernel's range, every quota
 // -1 or at least 1ms, and the periods the gate says.
 func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
-	m.tally.Check(CGSharesRange)
-	m.tally.Check(CGQuotaFloor)
-	m.tally.Check(CGPeriod)
 	period := m.cfg.PeriodUS()
 	containerPeriod := period
 	if !m.cfg.CustomCPUCFSQuotaPeriod {
 		containerPeriod = 100000
 	}
+	// CG-SHARES-RANGE always applies: kubepods and the tiers have shares.
+	m.tally.Check(CGSharesRange, true)
+	// CG-QUOTA-FLOOR applies when the node runs a pod: only pod and
+	// container cgroups may carry a quota.
+	m.tally.Check(CGQuotaFloor, len(m.pods) > 0)
+	// CG-PERIOD applies when a period is compared: a pod cgroup with a
+	// quota, or a container cgroup with cpuCFSQuota on.
+	periodCompared := false
+	for _, cg := range h {
+		periodCompared = periodCompared || cg.Kind == cgroups.KindPod && cg.Config.CPUQuota != nil ||
+			cg.Kind == cgroups.KindContainer && m.cfg.CPUCFSQuota
+	}
+	m.tally.Check(CGPeriod, periodCompared)
 	for _, cg := range h {
 		rc := cg.Config
 		if s := rc.CPUShares; s != nil && (*s < 2 || *s > 262144) {
@@ -244,12 +259,15 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 		// with PodLevelResources off spec.resources does not count.
 		class := pod.QOSClass(model.QOS(m.spec[p.UID], m.cfg.PodLevelResources))
 
-		m.tally.Check(CGBestEffort)
+		// Per pod, CG-BESTEFFORT applies to BestEffort pods.
+		m.tally.Check(CGBestEffort, class == pod.BestEffort)
 		if class == pod.BestEffort && (rc.CPUShares == nil || *rc.CPUShares != 2 || rc.CPUQuota != nil || rc.Memory != nil) {
 			m.fail(CGBestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
 		}
 
-		m.tally.Check(CGSidecar)
+		// CG-SIDECAR applies to the pods whose shares it bounds: not
+		// BestEffort, without pod-level resources.
+		m.tally.Check(CGSidecar, !podLevel && class != pod.BestEffort)
 		if !podLevel && class != pod.BestEffort {
 			var sum int64
 			for _, c := range running {
@@ -272,9 +290,8 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 			}
 		}
 
+		cpuMissing, memMissing := false, false
 		if class == pod.Burstable {
-			m.tally.Check(CGPartialLimits)
-			cpuMissing, memMissing := false, false
 			sidecarLimits := pod.ResourceList{}
 			for _, c := range p.InitContainers {
 				if c.IsSidecar() {
@@ -294,12 +311,15 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 				cpuMissing = cpuMissing && p.Resources.Limits[pod.CPU] == 0
 				memMissing = memMissing && p.Resources.Limits[pod.Memory] == 0
 			}
-			if cpuMissing && (rc.CPUQuota != nil || rc.CPUPeriod != nil) {
-				m.fail(CGPartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
-			}
-			if memMissing && rc.Memory != nil {
-				m.fail(CGPartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
-			}
+		}
+		// CG-PARTIAL-LIMITS applies to a Burstable pod lacking a cpu or a
+		// memory limit: only then does it forbid a quota or a limit.
+		m.tally.Check(CGPartialLimits, cpuMissing || memMissing)
+		if cpuMissing && (rc.CPUQuota != nil || rc.CPUPeriod != nil) {
+			m.fail(CGPartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+		}
+		if memMissing && rc.Memory != nil {
+			m.fail(CGPartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
 		}
 
 		regularInit := false
@@ -310,8 +330,10 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 		for _, c := range running {
 			fullyLimited = fullyLimited && c.Limits[pod.CPU] > 0 && c.Limits[pod.Memory] > 0
 		}
-		if class != pod.BestEffort && fullyLimited && !regularInit && len(p.Overhead) == 0 && !podLevel {
-			m.tally.Check(CGPodSum)
+		// CG-POD-SUM applies to the pods its statement names.
+		sums := class != pod.BestEffort && fullyLimited && !regularInit && len(p.Overhead) == 0 && !podLevel
+		m.tally.Check(CGPodSum, sums)
+		if sums {
 			var req, lim, mem int64
 			for _, c := range running {
 				req += c.Requests[pod.CPU]
@@ -344,13 +366,16 @@ func (m *cgMachine) checkTiers(h cgroups.Hierarchy) {
 			besteffort = cg
 		}
 	}
-	m.tally.Check(CGBestEffort)
+	// The besteffort tier always exists, so here CG-BESTEFFORT applies.
+	m.tally.Check(CGBestEffort, true)
 	if s := besteffort.Config.CPUShares; s == nil || *s != 2 {
 		m.fail(CGBestEffort, "besteffort tier has shares %s", fmtPtr(s))
 	}
-	m.tally.Check(CGTierOrder)
 	bl, el := burstable.Config.Memory, besteffort.Config.Memory
 	alloc := cgroups.NodeAllocatableAbsolute(m.cfg)[pod.Memory]
+	// CG-TIER-ORDER applies with qos-reserved memory, when the tiers'
+	// limits are computed; without it they must merely be absent.
+	m.tally.Check(CGTierOrder, m.cfg.QOSReservedMemoryPercent != nil && alloc != 0)
 	if m.cfg.QOSReservedMemoryPercent == nil || alloc == 0 {
 		if bl != nil || el != nil {
 			m.fail(CGTierOrder, "tiers have memory limits %s / %s without qos-reserved", fmtPtr(bl), fmtPtr(el))
@@ -377,7 +402,9 @@ func (m *cgMachine) checkTiers(h cgroups.Hierarchy) {
 
 // checkMemoryQoS: which cgroups carry memory.min and memory.low.
 func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) {
-	m.tally.Check(CGMemoryQoS)
+	// CG-MEMORY-QOS applies with Memory QoS on; without it nothing is
+	// written and nothing is compared but absence.
+	m.tally.Check(CGMemoryQoS, m.cfg.MemoryQoS)
 	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered
 	for i, cg := range h {
 		got := map[string]string{}
@@ -422,7 +449,9 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 
 // checkWeights: v2 weights in range and monotone in shares per formula.
 func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) {
-	m.tally.Check(CGWeight)
+	// CG-WEIGHT always applies: kubepods and the tiers have shares, and
+	// the formulas' fixed points are compared.
+	m.tally.Check(CGWeight, true)
 	type point struct{ shares, weight uint64 }
 	byFormula := map[cgroups.WeightFormula][]point{}
 	for i, cg := range h {
@@ -469,10 +498,13 @@ func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) 
 func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
 	node, _ := m.modelInput(m.cfg)
 	allocatable := node.Allocatable()["cpu"]
-	if reason := m.contentionDomain(allocatable); reason != "" {
+	// CG-CONTENTION applies inside its domain when a pod runs: then some
+	// container's share of the CPU is compared with its request.
+	inDomain := m.contentionDomain(allocatable) == ""
+	m.tally.Check(CGContention, inDomain && len(m.pods) > 0)
+	if !inDomain {
 		return
 	}
-	m.tally.Check(CGContention)
 	got := ContainerCPUUnderContention(h, allocatable, cgroups.V1)
 	paths := map[[2]string]string{}
 	for _, cg := range h {
@@ -694,7 +726,9 @@ func (m *cgMachine) modelInput(c cgroups.Config) (model.Node, []model.Pod) {
 }
 
 func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups.Version][]cgroups.CgroupFiles) {
-	m.tally.Check(CGModel)
+	// CG-MODEL always applies: every cgroup and file is compared, kubepods'
+	// and the tiers' included.
+	m.tally.Check(CGModel, true)
 	want, err := model.Expected(n, pods)
 	if err != nil {
 		m.fail(CGModel, "the model rejects the node: %v", err)
@@ -730,7 +764,8 @@ func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups
 // checkSeed builds seed 004's node and three pods and checks every number
 // the seed states.
 func (m *cgMachine) checkSeed() {
-	m.tally.Check(CGSeed)
+	// CG-SEED always applies: it checks a fixed example.
+	m.tally.Check(CGSeed, true)
 	h, err := cgroups.Build(SeedConfig(), SeedPods())
 	if err != nil {
 		m.fail(CGSeed, "Build: %v", err)

@@ -34,7 +34,8 @@ var dmKindNames = func() map[string]bool {
 }()
 
 func (m *dmMachine) checkErrors() {
-	m.tally.Check(DMErrorKinds)
+	// DM-ERROR-KINDS applies when the step returned errors to classify.
+	m.tally.Check(DMErrorKinds, len(m.errs) > 0)
 	for _, seen := range m.errs {
 		kind, ok := dm.KindOf(seen.err)
 		if !ok || !dmKindNames[kind.String()] {
@@ -51,8 +52,12 @@ func (m *dmMachine) checkErrors() {
 }
 
 func (m *dmMachine) checkModel(core []dm.Holding) {
-	m.tally.Check(DMModel)
 	mod := m.model.Holdings()
+	c := m.core.CapacityView(m.now)
+	mc, ma, md := m.model.CapacityView(m.now)
+	// DM-MODEL applies when either side holds an allocation or knows a
+	// resource: two empty managers agree without saying anything.
+	m.tally.Check(DMModel, len(core)+len(mod)+len(c.Capacity)+len(mc)+len(c.Deleted)+len(md) > 0)
 	if len(core) != len(mod) {
 		m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
 	}
@@ -62,17 +67,22 @@ func (m *dmMachine) checkModel(core []dm.Holding) {
 			m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
 		}
 	}
-	c := m.core.CapacityView(m.now)
-	mc, ma, md := m.model.CapacityView(m.now)
 	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
 		m.fail(DMModel, "capacity: core %v / %v deleting %v, model %v / %v deleting %v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
 	}
 }
 
 func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
-	m.tally.Check(DMExclusive)
 	type holder struct{ pod, container string }
 	byDevice := map[[2]string][]holder{}
+	// DM-EXCLUSIVE applies when two containers hold devices of the same
+	// resource: only then could one device be held twice.
+	holdingsOf, compared := map[string]int{}, false
+	for _, h := range holdings {
+		holdingsOf[h.Resource]++
+		compared = compared || holdingsOf[h.Resource] > 1
+	}
+	m.tally.Check(DMExclusive, compared)
 	for _, h := range holdings {
 		for _, id := range h.DeviceIDs {
 			key := [2]string{h.Resource, id}
@@ -90,7 +100,6 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 		}
 	}
 
-	m.tally.Check(DMAllocatedCache)
 	union := map[string]map[string]bool{}
 	for _, h := range holdings {
 		if union[h.Resource] == nil {
@@ -101,6 +110,9 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 		}
 	}
 	allocated := m.core.Allocated()
+	// DM-ALLOCATED-CACHE applies when a container holds a device or the
+	// cache lists one.
+	m.tally.Check(DMAllocatedCache, len(union) > 0 || len(allocated) > 0)
 	for r, ids := range allocated {
 		if len(ids) != len(union[r]) {
 			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
@@ -117,8 +129,11 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 		}
 	}
 
-	m.tally.Check(DMRestoreKeeps)
-	for _, r := range lostRestored(m.restored, holdings, m.model.Holdings()) {
+	// DM-RESTORE-KEEPS applies while a restored allocation belongs to a pod
+	// the model has not garbage-collected: the core must still hold it.
+	modelHoldings := m.model.Holdings()
+	m.tally.Check(DMRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
+	for _, r := range lostRestored(m.restored, holdings, modelHoldings) {
 		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
 }
@@ -129,15 +144,8 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding) {
 // not; collection happens inside admissions too), never the core's own
 // holdings: a core that dropped an active pod's allocations must not pass.
 func lostRestored(restored, core []dm.Holding, modelHoldings []model.Holding) []dm.Holding {
-	kept := map[string]bool{}
-	for _, h := range modelHoldings {
-		kept[h.Pod] = true
-	}
 	var lost []dm.Holding
-	for _, r := range restored {
-		if !kept[r.PodUID] {
-			continue
-		}
+	for _, r := range restoredOfKeptPods(restored, modelHoldings) {
 		found := false
 		for _, h := range core {
 			if h.PodUID == r.PodUID && h.Container == r.Container && h.Resource == r.Resource {
@@ -151,12 +159,29 @@ func lostRestored(restored, core []dm.Holding, modelHoldings []model.Holding) []
 	return lost
 }
 
+// restoredOfKeptPods returns the restored allocations of pods the model
+// still holds devices for: the ones DM-RESTORE-KEEPS compares.
+func restoredOfKeptPods(restored []dm.Holding, modelHoldings []model.Holding) []dm.Holding {
+	kept := map[string]bool{}
+	for _, h := range modelHoldings {
+		kept[h.Pod] = true
+	}
+	var out []dm.Holding
+	for _, r := range restored {
+		if kept[r.PodUID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // checkRunOptions relies on the machine's Allocate answers: each resource's
 // answer sets VISIBLE_DEVICES to its devices and exposes /dev/<first device>,
 // so the merge must keep the first resource's variable and one device node
 // per distinct path.
 func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
-	m.tally.Check(DMRunOptions)
+	// DM-RUN-OPTIONS applies when some container holds devices.
+	m.tally.Check(DMRunOptions, len(holdings) > 0)
 	for i := 0; i < len(holdings); {
 		first := holdings[i]
 		paths := map[string]bool{}
@@ -220,14 +245,17 @@ func (m *dmMachine) place(uid, container string) containerPlace {
 
 func (m *dmMachine) checkCapacity() {
 	c := m.core.CapacityView(m.now)
-	m.tally.Check(DMAllocLECapacity)
+	// DM-ALLOCATABLE-LE-CAPACITY applies when some resource is allocatable.
+	m.tally.Check(DMAllocLECapacity, len(c.Allocatable) > 0)
 	for r, a := range c.Allocatable {
 		capacity, ok := c.Capacity[r]
 		if !ok || a > capacity {
 			m.fail(DMAllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
 		}
 	}
-	m.tally.Check(DMAllocHealthy)
+	// DM-ALLOCATABLE-HEALTHY applies when some resource is allocatable or
+	// a plugin has reported one.
+	m.tally.Check(DMAllocHealthy, len(c.Allocatable) > 0 || len(m.views) > 0)
 	for r, a := range c.Allocatable {
 		v := m.views[r]
 		if v == nil {
@@ -248,7 +276,7 @@ func (m *dmMachine) checkCapacity() {
 			}
 		}
 	}
-	m.tally.Check(DMGraceDelete)
+	m.tally.Check(DMGraceDelete, m.graceRuleApplies(c.Deleted))
 	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
 		m.fail(DMGraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(dmEpoch), c.Deleted, want)
 	}
@@ -260,10 +288,15 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	if dueCore != dueTwin {
 		m.fail(DMDeterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
 	}
-	m.tally.Check(DMDeterministic)
+	// DM-DETERMINISTIC applies here when a checkpoint is due: then the two
+	// managers' bytes are compared (every action compares their answers).
+	m.tally.Check(DMDeterministic, dueCore)
 	// Upstream writes only when due, but the round trip must hold for any
 	// state, so it is checked after every step.
-	m.tally.Check(DMCheckpointTrip)
+	registered := m.model.Registered()
+	// DM-CHECKPOINT-ROUNDTRIP applies when the checkpoint has something to
+	// keep: an allocation or a registered resource.
+	m.tally.Check(DMCheckpointTrip, len(holdings) > 0 || len(registered) > 0)
 	data := m.core.Checkpoint()
 	encoded, err := checkpoint.Encode(data)
 	if err != nil {
@@ -302,7 +335,6 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 			m.fail(DMCheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
 		}
 	}
-	registered := m.model.Registered()
 	if len(registered) != len(decoded.RegisteredDevices) {
 		m.fail(DMCheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
 	}

@@ -34,6 +34,12 @@ func init() {
 // every successful preemption also measures the optimality gap.
 const prMaxActive = 10
 
+// prMinLeaving is how many pods the node keeps before one may leave: below
+// it a pod arrives instead, so a critical pod usually finds several
+// candidates and preemptions that need two or more victims are common
+// (PR-QOS-ORDER compares victims only then).
+const prMinLeaving = 4
+
 type prMachine struct {
 	t      *rapid.T
 	tally  *Tally
@@ -68,14 +74,14 @@ func (m *prMachine) newUID() string {
 	return fmt.Sprintf("p%d", m.uids)
 }
 
-// podArrives adds one to three pods: preemption removes pods too, and the
+// podArrives adds one to four pods: preemption removes pods too, and the
 // interesting cases need several candidates.
 func (m *prMachine) podArrives(t *rapid.T) {
 	if len(m.active) >= prMaxActive {
 		m.podLeaves(t)
 		return
 	}
-	n := min(rapid.IntRange(1, 3).Draw(t, "arriving"), prMaxActive-len(m.active))
+	n := min(rapid.IntRange(1, 4).Draw(t, "arriving"), prMaxActive-len(m.active))
 	var added []string
 	for i := 0; i < n; i++ {
 		p := admissioncheck.Pod(t, m.newUID(), admissioncheck.PodOptions{})
@@ -86,7 +92,7 @@ func (m *prMachine) podArrives(t *rapid.T) {
 }
 
 func (m *prMachine) podLeaves(t *rapid.T) {
-	if len(m.active) == 0 {
+	if len(m.active) < prMinLeaving {
 		m.podArrives(t)
 		return
 	}
@@ -130,10 +136,14 @@ func (m *prMachine) check(*rapid.T) {
 	}
 	m.last = nil
 	for _, chk := range admissioncheck.PreemptionChecks {
-		if !chk.Applies(c) {
+		// Every check is evaluated on every case; it applies where its
+		// Applies says the statement has something to say about the case,
+		// and only then is it run.
+		applies := chk.Applies(c)
+		m.tally.Check(chk.ID, applies)
+		if !applies {
 			continue
 		}
-		m.tally.Check(chk.ID)
 		if err := chk.Check(c); err != nil {
 			m.t.Fatalf("%s: %v", chk.ID, err)
 		}

@@ -45,7 +45,15 @@ type Tally struct {
 	Cases   int
 	Steps   int
 	Actions map[string]int
+	// Checked counts evaluations: each time an invariant's check ran.
 	Checked map[string]int
+	// Applied counts the evaluations where the invariant had something to
+	// compare (two holdings of one resource, a Burstable pod lacking a
+	// limit, a preemption that chose victims): a check that runs on an
+	// empty node passes without saying anything, and the report shows both
+	// figures so that a reader sees how often each statement was put to the
+	// test.
+	Applied map[string]int
 	// Stats summarise the values observed for each statistic, by name.
 	Stats map[string]*Stat
 }
@@ -71,7 +79,7 @@ func (s *Stat) Mean() float64 {
 
 // NewTally returns an empty tally.
 func NewTally() *Tally {
-	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}, Stats: map[string]*Stat{}}
+	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}, Applied: map[string]int{}, Stats: map[string]*Stat{}}
 }
 
 // Observe records one sample of a statistic. Names are sentences a reader
@@ -102,8 +110,15 @@ func (t *Tally) Action(name string) {
 	t.Actions[name]++
 }
 
-// Check records one evaluation of an invariant.
-func (t *Tally) Check(id string) { t.Checked[id]++ }
+// Check records one evaluation of an invariant, and whether it applied:
+// whether the statement had something to compare in this state. Every call
+// site says in a comment what applying means for its invariant.
+func (t *Tally) Check(id string, applied bool) {
+	t.Checked[id]++
+	if applied {
+		t.Applied[id]++
+	}
+}
 
 var registry []Suite
 

@@ -208,6 +208,9 @@ func merge(into, from *Tally) {
 	for id, n := range from.Checked {
 		into.Checked[id] += n
 	}
+	for id, n := range from.Applied {
+		into.Applied[id] += n
+	}
 	for name, st := range from.Stats {
 		s := into.Stats[name]
 		if s == nil {

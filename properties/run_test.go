@@ -44,7 +44,8 @@ func counterSuite(limit int) Suite {
 				"inc": action("inc", 1),
 				"dec": action("dec", -1),
 				"": func(t *rapid.T) {
-					tally.Check(id)
+					// The statement says something once the counter is off zero.
+					tally.Check(id, n > 0)
 					if limit > 0 && n >= limit {
 						t.Fatalf("%s: counter is %d, limit %d", id, n, limit)
 					}
@@ -70,6 +71,11 @@ func TestRunPassing(t *testing.T) {
 	// The check runs once before the first action and once after each.
 	got, want := res.Tally.Checked["TEST-BELOW-LIMIT"], res.Tally.Cases+res.Tally.Steps
 	assert.Equal(t, want, got, "Checked")
+	// It applies only after a step that left the counter above zero: in
+	// some of the evaluations, never in the first of a case.
+	applied := res.Tally.Applied["TEST-BELOW-LIMIT"]
+	assert.Positive(t, applied, "Applied")
+	assert.LessOrEqual(t, applied, got-res.Tally.Cases, "Applied")
 	// Statistics from every case are merged: one sample per step.
 	st := res.Tally.Stats["counter after a step"]
 	require.NotNil(t, st, "Stats = %+v; want one sample per step, max at least 1", st)

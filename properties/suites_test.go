@@ -2,7 +2,10 @@ package properties
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,8 +30,63 @@ func TestSuites(t *testing.T) {
 			for _, inv := range s.Invariants {
 				assert.NotZero(t, tally.Checked[inv.ID], "%s: declared by suite %s but never checked in %d cases", inv.ID, s.Name, tally.Cases)
 			}
+			t.Run("applications", func(t *testing.T) { checkApplicationFloor(t, s, tally) })
 		})
 	}
+}
+
+// applicationFloor is how often every invariant must apply (have something
+// to compare) at the default budget: a statement put to the test fewer
+// times is not truly exercised, however often its check ran. The suites'
+// generators are tuned to reach it with a margin, for any seed.
+const applicationFloor = 1000
+
+// fixedExamples are the invariants that check one worked example rather
+// than generated input. Repeating a fixed input exercises nothing new, so
+// instead of the floor they must apply exactly once per case.
+var fixedExamples = map[string]string{
+	CGSeed: "checks the seed's one worked example, built at the start of each case",
+}
+
+// checkApplicationFloor holds every invariant of a suite that just ran to
+// the floor. The floor is a claim about the default budget, so a run whose
+// budget was lowered skips it, saying so.
+func checkApplicationFloor(t *testing.T, s Suite, tally *Tally) {
+	for _, inv := range s.Invariants {
+		t.Logf("%-28s checked %6d applied %6d", inv.ID, tally.Checked[inv.ID], tally.Applied[inv.ID])
+	}
+	if reason := budgetBelowDefault(); reason != "" {
+		t.Skipf("the floor of %d applications per invariant holds at the default budget only: %s", applicationFloor, reason)
+	}
+	for _, inv := range s.Invariants {
+		if why, fixed := fixedExamples[inv.ID]; fixed {
+			assert.Equal(t, tally.Cases, tally.Applied[inv.ID], "%s %s, so it must apply once in every case", inv.ID, why)
+			continue
+		}
+		assert.GreaterOrEqual(t, tally.Applied[inv.ID], applicationFloor,
+			"%s: applied %d times in %d evaluations (%d cases, %d steps); its generators must exercise it at least %d times",
+			inv.ID, tally.Applied[inv.ID], tally.Checked[inv.ID], tally.Cases, tally.Steps, applicationFloor)
+	}
+}
+
+// budgetBelowDefault says how this run's rapid budget falls short of the
+// default one, or "" when it does not.
+func budgetBelowDefault() string {
+	if testing.Short() {
+		return "-short divides rapid's cases by 5 and steps by 2"
+	}
+	var lowered []string
+	for _, name := range []string{"rapid.checks", "rapid.steps"} {
+		d := defaultBudget[name]
+		want, err := strconv.Atoi(d.value)
+		if err != nil {
+			panic(err)
+		}
+		if got := flagInt(name); got < want {
+			lowered = append(lowered, fmt.Sprintf("-%s (or %s) is %d, below the default %d", name, d.env, got, want))
+		}
+	}
+	return strings.Join(lowered, "; ")
 }
 
 // TestInvariantCatalogue checks what the report and the failure attribution

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +13,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/vbauerster/mpb/v8"
+	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/nodeproof/nodeproof/inventory"
+	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
@@ -22,20 +29,35 @@ type reportOptions struct {
 	steps  int
 	seed   uint64
 	suite  *regexp.Regexp
+	// histories is the number of linearizability histories to record and
+	// check in-process; 0 records none (the section is then "not run"
+	// unless linearizability holds results read from a file).
+	histories int
 	// The optional sections to include, each already read and validated.
 	mutants         []mutantRow
 	linearizability *tableSection
 	conformance     *tableSection
 }
 
+// The places `make mutants` and `make conformance` write their results,
+// which the report includes without being told.
+const (
+	defaultMutantsFile     = "report/mutants.json"
+	defaultConformanceFile = "report/conformance.json"
+)
+
 func newReportCommand() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
+		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
-		Long: `Runs every invariant suite in-process, shows each suite's progress on stderr and writes
-index.html, report.md and report.json into --out. Exit status: 1 when an invariant fails,
-2 for bad flags or a file that cannot be included or written.`,
+		Long: `Runs every invariant suite and records and checks the linearizability histories
+in-process, shows the progress on stderr and writes index.html, report.md and report.json
+into --out. The mutant kill matrix and the conformance results are included when
+` + defaultMutantsFile + ` and ` + defaultConformanceFile + ` exist (or the flags name them);
+the report says which sections were not run and the command that runs them. Exit
+status: 1 when anything the report shows failed, 2 for bad flags or a file that cannot
+be included or written.`,
 		DisableFlagsInUseLine: true,
 		Args:                  noArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -50,15 +72,7 @@ index.html, report.md and report.json into --out. Exit status: 1 when an invaria
 			return exitWith(report(opts, suites, cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
-	fl := cmd.Flags()
-	fl.StringVar(&f.out, "out", "report", "directory `DIR` to write index.html, report.md and report.json into")
-	fl.IntVar(&f.checks, "checks", 300, "`N` generated cases per suite")
-	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average")
-	fl.Uint64Var(&f.seed, "seed", 0, "base seed `N`; 0 picks one and prints it")
-	fl.StringVar(&f.suitePattern, "suite", "", "`REGEX` selecting suites by name (default all)")
-	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include")
-	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include")
-	fl.StringVar(&f.conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include")
+	f.define(cmd.Flags())
 	_ = cmd.MarkFlagDirname("out")
 	for _, name := range []string{"mutants", "linearizability", "conformance"} {
 		_ = cmd.MarkFlagFilename(name, "json")
@@ -66,9 +80,29 @@ index.html, report.md and report.json into --out. Exit status: 1 when an invaria
 	return cmd
 }
 
-// report runs the suites, shows their progress on stderr, writes the report
-// and returns the exit status: 1 when a suite failed.
+// checkOutDir creates dir and proves it writable, so that a bad --out fails
+// at once rather than after every suite has run.
+func checkOutDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %q must be a directory nodeproof can create: %v", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".nodeproof-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--out %q must be a writable directory: %v", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+// report runs the suites and records the linearizability histories,
+// shows their progress on stderr, writes the report and returns the exit
+// status: 1 when anything the report shows failed.
 func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Writer) int {
+	if err := checkOutDir(opts.out); err != nil {
+		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
+		return 2
+	}
 	started := time.Now()
 	data := &reportData{
 		Version:         version(),
@@ -77,55 +111,118 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		Linearizability: opts.linearizability,
 		Conformance:     opts.conformance,
 	}
+	recording := data.Linearizability == nil && opts.histories > 0
 	width := 0
+	if recording {
+		width = len("linearizability")
+	}
 	for _, s := range suites {
 		width = max(width, len(s.Name))
 	}
 	tty := isTerminal(stderr)
 	seed := opts.seed
 	for _, s := range suites {
+		bar := newProgress(stderr, tty, s.Name, "checks", width)
 		res := properties.Run(s, properties.RunOptions{
 			Checks:   opts.checks,
 			Steps:    opts.steps,
 			Seed:     seed,
-			Progress: progressPrinter(stderr, tty, s.Name, width),
+			Progress: bar.update,
 		})
+		bar.finish()
 		// Every suite runs from the same seed, so one number repeats the report.
 		seed = res.Seed
 		sr := newSuiteReport(res)
-		printSuiteResult(stderr, tty, sr, width)
+		printSuiteResult(stderr, sr, width)
 		data.Suites = append(data.Suites, sr)
 	}
+	if recording {
+		section, err := recordHistories(opts, stderr, tty, width)
+		if err != nil {
+			fmt.Fprintf(stderr, "nodeproof report: linearizability: %v\n", err)
+			return 1
+		}
+		data.Linearizability = section
+	}
 	data.Seconds = roundMillis(time.Since(started).Seconds())
+	data.finish(inventory.Subsystems(), opts.histories)
 
 	paths, err := writeReport(opts.out, data)
 	if err != nil {
 		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
 		return 2
 	}
+	for _, n := range data.NotRun {
+		fmt.Fprintf(stderr, "not run: %s (run it with: %s)\n", n.Section, n.Command)
+	}
 	fmt.Fprintf(stdout, "seed %d (rerun with --seed %d)\n", seed, seed)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
 	}
-	for _, sr := range data.Suites {
-		if !sr.Passed {
-			return 1
-		}
+	if !data.Passed {
+		return 1
 	}
 	return 0
+}
+
+// recordHistories records and checks the linearizability histories, writes
+// their visualizations beside the report and returns the section.
+func recordHistories(opts reportOptions, stderr io.Writer, tty bool, width int) (*tableSection, error) {
+	started := time.Now()
+	bar := newProgress(stderr, tty, "linearizability", "histories", width)
+	results, err := linearizability.RecordHistories(context.Background(), linearizability.Histories{
+		Count: opts.histories, Dir: opts.out, Progress: bar.update,
+	})
+	bar.finish()
+	if err != nil {
+		return nil, err
+	}
+	ok := 0
+	for _, r := range results {
+		if r.Passed() {
+			ok++
+			continue
+		}
+		fmt.Fprintf(stderr, "%-*s  FAILED  the history of %s is %s: no order of its operations explains what the clients saw\n",
+			width, "linearizability", r.History, r.Result)
+		fmt.Fprintf(stderr, "%-*s          visualization: %s\n", width, "", filepath.Join(opts.out, r.Visualization))
+		fmt.Fprintf(stderr, "%-*s          replay: %s\n", width, "", r.Replay)
+	}
+	if ok == len(results) {
+		fmt.Fprintf(stderr, "%-*s  passed  %d/%d histories linearizable, %.1fs\n", width, "linearizability", ok, len(results),
+			time.Since(started).Seconds())
+	}
+	raw, err := json.Marshal(results)
+	if err != nil {
+		return nil, err
+	}
+	return parseTable(raw)
 }
 
 // reportFlags are the flags of `nodeproof report` as typed.
 type reportFlags struct {
 	out, suitePattern                                 string
-	checks, steps                                     int
+	checks, steps, histories                          int
 	seed                                              uint64
 	mutantsFile, linearizabilityFile, conformanceFile string
 }
 
-// options validates the flags and reads the files to include.
+// define adds the flags to fl, with their defaults.
+func (f *reportFlags) define(fl *pflag.FlagSet) {
+	fl.StringVar(&f.out, "out", "report", "directory `DIR` to write index.html, report.md and report.json into")
+	fl.IntVar(&f.checks, "checks", 300, "`N` generated cases per suite")
+	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average")
+	fl.Uint64Var(&f.seed, "seed", 0, "base seed `N`; 0 picks one and prints it")
+	fl.IntVar(&f.histories, "histories", 3, "`N` linearizability histories to record and check; 0 for none")
+	fl.StringVar(&f.suitePattern, "suite", "", "`REGEX` selecting suites by name (default all)")
+	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include (default "+defaultMutantsFile+" if it exists)")
+	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include instead of recording histories")
+	fl.StringVar(&f.conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include (default "+defaultConformanceFile+" if it exists)")
+}
+
+// options validates the flags and reads the result files to include.
 func (f reportFlags) options() (reportOptions, error) {
-	opts := reportOptions{out: f.out, checks: f.checks, steps: f.steps, seed: f.seed}
+	opts := reportOptions{out: f.out, checks: f.checks, steps: f.steps, seed: f.seed, histories: f.histories}
 	switch {
 	case opts.out == "":
 		return opts, errors.New("--out must name a directory")
@@ -135,14 +232,18 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, fmt.Errorf("--steps must be positive, got %d", opts.steps)
 	case opts.steps > maxSteps:
 		return opts, stepsBoundError(opts.steps)
+	case opts.histories < 0:
+		return opts, fmt.Errorf("--histories must not be negative, got %d", opts.histories)
 	}
 	re, err := regexp.Compile(f.suitePattern)
 	if err != nil {
 		return opts, fmt.Errorf("--suite: %v", err)
 	}
 	opts.suite = re
-	if f.mutantsFile != "" {
-		if opts.mutants, err = loadMutants(f.mutantsFile); err != nil {
+	mutantsFile := orExisting(f.mutantsFile, defaultMutantsFile)
+	conformanceFile := orExisting(f.conformanceFile, defaultConformanceFile)
+	if mutantsFile != "" {
+		if opts.mutants, err = loadMutants(mutantsFile); err != nil {
 			return opts, fmt.Errorf("--mutants: %v", err)
 		}
 	}
@@ -151,12 +252,24 @@ func (f reportFlags) options() (reportOptions, error) {
 			return opts, fmt.Errorf("--linearizability: %v", err)
 		}
 	}
-	if f.conformanceFile != "" {
-		if opts.conformance, err = loadTable(f.conformanceFile); err != nil {
+	if conformanceFile != "" {
+		if opts.conformance, err = loadTable(conformanceFile); err != nil {
 			return opts, fmt.Errorf("--conformance: %v", err)
 		}
 	}
 	return opts, nil
+}
+
+// orExisting returns the file a flag named, else the default place when a
+// file exists there, else "": the section is then not run.
+func orExisting(given, defaultPath string) string {
+	if given != "" {
+		return given
+	}
+	if _, err := os.Stat(defaultPath); err == nil {
+		return defaultPath
+	}
+	return ""
 }
 
 // selectSuites returns the suites whose name matches re, or an error listing
@@ -230,41 +343,92 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-// progressPrinter shows a suite's progress: one line redrawn in place on a
-// terminal, otherwise a plain line at every tenth of the checks so that CI
-// logs stay short.
-func progressPrinter(w io.Writer, tty bool, name string, width int) func(done, total int) {
-	lastTenth := 0
-	return func(done, total int) {
-		// rapid may run more cases than checks (it discards invalid ones).
-		done = min(done, total)
-		tenth := done * 10 / total
-		line := fmt.Sprintf("%-*s  [%s%s] %d/%d checks", width, name,
-			strings.Repeat("#", tenth), strings.Repeat(".", 10-tenth), done, total)
-		switch {
-		case tty:
-			fmt.Fprint(w, "\r"+line)
-		case tenth > lastTenth:
-			fmt.Fprintln(w, line)
-		}
-		lastTenth = tenth
-	}
+// progress shows one job's progress on stderr: the suite's checks or the
+// linearizability histories.
+type progress interface {
+	update(done, total int)
+	// finish removes what update drew, before the job's result is printed.
+	finish()
 }
 
-func printSuiteResult(w io.Writer, tty bool, sr suiteReport, width int) {
+// newProgress returns a bar redrawn in place on a terminal, otherwise plain
+// lines at every tenth of the work, so that CI logs stay short.
+func newProgress(w io.Writer, tty bool, name, unit string, width int) progress {
 	if tty {
-		// Clear the progress line before the result replaces it.
-		fmt.Fprint(w, "\r\033[K")
+		return &terminalBar{w: w, name: name, unit: unit, width: width}
 	}
+	return &plainProgress{w: w, name: name, unit: unit, width: width}
+}
+
+// terminalBar draws with mpb. The bar is made at the first update, when the
+// total is known.
+type terminalBar struct {
+	w          io.Writer
+	name, unit string
+	width      int
+	progress   *mpb.Progress
+	bar        *mpb.Bar
+}
+
+func (b *terminalBar) update(done, total int) {
+	if b.bar == nil {
+		b.progress = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(40))
+		b.bar = b.progress.AddBar(int64(total),
+			mpb.PrependDecorators(decor.Name(b.name, decor.WC{W: b.width + 2, C: decor.DindentRight})),
+			mpb.AppendDecorators(decor.CountersNoUnit("%d/%d "+b.unit)),
+			mpb.BarRemoveOnComplete())
+	}
+	// rapid may run more cases than checks (it discards invalid ones).
+	b.bar.SetCurrent(int64(min(done, total)))
+}
+
+func (b *terminalBar) finish() {
+	if b.bar == nil {
+		return
+	}
+	// A failed suite stops early; completing the bar lets mpb remove it.
+	b.bar.SetTotal(-1, true)
+	b.progress.Wait()
+}
+
+type plainProgress struct {
+	w          io.Writer
+	name, unit string
+	width      int
+	lastTenth  int
+}
+
+func (p *plainProgress) update(done, total int) {
+	done = min(done, total)
+	tenth := done * 10 / total
+	if tenth > p.lastTenth {
+		fmt.Fprintf(p.w, "%-*s  [%s%s] %d/%d %s\n", p.width, p.name,
+			strings.Repeat("#", tenth), strings.Repeat(".", 10-tenth), done, total, p.unit)
+	}
+	p.lastTenth = tenth
+}
+
+func (p *plainProgress) finish() {}
+
+// printSuiteResult prints a suite's line and, when it failed, everything
+// needed to act on it: the invariant, the shrunk steps and the replay line.
+func printSuiteResult(w io.Writer, sr suiteReport, width int) {
 	counts := fmt.Sprintf("%d checks, %d steps, %.1fs", sr.Checks, sr.Steps, sr.Seconds)
 	if sr.Failure == nil {
 		fmt.Fprintf(w, "%-*s  passed  %s\n", width, sr.Name, counts)
 		return
 	}
+	indent := strings.Repeat(" ", width+10)
 	fmt.Fprintf(w, "%-*s  FAILED  %s after %s\n", width, sr.Name, sr.Failure.Invariant, counts)
-	first, _, _ := strings.Cut(sr.Failure.Message, "\n")
-	fmt.Fprintf(w, "%-*s          %s\n", width, "", first)
+	steps := sr.Failure.Steps
+	if len(steps) == 0 {
+		// A failure without step lines (a panic, say) still shows its message.
+		steps = strings.Split(strings.TrimRight(sr.Failure.Message, "\n"), "\n")
+	}
+	for _, line := range steps {
+		fmt.Fprintf(w, "%s%s\n", indent, line)
+	}
 	if sr.Failure.Replay != "" {
-		fmt.Fprintf(w, "%-*s          replay: %s\n", width, "", sr.Failure.Replay)
+		fmt.Fprintf(w, "%sreplay: %s\n", indent, sr.Failure.Replay)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"sort"
 
+	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cite"
 )
@@ -20,15 +21,59 @@ const versionBase = "0.1.0-dev"
 // reportData is everything a report shows. report.json is its encoding, and
 // the Markdown and HTML renderers read nothing else, so the three agree.
 type reportData struct {
-	Version string        `json:"version"`
-	Started string        `json:"started"` // RFC 3339
-	Seconds float64       `json:"seconds"`
-	Suites  []suiteReport `json:"suites"`
+	Version string  `json:"version"`
+	Started string  `json:"started"` // RFC 3339
+	Seconds float64 `json:"seconds"`
+	// Passed is the verdict: every suite passed, every history is
+	// linearizable, no conformance mismatch and no mutant survived, among
+	// the sections the report includes.
+	Passed bool          `json:"passed"`
+	Suites []suiteReport `json:"suites"`
 	// The optional sections are null when not given, which tells a reader
 	// "not run" apart from "ran and found nothing".
 	Linearizability *tableSection `json:"linearizability"`
 	Mutants         []mutantRow   `json:"mutants"`
 	Conformance     *tableSection `json:"conformance"`
+	// Matrix is the coverage matrix: one row per subsystem of the
+	// inventory, one cell per layer.
+	Matrix []matrixRow `json:"matrix"`
+	// NotRun lists the optional sections left out and how to run them.
+	NotRun []notRun `json:"not_run"`
+	// Inventory is what the matrix counts, shown on the page.
+	Inventory []inventory.Subsystem `json:"-"`
+}
+
+// finish derives the verdict, the matrix and the list of sections not run
+// from what ran. histories is what --histories asked for.
+func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
+	d.Passed = conformancePassed(d.Conformance)
+	for _, s := range d.Suites {
+		d.Passed = d.Passed && s.Passed
+	}
+	for _, m := range d.Mutants {
+		d.Passed = d.Passed && m.Killed
+	}
+	if d.Linearizability != nil {
+		for _, cell := range d.Linearizability.Cells {
+			for i, col := range d.Linearizability.Columns {
+				if col == "result" && cell[i] != "Ok" {
+					d.Passed = false
+				}
+			}
+		}
+	}
+	d.NotRun = []notRun{}
+	if d.Linearizability == nil {
+		d.NotRun = append(d.NotRun, notRun{Section: "linearizability", Command: fmt.Sprintf("nodeproof report --histories %d", max(histories, 3))})
+	}
+	if d.Conformance == nil {
+		d.NotRun = append(d.NotRun, notRun{Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile})
+	}
+	if d.Mutants == nil {
+		d.NotRun = append(d.NotRun, notRun{Section: "mutants", Command: "make mutants", Writes: defaultMutantsFile})
+	}
+	d.Inventory = withSuiteSubsystems(subsystems, d.Suites)
+	d.Matrix = buildMatrix(d.Inventory, d)
 }
 
 type suiteReport struct {
@@ -62,10 +107,13 @@ type invariantReport struct {
 	ID        string `json:"id"`
 	Statement string `json:"statement"`
 	// Source is Sources' texts joined, for the DESIGN schema's one string.
-	Source     string         `json:"source"`
-	Sources    []sourceReport `json:"sources"`
-	Checked    int            `json:"checked"`
-	Violations int            `json:"violations"`
+	Source  string         `json:"source"`
+	Sources []sourceReport `json:"sources"`
+	// Checked counts the evaluations of the invariant, Applied those where
+	// it had something to compare (properties.Tally).
+	Checked    int `json:"checked"`
+	Applied    int `json:"applied"`
+	Violations int `json:"violations"`
 }
 
 type failureReport struct {
@@ -118,7 +166,7 @@ func newSuiteReport(res properties.Result) suiteReport {
 	}
 	for _, inv := range res.Suite.Invariants {
 		ir := invariantReport{ID: inv.ID, Statement: inv.Statement, Source: cite.Join(inv.Sources), Sources: sourceReports(inv.Sources),
-			Checked: res.Tally.Checked[inv.ID]}
+			Checked: res.Tally.Checked[inv.ID], Applied: res.Tally.Applied[inv.ID]}
 		if res.Failure != nil && res.Failure.Invariant == inv.ID {
 			ir.Violations = 1
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"html"
 	"html/template"
 	"io"
@@ -14,61 +13,6 @@ import (
 // every string from the suites, which quote program output.
 func writeHTML(w io.Writer, data *reportData) error {
 	return reportPage.Execute(w, data)
-}
-
-// Geometry of the action histograms, in SVG user units.
-const (
-	chartRowHeight = 22
-	chartBarHeight = 16
-	chartBarWidth  = 360 // the longest bar
-	chartCharWidth = 7   // an estimate for the 12px labels, to size the label column
-	chartGap       = 8
-)
-
-// barChart is a horizontal bar chart laid out for the template.
-type barChart struct {
-	Width, Height int
-	LabelWidth    int
-	BarHeight     int
-	Bars          []bar
-}
-
-type bar struct {
-	Label         string
-	Count         int
-	Y, TextY      int
-	Width, CountX int
-}
-
-// actionChart lays out one bar per action, most frequent first, so that a
-// reviewer sees at a glance which actions the generator favoured or starved.
-func actionChart(actions map[string]int) barChart {
-	names := make([]string, 0, len(actions))
-	most, longest := 1, 0
-	for name, n := range actions {
-		names = append(names, name)
-		most = max(most, n)
-		longest = max(longest, len(name))
-	}
-	slices.SortFunc(names, func(a, b string) int {
-		return cmp.Or(cmp.Compare(actions[b], actions[a]), cmp.Compare(a, b))
-	})
-	c := barChart{LabelWidth: longest*chartCharWidth + chartGap, BarHeight: chartBarHeight}
-	c.Width = c.LabelWidth + chartBarWidth + chartGap + 8*chartCharWidth
-	c.Height = len(names) * chartRowHeight
-	for i, name := range names {
-		width := max(1, actions[name]*chartBarWidth/most)
-		y := i * chartRowHeight
-		c.Bars = append(c.Bars, bar{
-			Label:  name,
-			Count:  actions[name],
-			Y:      y + (chartRowHeight-chartBarHeight)/2,
-			TextY:  y + chartRowHeight/2 + 4,
-			Width:  width,
-			CountX: c.LabelWidth + width + chartGap/2,
-		})
-	}
-	return c
 }
 
 // localPage reports whether a table cell names an HTML page beside the
@@ -99,11 +43,16 @@ func sourceCellHTML(sources []sourceReport) template.HTML {
 }
 
 var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
-	"chart":     actionChart,
-	"killed":    killed,
-	"localPage": localPage,
-	"sources":   sourceCellHTML,
-	"stat":      formatStat,
+	"actionChart":    actionChart,
+	"statChart":      statisticChart,
+	"killed":         killed,
+	"sources":        sourceCellHTML,
+	"localPage":      localPage,
+	"stat":           formatStat,
+	"verdict":        verdict,
+	"layers":         func() []string { return matrixLayers },
+	"inventoryLayer": inventoryLayers,
+	"statusClass":    statusClass,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -111,24 +60,55 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nodeproof invariant report</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 72rem; padding: 0 1rem; color: #1b1f24; }
+body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 80rem; padding: 0 1rem; color: #1b1f24; }
 table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
 th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .passed { color: #1a7f37; font-weight: 600; }
 .failed { color: #cf222e; font-weight: 600; }
+.verdict { padding: 0.8rem 1rem; border-radius: 6px; font-size: 1.25rem; margin: 1rem 0; }
+.verdict.passed { background: #dafbe1; border: 1px solid #1a7f37; }
+.verdict.failed { background: #ffebe9; border: 1px solid #cf222e; }
+.verdict ul { font-size: 1rem; font-weight: normal; margin: 0.4rem 0 0; }
+table.matrix { width: 100%; }
+table.matrix td.cell-passed { background: #dafbe1; }
+table.matrix td.cell-failed { background: #ffebe9; font-weight: 600; }
+table.matrix td.cell-built { background: #ddf4ff; }
+table.matrix td.cell-not-run { background: #fff8c5; }
+table.matrix td.cell-not-built { color: #656d76; font-style: italic; }
 pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; }
 code { font-family: ui-monospace, monospace; }
-section.suite { border-top: 1px solid #d0d7de; margin-top: 2rem; }
-svg text { font: 12px ui-monospace, monospace; fill: #1b1f24; }
+section { border-top: 1px solid #d0d7de; margin-top: 2rem; }
+.counterexample { border-left: 4px solid #cf222e; padding-left: 1rem; }
+svg { max-width: 100%; height: auto; }
+svg text { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; fill: #1b1f24; }
 svg rect { fill: #0969da; }
 </style>
 </head>
 <body>
 <h1>nodeproof invariant report</h1>
+{{with verdict .}}<div id="verdict" class="verdict {{if $.Passed}}passed{{else}}failed{{end}}"><strong>{{.Headline}}</strong>
+{{with .Problems}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>{{end}}
 <p>nodeproof {{.Version}}, started {{.Started}}, {{printf "%.1f" .Seconds}}s.</p>
 
+<section id="matrix">
+<h2>Coverage</h2>
+<p>One row per subsystem, one column per layer of verification; each figure links to its section.</p>
+<table class="matrix">
+<tr><th>Subsystem</th>{{range layers}}<th>{{.}}</th>{{end}}</tr>
+{{range .Matrix}}<tr><th><a href="#inventory-{{.Subsystem}}">{{.Subsystem}}</a></th>{{range .Cells}}<td class="cell-{{.Status | statusClass}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
+{{end}}</table>
+</section>
+
+<section id="not-run">
+<h2>Not run</h2>
+{{with .NotRun}}<p>These sections are not in this report. Run them, then <code>nodeproof report</code> again, to include them:</p>
+<ul>{{range .}}<li>{{.Section}}: <code>{{.Command}}</code>{{with .Writes}} (writes <code>{{.}}</code>){{end}}</li>{{end}}</ul>
+{{else}}<p>Every section ran.</p>{{end}}
+</section>
+
+<section id="suites">
 <h2>Suites</h2>
 <table>
 <tr><th>Suite</th><th>Subsystem</th><th>Result</th><th>Checks</th><th>Steps</th><th>Seconds</th><th>Seed</th></tr>
@@ -136,53 +116,131 @@ svg rect { fill: #0969da; }
 <td>{{if .Passed}}<span class="passed">passed</span>{{else}}<span class="failed">FAILED</span>{{end}}</td>
 <td class="num">{{.Checks}}</td><td class="num">{{.Steps}}</td><td class="num">{{printf "%.1f" .Seconds}}</td><td class="num">{{.Seed}}</td></tr>
 {{end}}</table>
+</section>
 
 {{range .Suites}}<section class="suite" id="suite-{{.Name}}">
 <h2>{{.Name}} <small>({{.Subsystem}})</small></h2>
-{{with .Failure}}<h3 class="failed">Failure: {{.Invariant}}</h3>
+{{with .Failure}}<div class="counterexample">
+<h3 class="failed">Counterexample: {{.Invariant}}</h3>
 <p>Shrunk steps:</p>
 <pre><code>{{range .Steps}}{{.}}
 {{end}}</code></pre>
-{{if .Replay}}<p>Replay: <code>{{.Replay}}</code></p>{{end}}
+{{if .Replay}}<p>Replay: <code class="replay">{{.Replay}}</code></p>{{end}}
 <details><summary>Full message</summary><pre><code>{{.Message}}</code></pre></details>
+</div>
 {{end}}
 <h3>Invariants</h3>
 <table>
-<tr><th>ID</th><th>Statement</th><th>Source</th><th>Checked</th><th>Violations</th></tr>
+<tr><th>ID</th><th>Statement</th><th>Source</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th><th>Violations</th></tr>
 {{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td>{{sources .Sources}}</td>
-<td class="num">{{.Checked}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
+<td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
 {{end}}</table>
 {{with .Statistics}}<h3>Statistics</h3>
 <table>
 <tr><th>Statistic</th><th>Samples</th><th>Mean</th><th>Max</th><th>Non-zero</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td class="num">{{.Samples}}</td><td class="num">{{stat .Mean}}</td><td class="num">{{stat .Max}}</td><td class="num">{{.Nonzero}}</td></tr>
 {{end}}</table>
+{{template "chart" statChart .}}
 {{end}}<h3>Actions</h3>
-{{with chart .Actions}}{{if .Bars}}<svg width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="actions executed, by action">
-{{$labelWidth := .LabelWidth}}{{$barHeight := .BarHeight}}{{range .Bars}}<g><title>{{.Label}}: {{.Count}}</title>
-<text x="{{$labelWidth}}" dx="-8" y="{{.TextY}}" text-anchor="end">{{.Label}}</text>
-<rect x="{{$labelWidth}}" y="{{.Y}}" width="{{.Width}}" height="{{$barHeight}}"></rect>
-<text x="{{.CountX}}" y="{{.TextY}}">{{.Count}}</text></g>
-{{end}}</svg>{{else}}<p>No actions ran.</p>{{end}}{{end}}
+{{with actionChart .Actions}}{{if .Bars}}{{template "chart" .}}{{else}}<p>No actions ran.</p>{{end}}{{end}}
 </section>
 {{end}}
 
-{{with .Mutants}}<h2>Mutants</h2>
-<p>{{killed .}} of {{len .}} killed.</p>
+<section id="linearizability">
+<h2>Linearizability</h2>
+{{with .Linearizability}}<p>Concurrent clients drove a real agent and real plugins over Unix sockets; porcupine checked each history against models/deviceagent. Each visualization is beside this page.</p>
+{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+</section>
+
+<section id="conformance">
+<h2>Conformance against upstream</h2>
+{{with .Conformance}}{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+</section>
+
+<section id="mutants">
+<h2>Mutants</h2>
+{{with .Mutants}}<p>{{killed .}} of {{len .}} killed.</p>
 <table>
 <tr><th>Mutant</th><th>Subsystem</th><th>Source</th><th>Killed</th><th>Killed by</th><th>Seconds</th></tr>
 {{range .}}<tr><td><code>{{.ID}}</code></td><td>{{.Subsystem}}</td><td>{{.Source}}</td>
 <td>{{if .Killed}}<span class="passed">killed</span>{{else}}<span class="failed">survived</span>{{end}}</td>
 <td>{{.KilledBy}}</td><td class="num">{{printf "%.1f" .Seconds}}</td></tr>
 {{end}}</table>
+{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+</section>
+
+<section id="inventory">
+<h2>Inventory</h2>
+<p>What the source tree holds for each subsystem, as the matrix counts it.</p>
+{{range .Inventory}}<div id="inventory-{{.Name}}">
+<h3>{{.Name}}</h3>
+<table>
+{{range inventoryLayer .}}<tr><th>{{.Layer}}</th><td>{{range $i, $item := .Items}}{{if $i}}, {{end}}<code>{{$item}}</code>{{end}}</td></tr>
+{{else}}<tr><td>Nothing built yet.</td></tr>
+{{end}}</table>
+</div>
 {{end}}
-{{with .Linearizability}}<h2>Linearizability</h2>
-{{template "table" .}}{{end}}
-{{with .Conformance}}<h2>Conformance</h2>
-{{template "table" .}}{{end}}
+</section>
 </body>
 </html>
 {{define "table"}}{{if .Cells}}<table>
 <tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
 {{range .Cells}}<tr>{{range .}}<td>{{if localPage .}}<a href="{{.}}">{{.}}</a>{{else}}{{.}}{{end}}</td>{{end}}</tr>
-{{end}}</table>{{else}}<p>(none)</p>{{end}}{{end}}`))
+{{end}}</table>{{else}}<p>(none)</p>{{end}}{{end}}
+{{define "chart"}}<svg class="chart" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
+{{$c := .}}{{range .Bars}}<g><title>{{.Label}}: {{.Value}}</title>
+<text x="{{$c.LabelX}}" y="{{.TextY}}" text-anchor="end">{{.Label}}</text>
+<rect x="{{$c.BarX}}" y="{{.Y}}" width="{{.Width}}" height="{{$c.BarHeight}}"></rect>
+<text x="{{.ValueX}}" y="{{.TextY}}">{{.Value}}</text></g>
+{{end}}</svg>{{end}}`))
+
+// statusClass turns a cell state into a CSS class name.
+func statusClass(status string) string { return strings.ReplaceAll(status, " ", "-") }
+
+// reportVerdict is the banner at the top of the page.
+type reportVerdict struct {
+	Headline string
+	Problems []string
+}
+
+// verdict says in one line whether the report passed and lists what failed.
+func verdict(d *reportData) reportVerdict {
+	var problems []string
+	for _, s := range d.Suites {
+		if f := s.Failure; f != nil {
+			problems = append(problems, "suite "+s.Name+": "+f.Invariant+" violated; replay: "+f.Replay)
+		}
+	}
+	if d.Linearizability != nil {
+		for _, cells := range d.Linearizability.Cells {
+			row := map[string]string{}
+			for i, col := range d.Linearizability.Columns {
+				row[col] = cells[i]
+			}
+			if row["result"] != "Ok" {
+				problems = append(problems, "linearizability: the history of "+row["history"]+" is "+row["result"])
+			}
+		}
+	}
+	var differ []string
+	for _, r := range conformanceResults(d.Conformance) {
+		if r.Mismatches > 0 {
+			differ = append(differ, "conformance: "+r.Function+" differs from upstream")
+		}
+	}
+	slices.Sort(differ)
+	problems = append(problems, differ...)
+	for _, m := range d.Mutants {
+		if !m.Killed {
+			problems = append(problems, "mutant "+m.ID+" survived")
+		}
+	}
+	headline := "PASSED: every check this report ran passed."
+	if !d.Passed {
+		headline = "FAILED: " + count(len(problems), "problem") + "."
+	}
+	if len(d.NotRun) > 0 {
+		headline += " " + count(len(d.NotRun), "section") + " not run."
+	}
+	return reportVerdict{Headline: headline, Problems: problems}
+}

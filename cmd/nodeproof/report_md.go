@@ -8,76 +8,161 @@ import (
 	"strings"
 )
 
-// writeMarkdown writes report.md, a summary sized for a pull-request comment.
+// mdLimit bounds report.md: GitHub refuses a pull-request comment longer
+// than 65536 characters, and a byte is never fewer than a character.
+const mdLimit = 65536
+
+// mdMessageLimit bounds each failure's full message, which the shrunk steps
+// above it already summarise.
+const mdMessageLimit = 4000
+
+// writeMarkdown writes report.md, a summary sized for a pull-request
+// comment, in the order of index.html.
 func writeMarkdown(w io.Writer, data *reportData) error {
+	_, err := io.WriteString(w, renderMarkdown(data, mdLimit))
+	return err
+}
+
+// renderMarkdown renders the report in blocks and stops before the block
+// that would take it past limit, saying what was left out.
+func renderMarkdown(data *reportData, limit int) string {
+	blocks := markdownBlocks(data)
 	var b strings.Builder
-	failed := 0
-	for _, s := range data.Suites {
-		if !s.Passed {
-			failed++
+	for i, block := range blocks {
+		if b.Len()+len(block) > limit-mdTruncationReserve {
+			fmt.Fprintf(&b, "\n**Truncated:** %d more parts of the report do not fit a pull-request comment; "+
+				"index.html and report.json have everything.\n", len(blocks)-i)
+			break
+		}
+		b.WriteString(block)
+	}
+	return b.String()
+}
+
+// mdTruncationReserve keeps room for the truncation note.
+const mdTruncationReserve = 256
+
+// markdownBlocks are the report's parts in page order: the verdict, the
+// matrix and what did not run first, so that truncation only ever drops
+// detail from the end.
+func markdownBlocks(data *reportData) []string {
+	var blocks []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			blocks = append(blocks, b.String())
+			b.Reset()
 		}
 	}
+
+	v := verdict(data)
 	b.WriteString("# nodeproof invariant report\n\n")
-	verdict := fmt.Sprintf("**All %d suites passed.**", len(data.Suites))
-	if failed > 0 {
-		verdict = fmt.Sprintf("**%d of %d suites failed.**", failed, len(data.Suites))
+	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs.\n", mdEscape(v.Headline), mdInline(data.Version), data.Started, data.Seconds)
+	for _, p := range v.Problems {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(p))
 	}
-	fmt.Fprintf(&b, "%s nodeproof %s, started %s, %.1fs.\n\n", verdict, mdInline(data.Version), data.Started, data.Seconds)
+	flush()
 
-	mdTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
-
-	b.WriteString("\n## Invariants\n\n")
+	b.WriteString("\n## Coverage\n\n")
+	header := append([]string{"Subsystem"}, matrixLayers...)
 	var rows [][]string
-	for _, s := range data.Suites {
-		for _, inv := range s.Invariants {
-			rows = append(rows, []string{s.Name, inv.ID, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Violations)})
+	for _, r := range data.Matrix {
+		row := []string{r.Subsystem}
+		for _, c := range r.Cells {
+			row = append(row, c.Text)
 		}
+		rows = append(rows, row)
 	}
-	mdTable(&b, []string{"Suite", "ID", "Statement", "Source", "Checked", "Violations"}, rows)
+	mdTable(&b, header, rows)
+	flush()
 
-	var stats [][]string
-	for _, s := range data.Suites {
-		for _, st := range s.Statistics {
-			stats = append(stats, []string{s.Name, st.Name, strconv.Itoa(st.Samples), formatStat(st.Mean), formatStat(st.Max), strconv.Itoa(st.Nonzero)})
-		}
-	}
-	if len(stats) > 0 {
-		b.WriteString("\n## Statistics\n\n")
-		mdTable(&b, []string{"Suite", "Statistic", "Samples", "Mean", "Max", "Non-zero"}, stats)
-	}
-
-	if failed > 0 {
-		b.WriteString("\n## Failures\n")
-		for _, s := range data.Suites {
-			if f := s.Failure; f != nil {
-				fmt.Fprintf(&b, "\n### %s: %s\n\nShrunk steps:\n\n", mdEscape(s.Name), mdEscape(f.Invariant))
-				mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
-				if f.Replay != "" {
-					fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
-				}
-				b.WriteString("\n<details><summary>Full message</summary>\n\n")
-				mdCodeBlock(&b, f.Message)
-				b.WriteString("\n</details>\n")
+	if len(data.NotRun) > 0 {
+		b.WriteString("\n## Not run\n\n")
+		for _, n := range data.NotRun {
+			fmt.Fprintf(&b, "- %s: %s", mdEscape(n.Section), mdInline(n.Command))
+			if n.Writes != "" {
+				fmt.Fprintf(&b, " (writes %s)", mdInline(n.Writes))
 			}
+			b.WriteString("\n")
 		}
+		flush()
 	}
 
-	if len(data.Mutants) > 0 {
-		b.WriteString("\n## Mutants\n\n")
-		fmt.Fprintf(&b, "%d of %d killed.\n\n", killed(data.Mutants), len(data.Mutants))
-		mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, mutantRows(data.Mutants))
+	b.WriteString("\n## Suites\n\n")
+	mdTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
+	flush()
+
+	for _, s := range data.Suites {
+		fmt.Fprintf(&b, "\n## %s (%s)\n", mdEscape(s.Name), mdEscape(s.Subsystem))
+		if f := s.Failure; f != nil {
+			fmt.Fprintf(&b, "\n### Counterexample: %s\n\nShrunk steps:\n\n", mdEscape(f.Invariant))
+			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+			if f.Replay != "" {
+				fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+			}
+			message := f.Message
+			if len(message) > mdMessageLimit {
+				message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
+			}
+			b.WriteString("\n<details><summary>Full message</summary>\n\n")
+			mdCodeBlock(&b, message)
+			b.WriteString("\n</details>\n")
+		}
+		b.WriteString("\n")
+		var rows [][]string
+		for _, inv := range s.Invariants {
+			rows = append(rows, []string{inv.ID, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Applied), strconv.Itoa(inv.Violations)})
+		}
+		mdTable(&b, []string{"ID", "Statement", "Source", "Checked", "Applied", "Violations"}, rows)
+		if len(s.Statistics) > 0 {
+			b.WriteString("\n")
+			var stats [][]string
+			for _, st := range s.Statistics {
+				stats = append(stats, []string{st.Name, strconv.Itoa(st.Samples), formatStat(st.Mean), formatStat(st.Max), strconv.Itoa(st.Nonzero)})
+			}
+			mdTable(&b, []string{"Statistic", "Samples", "Mean", "Max", "Non-zero"}, stats)
+		}
+		var actions []string
+		for _, bar := range actionChart(s.Actions).Bars {
+			actions = append(actions, bar.Label+" "+bar.Value)
+		}
+		if len(actions) > 0 {
+			fmt.Fprintf(&b, "\nActions: %s.\n", mdEscape(strings.Join(actions, ", ")))
+		}
+		flush()
 	}
+
 	for _, section := range []struct {
 		title string
 		table *tableSection
-	}{{"Linearizability", data.Linearizability}, {"Conformance", data.Conformance}} {
-		if section.table != nil {
-			fmt.Fprintf(&b, "\n## %s\n\n", section.title)
+	}{{"Linearizability", data.Linearizability}, {"Conformance against upstream", data.Conformance}} {
+		fmt.Fprintf(&b, "\n## %s\n\n", section.title)
+		if section.table == nil {
+			b.WriteString("Not run.\n")
+		} else {
 			mdTable(&b, section.table.Columns, section.table.Cells)
 		}
+		flush()
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+
+	b.WriteString("\n## Mutants\n\n")
+	if data.Mutants == nil {
+		b.WriteString("Not run.\n")
+	} else {
+		fmt.Fprintf(&b, "%d of %d killed.\n\n", killed(data.Mutants), len(data.Mutants))
+		mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, mutantRows(data.Mutants))
+	}
+	flush()
+
+	b.WriteString("\n## Inventory\n")
+	for _, s := range data.Inventory {
+		fmt.Fprintf(&b, "\n**%s**\n\n", mdEscape(s.Name))
+		for _, l := range inventoryLayers(s) {
+			fmt.Fprintf(&b, "- %s: %s\n", l.Layer, mdEscape(joinItems(l.Items)))
+		}
+		flush()
+	}
+	return blocks
 }
 
 // sourceCellMarkdown renders an invariant's sources for a table cell, links

@@ -12,8 +12,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cite"
 )
@@ -32,7 +34,7 @@ var (
 // carries markup, a mutant and a pass-through section.
 func syntheticReport(t *testing.T) *reportData {
 	t.Helper()
-	lin, err := parseTable([]byte(`[{"resource":"a.com/r","ops":12,"ok":true,"visualization":"lin-1.html"},{"resource":"b.com/r","note":"x","visualization":"../x.html"}]`))
+	lin, err := parseTable([]byte(`[{"history":"seed 1","ops":12,"result":"Ok","visualization":"lin-1.html"},{"history":"seed 2","result":"Ok","note":"x","visualization":"../x.html"}]`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +47,7 @@ func syntheticReport(t *testing.T) *reportData {
 				Name: "imagegc", Subsystem: "imagegc", Checks: 300, Steps: 3000, Seconds: 1.5, Passed: true, Seed: 42,
 				Actions: map[string]int{"pull": 2000, "gc": 1000},
 				Invariants: []invariantReport{
-					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300},
+					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300, Applied: 2900},
 				},
 				Statistics: []statisticReport{{Name: "bytes freed beyond the target", Samples: 40, Mean: 1.23456, Max: 7, Nonzero: 12}},
 			},
@@ -54,8 +56,8 @@ func syntheticReport(t *testing.T) *reportData {
 				Actions: map[string]int{"register": 150, "allocate": 62},
 				Invariants: []invariantReport{
 					{ID: "DM-EXCLUSIVE", Statement: "A device is held by at most one container.", Source: dmCode.Text + "; " + dmDoc.Text,
-						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Violations: 1},
-					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229},
+						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Applied: 31, Violations: 1},
+					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229, Applied: 200},
 				},
 				Failure: &failureReport{
 					Invariant: "DM-EXCLUSIVE",
@@ -72,9 +74,28 @@ func syntheticReport(t *testing.T) *reportData {
 	}
 }
 
+// testInventory is a small inventory for the synthetic report: one
+// subsystem with every layer built, one with only core.
+var testInventory = []inventory.Subsystem{
+	{
+		Name: "devicemanager", CorePackages: []string{"core/devicemanager"}, Models: []string{"models/devicemanager"},
+		Suites: []string{"devicemanager"}, FuzzTargets: []string{"fuzz.FuzzA", "fuzz.FuzzB"},
+		IntegrationTests: []string{"TestX"}, Linearizability: []string{"TestHistories"},
+		Conformance: []string{"checkpoint.Decode"}, Mutants: []string{"devicemanager-reregistration-race", "dm-other"},
+	},
+	{Name: "imagegc", CorePackages: []string{"core/imagegc"}, Suites: []string{"imagegc"}},
+}
+
+// finishedReport is syntheticReport with its verdict and matrix derived.
+func finishedReport(t *testing.T) *reportData {
+	data := syntheticReport(t)
+	data.finish(testInventory, 3)
+	return data
+}
+
 func TestWriteReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	paths, err := writeReport(dir, syntheticReport(t))
+	paths, err := writeReport(dir, finishedReport(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +114,10 @@ func TestWriteReport(t *testing.T) {
 			"&lt;script&gt;alert(1)&lt;/script&gt;",
 			"step 1: register resource=a.com/r endpoint=p1.sock",
 			"devicemanager-reregistration-race",
-			"<th>resource</th><th>ops</th><th>ok</th><th>visualization</th><th>note</th>",
+			"<th>history</th><th>ops</th><th>result</th><th>visualization</th><th>note</th>",
 			`<a href="lin-1.html">lin-1.html</a>`,
+			// Checked, then Applied, then Violations.
+			`<td class="num">229</td><td class="num">31</td><td class="num failed">1</td>`,
 			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 		} {
 			if !strings.Contains(html, want) {
@@ -112,25 +135,45 @@ func TestWriteReport(t *testing.T) {
 			`ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)</a><br>nodeproof docs/architecture.md</td>`)
 		assert.Contains(t, html, `<td><a href="https://github.com/kubernetes/kubernetes/issues/109595">kubernetes issue #109595</a></td>`)
 		assert.Contains(t, html, `<td>Seed article on image garbage collection, section &#39;How image GC works&#39;</td>`)
-		if n := strings.Count(html, "<svg"); n != 2 {
-			t.Errorf("index.html has %d charts, want one per suite", n)
+		// An action chart per suite and a statistics chart for the suite with statistics.
+		assert.Equal(t, 3, strings.Count(html, "<svg"), "charts in index.html")
+		for _, want := range []string{
+			`<div id="verdict" class="verdict failed"><strong>FAILED: 1 problem. 1 section not run.</strong>`,
+			`<li>suite devicemanager: DM-EXCLUSIVE violated; replay: nodeproof replay --suite devicemanager --seed 59 --steps 100</li>`,
+			`<th><a href="#inventory-devicemanager">devicemanager</a></th><td class="cell-built"><a href="#inventory-devicemanager">1 package</a></td>`,
+			`<td class="cell-failed"><a href="#suite-devicemanager">17 checks, failed</a></td>`,
+			`<td class="cell-not-run"><a href="#mutants">1/2 killed (1 not run)</a></td>`,
+			`<td class="cell-not-run"><a href="#not-run">1 function, not run</a></td>`,
+			`<td class="cell-not-built">not built</td>`,
+			`<li>conformance against upstream: <code>make conformance</code> (writes <code>report/conformance.json</code>)</li>`,
+			`<div id="inventory-imagegc">`,
+			`<code class="replay">nodeproof replay --suite devicemanager --seed 59 --steps 100</code>`,
+		} {
+			assert.Contains(t, html, want)
 		}
 	})
 
 	t.Run("markdown", func(t *testing.T) {
 		md := read(t, dir, "report.md")
 		for _, want := range []string{
-			"**1 of 2 suites failed.**",
-			"| Suite | ID | Statement | Source | Checked | Violations |",
-			"| devicemanager | DM-EXCLUSIVE | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
-				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 1 |`,
-			"| devicemanager | DM-CAPACITY | Allocatable never exceeds capacity. | [kubernetes issue #109595](https://github.com/kubernetes/kubernetes/issues/109595) | 229 | 0 |",
-			"| imagegc | IGC-INUSE | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 0 |",
+			"**FAILED: 1 problem. 1 section not run.**",
+			"- suite devicemanager: DM-EXCLUSIVE violated; replay: nodeproof replay --suite devicemanager --seed 59 --steps 100\n",
+			"| Subsystem | core | reference model | state-machine suite | fuzz targets | real-I/O integration | linearizability | conformance against upstream | mutants killed |",
+			"| devicemanager | 1 package | 1 model | 17 checks, failed | 2 targets | 1 test | 2/2 histories linearizable | 1 function, not run | 1/2 killed (1 not run) |",
+			"| imagegc | 1 package | not built | 300 checks, passed | not built | not built | not built | not built | not built |",
+			"- conformance against upstream: `make conformance` (writes `report/conformance.json`)\n",
+			"## devicemanager (devicemanager)\n\n### Counterexample: DM-EXCLUSIVE\n",
+			"| ID | Statement | Source | Checked | Applied | Violations |",
+			"| DM-EXCLUSIVE | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
+				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 31 | 1 |`,
+			"| IGC-INUSE | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 2900 | 0 |",
+			"Actions: pull 2000, gc 1000.",
+			"- fuzz targets: fuzz.FuzzA, fuzz.FuzzB\n",
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
 			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
 			"1 of 1 killed.",
-			"| b.com/r |  |  | ../x.html | x |",
-			"| imagegc | bytes freed beyond the target | 40 | 1.2346 | 7 | 12 |",
+			"| seed 2 |  | Ok | ../x.html | x |",
+			"| bytes freed beyond the target | 40 | 1.2346 | 7 | 12 |",
 		} {
 			if !strings.Contains(md, want) {
 				t.Errorf("report.md lacks %q:\n%s", want, md)
@@ -148,6 +191,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Source     string              `json:"source"`
 		Sources    []map[string]string `json:"sources"`
 		Checked    int                 `json:"checked"`
+		Applied    int                 `json:"applied"`
 		Violations int                 `json:"violations"`
 	}
 	type failure struct {
@@ -184,6 +228,9 @@ func checkReportJSON(t *testing.T, data string) {
 		Linearizability []map[string]any `json:"linearizability"`
 		Mutants         []map[string]any `json:"mutants"`
 		Conformance     []map[string]any `json:"conformance"`
+		Passed          bool             `json:"passed"`
+		Matrix          []matrixRow      `json:"matrix"`
+		NotRun          []notRun         `json:"not_run"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -204,7 +251,8 @@ func checkReportJSON(t *testing.T, data string) {
 		t.Fatalf("header = %q %q %v with %d suites", report.Version, report.Started, report.Seconds, len(report.Suites))
 	}
 	passed, failed := report.Suites[0], report.Suites[1]
-	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 {
+	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 ||
+		passed.Invariants[0].Applied != 2900 {
 		t.Errorf("passed suite = %+v", passed)
 	}
 	if want := []statistic{{"bytes freed beyond the target", 40, 1.23456, 7, 12}}; !reflect.DeepEqual(passed.Statistics, want) {
@@ -219,7 +267,7 @@ func checkReportJSON(t *testing.T, data string) {
 	}
 	assert.Equal(t, invariant{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes issue #109595",
 		Sources: []map[string]string{{"kind": "issue", "text": "kubernetes issue #109595", "url": "https://github.com/kubernetes/kubernetes/issues/109595"}},
-		Checked: 229}, failed.Invariants[1])
+		Checked: 229, Applied: 200}, failed.Invariants[1])
 	assert.Equal(t, []map[string]string{{"kind": "seed", "text": igcSeed.Text, "url": ""}}, passed.Invariants[0].Sources)
 	wantMutant := map[string]any{"id": "devicemanager-reregistration-race", "subsystem": "devicemanager", "source": "kubernetes#1",
 		"killed": true, "killed_by": "DM-EXCLUSIVE", "seconds": 2.25}
@@ -232,6 +280,19 @@ func checkReportJSON(t *testing.T, data string) {
 	if report.Conformance != nil {
 		t.Errorf("conformance = %v; want null when not given", report.Conformance)
 	}
+	assert.False(t, report.Passed, "a report with a failed suite did not pass")
+	assert.Equal(t, []notRun{{Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile}}, report.NotRun)
+	require.Len(t, report.Matrix, 2)
+	assert.Equal(t, matrixRow{Subsystem: "imagegc", Cells: []matrixCell{
+		{Layer: "core", Text: "1 package", Status: cellBuilt, Link: "#inventory-imagegc"},
+		{Layer: "reference model", Text: cellNotBuilt, Status: cellNotBuilt},
+		{Layer: "state-machine suite", Text: "300 checks, passed", Status: cellPassed, Link: "#suite-imagegc"},
+		{Layer: "fuzz targets", Text: cellNotBuilt, Status: cellNotBuilt},
+		{Layer: "real-I/O integration", Text: cellNotBuilt, Status: cellNotBuilt},
+		{Layer: "linearizability", Text: cellNotBuilt, Status: cellNotBuilt},
+		{Layer: "conformance against upstream", Text: cellNotBuilt, Status: cellNotBuilt},
+		{Layer: "mutants killed", Text: cellNotBuilt, Status: cellNotBuilt},
+	}}, report.Matrix[1])
 }
 
 func read(t *testing.T, dir, name string) string {
@@ -260,6 +321,7 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--checks", "0"}, "--checks must be positive, got 0"},
 		{[]string{"--checks", "-5"}, "--checks must be positive, got -5"},
 		{[]string{"--steps", "0"}, "--steps must be positive"},
+		{[]string{"--histories", "-1"}, "--histories must not be negative, got -1"},
 		{[]string{"--out", ""}, "--out must name a directory"},
 		{[]string{"--suite", "("}, "--suite: error parsing regexp"},
 		{[]string{"--suite", "^no-such-suite$"}, `--suite "^no-such-suite$" matches no suite; suites: `},
@@ -314,7 +376,8 @@ func counterSuite(name string, limit int) properties.Suite {
 					n = 0
 				},
 				"": func(t *rapid.T) {
-					tally.Check("TEST-LIMIT")
+					// It says something once the counter is off zero.
+					tally.Check("TEST-LIMIT", n > 0)
 					if limit > 0 && n >= limit {
 						t.Fatalf("TEST-LIMIT: counter is %d, limit %d", n, limit)
 					}
@@ -336,7 +399,9 @@ func TestReportEndToEnd(t *testing.T) {
 		"counter  [##########] 20/20 checks\n",
 		"counter  passed  20 checks, ",
 		"limited  FAILED  TEST-LIMIT after ",
-		"replay: nodeproof replay --suite limited --seed ",
+		// The whole counterexample, not only its first line.
+		"\n                 step 1: inc\n                 step 2: inc\n                 TEST-LIMIT: counter is 2, limit 2\n",
+		"                 replay: nodeproof replay --suite limited --seed ",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
@@ -354,6 +419,10 @@ func TestReportEndToEnd(t *testing.T) {
 	if !counter.Passed || counter.Checks != 20 || counter.Seed != 7 || counter.Invariants[0].Checked == 0 {
 		t.Errorf("counter = %+v", counter)
 	}
+	// Applications come from the tally, not from the evaluations: the first
+	// evaluation of each case, on a zero counter, never applies.
+	assert.Positive(t, counter.Invariants[0].Applied, "counter applications")
+	assert.LessOrEqual(t, counter.Invariants[0].Applied, counter.Invariants[0].Checked-counter.Checks, "counter applications")
 	if limited.Passed || limited.Failure == nil || limited.Invariants[0].Violations != 1 {
 		t.Fatalf("limited = %+v", limited)
 	}

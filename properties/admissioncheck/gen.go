@@ -166,8 +166,10 @@ func Reasons(t *rapid.T) []preemption.Reason {
 		out = append(out, &preemption.InsufficientResource{ResourceName: name, Requested: amount + capacity - used, Used: used, Capacity: capacity})
 	}
 	if rapid.Bool().Draw(t, "cpuAndMemory") {
-		if rapid.IntRange(0, 3).Draw(t, "alsoPods") == 0 {
-			short(pod.Pods, rapid.Int64Range(1, 2).Draw(t, "amount.pods"))
+		// Half the time also short of pod slots, up to 3: each victim frees
+		// one, so several victims are needed and their QoS order is tested.
+		if rapid.Bool().Draw(t, "alsoPods") {
+			short(pod.Pods, rapid.Int64Range(1, 3).Draw(t, "amount.pods"))
 		}
 		short(pod.CPU, rapid.SampledFrom([]int64{150, 250, 400, 600}).Draw(t, "amount.cpu"))
 		short(pod.Memory, rapid.SampledFrom([]int64{100 * mi, 200 * mi, 300 * mi}).Draw(t, "amount.memory"))

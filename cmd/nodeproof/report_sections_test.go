@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"github.com/spf13/pflag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+// TestReportRejectsOutBeforeRunning: a bad --out used to surface only after
+// every suite had run. Now it is exit 2 with the flag named, and no suite
+// starts.
+func TestReportRejectsOutBeforeRunning(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, out := range []string{filepath.Join(file, "sub"), file} {
+		var stdout, stderr bytes.Buffer
+		code := report(reportOptions{out: out, checks: 5, steps: 5, seed: 1}, []properties.Suite{counterSuite("counter", 0)}, &stdout, &stderr)
+		assert.Equal(t, 2, code, "--out %s", out)
+		assert.Contains(t, stderr.String(), fmt.Sprintf("nodeproof report: --out %q must be a", out))
+		assert.NotContains(t, stderr.String(), "counter", "a suite ran before --out was checked")
+	}
+}
+
+// TestReportIncludesDefaultResults: without flags the report includes the
+// kill matrix and conformance results where make mutants and make
+// conformance write them, and says what it did not run.
+func TestReportIncludesDefaultResults(t *testing.T) {
+	t.Chdir(t.TempDir())
+	opts, err := parseReportArgs()
+	require.NoError(t, err)
+	assert.Nil(t, opts.mutants)
+	assert.Nil(t, opts.conformance)
+
+	require.NoError(t, os.MkdirAll("report", 0o755))
+	require.NoError(t, os.WriteFile(defaultMutantsFile, []byte(`[{"id":"dm-x","subsystem":"dm","killed":true}]`), 0o644))
+	require.NoError(t, os.WriteFile(defaultConformanceFile, []byte(`[{"function":"pod.QOS","cases":5,"mismatches":0}]`), 0o644))
+	opts, err = parseReportArgs()
+	require.NoError(t, err)
+	assert.Equal(t, []mutantRow{{ID: "dm-x", Subsystem: "dm", Killed: true}}, opts.mutants)
+	require.NotNil(t, opts.conformance)
+	assert.Equal(t, [][]string{{"pod.QOS", "5", "0"}}, opts.conformance.Cells)
+
+	// A file named by flag that is missing is still an error.
+	_, err = parseReportArgs("--mutants", "missing.json")
+	assert.ErrorContains(t, err, "--mutants: open missing.json")
+}
+
+// TestReportRecordsHistories runs the report as `nodeproof report` does,
+// with one short history: the section is in report.json, the
+// visualization beside it, and nothing else is listed as not run.
+func TestReportRecordsHistories(t *testing.T) {
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := report(reportOptions{out: dir, checks: 5, steps: 5, seed: 1, histories: 1, mutants: []mutantRow{},
+		conformance: &tableSection{}}, []properties.Suite{counterSuite("counter", 0)}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	assert.Contains(t, stderr.String(), "linearizability  passed  1/1 histories linearizable")
+
+	var data struct {
+		Passed          bool             `json:"passed"`
+		Linearizability []map[string]any `json:"linearizability"`
+		NotRun          []notRun         `json:"not_run"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &data))
+	assert.True(t, data.Passed)
+	assert.Empty(t, data.NotRun)
+	require.Len(t, data.Linearizability, 1)
+	assert.Equal(t, "Ok", data.Linearizability[0]["result"])
+	assert.Equal(t, "linearizability-seed-1.html", data.Linearizability[0]["visualization"])
+	assert.FileExists(t, filepath.Join(dir, "linearizability-seed-1.html"))
+	assert.Contains(t, read(t, dir, "index.html"), `<a href="linearizability-seed-1.html">linearizability-seed-1.html</a>`)
+}
+
+var (
+	svgOpen = regexp.MustCompile(`<svg class="chart" width="(\d+)" height="(\d+)" viewBox="0 0 (\d+) (\d+)"`)
+	svgText = regexp.MustCompile(`<text x="(\d+)" y="(\d+)"( text-anchor="end")?>([^<]*)</text>`)
+)
+
+// TestChartLabelsFitTheViewBox sizes charts with long labels and values
+// (statistics are sentences) and checks every text's extent, at the
+// reserved character width, against its chart's viewBox.
+func TestChartLabelsFitTheViewBox(t *testing.T) {
+	data := finishedReport(t)
+	data.Suites[0].Statistics = append(data.Suites[0].Statistics,
+		statisticReport{Name: "excess victims over the fewest possible, per preemption (greedy against brute force)", Samples: 1234567, Mean: 0.000123, Max: 123456789, Nonzero: 3},
+		statisticReport{Name: "z", Samples: 0})
+	data.Suites[0].Actions["a-very-long-action-name-that-would-be-cut-by-a-fixed-label-column"] = 1
+	var html bytes.Buffer
+	require.NoError(t, writeHTML(&html, data))
+	charts := strings.Split(html.String(), "<svg ")[1:]
+	require.Len(t, charts, 3)
+	for _, chart := range charts {
+		chart = "<svg " + chart[:strings.Index(chart, "</svg>")]
+		m := svgOpen.FindStringSubmatch(chart)
+		require.NotNil(t, m, chart)
+		width, _ := strconv.Atoi(m[3])
+		height, _ := strconv.Atoi(m[4])
+		assert.Equal(t, m[1], m[3], "width and viewBox width")
+		texts := svgText.FindAllStringSubmatch(chart, -1)
+		require.NotEmpty(t, texts)
+		for _, tx := range texts {
+			x, _ := strconv.Atoi(tx[1])
+			y, _ := strconv.Atoi(tx[2])
+			label := unescapeHTML(tx[4])
+			left, right := x, x+textWidth(label)
+			if tx[3] != "" {
+				left, right = x-textWidth(label), x
+			}
+			assert.GreaterOrEqual(t, left, 0, "%q starts left of the viewBox", label)
+			assert.LessOrEqual(t, right, width, "%q ends right of the viewBox (width %d)", label, width)
+			assert.True(t, y > 0 && y <= height, "%q at y=%d outside height %d", label, y, height)
+		}
+	}
+}
+
+func unescapeHTML(s string) string {
+	return strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&", "&#34;", `"`, "&#39;", "'").Replace(s)
+}
+
+// TestMarkdownFitsAPullRequestComment fills a report far past GitHub's
+// limit: report.md stays within it, keeps the verdict, the matrix and the
+// first counterexample, and says it was cut.
+func TestMarkdownFitsAPullRequestComment(t *testing.T) {
+	data := finishedReport(t)
+	failed := data.Suites[1]
+	failed.Failure.Message = strings.Repeat("a long message line\n", 2000)
+	for i := range 200 {
+		s := failed
+		s.Name = fmt.Sprintf("suite-%03d", i)
+		data.Suites = append(data.Suites, s)
+	}
+	md := renderMarkdown(data, mdLimit)
+	assert.LessOrEqual(t, len(md), mdLimit)
+	assert.True(t, strings.HasPrefix(md, "# nodeproof invariant report\n\n**FAILED: "), md[:200])
+	assert.Contains(t, md, "| Subsystem | core |")
+	assert.Contains(t, md, "### Counterexample: DM-EXCLUSIVE")
+	assert.Contains(t, md, "Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`")
+	assert.Contains(t, md, "(cut; index.html has the whole message)")
+	assert.Regexp(t, `\*\*Truncated:\*\* \d+ more parts of the report do not fit a pull-request comment`, md)
+
+	small := renderMarkdown(finishedReport(t), mdLimit)
+	assert.NotContains(t, small, "Truncated")
+}
+
+// parseReportArgs reads report's flags as the command does.
+func parseReportArgs(args ...string) (reportOptions, error) {
+	var f reportFlags
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	f.define(fs)
+	if err := fs.Parse(args); err != nil {
+		return reportOptions{}, err
+	}
+	return f.options()
+}
