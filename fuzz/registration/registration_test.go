@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 )
 
@@ -39,24 +41,16 @@ func FuzzRegisterRequest(f *testing.F) {
 		switch {
 		case version != dm.Version:
 			want := fmt.Sprintf(`requested API version %q is not supported by kubelet. Supported version is ["v1beta1"]`, version)
-			if err == nil || err.Error() != want {
-				t.Fatalf("version %q: got %v, want %q", version, err, want)
-			}
-			if k, _ := dm.KindOf(err); k != dm.KindUnsupportedVersion {
-				t.Fatalf("version %q: kind %v", version, k)
-			}
+			require.EqualError(t, err, want, "version %q", version)
+			k, _ := dm.KindOf(err)
+			require.Equal(t, dm.KindUnsupportedVersion, k, "version %q: kind", version)
 		case !oracleExtendedResourceName(name):
 			want := fmt.Sprintf("the ResourceName %q is invalid", name)
-			if err == nil || err.Error() != want {
-				t.Fatalf("name %q: got %v, want %q", name, err, want)
-			}
-			if k, _ := dm.KindOf(err); k != dm.KindInvalidResourceName {
-				t.Fatalf("name %q: kind %v", name, k)
-			}
+			require.EqualError(t, err, want, "name %q", name)
+			k, _ := dm.KindOf(err)
+			require.Equal(t, dm.KindInvalidResourceName, k, "name %q: kind", name)
 		default:
-			if err != nil {
-				t.Fatalf("valid registration (version %q, name %q) rejected: %v", version, name, err)
-			}
+			require.NoError(t, err, "valid registration (version %q, name %q) rejected", version, name)
 		}
 	})
 }
