@@ -1,13 +1,12 @@
 package fuzz
 
 import (
-	"bytes"
 	"hash/fnv"
 	"math"
-	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
@@ -143,33 +142,21 @@ func TestCheckpointMatchesSpewAndJSON(t *testing.T) {
 		entries, registered := toMirror(d)
 
 		want := mirror.HashInput(entries, registered)
-		if got := checkpoint.HashInput(d); got != want {
-			t.Fatalf("HashInput differs from go-spew:\n got %q\nwant %q", got, want)
-		}
+		require.Equal(t, want, checkpoint.HashInput(d), "HashInput differs from go-spew")
 		h := fnv.New32a()
 		h.Write([]byte(want))
 		sum := checkpoint.Checksum(d)
-		if sum != uint64(h.Sum32()) {
-			t.Fatalf("Checksum = %d, want FNV-32a of the spew string = %d", sum, h.Sum32())
-		}
+		require.Equal(t, uint64(h.Sum32()), sum, "Checksum against FNV-32a of the spew string")
 
 		got, err := checkpoint.Encode(d)
 		if !validUTF8(d) {
-			if err == nil || !strings.Contains(err.Error(), "not valid UTF-8") {
-				t.Fatalf("Encode of invalid UTF-8 = %q, %v; want an error", got, err)
-			}
+			require.ErrorContains(t, err, "not valid UTF-8", "Encode of invalid UTF-8 = %q", got)
 			return
 		}
-		if err != nil {
-			t.Fatalf("Encode: %v", err)
-		}
+		require.NoError(t, err, "Encode")
 		file, err := mirror.File(entries, registered, sum)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, file) {
-			t.Fatalf("Encode differs from encoding/json:\n got %s\nwant %s", got, file)
-		}
+		require.NoError(t, err, "mirror.File")
+		require.Equal(t, string(file), string(got), "Encode differs from encoding/json")
 	})
 }
 
@@ -183,11 +170,9 @@ func TestCheckpointSpecExampleMatchesSpew(t *testing.T) {
 	}}
 	registered := map[string][]string{"a.com/b": nil, "domain1.com/resource1": {"dev1", "dev2", "dev3"}}
 	const want = `(checkpoint.checkpointData){PodDeviceEntries:([]checkpoint.PodDevicesEntry)[{PodUID:(string)pod1 ContainerName:(string)con1 ResourceName:(string)domain1.com/resource1 DeviceIDs:(checkpoint.DevicesPerNUMA)map[-1:[dev3] 0:[dev1 dev2] 2:[dev9] 10:[dev10]] AllocResp:([]uint8)[10 1 255]}] RegisteredDevices:(map[string][]string)map[a.com/b:<nil> domain1.com/resource1:[dev1 dev2 dev3]]}`
-	if got := mirror.HashInput(entries, registered); got != want {
-		t.Fatalf("mirror spew:\n got %s\nwant %s", got, want)
-	}
+	require.Equal(t, want, mirror.HashInput(entries, registered), "mirror spew")
 	const file = `{"Data":{"PodDeviceEntries":[{"PodUID":"pod1","ContainerName":"con1","ResourceName":"domain1.com/resource1","DeviceIDs":{"-1":["dev3"],"0":["dev1","dev2"],"10":["dev10"],"2":["dev9"]},"AllocResp":"CgH/"}],"RegisteredDevices":{"a.com/b":null,"domain1.com/resource1":["dev1","dev2","dev3"]}},"Checksum":103353102}`
-	if got, err := mirror.File(entries, registered, 103353102); err != nil || string(got) != file {
-		t.Fatalf("mirror JSON:\n got %s, %v\nwant %s", got, err, file)
-	}
+	got, err := mirror.File(entries, registered, 103353102)
+	require.NoError(t, err, "mirror JSON")
+	require.Equal(t, file, string(got), "mirror JSON")
 }

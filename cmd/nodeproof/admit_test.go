@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/core/admission"
@@ -61,12 +63,8 @@ var exampleDecisions = map[string][]decision{
 func decodeAdmitJSON(t *testing.T, stdout string) []decision {
 	t.Helper()
 	var raw []map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(stdout), &raw); err != nil {
-		t.Fatalf("stdout is not a JSON array of objects: %v\n%s", err, stdout)
-	}
-	if raw == nil {
-		t.Fatalf("stdout is null, want an array:\n%s", stdout)
-	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &raw), "stdout is not a JSON array of objects:\n%s", stdout)
+	require.NotNil(t, raw, "stdout is null, want an array")
 	want := []string{"admitted", "message", "pod", "preempted", "reason"}
 	out := make([]decision, len(raw))
 	for i, obj := range raw {
@@ -75,18 +73,13 @@ func decodeAdmitJSON(t *testing.T, stdout string) []decision {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if !slices.Equal(keys, want) {
-			t.Errorf("element %d has keys %v, want exactly %v", i, keys, want)
-		}
-		if p := strings.TrimSpace(string(obj["preempted"])); !strings.HasPrefix(p, "[") {
-			t.Errorf("element %d: preempted is %s, want an array", i, p)
-		}
+		assert.Equal(t, want, keys, "element %d: exactly these keys", i)
+		preempted := strings.TrimSpace(string(obj["preempted"]))
+		assert.Equal(t, "[", prefixOf(preempted, "["), "element %d: preempted is %s, want an array", i, preempted)
 		b, _ := json.Marshal(obj)
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&out[i]); err != nil {
-			t.Errorf("element %d: %v", i, err)
-		}
+		assert.NoError(t, dec.Decode(&out[i]), "element %d", i)
 	}
 	return out
 }
@@ -100,16 +93,11 @@ func TestAdmitExamples(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(examplesDir, name)
 			code, text, stderr := runAdmitCmd("", "-f", path)
-			if code != 0 || stderr != "" {
-				t.Fatalf("exit %d, stderr %q", code, stderr)
-			}
+			require.Equal(t, 0, code, "exit status; stderr %q", stderr)
+			require.Empty(t, stderr)
 			code, js, jsonStderr := runAdmitCmd("", "-f", path, "--json")
-			if code != 0 {
-				t.Fatalf("--json: exit %d, stderr %q", code, jsonStderr)
-			}
-			if got := decodeAdmitJSON(t, js); !reflect.DeepEqual(got, want) {
-				t.Errorf("decisions:\n got %+v\nwant %+v", got, want)
-			}
+			require.Equal(t, 0, code, "--json: exit status; stderr %q", jsonStderr)
+			assert.Equal(t, want, decodeAdmitJSON(t, js), "decisions")
 			// The text shows the same victims, in the same order.
 			for _, d := range want {
 				var lines []string
@@ -120,9 +108,7 @@ func TestAdmitExamples(t *testing.T) {
 					continue
 				}
 				block := "   preempted, in eviction order:\n" + strings.Join(lines, "")
-				if !strings.Contains(collapseVictims(text), block) {
-					t.Errorf("text lacks the victims of %s in order %v:\n%s", d.Pod, d.Preempted, text)
-				}
+				assert.Contains(t, collapseVictims(text), block, "the text shows the victims of %s in order", d.Pod)
 			}
 			golden(t, strings.TrimSuffix(name, ".yaml")+".txt", text)
 			golden(t, strings.TrimSuffix(name, ".yaml")+".json", js)
@@ -147,21 +133,13 @@ func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join(admitDir, name)
 	if *updateAdmit {
-		if err := os.MkdirAll(admitDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(admitDir, 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./cmd/nodeproof -run TestAdmitExamples -update-admit)", err)
-	}
-	if got != string(want) {
-		t.Errorf("output differs from %s (run with -update-admit after a deliberate change):\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	require.NoError(t, err, "run go test ./cmd/nodeproof -run TestAdmitExamples -update-admit")
+	assert.Equal(t, string(want), got, "output differs from %s (run with -update-admit after a deliberate change)", path)
 }
 
 // TestAdmitExampleSkipsTerminalPods: the Succeeded pod of admit-node.yaml
@@ -170,13 +148,10 @@ func TestAdmitExampleSkipsTerminalPods(t *testing.T) {
 	path := filepath.Join(examplesDir, "admit-node.yaml")
 	_, text, _ := runAdmitCmd("", "-f", path)
 	note := "skipped default/migrate-1 (phase Succeeded)"
-	if !strings.Contains(text, note) {
-		t.Errorf("text lacks %q:\n%s", note, text)
-	}
+	assert.Contains(t, text, note, "text")
 	_, js, stderr := runAdmitCmd("", "-f", path, "--json")
-	if !strings.Contains(stderr, "nodeproof admit: note: "+note) || strings.Contains(js, "migrate-1") {
-		t.Errorf("--json: stderr %q, stdout mentions migrate-1: %v", stderr, strings.Contains(js, "migrate-1"))
-	}
+	assert.Contains(t, stderr, "nodeproof admit: note: "+note, "--json: stderr")
+	assert.NotContains(t, js, "migrate-1", "--json: stdout")
 }
 
 // TestAdmitStdin: "-f -" reads the manifests from stdin, with the same
@@ -184,27 +159,21 @@ func TestAdmitExampleSkipsTerminalPods(t *testing.T) {
 func TestAdmitStdin(t *testing.T) {
 	path := filepath.Join(examplesDir, "seed003-node.yaml")
 	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, fromFile, _ := runAdmitCmd("", "-f", path, "--json")
 	code, fromStdin, stderr := runAdmitCmd(string(data), "-f", "-", "--json")
-	if code != 0 || fromStdin != fromFile {
-		t.Errorf("exit %d, stderr %q, stdout:\n%s\nwant:\n%s", code, stderr, fromStdin, fromFile)
-	}
+	assert.Equal(t, 0, code, "exit status; stderr %q", stderr)
+	assert.Equal(t, fromFile, fromStdin, "stdout from stdin against stdout from the file")
 }
 
 // TestAdmitThroughDispatch runs the command by name, as main does, and
 // checks the command list shows it.
 func TestAdmitThroughDispatch(t *testing.T) {
 	code, stdout, stderr := runNodeproof("", "admit", "-f", filepath.Join(examplesDir, "seed003-node.yaml"))
-	if code != 0 || !strings.Contains(stdout, "1. kube-system/critical (Burstable, critical: static): admitted after preempting 3 pods") {
-		t.Errorf("exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
-	}
+	assert.Equal(t, 0, code, "exit status; stderr %q", stderr)
+	assert.Contains(t, stdout, "1. kube-system/critical (Burstable, critical: static): admitted after preempting 3 pods")
 	_, stdout, _ = runNodeproof("", "help")
-	if !strings.Contains(stdout, "\n  admit ") {
-		t.Errorf("usage does not list admit:\n%s", stdout)
-	}
+	assert.Contains(t, stdout, "\n  admit ", "the usage lists admit")
 }
 
 // testNode is a Node as a user would write it: a node with two devices of
@@ -240,9 +209,7 @@ func podDoc(name, meta, phase, cpu string, gpus int) string {
 func admitDecisions(t *testing.T, manifest string) []decision {
 	t.Helper()
 	code, stdout, stderr := runAdmitCmd(manifest, "-f", "-", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	require.Equal(t, 0, code, "exit status; stderr %q", stderr)
 	return decodeAdmitJSON(t, stdout)
 }
 
@@ -268,10 +235,7 @@ func TestAdmitCriticalByAnnotation(t *testing.T) {
 			decision{Pod: "default/arrival", Reason: "OutOfexample.com/gpu", Message: gpuShort, Preempted: []string{}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := admitDecisions(t, node+podDoc("arrival", c.annotations, "", "", 1))
-			if !reflect.DeepEqual(got, []decision{c.want}) {
-				t.Errorf("got %+v, want %+v", got, c.want)
-			}
+			assert.Equal(t, []decision{c.want}, admitDecisions(t, node+podDoc("arrival", c.annotations, "", "", 1)))
 		})
 	}
 }
@@ -294,9 +258,7 @@ func TestAdmitState(t *testing.T) {
 		{Pod: "default/d", Admitted: true, Preempted: []string{"default/b", "default/a"}},
 		{Pod: "default/e", Admitted: true, Preempted: []string{}},
 	}
-	if got := admitDecisions(t, manifest); !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v\nwant %+v", got, want)
-	}
+	assert.Equal(t, want, admitDecisions(t, manifest))
 }
 
 // TestAdmitCapacityFallback: a Node without allocatable admits against its
@@ -305,24 +267,22 @@ func TestAdmitCapacityFallback(t *testing.T) {
 	pods := podDoc("p", "", "", "1500m", 0)
 	capOnly := "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus:\n  capacity: {cpu: \"2\", pods: \"10\"}\n"
 	code, stdout, stderr := runAdmitCmd(capOnly+pods, "-f", "-")
-	if code != 0 || !strings.Contains(stdout, "node node-1, capacity (the Node has no allocatable): cpu 2, pods 10\n") ||
-		!strings.Contains(stdout, "1. default/p (Burstable): admitted\n") {
-		t.Errorf("capacity only: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
-	}
+	assert.Equal(t, 0, code, "capacity only: exit status; stderr %q", stderr)
+	assert.Contains(t, stdout, "node node-1, capacity (the Node has no allocatable): cpu 2, pods 10\n", "capacity only")
+	assert.Contains(t, stdout, "1. default/p (Burstable): admitted\n", "capacity only")
 	both := strings.Replace(capOnly, "  capacity:", "  allocatable: {cpu: 1, pods: \"10\"}\n  capacity:", 1)
 	code, stdout, stderr = runAdmitCmd(both+pods, "-f", "-")
-	if code != 0 || !strings.Contains(stdout, "node node-1, allocatable: cpu 1, pods 10\n") || !strings.Contains(stdout, "reason:  OutOfcpu") {
-		t.Errorf("both: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
-	}
+	assert.Equal(t, 0, code, "both: exit status; stderr %q", stderr)
+	assert.Contains(t, stdout, "node node-1, allocatable: cpu 1, pods 10\n", "both")
+	assert.Contains(t, stdout, "reason:  OutOfcpu", "both")
 }
 
 // TestAdmitNoArrivals: a kubectl dump of a node whose pods all run has
 // nothing to decide; --json prints an empty array, not null.
 func TestAdmitNoArrivals(t *testing.T) {
 	code, stdout, stderr := runAdmitCmd("", "-f", "../../agent/kube/testdata/kubectl-get-pods-nodes.yaml", "--json")
-	if code != 0 || stdout != "[]\n" {
-		t.Errorf("exit %d, stderr %q, stdout %q; want [] and 0", code, stderr, stdout)
-	}
+	assert.Equal(t, 0, code, "exit status; stderr %q", stderr)
+	assert.Equal(t, "[]\n", stdout)
 }
 
 // TestAdmitBadInput: every bad flag or input exits 2 with an error that
@@ -381,17 +341,11 @@ func TestAdmitBadInput(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, stdout, stderr := runAdmitCmd(c.stdin, c.args...)
-			if code != 2 {
-				t.Errorf("exit %d, want 2; stderr:\n%s", code, stderr)
-			}
+			assert.Equal(t, 2, code, "exit status; stderr:\n%s", stderr)
 			for _, want := range c.stderr {
-				if !strings.Contains(stderr, want) {
-					t.Errorf("stderr lacks %q:\n%s", want, stderr)
-				}
+				assert.Contains(t, stderr, want)
 			}
-			if stdout != "" {
-				t.Errorf("printed to stdout:\n%s", stdout)
-			}
+			assert.Empty(t, stdout, "stdout")
 		})
 	}
 }
@@ -400,13 +354,10 @@ func TestAdmitBadInput(t *testing.T) {
 // capacity fallback documented, and exits 0.
 func TestAdmitHelp(t *testing.T) {
 	code, stdout, stderr := runAdmitCmd("", "-h")
-	if code != 0 || stderr != "" {
-		t.Errorf("exit %d, stderr %q", code, stderr)
-	}
+	assert.Equal(t, 0, code, "exit status")
+	assert.Empty(t, stderr)
 	for _, want := range []string{"Usage:\n  nodeproof admit -f FILE [--json]", "-f, --filename FILE", "status.capacity instead", "Exit status: 0 when every\narrival was decided, rejections included; 2 for bad flags or input", "every kill of a preempted pod succeeds"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("usage lacks %q:\n%s", want, stdout)
-		}
+		assert.Contains(t, stdout, want, "usage")
 	}
 }
 
@@ -420,8 +371,8 @@ func TestAdmitWriteFailure(t *testing.T) {
 	path := filepath.Join(examplesDir, "seed003-node.yaml")
 	for _, args := range [][]string{{"-f", path}, {"-f", path, "--json"}} {
 		var errOut bytes.Buffer
-		if code := execute(newRootCommand(newAdmitCommand()), append([]string{"admit"}, args...), strings.NewReader(""), failingWriter{}, &errOut); code != 1 || !strings.Contains(errOut.String(), "disk full") {
-			t.Errorf("%q: exit %d, stderr %q; want 1 and the write error", args, code, errOut.String())
-		}
+		code := execute(newRootCommand(newAdmitCommand()), append([]string{"admit"}, args...), strings.NewReader(""), failingWriter{}, &errOut)
+		assert.Equal(t, 1, code, "%q: exit status; stderr %q", args, errOut.String())
+		assert.Contains(t, errOut.String(), "disk full", "%q: the write error", args)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"strconv"
 	"strings"
@@ -99,9 +98,8 @@ func parseTreeInOrder(t *testing.T, out string) (paths []string, files map[strin
 // rewrites it).
 func TestCgroupsSeedExample(t *testing.T) {
 	code, stdout, stderr := runCgroupsCmd(seedArgs...)
-	if code != 0 || stderr != "" {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	require.Equal(t, 0, code, "exit status; stderr %q", stderr)
+	require.Empty(t, stderr)
 	_, files := parseTree(t, stdout)
 	const (
 		burstablePod  = "kubepods/burstable/pod5f0c1d2e-0000-4000-8000-000000000001"
@@ -121,30 +119,20 @@ func TestCgroupsSeedExample(t *testing.T) {
 		{burstablePod + "/container2", "cpu.shares", "1024"},
 		{bestEffortPod, "cpu.shares", "2"},
 	} {
-		if got, ok := files[c.path][c.file]; !ok || got != c.want {
-			t.Errorf("%s %s = %q (present %v), the seed says %s", c.path, c.file, got, ok, c.want)
+		if assert.Contains(t, files[c.path], c.file, "the files of %s", c.path) {
+			assert.Equal(t, c.want, files[c.path][c.file], "%s %s, which the seed states", c.path, c.file)
 		}
 	}
-	if !strings.Contains(stdout, guaranteedPod[len("kubepods/"):]+"/  # pod default/pod-guaranteed-1, Guaranteed\n") {
-		t.Errorf("the Guaranteed pod's line does not name the pod:\n%s", stdout)
-	}
+	assert.Contains(t, stdout, guaranteedPod[len("kubepods/"):]+"/  # pod default/pod-guaranteed-1, Guaranteed\n", "the Guaranteed pod's line names the pod")
 
 	golden := filepath.Join("testdata", "cgroups", "seed004.txt")
 	if *updateCgroups {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(stdout), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(stdout), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestCgroupsSeedExample -update-cgroups)", err)
-	}
-	if stdout != string(want) {
-		t.Errorf("output differs from %s (run with -update-cgroups after checking it):\n%s", golden, stdout)
-	}
+	require.NoError(t, err, "run go test -run TestCgroupsSeedExample -update-cgroups")
+	assert.Equal(t, string(want), stdout, "output differs from %s (run with -update-cgroups after checking it)", golden)
 }
 
 // TestCgroupsJSON checks --json's shape, [{"path", "files": [{"file",
@@ -234,14 +222,6 @@ type cgroupJSONForTest struct {
 	Files []fileWrite `json:"files"`
 }
 
-func keysOf(m map[string]json.RawMessage) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // cutLast splits "a/b/c" into "a/b" and "c".
 func cutLast(p string) (parent, name string, nested bool) {
 	i := strings.LastIndexByte(p, '/')
@@ -255,9 +235,7 @@ func cutLast(p string) (parent, name string, nested bool) {
 func writeManifest(t *testing.T, content string) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pods.yaml")
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	return path
 }
 
@@ -293,12 +271,10 @@ func TestCgroupsBadManifest(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			file := writeManifest(t, c.manifest)
 			code, stdout, stderr := runCgroupsCmd(append([]string{"-f", file}, node...)...)
-			if code != 2 || !strings.Contains(stderr, c.stderr) || !strings.Contains(stderr, file+": ") {
-				t.Errorf("exit %d, stderr %q; want exit 2 and %q after the file name", code, stderr, c.stderr)
-			}
-			if stdout != "" {
-				t.Errorf("printed to stdout:\n%s", stdout)
-			}
+			assert.Equal(t, 2, code, "exit status; stderr %q", stderr)
+			assert.Contains(t, stderr, c.stderr)
+			assert.Contains(t, stderr, file+": ", "the file name")
+			assert.Empty(t, stdout, "stdout")
 		})
 	}
 }
@@ -331,17 +307,14 @@ func TestCgroupsBadFlags(t *testing.T) {
 		{[]string{"-f", filepath.Join(t.TempDir(), "missing.yaml")}, 2, "missing.yaml: no such file"},
 	} {
 		code, stdout, stderr := runCgroupsCmd(c.args...)
-		if code != c.code || !strings.Contains(stderr, c.stderr) {
-			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
-		}
-		if stdout != "" {
-			t.Errorf("%q: printed to stdout:\n%s", c.args, stdout)
-		}
+		assert.Equal(t, c.code, code, "%q: exit status; stderr %q", c.args, stderr)
+		assert.Contains(t, stderr, c.stderr, "%q", c.args)
+		assert.Empty(t, stdout, "%q: stdout", c.args)
 	}
 	code, stdout, stderr := runCgroupsCmd("-h")
-	if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:\n  nodeproof cgroups -f FILE") {
-		t.Errorf("-h: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
-	}
+	assert.Equal(t, 0, code, "-h: exit status")
+	assert.Empty(t, stderr, "-h")
+	assert.Contains(t, stdout, "Usage:\n  nodeproof cgroups -f FILE", "-h")
 }
 
 // TestCgroupsNodeCapacity: a flag wins, then a Node manifest's
@@ -357,21 +330,20 @@ status:
 `
 	file := writeManifest(t, node+goodPod)
 	code, stdout, stderr := runCgroupsCmd("-f", file)
-	if code != 0 || stderr != "" {
-		t.Fatalf("from the Node: exit %d, stderr %q", code, stderr)
-	}
+	require.Equal(t, 0, code, "from the Node: exit status; stderr %q", stderr)
+	require.Empty(t, stderr, "from the Node")
 	_, files := parseTree(t, stdout)
-	if k := files["kubepods"]; k["cpu.shares"] != "4096" || k["memory.limit_in_bytes"] != "17179869184" || k["hugetlb.2MB.limit_in_bytes"] != "4611686018427387904" {
-		t.Errorf("kubepods from Node node-1 = %v, want 4 CPUs, 16Gi and an unbounded 2MB hugetlb limit", k)
-	}
-	if !strings.HasPrefix(stdout, "# cgroup v1, driver cgroupfs; node cpu 4 (Node node-1), memory 16Gi (Node node-1)\n") {
-		t.Errorf("header does not name the Node:\n%s", stdout)
-	}
+	assert.Equal(t, map[string]string{"cpu.shares": "4096", "memory.limit_in_bytes": "17179869184", "hugetlb.2MB.limit_in_bytes": "4611686018427387904"},
+		filesNamed(files["kubepods"], "cpu.shares", "memory.limit_in_bytes", "hugetlb.2MB.limit_in_bytes"),
+		"kubepods from Node node-1: 4 CPUs, 16Gi and an unbounded 2MB hugetlb limit")
+	header, _, _ := strings.Cut(stdout, "\n")
+	assert.Equal(t, "# cgroup v1, driver cgroupfs; node cpu 4 (Node node-1), memory 16Gi (Node node-1)", header, "the header names the Node")
 
 	_, stdout, _ = runCgroupsCmd("-f", file, "--node-cpu", "1500m")
-	if _, files := parseTree(t, stdout); files["kubepods"]["cpu.shares"] != "1536" || files["kubepods"]["memory.limit_in_bytes"] != "17179869184" {
-		t.Errorf("--node-cpu with a Node: kubepods %v, want the flag's cpu and the Node's memory", files["kubepods"])
-	}
+	_, files = parseTree(t, stdout)
+	assert.Equal(t, map[string]string{"cpu.shares": "1536", "memory.limit_in_bytes": "17179869184"},
+		filesNamed(files["kubepods"], "cpu.shares", "memory.limit_in_bytes"),
+		"--node-cpu with a Node: kubepods gets the flag's cpu and the Node's memory")
 
 	// The Node's pods capacity is the kubelet's maxPods.
 	two := writeManifest(t, node+goodPod+"---\n"+strings.NewReplacer("name: web", "name: api", "-000000000001", "-000000000002").Replace(goodPod))
@@ -381,25 +353,22 @@ status:
 	assert.NotContains(t, stdout, "default/api")
 
 	nodes := writeManifest(t, node+strings.Replace(node, "node-1", "node-2", 1)+goodPod)
-	if code, _, stderr := runCgroupsCmd("-f", nodes, "--node-cpu", "2"); code != 2 || !strings.Contains(stderr, `node "node-2" (document 2): a second Node (the first, "node-1", is document 1): a node file holds one node`) {
-		t.Errorf("two Nodes: exit %d, stderr %q", code, stderr)
-	}
+	code, _, stderr = runCgroupsCmd("-f", nodes, "--node-cpu", "2")
+	assert.Equal(t, 2, code, "two Nodes: exit status; stderr %q", stderr)
+	assert.Contains(t, stderr, `node "node-2" (document 2): a second Node (the first, "node-1", is document 1): a node file holds one node`, "two Nodes")
 
 	code, stdout, stderr = runCgroupsCmd("-f", writeManifest(t, goodPod))
 	if _, err := os.Stat(hostMeminfo); err != nil {
-		if code != 2 || !strings.Contains(stderr, "give --node-memory") {
-			t.Errorf("without %s: exit %d, stderr %q", hostMeminfo, code, stderr)
-		}
+		assert.Equal(t, 2, code, "without %s: exit status; stderr %q", hostMeminfo, stderr)
+		assert.Contains(t, stderr, "give --node-memory", "without %s", hostMeminfo)
 		return
 	}
-	if code != 0 || !strings.Contains(stderr, "node capacity of this host: cpu ") {
-		t.Fatalf("from this host: exit %d, stderr %q", code, stderr)
-	}
+	require.Equal(t, 0, code, "from this host: exit status; stderr %q", stderr)
+	require.Contains(t, stderr, "node capacity of this host: cpu ", "from this host")
 	_, files = parseTree(t, stdout)
 	want := strconv.FormatUint(cgroups.MilliCPUToShares(int64(runtime.NumCPU())*1000), 10)
-	if files["kubepods"]["cpu.shares"] != want || !strings.Contains(stdout, "(this host: /proc/meminfo MemTotal)") {
-		t.Errorf("from this host: kubepods %v, want cpu.shares %s for %d CPUs; header %q", files["kubepods"], want, runtime.NumCPU(), strings.SplitN(stdout, "\n", 2)[0])
-	}
+	assert.Equal(t, want, files["kubepods"]["cpu.shares"], "from this host: kubepods cpu.shares for %d CPUs", runtime.NumCPU())
+	assert.Contains(t, stdout, "(this host: /proc/meminfo MemTotal)", "from this host: the header")
 }
 
 // TestCgroupsStdinAndNotes reads the manifests from stdin; a finished pod
@@ -427,18 +396,14 @@ apiVersion: v1
 kind: Pood
 `
 	code, stdout, stderr := runNodeproof(manifest, "cgroups", "-f", "-", "--node-cpu", "2", "--node-memory", "4Gi")
-	if code != 0 {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
-	}
+	require.Equal(t, 0, code, "exit status; stderr %q", stderr)
 	for _, note := range []string{
 		"note: skipped default/done (phase Succeeded): the kubelet neither admits nor counts a pod in a terminal phase",
 		"note: pod team/handmade has no metadata.uid; its cgroup is named after a hash of its namespace and name, pod" + standInUIDOf("team/handmade"),
 		`note: skipped document 4: apps/v1 Deployment "web" (a node file holds a Node and Pods; other kinds are left out)`,
 		"note: skipped document 5: v1 Pood (a node file holds a Node and Pods; other kinds are left out)",
 	} {
-		if !strings.Contains(stderr, note) {
-			t.Errorf("stderr %q lacks %q", stderr, note)
-		}
+		assert.Contains(t, stderr, note)
 	}
 	paths, _ := parseTree(t, stdout)
 	want := []string{
@@ -447,9 +412,19 @@ kind: Pood
 		"kubepods/burstable",
 		"kubepods/burstable/pod0b1c2d3e-0000-4000-8000-000000000001", "kubepods/burstable/pod0b1c2d3e-0000-4000-8000-000000000001/app",
 	}
-	if !reflect.DeepEqual(paths, want) {
-		t.Errorf("cgroups %v, want %v", paths, want)
+	assert.Equal(t, want, paths, "cgroups, in order")
+}
+
+// filesNamed returns the files among names that a cgroup has, to compare a
+// few of its values at once.
+func filesNamed(files map[string]string, names ...string) map[string]string {
+	out := map[string]string{}
+	for _, name := range names {
+		if v, ok := files[name]; ok {
+			out[name] = v
+		}
 	}
+	return out
 }
 
 // standInUIDOf is the md5 of namespace/name in hex, computed apart from

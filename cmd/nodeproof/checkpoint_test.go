@@ -69,9 +69,7 @@ var doubleAllocation = checkpoint.Data{
 func mustEncode(t *testing.T, d checkpoint.Data) []byte {
 	t.Helper()
 	b, err := checkpoint.Encode(d)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -89,9 +87,7 @@ func checkpointTestdata(t *testing.T) map[string][]byte {
 	// Indented JSON has the same data, hence a checksum that verifies: the
 	// kubelet loads it, the strict decoder does not.
 	var indented bytes.Buffer
-	if err := json.Indent(&indented, clean, "", "  "); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Indent(&indented, clean, "", "  "))
 	indented.WriteByte('\n')
 
 	return map[string][]byte{
@@ -110,21 +106,13 @@ func TestCheckpointTestdata(t *testing.T) {
 	for name, want := range checkpointTestdata(t) {
 		path := filepath.Join(checkpointDir, name)
 		if *updateCheckpoint {
-			if err := os.MkdirAll(checkpointDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.MkdirAll(checkpointDir, 0o755))
+			require.NoError(t, os.WriteFile(path, want, 0o644))
 			continue
 		}
 		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -run TestCheckpointTestdata -update-checkpoint)", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale:\n got %s\nwant %s\n(run go test -run TestCheckpointTestdata -update-checkpoint)", path, got, want)
-		}
+		require.NoError(t, err, "run go test -run TestCheckpointTestdata -update-checkpoint")
+		assert.Equal(t, string(want), string(got), "%s is stale (run go test -run TestCheckpointTestdata -update-checkpoint)", path)
 	}
 }
 
@@ -460,13 +448,9 @@ func TestCheckpointViolations(t *testing.T) {
 		RegisteredDevices: map[string][]string{"r": {"d0", "d1", "d0"}},
 	}
 	path := filepath.Join(t.TempDir(), "kubelet_internal_checkpoint")
-	if err := os.WriteFile(path, mustEncode(t, d), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(path, mustEncode(t, d), 0o600))
 	code, stdout, stderr := runCheckpointCmd(path)
-	if code != 1 {
-		t.Errorf("exit %d, want 1; stderr:\n%s", code, stderr)
-	}
+	assert.Equal(t, 1, code, "exit status; stderr:\n%s", stderr)
 	_, violations, _ := strings.Cut(stdout, "violations:\n")
 	want := []string{
 		`RegisteredDevices["r"] lists device "d0" more than once.`,
@@ -478,12 +462,8 @@ func TestCheckpointViolations(t *testing.T) {
 	for line := range strings.Lines(violations) {
 		got = append(got, strings.TrimSuffix(strings.TrimPrefix(line, "  - "), "\n"))
 	}
-	if !slices.Equal(got, want) {
-		t.Errorf("violations:\n got %q\nwant %q\nstdout:\n%s", got, want, stdout)
-	}
-	if strings.Contains(stdout, "note:") {
-		t.Errorf("a container listed twice is not sharing between containers:\n%s", stdout)
-	}
+	assert.Equal(t, want, got, "violations; stdout:\n%s", stdout)
+	assert.NotContains(t, stdout, "note:", "a container listed twice is not sharing between containers")
 }
 
 func TestCheckpointUsage(t *testing.T) {
@@ -499,11 +479,8 @@ func TestCheckpointUsage(t *testing.T) {
 		{[]string{valid, "--yaml"}, 2, "unknown flag: --yaml"},
 	} {
 		code, stdout, stderr := runCheckpointCmd(c.args...)
-		if code != c.code || !strings.Contains(stderr, c.stderr) {
-			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, stderr, c.code, c.stderr)
-		}
-		if stdout != "" {
-			t.Errorf("%q: printed to stdout:\n%s", c.args, stdout)
-		}
+		assert.Equal(t, c.code, code, "%q: exit status; stderr %q", c.args, stderr)
+		assert.Contains(t, stderr, c.stderr, "%q", c.args)
+		assert.Empty(t, stdout, "%q: stdout", c.args)
 	}
 }

@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -35,9 +33,7 @@ var (
 func syntheticReport(t *testing.T) *reportData {
 	t.Helper()
 	lin, err := parseTable([]byte(`[{"history":"seed 1","ops":12,"result":"Ok","visualization":"lin-1.html"},{"history":"seed 2","result":"Ok","note":"x","visualization":"../x.html"}]`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return &reportData{
 		Version: "0.1.0-dev",
 		Started: "2026-01-02T03:04:05Z",
@@ -96,13 +92,8 @@ func finishedReport(t *testing.T) *reportData {
 func TestWriteReport(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	paths, err := writeReport(dir, finishedReport(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{filepath.Join(dir, "index.html"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.json")}
-	if !slices.Equal(paths, want) {
-		t.Errorf("paths = %q, want %q", paths, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(dir, "index.html"), filepath.Join(dir, "report.md"), filepath.Join(dir, "report.json")}, paths, "paths written")
 
 	t.Run("json", func(t *testing.T) { checkReportJSON(t, read(t, dir, "report.json")) })
 
@@ -120,14 +111,10 @@ func TestWriteReport(t *testing.T) {
 			`<td class="num">229</td><td class="num">31</td><td class="num failed">1</td>`,
 			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 		} {
-			if !strings.Contains(html, want) {
-				t.Errorf("index.html lacks %q", want)
-			}
+			assert.Contains(t, html, want, "index.html")
 		}
 		for _, banned := range []string{"<script", "http://", "src=", "url(", `href="../x.html"`, `href="docs/`} {
-			if strings.Contains(html, banned) {
-				t.Errorf("index.html contains %q; it must be self-contained and escape its text", banned)
-			}
+			assert.NotContains(t, html, banned, "index.html must be self-contained and escape its text")
 		}
 		// Upstream sources are the only links out of the page, and only as links.
 		assert.Equal(t, strings.Count(html, `<a href="https://`), strings.Count(html, "https://"), "every https:// in index.html is a link's href")
@@ -175,9 +162,7 @@ func TestWriteReport(t *testing.T) {
 			"| seed 2 |  | Ok | ../x.html | x |",
 			"| bytes freed beyond the target | 40 | 1.2346 | 7 | 12 |",
 		} {
-			if !strings.Contains(md, want) {
-				t.Errorf("report.md lacks %q:\n%s", want, md)
-			}
+			assert.Contains(t, md, want, "report.md")
 		}
 	})
 }
@@ -234,52 +219,46 @@ func checkReportJSON(t *testing.T, data string) {
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&report); err != nil {
-		t.Fatalf("report.json does not match the schema: %v\n%s", err, data)
-	}
+	require.NoError(t, dec.Decode(&report), "report.json does not match the schema:\n%s", data)
 	var keys map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(data), &keys); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(data), &keys))
 	for _, k := range []string{"version", "started", "seconds", "suites", "linearizability", "mutants", "conformance"} {
-		if _, ok := keys[k]; !ok {
-			t.Errorf("report.json lacks key %q", k)
-		}
+		assert.Contains(t, keys, k, "report.json's keys")
 	}
 
-	if report.Version != "0.1.0-dev" || report.Started != "2026-01-02T03:04:05Z" || report.Seconds != 4.5 || len(report.Suites) != 2 {
-		t.Fatalf("header = %q %q %v with %d suites", report.Version, report.Started, report.Seconds, len(report.Suites))
-	}
+	require.Equal(t, "0.1.0-dev", report.Version, "version")
+	require.Equal(t, "2026-01-02T03:04:05Z", report.Started, "started")
+	require.Equal(t, 4.5, report.Seconds, "seconds")
+	require.Len(t, report.Suites, 2)
 	passed, failed := report.Suites[0], report.Suites[1]
-	if !passed.Passed || passed.Failure != nil || passed.Checks != 300 || passed.Actions["pull"] != 2000 || passed.Invariants[0].Checked != 3300 ||
-		passed.Invariants[0].Applied != 2900 {
-		t.Errorf("passed suite = %+v", passed)
+	assert.True(t, passed.Passed, "passed suite: passed")
+	assert.Nil(t, passed.Failure, "passed suite: failure")
+	assert.Equal(t, 300, passed.Checks, "passed suite: checks")
+	assert.Equal(t, 2000, passed.Actions["pull"], "passed suite: pull actions")
+	require.NotEmpty(t, passed.Invariants, "passed suite: invariants")
+	assert.Equal(t, 3300, passed.Invariants[0].Checked, "passed suite: checks of %s", passed.Invariants[0].ID)
+	assert.Equal(t, 2900, passed.Invariants[0].Applied, "passed suite: applications of %s", passed.Invariants[0].ID)
+	assert.Equal(t, []statistic{{"bytes freed beyond the target", 40, 1.23456, 7, 12}}, passed.Statistics, "passed suite: statistics")
+	assert.False(t, failed.Passed, "failed suite: passed")
+	if assert.NotNil(t, failed.Failure, "failed suite: failure") {
+		assert.Equal(t, "DM-EXCLUSIVE", failed.Failure.Invariant, "failed suite: failure's invariant")
+		assert.Len(t, failed.Failure.Steps, 2, "failed suite: failure's steps")
+		assert.Equal(t, "nodeproof replay --suite devicemanager --seed 59 --steps 100", failed.Failure.Replay, "failed suite: replay line")
 	}
-	if want := []statistic{{"bytes freed beyond the target", 40, 1.23456, 7, 12}}; !reflect.DeepEqual(passed.Statistics, want) {
-		t.Errorf("statistics = %+v, want %+v", passed.Statistics, want)
-	}
-	if failed.Passed || failed.Failure == nil || failed.Failure.Invariant != "DM-EXCLUSIVE" || len(failed.Failure.Steps) != 2 ||
-		failed.Failure.Replay != "nodeproof replay --suite devicemanager --seed 59 --steps 100" {
-		t.Errorf("failed suite = %+v, failure %+v", failed, failed.Failure)
-	}
-	if failed.Invariants[0].Violations != 1 || failed.Invariants[1].Violations != 0 {
-		t.Errorf("violations = %d, %d; want 1 for the failing invariant only", failed.Invariants[0].Violations, failed.Invariants[1].Violations)
-	}
+	require.Len(t, failed.Invariants, 2, "failed suite: invariants")
+	assert.Equal(t, 1, failed.Invariants[0].Violations, "violations of the failing invariant")
+	assert.Equal(t, 0, failed.Invariants[1].Violations, "violations of the other invariant")
 	assert.Equal(t, invariant{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes issue #109595",
 		Sources: []map[string]string{{"kind": "issue", "text": "kubernetes issue #109595", "url": "https://github.com/kubernetes/kubernetes/issues/109595"}},
 		Checked: 229, Applied: 200}, failed.Invariants[1])
 	assert.Equal(t, []map[string]string{{"kind": "seed", "text": igcSeed.Text, "url": ""}}, passed.Invariants[0].Sources)
 	wantMutant := map[string]any{"id": "devicemanager-reregistration-race", "subsystem": "devicemanager", "source": "kubernetes#1",
 		"killed": true, "killed_by": "DM-EXCLUSIVE", "seconds": 2.25}
-	if len(report.Mutants) != 1 || !reflect.DeepEqual(report.Mutants[0], wantMutant) {
-		t.Errorf("mutants = %v, want [%v]", report.Mutants, wantMutant)
+	assert.Equal(t, []map[string]any{wantMutant}, report.Mutants, "mutants")
+	if assert.Len(t, report.Linearizability, 2, "linearizability, the input verbatim") {
+		assert.Equal(t, 12.0, report.Linearizability[0]["ops"], "linearizability, the input verbatim")
 	}
-	if len(report.Linearizability) != 2 || report.Linearizability[0]["ops"] != 12.0 {
-		t.Errorf("linearizability = %v; want the input verbatim", report.Linearizability)
-	}
-	if report.Conformance != nil {
-		t.Errorf("conformance = %v; want null when not given", report.Conformance)
-	}
+	assert.Nil(t, report.Conformance, "conformance is null when not given")
 	assert.False(t, report.Passed, "a report with a failed suite did not pass")
 	assert.Equal(t, []notRun{{Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile}}, report.NotRun)
 	require.Len(t, report.Matrix, 2)
@@ -298,9 +277,7 @@ func checkReportJSON(t *testing.T, data string) {
 func read(t *testing.T, dir, name string) string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return string(data)
 }
 
@@ -310,9 +287,7 @@ func TestReportFlagErrors(t *testing.T) {
 	notObjects := filepath.Join(dir, "numbers.json")
 	noID := filepath.Join(dir, "noid.json")
 	for path, content := range map[string]string{notArray: `{"a":1}`, notObjects: `[1,2]`, noID: `[{"killed":true}]`} {
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}
 	for _, tc := range []struct {
 		args []string
@@ -333,22 +308,23 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"-seed", "1"}, "unknown shorthand flag: 's' in -seed"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 	} {
-		if code, _, stderr := runNodeproof("", append([]string{"report"}, tc.args...)...); code != 2 || !strings.Contains(stderr, tc.want) {
-			t.Errorf("report %q: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
-		}
+		code, _, stderr := runNodeproof("", append([]string{"report"}, tc.args...)...)
+		assert.Equal(t, 2, code, "report %q: exit status; stderr %q", tc.args, stderr)
+		assert.Contains(t, stderr, tc.want, "report %q", tc.args)
 	}
 }
 
 func TestSelectSuites(t *testing.T) {
 	all := []properties.Suite{{Name: "devicemanager"}, {Name: "imagegc"}, {Name: "prober"}}
 	got, err := selectSuites(regexp.MustCompile("^(imagegc|prober)$"), all)
-	if err != nil || len(got) != 2 || got[0].Name != "imagegc" || got[1].Name != "prober" {
-		t.Errorf("selectSuites = %v, %v; want imagegc and prober", got, err)
+	require.NoError(t, err)
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Name)
 	}
+	assert.Equal(t, []string{"imagegc", "prober"}, names, "suites selected")
 	_, err = selectSuites(regexp.MustCompile("cgroups"), all)
-	if err == nil || !strings.Contains(err.Error(), "suites: devicemanager, imagegc, prober") {
-		t.Errorf("selectSuites(cgroups) error = %v; want one listing the suites", err)
-	}
+	assert.ErrorContains(t, err, "suites: devicemanager, imagegc, prober", "selectSuites(cgroups) lists the suites")
 }
 
 // counterSuite is a throwaway suite for the end-to-end tests: a counter that
@@ -392,9 +368,7 @@ func TestReportEndToEnd(t *testing.T) {
 	opts := reportOptions{out: dir, checks: 20, steps: 10, seed: 7}
 	var stdout, stderr bytes.Buffer
 	code := report(opts, []properties.Suite{counterSuite("counter", 0), counterSuite("limited", 2)}, &stdout, &stderr)
-	if code != 1 {
-		t.Errorf("exit %d, want 1 for a failed suite", code)
-	}
+	assert.Equal(t, 1, code, "exit status for a failed suite")
 	for _, want := range []string{
 		"counter  [##########] 20/20 checks\n",
 		"counter  passed  20 checks, ",
@@ -403,53 +377,50 @@ func TestReportEndToEnd(t *testing.T) {
 		"\n                 step 1: inc\n                 step 2: inc\n                 TEST-LIMIT: counter is 2, limit 2\n",
 		"                 replay: nodeproof replay --suite limited --seed ",
 	} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-		}
+		assert.Contains(t, stderr.String(), want)
 	}
-	if !strings.Contains(stdout.String(), filepath.Join(dir, "report.json")) {
-		t.Errorf("stdout %q does not name report.json", stdout.String())
-	}
+	assert.Contains(t, stdout.String(), filepath.Join(dir, "report.json"), "stdout names report.json")
 
 	var data reportData
-	if err := json.Unmarshal([]byte(read(t, dir, "report.json")), &data); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &data))
+	require.Len(t, data.Suites, 2)
 	counter, limited := data.Suites[0], data.Suites[1]
-	if !counter.Passed || counter.Checks != 20 || counter.Seed != 7 || counter.Invariants[0].Checked == 0 {
-		t.Errorf("counter = %+v", counter)
-	}
+	assert.True(t, counter.Passed, "counter: passed")
+	assert.Equal(t, 20, counter.Checks, "counter: checks")
+	assert.Equal(t, uint64(7), counter.Seed, "counter: seed")
+	require.NotEmpty(t, counter.Invariants, "counter: invariants")
+	assert.NotZero(t, counter.Invariants[0].Checked, "counter: checks of TEST-LIMIT")
 	// Applications come from the tally, not from the evaluations: the first
 	// evaluation of each case, on a zero counter, never applies.
 	assert.Positive(t, counter.Invariants[0].Applied, "counter applications")
 	assert.LessOrEqual(t, counter.Invariants[0].Applied, counter.Invariants[0].Checked-counter.Checks, "counter applications")
-	if limited.Passed || limited.Failure == nil || limited.Invariants[0].Violations != 1 {
-		t.Fatalf("limited = %+v", limited)
-	}
-	if want := []string{"step 1: inc", "step 2: inc", "TEST-LIMIT: counter is 2, limit 2"}; !slices.Equal(limited.Failure.Steps, want) {
-		t.Errorf("steps = %q, want %q", limited.Failure.Steps, want)
-	}
+	require.False(t, limited.Passed, "limited: passed")
+	require.NotNil(t, limited.Failure, "limited: failure")
+	require.NotEmpty(t, limited.Invariants, "limited: invariants")
+	require.Equal(t, 1, limited.Invariants[0].Violations, "limited: violations of TEST-LIMIT")
+	assert.Equal(t, []string{"step 1: inc", "step 2: inc", "TEST-LIMIT: counter is 2, limit 2"}, limited.Failure.Steps, "limited: the counterexample's steps")
 
 	// The replay line in the report reproduces the failure.
 	m := regexp.MustCompile(`--seed (\d+)`).FindStringSubmatch(limited.Failure.Replay)
+	require.Len(t, m, 2, "replay line %q has no --seed", limited.Failure.Replay)
 	lookup := func(string) (properties.Suite, bool) { return counterSuite("limited", 2), true }
 	code, replayOut, replayErr := runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "limited", "--seed", m[1], "--steps", "10")
-	if code != 1 || replayErr != "" {
-		t.Errorf("replay exit %d, stderr %q; want 1 and nothing", code, replayErr)
-	}
-	if want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"; !strings.HasPrefix(replayOut, want) {
-		t.Errorf("replay printed %q, want it to start with %q", replayOut, want)
-	}
+	assert.Equal(t, 1, code, "replay exit status")
+	assert.Empty(t, replayErr, "replay stderr")
+	want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"
+	assert.Equal(t, want, prefixOf(replayOut, want), "the start of what replay printed")
 }
+
+// prefixOf returns s cut to the length of prefix, so that
+// assert.Equal(t, prefix, prefixOf(s, prefix)) checks strings.HasPrefix and
+// shows a diff when it fails.
+func prefixOf(s, prefix string) string { return s[:min(len(s), len(prefix))] }
 
 func TestReplayPassing(t *testing.T) {
 	var stdout bytes.Buffer
-	if err := replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout); err != nil {
-		t.Errorf("replay: %v, want nil (status 0)", err)
-	}
-	if !strings.HasPrefix(stdout.String(), "passed: the failure did not reproduce") {
-		t.Errorf("stdout = %q", stdout.String())
-	}
+	assert.NoError(t, replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout), "replay (status 0)")
+	const want = "passed: the failure did not reproduce"
+	assert.Equal(t, want, prefixOf(stdout.String(), want), "the start of stdout")
 }
 
 func TestReplayFlagErrors(t *testing.T) {
@@ -467,18 +438,14 @@ func TestReplayFlagErrors(t *testing.T) {
 		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
 	} {
 		code, stdout, stderr := runRoot(newRootCommand(newReplayCommand(lookup, all)), "", append([]string{"replay"}, tc.args...)...)
-		if code != 2 || stdout != "" || !strings.Contains(stderr, tc.want) {
-			t.Errorf("replay %q: exit %d, stdout %q, stderr %q; want 2 and %q", tc.args, code, stdout, stderr, tc.want)
-		}
+		assert.Equal(t, 2, code, "replay %q: exit status; stderr %q", tc.args, stderr)
+		assert.Empty(t, stdout, "replay %q: stdout", tc.args)
+		assert.Contains(t, stderr, tc.want, "replay %q", tc.args)
 	}
 
 	code, _, stderr := runNodeproof("", "replay", "--suite", "no-such-suite", "--seed", "1")
-	if code != 2 {
-		t.Errorf("replay of an unknown suite: exit %d, want 2", code)
-	}
-	if !strings.Contains(stderr, `no suite "no-such-suite"; suites: `) {
-		t.Errorf("stderr = %q; want the list of suites", stderr)
-	}
+	assert.Equal(t, 2, code, "replay of an unknown suite: exit status")
+	assert.Contains(t, stderr, `no suite "no-such-suite"; suites: `, "the list of suites")
 }
 
 // TestSuiteReportStatistics checks that a suite's observed statistics reach
@@ -491,10 +458,7 @@ func TestSuiteReportStatistics(t *testing.T) {
 	tally.Observe("a: gap", 0.5)
 	sr := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: tally, Passed: true})
 	want := []statisticReport{{Name: "a: gap", Samples: 1, Mean: 0.5, Max: 0.5, Nonzero: 1}, {Name: "b: excess", Samples: 3, Mean: 0.333333, Max: 1, Nonzero: 1}}
-	if !reflect.DeepEqual(sr.Statistics, want) {
-		t.Errorf("statistics = %+v, want %+v", sr.Statistics, want)
-	}
-	if empty := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: properties.NewTally()}); empty.Statistics == nil {
-		t.Error("statistics = null; want [] so readers need not tell null from empty")
-	}
+	assert.Equal(t, want, sr.Statistics)
+	empty := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: properties.NewTally()})
+	assert.NotNil(t, empty.Statistics, "statistics = null; want [] so readers need not tell null from empty")
 }

@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
@@ -45,29 +46,32 @@ const mutationSample = 16
 func FuzzCheckpointDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		d, err := checkpoint.Decode(in)
-		if kubeletLoads(in) != (err == nil) && !overBounds(err) {
-			t.Fatalf("Decode(%q) error = %v, but the kubelet's reading loads it = %v", in, err, kubeletLoads(in))
+		if !overBounds(err) {
+			loads := kubeletLoads(in)
+			require.Equal(t, loads, err == nil, "Decode(%q) error = %v; want it accepted exactly when the kubelet's reading loads it", in, err)
 		}
 		if err != nil {
 			return
 		}
 		out, err := checkpoint.Encode(d)
-		if err != nil {
-			t.Fatalf("Decode accepted %q, but Encode refuses its content: %v", in, err)
-		}
+		require.NoError(t, err, "Decode accepted %q, but Encode refuses its content", in)
 		again, err := checkpoint.Decode(out)
-		if err != nil || !reflect.DeepEqual(again, d) {
-			t.Fatalf("Decode accepted %q as %#v; its encoding %q decodes as %#v, %v", in, d, out, again, err)
-		}
-		if f, err := checkpoint.Read(in); err != nil || f.Canonical() != bytes.Equal(out, in) {
-			t.Fatalf("Read(%q) = %+v, %v; Encode of its content gives %q", in, f, err, out)
-		}
+		require.NoError(t, err, "Decode accepted %q; its encoding %q does not decode", in, out)
+		require.Equal(t, d, again, "Decode accepted %q; its encoding %q decodes as other content", in, out)
+		f, err := checkpoint.Read(in)
+		require.NoError(t, err, "Read(%q)", in)
+		require.Equal(t, bytes.Equal(out, in), f.Canonical(), "Read(%q) calls it canonical = %v; Encode of its content gives %q", in, f.Canonical(), out)
+		sum := checkpoint.Checksum(d)
 		m := bytes.Clone(in)
 		for _, i := range samplePositions(in, mutationSample) {
 			for _, flip := range [...]byte{0x01, 0x20} {
 				m[i] ^= flip
-				if d2, err := checkpoint.Decode(m); err == nil && !reflect.DeepEqual(d, d2) && !fnvCollision(d, d2) {
-					t.Fatalf("Decode accepted %q, byte %d of %q changed, as other content %#v", m, i, in, d2)
+				// Equal content has an equal checksum, so only other content
+				// reaches require.Equal, which then fails with the diff. Other
+				// content under the same checksum is a genuine FNV-32a
+				// collision, the one excuse.
+				if d2, err := checkpoint.Decode(m); err == nil && checkpoint.Checksum(d2) != sum {
+					require.Equal(t, d, d2, "Decode accepted %q, byte %d of %q changed, as other content", m, i, in)
 				}
 				m[i] ^= flip
 			}
@@ -119,12 +123,6 @@ func samplePositions(in []byte, n int) []int {
 	return pos
 }
 
-// fnvCollision reports whether b is other data than a that happens to have
-// the same checksum, the one way a changed file can verify.
-func fnvCollision(a, b checkpoint.Data) bool {
-	return checkpoint.Checksum(a) == checkpoint.Checksum(b) && !reflect.DeepEqual(a, b)
-}
-
 // TestCheckpointDecodeRefusesOversizeUnparsed checks oracle 5: a file over
 // MaxFileBytes (here a valid file padded with whitespace) is refused by its
 // length alone, with next to no allocation.
@@ -136,12 +134,8 @@ func TestCheckpointDecodeRefusesOversizeUnparsed(t *testing.T) {
 	}
 	var err error
 	allocs := testing.AllocsPerRun(1, func() { _, err = checkpoint.Decode(in) })
-	if err == nil || err.Error() != "checkpoint: file is 67108865 bytes, over the limit of 67108864" {
-		t.Fatalf("Decode of an oversized file: %v", err)
-	}
-	if allocs > 4 {
-		t.Fatalf("Decode allocated %v times before refusing an oversized file", allocs)
-	}
+	require.EqualError(t, err, "checkpoint: file is 67108865 bytes, over the limit of 67108864", "Decode of an oversized file")
+	require.LessOrEqual(t, allocs, float64(4), "Decode's allocations before refusing an oversized file")
 }
 
 // TestCheckpointSeedCorpus pins what the seed files are meant to exercise:
@@ -168,26 +162,18 @@ func TestCheckpointSeedCorpus(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			in, err := readSeed("testdata/fuzz/FuzzCheckpointDecode/" + name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			accepted := want == canonical || want == respelled
+			require.NoError(t, err)
 			_, err = checkpoint.Decode(in)
-			switch {
-			case accepted && err != nil:
-				t.Fatalf("Decode: %v", err)
-			case !accepted && (err == nil || !strings.Contains(err.Error(), want)):
-				t.Fatalf("Decode error = %v, want one containing %q", err, want)
-			}
-			if accepted {
-				if f, err := checkpoint.Read(in); err != nil || f.Canonical() != (want == canonical) {
-					t.Fatalf("Read = %+v, %v; want canonical %v", f, err, want == canonical)
-				}
+			if accepted := want == canonical || want == respelled; accepted {
+				require.NoError(t, err, "Decode")
+				f, readErr := checkpoint.Read(in)
+				require.NoError(t, readErr, "Read")
+				require.Equal(t, want == canonical, f.Canonical(), "Read(...).Canonical()")
+			} else {
+				require.ErrorContains(t, err, want, "Decode")
 			}
 			var corrupt *checkpoint.CorruptError
-			if errors.As(err, &corrupt) != (want == "checkpoint is corrupted") {
-				t.Fatalf("Decode error %v: CorruptError is %v", err, errors.As(err, &corrupt))
-			}
+			require.Equal(t, want == "checkpoint is corrupted", errors.As(err, &corrupt), "Decode error %v is a CorruptError", err)
 		})
 	}
 }

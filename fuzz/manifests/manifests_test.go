@@ -1,11 +1,10 @@
 package manifests
 
 import (
-	"errors"
-	"reflect"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,41 +21,34 @@ func FuzzDecodeManifests(f *testing.F) {
 		got, err := kube.Decode(data, kube.Options{SkipUnknownKinds: skipUnknown, Strict: strict})
 		if err != nil {
 			var de *kube.Error
-			if !errors.As(err, &de) || de.Document < 1 || de.Line < 1 {
-				t.Fatalf("error %v (%T) does not name a document and its line", err, err)
-			}
-			if got != nil {
-				t.Fatalf("a failed Decode returned manifests")
-			}
+			require.ErrorAs(t, err, &de, "error %v (%T) does not name a document and its line", err, err)
+			require.Positive(t, de.Document, "error %v: document", err)
+			require.Positive(t, de.Line, "error %v: line", err)
+			require.Nil(t, got, "a failed Decode returned manifests")
 			return
 		}
-		if len(got.PodOrigins) != len(got.Pods) || len(got.NodeOrigins) != len(got.Nodes) {
-			t.Fatalf("%d pods with %d origins, %d nodes with %d origins", len(got.Pods), len(got.PodOrigins), len(got.Nodes), len(got.NodeOrigins))
-		}
+		require.Len(t, got.PodOrigins, len(got.Pods), "pod origins")
+		require.Len(t, got.NodeOrigins, len(got.Nodes), "node origins")
 		for _, origins := range [][]kube.Origin{got.PodOrigins, got.NodeOrigins} {
 			for i, o := range origins {
+				require.Positive(t, o.Document, "origin %d %+v: document", i, o)
+				require.Positive(t, o.Line, "origin %d %+v: line", i, o)
 				// Objects come in stream order, so documents never go back.
-				if o.Document < 1 || o.Line < 1 || (i > 0 && o.Document < origins[i-1].Document) {
-					t.Fatalf("origin %d %+v after %+v", i, o, origins[max(i-1, 0)])
+				if i > 0 {
+					require.GreaterOrEqual(t, o.Document, origins[i-1].Document, "origin %d %+v after %+v", i, o, origins[i-1])
 				}
 			}
 		}
 		for i, p := range got.Pods {
 			checkPod(t, i, p)
 			back, err := kube.Decode(render(t, p), kube.Options{Strict: true})
-			if err != nil {
-				t.Fatalf("pod %d rendered back does not decode: %v", i, err)
-			}
-			if len(back.Pods) != 1 || !reflect.DeepEqual(back.Pods[0], p) {
-				t.Fatalf("pod %d does not survive a round trip:\n got %+v\nwant %+v", i, back.Pods, p)
-			}
+			require.NoError(t, err, "pod %d rendered back does not decode", i)
+			require.Equal(t, []pod.Pod{p}, back.Pods, "pod %d does not survive a round trip", i)
 		}
 		for _, n := range got.Nodes {
 			for _, l := range []pod.ResourceList{n.Capacity, n.Allocatable} {
 				for name, q := range l {
-					if q < 0 {
-						t.Fatalf("node %s: %s = %d", n.Name, name, q)
-					}
+					require.GreaterOrEqual(t, q, int64(0), "node %s: %s", n.Name, name)
 				}
 			}
 		}
@@ -66,31 +58,25 @@ func FuzzDecodeManifests(f *testing.F) {
 // checkPod asserts the rules Decode enforces hold for what it returned.
 func checkPod(t *testing.T, i int, p pod.Pod) {
 	t.Helper()
-	if p.Name == "" || p.Namespace == "" || len(p.Containers) == 0 {
-		t.Fatalf("pod %d: name %q, namespace %q, %d containers", i, p.Name, p.Namespace, len(p.Containers))
-	}
-	switch p.Phase {
-	case pod.Pending, pod.Running, pod.Succeeded, pod.Failed, pod.Unknown:
-	default:
-		t.Fatalf("pod %d: phase %q", i, p.Phase)
-	}
+	require.NotEmpty(t, p.Name, "pod %d: name", i)
+	require.NotEmpty(t, p.Namespace, "pod %d: namespace", i)
+	require.NotEmpty(t, p.Containers, "pod %d: containers", i)
+	require.Contains(t, []pod.Phase{pod.Pending, pod.Running, pod.Succeeded, pod.Failed, pod.Unknown}, p.Phase, "pod %d: phase", i)
 	names := map[string]bool{}
 	all := append(append([]pod.Container(nil), p.InitContainers...), p.Containers...)
 	for _, c := range all {
-		if c.Name == "" || names[c.Name] {
-			t.Fatalf("pod %d: container name %q empty or repeated", i, c.Name)
-		}
+		require.NotEmpty(t, c.Name, "pod %d: container name", i)
+		require.NotContains(t, names, c.Name, "pod %d: container name repeated", i)
 		names[c.Name] = true
 		for name, req := range c.Requests {
-			lim, ok := c.Limits[name]
-			if req < 0 || (ok && req > lim) {
-				t.Fatalf("pod %d container %s: %s request %d, limit %d (%v)", i, c.Name, name, req, lim, ok)
+			require.GreaterOrEqual(t, req, int64(0), "pod %d container %s: %s request", i, c.Name, name)
+			if lim, ok := c.Limits[name]; ok {
+				require.LessOrEqual(t, req, lim, "pod %d container %s: %s request over its limit", i, c.Name, name)
 			}
 		}
 		for name, lim := range c.Limits {
-			if _, ok := c.Requests[name]; !ok || lim < 0 {
-				t.Fatalf("pod %d container %s: %s limit %d without a defaulted request", i, c.Name, name, lim)
-			}
+			require.Contains(t, c.Requests, name, "pod %d container %s: %s limit %d without a defaulted request", i, c.Name, name, lim)
+			require.GreaterOrEqual(t, lim, int64(0), "pod %d container %s: %s limit", i, c.Name, name)
 		}
 	}
 }
@@ -150,8 +136,6 @@ func render(t *testing.T, p pod.Pod) []byte {
 		k.Spec.Resources = &corev1.ResourceRequirements{Requests: list(p.Resources.Requests), Limits: list(p.Resources.Limits)}
 	}
 	out, err := yaml.Marshal(k)
-	if err != nil {
-		t.Fatalf("rendering: %v", err)
-	}
+	require.NoError(t, err, "rendering")
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 )
 
@@ -36,26 +38,27 @@ func oracleExtendedResourceName(name string) bool {
 func FuzzRegisterRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, version, endpoint, name string) {
 		err := dm.ValidateRegistration(dm.RegisterRequest{Version: version, Endpoint: endpoint, ResourceName: name})
+		kind, _ := dm.KindOf(err)
+		// Each case checks plainly and calls require only to report a
+		// failure: require's t.Helper calls cost about as much as this
+		// cheap body, and slowed the replay of the seed corpus by a tenth
+		// (0.76 s of CPU for 36,000 inputs against 0.68 s).
 		switch {
 		case version != dm.Version:
 			want := fmt.Sprintf(`requested API version %q is not supported by kubelet. Supported version is ["v1beta1"]`, version)
-			if err == nil || err.Error() != want {
-				t.Fatalf("version %q: got %v, want %q", version, err, want)
-			}
-			if k, _ := dm.KindOf(err); k != dm.KindUnsupportedVersion {
-				t.Fatalf("version %q: kind %v", version, k)
+			if err == nil || err.Error() != want || kind != dm.KindUnsupportedVersion {
+				require.EqualError(t, err, want, "version %q", version)
+				require.Equal(t, dm.KindUnsupportedVersion, kind, "version %q: kind", version)
 			}
 		case !oracleExtendedResourceName(name):
 			want := fmt.Sprintf("the ResourceName %q is invalid", name)
-			if err == nil || err.Error() != want {
-				t.Fatalf("name %q: got %v, want %q", name, err, want)
-			}
-			if k, _ := dm.KindOf(err); k != dm.KindInvalidResourceName {
-				t.Fatalf("name %q: kind %v", name, k)
+			if err == nil || err.Error() != want || kind != dm.KindInvalidResourceName {
+				require.EqualError(t, err, want, "name %q", name)
+				require.Equal(t, dm.KindInvalidResourceName, kind, "name %q: kind", name)
 			}
 		default:
 			if err != nil {
-				t.Fatalf("valid registration (version %q, name %q) rejected: %v", version, name, err)
+				require.NoError(t, err, "valid registration (version %q, name %q) rejected", version, name)
 			}
 		}
 	})

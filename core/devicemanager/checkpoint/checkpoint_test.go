@@ -3,10 +3,8 @@ package checkpoint_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -49,11 +47,11 @@ func TestSpecExamples(t *testing.T) {
 			assert.Equal(t, c.hashInput, checkpoint.HashInput(c.data), "HashInput")
 			assert.Equal(t, c.checksum, checkpoint.Checksum(c.data), "Checksum")
 			got, err := checkpoint.Encode(c.data)
-			require.NoError(t, err, "Encode:\n got %s, %v\nwant %s", got, err, c.file)
-			assert.Equal(t, c.file, string(got), "Encode:\n got %s, %v\nwant %s", got, err, c.file)
+			require.NoError(t, err, "Encode")
+			assert.Equal(t, c.file, string(got), "Encode")
 			d, err := checkpoint.Decode([]byte(c.file))
-			require.NoError(t, err, "Decode = %#v, %v\nwant %#v", d, err, c.data)
-			assert.Equal(t, c.data, d, "Decode = %#v, %v\nwant %#v", d, err, c.data)
+			require.NoError(t, err, "Decode(%s)", c.file)
+			assert.Equal(t, c.data, d, "Decode(%s)", c.file)
 		})
 	}
 }
@@ -131,7 +129,7 @@ func TestRoundTrip(t *testing.T) {
 		h := fnv.New32a()
 		h.Write([]byte(checkpoint.HashInput(d)))
 		sum := checkpoint.Checksum(d)
-		require.Equal(t, uint64(h.Sum32()), sum, "Checksum = %d, FNV-32a of HashInput = %d", sum, h.Sum32())
+		require.Equal(t, uint64(h.Sum32()), sum, "Checksum against FNV-32a of HashInput")
 	})
 }
 
@@ -150,7 +148,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		require.NoError(t, err, "Encode")
 		want, err := json.Marshal(kubeletFile{Data: d, Checksum: checkpoint.Checksum(d)})
 		require.NoError(t, err)
-		require.Equal(t, string(want), string(got), "Encode differs from encoding/json:\n got %s\nwant %s", got, want)
+		require.Equal(t, string(want), string(got), "Encode differs from encoding/json")
 	})
 }
 
@@ -164,9 +162,7 @@ func TestSingleByteChangeKeepsContentOrIsRejected(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := genData(t)
 		b, err := checkpoint.Encode(d)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, "Encode")
 		delta := rapid.ByteRange(1, 255).Draw(t, "delta")
 		m := make([]byte, len(b))
 		for i := range b {
@@ -176,11 +172,12 @@ func TestSingleByteChangeKeepsContentOrIsRejected(t *testing.T) {
 			if err != nil || f.Verify() != nil {
 				continue
 			}
-			if f.Canonical() {
-				t.Fatalf("Read calls %s canonical (byte %d of %s changed)", m, i, b)
-			}
-			if !reflect.DeepEqual(f.Data, d) && checkpoint.Checksum(f.Data) != checkpoint.Checksum(d) {
-				t.Fatalf("Decode accepted %s (byte %d of %s changed) as other content %#v", m, i, b, f.Data)
+			require.False(t, f.Canonical(), "Read calls %s canonical (byte %d of %s changed)", m, i, b)
+			// Equal content has equal checksums, so only content that differs
+			// reaches Equal, which then fails with the diff; other content
+			// with the same checksum is an FNV-32a collision and excused.
+			if checkpoint.Checksum(f.Data) != checkpoint.Checksum(d) {
+				require.Equal(t, d, f.Data, "Decode accepted %s (byte %d of %s changed) as other content", m, i, b)
 			}
 		}
 	})
@@ -196,8 +193,8 @@ func TestOrderIsKept(t *testing.T) {
 		f, err := checkpoint.Encode(d)
 		require.NoError(t, err)
 		got, err := checkpoint.Decode(f)
-		require.NoError(t, err, "Decode(%s) = %#v, %v", f, got, err)
-		require.Equal(t, d, got, "Decode(%s) = %#v, %v", f, got, err)
+		require.NoError(t, err, "Decode(%s)", f)
+		require.Equal(t, d, got, "Decode(%s)", f)
 	}
 }
 
@@ -209,9 +206,7 @@ func TestDecodeAcceptsWhatTheKubeletAccepts(t *testing.T) {
 	var indented strings.Builder
 	{
 		var b bytes.Buffer
-		if err := json.Indent(&b, []byte(specFile), "", "    "); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, json.Indent(&b, []byte(specFile), "", "    "))
 		indented.Write(b.Bytes())
 	}
 	for _, c := range []struct{ name, in string }{
@@ -227,9 +222,8 @@ func TestDecodeAcceptsWhatTheKubeletAccepts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d, err := checkpoint.Decode([]byte(c.in))
-			if err != nil || !reflect.DeepEqual(d, specData) {
-				t.Fatalf("Decode(%s) = %#v, %v\nwant %#v", c.in, d, err, specData)
-			}
+			require.NoError(t, err, "Decode(%s)", c.in)
+			assert.Equal(t, specData, d, "Decode(%s)", c.in)
 		})
 	}
 }
@@ -247,13 +241,11 @@ func TestReadNotesNonCanonicalBytes(t *testing.T) {
 		{"space after the first colon", strings.Replace(specFile, ":", ": ", 1), 8},
 	} {
 		f, err := checkpoint.Read([]byte(c.in))
-		if err != nil {
-			t.Fatalf("%s: Read: %v", c.name, err)
-		}
+		require.NoError(t, err, "%s: Read", c.name)
 		want := checkpoint.File{Data: specData, StoredChecksum: 103353102, ComputedChecksum: 103353102, NonCanonicalAt: c.at}
-		if !reflect.DeepEqual(f, want) || f.Canonical() != (c.at < 0) || f.Verify() != nil {
-			t.Errorf("%s: Read = %+v, want %+v", c.name, f, want)
-		}
+		assert.Equal(t, want, f, "%s: Read", c.name)
+		assert.Equal(t, c.at < 0, f.Canonical(), "%s: Canonical", c.name)
+		assert.NoError(t, f.Verify(), "%s: Verify", c.name)
 	}
 }
 
@@ -276,17 +268,15 @@ func TestReadTakesContentAsTheKubeletDecodesIt(t *testing.T) {
 		{"null", "null", checkpoint.Data{}, 0},
 	} {
 		f, err := checkpoint.Read([]byte(c.in))
-		if err != nil {
-			t.Fatalf("%s: Read: %v", c.name, err)
-		}
-		if !reflect.DeepEqual(f.Data, c.want) || f.StoredChecksum != c.stored || f.ComputedChecksum != checkpoint.Checksum(c.want) || f.Canonical() {
-			t.Errorf("%s: Read(%q) = %+v, want content %#v, stored checksum %d, not canonical", c.name, c.in, f, c.want, c.stored)
-		}
+		require.NoError(t, err, "%s: Read(%q)", c.name, c.in)
+		assert.Equal(t, c.want, f.Data, "%s: Read(%q) content", c.name, c.in)
+		assert.Equal(t, c.stored, f.StoredChecksum, "%s: Read(%q) stored checksum", c.name, c.in)
+		assert.Equal(t, checkpoint.Checksum(c.want), f.ComputedChecksum, "%s: Read(%q) computed checksum", c.name, c.in)
+		assert.False(t, f.Canonical(), "%s: Read(%q) is canonical", c.name, c.in)
 	}
 	// The file of null stores no checksum, so it does not verify.
-	if _, err := checkpoint.Decode([]byte("null")); !errors.As(err, new(*checkpoint.CorruptError)) {
-		t.Errorf("Decode(null) error = %v, want a CorruptError", err)
-	}
+	_, err := checkpoint.Decode([]byte("null"))
+	assert.ErrorAs(t, err, new(*checkpoint.CorruptError), "Decode(null)")
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -318,7 +308,7 @@ func TestDecodeErrors(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := checkpoint.Decode([]byte(c.in))
-			require.EqualError(t, err, c.want, "Decode error\n got %v\nwant %s", err, c.want)
+			require.EqualError(t, err, c.want, "Decode(%q)", c.in)
 		})
 	}
 }
@@ -327,20 +317,20 @@ func TestDecodeCorrupt(t *testing.T) {
 	in := strings.Replace(specFile, "103353102", "103353103", 1)
 	_, err := checkpoint.Decode([]byte(in))
 	var ce *checkpoint.CorruptError
-	if !errors.As(err, &ce) || err.Error() != "checkpoint is corrupted" || ce.Actual != 103353102 || ce.Expected != 103353103 {
-		t.Fatalf("Decode error = %#v, want CorruptError{Actual: 103353102, Expected: 103353103}", err)
-	}
+	require.ErrorAs(t, err, &ce, "Decode")
+	require.EqualError(t, err, "checkpoint is corrupted")
+	require.Equal(t, checkpoint.CorruptError{Actual: 103353102, Expected: 103353103}, *ce, "Decode error")
 	// Read keeps the content of the file the kubelet refuses, for a tool to
 	// show.
 	f, err := checkpoint.Read([]byte(in))
 	want := checkpoint.File{Data: specData, StoredChecksum: 103353103, ComputedChecksum: 103353102, NonCanonicalAt: -1}
-	if err != nil || !reflect.DeepEqual(f, want) || !errors.As(f.Verify(), &ce) {
-		t.Fatalf("Read = %+v, %v; want %+v", f, err, want)
-	}
+	require.NoError(t, err, "Read")
+	require.Equal(t, want, f, "Read")
+	require.ErrorAs(t, f.Verify(), &ce, "Verify of the file Read kept")
 	// A changed device ID keeps the stored checksum, which no longer matches.
 	in = strings.Replace(specFile, `"dev9"`, `"dev8"`, 1)
 	_, err = checkpoint.Decode([]byte(in))
-	require.True(t, errors.As(err, &ce), "Decode error = %v, want a CorruptError", err)
+	require.ErrorAs(t, err, &ce, "Decode of a changed device ID")
 }
 
 func TestBounds(t *testing.T) {
@@ -353,19 +343,16 @@ func TestBounds(t *testing.T) {
 	_, err = checkpoint.Encode(d)
 	require.ErrorContains(t, err, "1048577 items", "Encode of too many items")
 	in := `{"Data":{"RegisteredDevices":{"r":[` + strings.Repeat(`"",`, checkpoint.MaxItems) + `""]}}}`
-	if _, err := checkpoint.Decode([]byte(in)); err == nil || err.Error() != `checkpoint: Data: 1048578 items (entries, NUMA nodes, resources and device IDs), over the limit of 1048576` {
-		t.Fatalf("Decode of too many items: %v", err)
-	}
+	_, err = checkpoint.Decode([]byte(in))
+	require.EqualError(t, err, `checkpoint: Data: 1048578 items (entries, NUMA nodes, resources and device IDs), over the limit of 1048576`, "Decode of too many items")
 	// Separators are counted before parsing; those inside strings do not
 	// count, and the limit leaves room for every file Encode writes.
 	in = `{"Data":{"RegisteredDevices":{"r":["` + strings.Repeat(`,[{`, checkpoint.MaxSeparators) + `"]}}}`
-	if _, err := checkpoint.Read([]byte(in)); err != nil {
-		t.Fatalf("Read of separators inside a string: %v", err)
-	}
+	_, err = checkpoint.Read([]byte(in))
+	require.NoError(t, err, "Read of separators inside a string")
 	in = `{"Data":{"PodDeviceEntries":[` + strings.Repeat(`{},`, checkpoint.MaxSeparators/2) + `{}]}}`
-	if _, err := checkpoint.Read([]byte(in)); err == nil || err.Error() != `checkpoint: file has 8388612 brackets, braces and commas outside strings, over the limit of 8388608` {
-		t.Fatalf("Read of too many separators: %v", err)
-	}
+	_, err = checkpoint.Read([]byte(in))
+	require.EqualError(t, err, `checkpoint: file has 8388612 brackets, braces and commas outside strings, over the limit of 8388608`, "Read of too many separators")
 
 	huge := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{AllocResp: make([]byte, checkpoint.MaxFileBytes)}}}
 	_, err = checkpoint.Encode(huge)
@@ -391,10 +378,10 @@ func TestEncodeRefusesInvalidUTF8(t *testing.T) {
 			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
 	} {
 		_, err := checkpoint.Encode(c.data)
-		assert.EqualError(t, err, c.want, "Encode error\n got %v\nwant %s", err, c.want)
+		assert.EqualError(t, err, c.want, "Encode(%#v)", c.data)
 	}
 }
 
 func TestErrNotFound(t *testing.T) {
-	require.Equal(t, "checkpoint is not found", checkpoint.ErrNotFound.Error(), "ErrNotFound = %q", checkpoint.ErrNotFound)
+	require.EqualError(t, checkpoint.ErrNotFound, "checkpoint is not found")
 }
