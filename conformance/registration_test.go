@@ -35,7 +35,11 @@ import (
 // the same: capacity and allocatable after each step, each admission's
 // outcome, each container's runtime options, and the final checkpoint read
 // with upstream's reader. The plugin kind must not matter to a kubelet, and
-// each plugin must be asked the same by both kubelets.
+// each plugin must be asked the same by both kubelets in each step. Where
+// upstream decides in Go map order the runs may differ only as deviations
+// D2 and D3 allow (registration_deviations_test.go); a quarter of the
+// scenarios are drawn so that map order decides nothing, and are compared
+// in full.
 
 // kubeletSocket is the name of the kubelet's registration socket in its
 // device plugin directory.
