@@ -6,6 +6,7 @@ require (
 	github.com/go-logr/logr v1.4.3
 	github.com/google/cadvisor v0.56.2
 	github.com/nodeproof/nodeproof v0.0.0
+	github.com/stretchr/testify v1.11.1
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
@@ -77,8 +79,8 @@ func TestHarnessReportsMismatch(t *testing.T) {
 
 // TestHarnessExcludesOnlyNamedDeviation shows that a mismatch a deviation
 // recognises is counted under its ID and does not fail, while the same
-// comparison with a predicate that misses the case, or with outputs the
-// deviation is not confined to, fails.
+// comparison with a predicate that misses the case, or with an Explain that
+// finds a difference the deviation cannot make, fails.
 func TestHarnessExcludesOnlyNamedDeviation(t *testing.T) {
 	withoutFailFile(t)
 	const name = "selftest.deviation"
@@ -90,28 +92,47 @@ func TestHarnessExcludesOnlyNamedDeviation(t *testing.T) {
 		return m
 	}
 	cmp := Comparison[int64, int64]{
-		Name:       name,
-		Gen:        rapid.Int64Range(0, 100),
-		Ours:       func(m int64) int64 { return m },
-		Theirs:     wrongBelow10,
-		Deviations: []Deviation[int64, int64]{{ID: "X1", Applies: func(m int64) bool { return m >= 1 && m < 10 }}},
+		Name:   name,
+		Gen:    rapid.Int64Range(0, 100),
+		Ours:   func(m int64) int64 { return m },
+		Theirs: wrongBelow10,
+		Deviations: []Deviation[int64, int64]{
+			{ID: "X1", Applies: func(m int64) bool { return m >= 1 && m < 10 }},
+			{ID: "X2", Applies: func(m int64) bool { return m > 1000 }},
+		},
 	}
 	rec := &recorder{}
 	res := Compare(rec, cmp)
-	if rec.failed || res.Mismatches != 0 || res.Excluded == 0 || res.ByDev["X1"] != res.Excluded {
-		t.Fatalf("excluded cases: failed=%v %+v\n%s", rec.failed, *res, rec.out.String())
-	}
+	require.False(t, rec.failed, rec.out.String())
+	assert.Zero(t, res.Mismatches)
+	assert.Positive(t, res.Excluded)
+	assert.Equal(t, map[string]int{"X1": res.Excluded, "X2": 0}, res.ExcludedBy, "every listed deviation is counted, 0 included")
+
 	cmp.Deviations[0].Applies = func(m int64) bool { return m >= 2 && m < 10 } // misses 1
 	rec = &recorder{}
-	if res := Compare(rec, cmp); !rec.failed || res.Mismatches == 0 {
-		t.Fatalf("a mismatch outside the deviation passed: %+v\n%s", *res, rec.out.String())
-	}
+	res = Compare(rec, cmp)
+	assert.True(t, rec.failed, "a mismatch outside the deviation passed: %+v\n%s", *res, rec.out.String())
+	assert.Positive(t, res.Mismatches)
+	assert.Contains(t, rec.out.String(), "why:       no listed deviation applies to the input")
+
 	// A deviation confined to outputs of at most 5 does not explain the
 	// mismatches at 6 to 9, though it applies to their inputs.
 	cmp.Deviations[0].Applies = func(m int64) bool { return m >= 1 && m < 10 }
-	cmp.Deviations[0].Confined = func(ours, theirs int64) bool { return ours <= 5 }
-	rec = &recorder{}
-	if res := Compare(rec, cmp); !rec.failed || res.Mismatches == 0 {
-		t.Fatalf("a mismatch the deviation is not confined to passed: %+v\n%s", *res, rec.out.String())
+	cmp.Explain = func(m, ours, theirs int64) ([]string, error) {
+		if ours > 5 {
+			return nil, fmt.Errorf("X1 leaves outputs above 5 alone, got %d against %d", ours, theirs)
+		}
+		return []string{"X1"}, nil
 	}
+	rec = &recorder{}
+	res = Compare(rec, cmp)
+	assert.True(t, rec.failed, "a mismatch the deviation is not confined to passed: %+v\n%s", *res, rec.out.String())
+	assert.Contains(t, rec.out.String(), "X1 leaves outputs above 5 alone, got 6 against -6")
+
+	// Explain may name only deviations that apply to the input.
+	cmp.Explain = func(int64, int64, int64) ([]string, error) { return []string{"X2"}, nil }
+	rec = &recorder{}
+	Compare(rec, cmp)
+	assert.True(t, rec.failed, "a deviation that does not apply excused a mismatch:\n%s", rec.out.String())
+	assert.Contains(t, rec.out.String(), "Explain named X2, which does not apply to the input")
 }
