@@ -184,15 +184,7 @@ func conformanceCell(s inventory.Subsystem, given bool, results map[string]confo
 			}
 		}
 	}
-	cell := matrixCell{Text: fmt.Sprintf("%d/%d functions agree", agree, len(s.Conformance)), Status: cellPassed, Link: "#conformance"}
-	switch {
-	case agree < ran:
-		cell.Status = cellFailed
-	case ran < len(s.Conformance):
-		cell.Status = cellNotRun
-		cell.Text += fmt.Sprintf(" (%d not run)", len(s.Conformance)-ran)
-	}
-	return cell
+	return resultCell(agree, ran, len(s.Conformance), "functions agree", "#conformance")
 }
 
 func mutantCell(s inventory.Subsystem, mutants []mutantRow) matrixCell {
@@ -212,13 +204,20 @@ func mutantCell(s inventory.Subsystem, mutants []mutantRow) matrixCell {
 			killed++
 		}
 	}
-	cell := matrixCell{Text: fmt.Sprintf("%d/%d killed", killed, len(s.Mutants)), Status: cellPassed, Link: "#mutants"}
+	return resultCell(killed, ran, len(s.Mutants), "killed", "#mutants")
+}
+
+// resultCell is the cell of a layer whose expected results came back ran
+// times, good of them passing: failed when one that ran did not pass, not
+// run when some did not come back.
+func resultCell(good, ran, expected int, what, link string) matrixCell {
+	cell := matrixCell{Text: fmt.Sprintf("%d/%d %s", good, expected, what), Status: cellPassed, Link: link}
 	switch {
-	case killed < ran:
+	case good < ran:
 		cell.Status = cellFailed
-	case ran < len(s.Mutants):
+	case ran < expected:
 		cell.Status = cellNotRun
-		cell.Text += fmt.Sprintf(" (%d not run)", len(s.Mutants)-ran)
+		cell.Text += fmt.Sprintf(" (%d not run)", expected-ran)
 	}
 	return cell
 }
