@@ -319,15 +319,12 @@ func Run(ctx context.Context, root string, m Mutant, opts Options) Result {
 // run returns the status and the output of the step that decided it, and
 // fills in r's kill fields.
 func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (status, output string) {
-	scratch, err := os.MkdirTemp("", scratchPattern)
+	scratch, err := scratchCopy(ctx, root)
 	if err != nil {
 		return StatusError, err.Error()
 	}
 	defer os.RemoveAll(scratch)
 
-	if err := copyModule(ctx, root, scratch); err != nil {
-		return StatusError, "copying the repository: " + err.Error()
-	}
 	if out, err := command(ctx, scratch, gitApplyEnv(scratch), "git", "apply", m.Path); err != nil {
 		return stepFailed(ctx, StatusDoesNotApply, out, err)
 	}
@@ -378,16 +375,27 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 // test that already fails, or fails now and then, would count as a kill.
 // It returns StatusSurvived (the tests pass) or why they did not.
 func Baseline(ctx context.Context, root string, packages []string, opts Options) (status, output string) {
-	scratch, err := os.MkdirTemp("", scratchPattern)
+	scratch, err := scratchCopy(ctx, root)
 	if err != nil {
 		return StatusError, err.Error()
 	}
 	defer os.RemoveAll(scratch)
-	if err := copyModule(ctx, root, scratch); err != nil {
-		return StatusError, "copying the repository: " + err.Error()
-	}
 	status, out := goTest(ctx, scratch, opts, nil, packages)
 	return status, tail(out, outputTailBytes)
+}
+
+// scratchCopy copies the module at root into a fresh directory, which the
+// caller removes.
+func scratchCopy(ctx context.Context, root string) (string, error) {
+	scratch, err := os.MkdirTemp("", scratchPattern)
+	if err != nil {
+		return "", err
+	}
+	if err := copyModule(ctx, root, scratch); err != nil {
+		os.RemoveAll(scratch)
+		return "", fmt.Errorf("copying the repository: %w", err)
+	}
+	return scratch, nil
 }
 
 // goTest runs go test in dir and classifies the outcome: StatusSurvived
