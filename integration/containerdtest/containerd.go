@@ -63,10 +63,13 @@ type Containerd struct {
 	// CRI is a client on Socket.
 	CRI *cri.Client
 
-	t      testing.TB
-	cmd    *exec.Cmd
-	exited chan struct{} // closed when the containerd process has been reaped
-	log    string
+	t testing.TB
+	// shimSocketsBefore are the entries of shimSocketDir before Start; nil
+	// when the directory did not exist.
+	shimSocketsBefore []string
+	cmd               *exec.Cmd
+	exited            chan struct{} // closed when the containerd process has been reaped
+	log               string
 }
 
 // Start starts a containerd for t, or skips t with the reason the host
@@ -116,6 +119,7 @@ func Start(t testing.TB, opts Options) *Containerd {
 		exited:       make(chan struct{}),
 		log:          filepath.Join(dir, "containerd.log"),
 	}
+	c.shimSocketsBefore = listDir(shimSocketDir)
 	c.registerCleanup()
 	if err := os.Mkdir(c.Root, 0o700); err != nil {
 		t.Fatal(err)
@@ -186,6 +190,10 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   # ImageFsInfo's used bytes are refreshed this often (seconds).
   stats_collect_period = 1
   netns_mounts_under_state_dir = true
+  # The sandbox's oom_score_adj is -998; lowering it needs CAP_SYS_RESOURCE,
+  # which a test host in a container may lack. This keeps it no lower than
+  # containerd's own.
+  restrict_oom_score_adj = true
   disable_tcp_service = true
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "{{.Dir}}/cni/bin"

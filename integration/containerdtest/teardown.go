@@ -18,6 +18,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// shimSocketDir is where containerd 1.6's shims put their sockets whatever
+// the config says (the host's state directory, a hash of the containerd
+// socket and the task in the name). The shims remove their sockets on exit;
+// the teardown removes the directories if Start created them.
+const shimSocketDir = "/run/containerd/s"
+
+// listDir returns the names in dir, or nil if it does not exist.
+func listDir(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	names := []string{}
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
 func mountTmpfs(dir string, sizeBytes int64) error {
 	return unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", sizeBytes))
 }
@@ -59,8 +78,20 @@ func (c *Containerd) teardown() []error {
 		c.CRI.Close()
 	}
 	errs = append(errs, c.killStragglers()...)
+	// A killed shim leaves its socket; every new one is this containerd's
+	// (the tests that start one do not run in parallel).
+	for _, name := range listDir(shimSocketDir) {
+		if !slices.Contains(c.shimSocketsBefore, name) {
+			os.Remove(filepath.Join(shimSocketDir, name))
+		}
+	}
 	errs = append(errs, c.unmountAll()...)
 	errs = append(errs, c.removeCgroups()...)
+	if c.shimSocketsBefore == nil {
+		// Only empty directories go: another containerd's sockets stay.
+		os.Remove(shimSocketDir)
+		os.Remove(filepath.Dir(shimSocketDir))
+	}
 	return errs
 }
 
@@ -122,7 +153,7 @@ func (c *Containerd) ownProcesses() []int {
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == os.Getpid() {
+		if err != nil || pid == os.Getpid() || isZombie(pid) {
 			continue
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
@@ -132,6 +163,18 @@ func (c *Containerd) ownProcesses() []int {
 		}
 	}
 	return pids
+}
+
+// isZombie says whether pid has exited and waits only to be reaped (by
+// init, once its shim is gone).
+func isZombie(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return true // gone
+	}
+	// The state follows the command name, which is in parentheses.
+	_, after, ok := strings.Cut(string(stat), ") ")
+	return ok && strings.HasPrefix(after, "Z")
 }
 
 // killStragglers kills what outlived containerd and waits for each to exit
@@ -234,6 +277,11 @@ func (c *Containerd) leftovers() []string {
 	}
 	for _, mp := range mountsUnder(c.Dir) {
 		left = append(left, "mount "+mp)
+	}
+	for _, name := range listDir(shimSocketDir) {
+		if !slices.Contains(c.shimSocketsBefore, name) {
+			left = append(left, "shim socket "+filepath.Join(shimSocketDir, name))
+		}
 	}
 	if _, err := os.Lstat(c.Dir); err == nil {
 		left = append(left, "directory "+c.Dir)
