@@ -1,0 +1,63 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/nodeproof/nodeproof/integration/containerdtest"
+	"github.com/stretchr/testify/require"
+)
+
+// BenchmarkContainerdGCReads measures the CRI reads of one image GC round
+// against the real containerd: ListImages, ListContainers and ImageFsStats
+// (ImageFsInfo and statfs), with 20 images and one running container.
+func BenchmarkContainerdGCReads(b *testing.B) {
+	ctrd := containerdtest.Start(b, containerdtest.Options{FsSizeBytes: 64 * MiB})
+	ctx := context.Background()
+	bb, err := containerdtest.BusyboxLayer()
+	require.NoError(b, err)
+	images := []containerdtest.Image{{Name: "nodeproof.test/app:1", Layers: []containerdtest.Layer{bb}}}
+	for i := range 19 {
+		l, err := containerdtest.DataLayer(fmt.Sprint("d", i), 64<<10, uint64(i))
+		require.NoError(b, err)
+		images = append(images, containerdtest.Image{Name: fmt.Sprintf("nodeproof.test/d%d:1", i), Layers: []containerdtest.Layer{l}})
+	}
+	ctrd.Import(images...)
+	pod, err := ctrd.RunPod(ctx, "app", images[0].Name, "/bin/sleep", "3600")
+	require.NoError(b, err)
+	b.ResetTimer()
+	for b.Loop() {
+		imgs, err := ctrd.CRI.ListImages(ctx)
+		require.NoError(b, err)
+		require.Len(b, imgs, 21)
+		cs, err := ctrd.CRI.ListContainers(ctx)
+		require.NoError(b, err)
+		require.Len(b, cs, 1)
+		_, err = ctrd.CRI.ImageFsStats(ctx)
+		require.NoError(b, err)
+	}
+	b.StopTimer()
+	require.NoError(b, ctrd.RemovePod(ctx, pod))
+}
+
+// BenchmarkContainerdRemoveImage measures one RemoveImage of an unused 1 MiB
+// image, content and snapshot removed synchronously; the import before each
+// removal is not timed.
+func BenchmarkContainerdRemoveImage(b *testing.B) {
+	ctrd := containerdtest.Start(b, containerdtest.Options{FsSizeBytes: 64 * MiB})
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		l, err := containerdtest.DataLayer("r", 1*MiB, uint64(i))
+		require.NoError(b, err)
+		img := containerdtest.Image{Name: fmt.Sprintf("nodeproof.test/r%d:1", i), Layers: []containerdtest.Layer{l}}
+		i++
+		ctrd.Import(img)
+		id, err := img.ID()
+		require.NoError(b, err)
+		b.StartTimer()
+		require.NoError(b, ctrd.CRI.RemoveImage(ctx, id))
+	}
+}
