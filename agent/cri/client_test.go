@@ -29,35 +29,53 @@ type fakeRuntime struct {
 	containers []*runtimeapi.Container
 	sandboxes  []*runtimeapi.PodSandbox
 	fs         []*runtimeapi.FilesystemUsage
-	block      bool
+	// mounts are ContainerStatus's mounts by container ID.
+	mounts map[string][]*runtimeapi.Mount
+	// removed records RemoveImage's calls.
+	removed []string
+	// fail makes the named RPC answer with the error.
+	fail  map[string]error
+	block bool
 }
 
-func (f *fakeRuntime) wait(ctx context.Context) error {
+func (f *fakeRuntime) wait(ctx context.Context, rpc string) error {
 	if f.block {
 		<-ctx.Done()
 		return status.FromContextError(ctx.Err()).Err()
 	}
-	return nil
+	return f.fail[rpc]
 }
 
 func (f *fakeRuntime) ListImages(ctx context.Context, _ *runtimeapi.ListImagesRequest) (*runtimeapi.ListImagesResponse, error) {
-	return &runtimeapi.ListImagesResponse{Images: f.images}, f.wait(ctx)
+	return &runtimeapi.ListImagesResponse{Images: f.images}, f.wait(ctx, "ListImages")
 }
 
 func (f *fakeRuntime) ImageStatus(ctx context.Context, _ *runtimeapi.ImageStatusRequest) (*runtimeapi.ImageStatusResponse, error) {
-	return &runtimeapi.ImageStatusResponse{Image: f.image}, f.wait(ctx)
+	return &runtimeapi.ImageStatusResponse{Image: f.image}, f.wait(ctx, "ImageStatus")
 }
 
 func (f *fakeRuntime) ListContainers(ctx context.Context, _ *runtimeapi.ListContainersRequest) (*runtimeapi.ListContainersResponse, error) {
-	return &runtimeapi.ListContainersResponse{Containers: f.containers}, f.wait(ctx)
+	return &runtimeapi.ListContainersResponse{Containers: f.containers}, f.wait(ctx, "ListContainers")
 }
 
 func (f *fakeRuntime) ListPodSandbox(ctx context.Context, _ *runtimeapi.ListPodSandboxRequest) (*runtimeapi.ListPodSandboxResponse, error) {
-	return &runtimeapi.ListPodSandboxResponse{Items: f.sandboxes}, f.wait(ctx)
+	return &runtimeapi.ListPodSandboxResponse{Items: f.sandboxes}, f.wait(ctx, "ListPodSandbox")
 }
 
 func (f *fakeRuntime) ImageFsInfo(ctx context.Context, _ *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
-	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: f.fs}, f.wait(ctx)
+	return &runtimeapi.ImageFsInfoResponse{ImageFilesystems: f.fs}, f.wait(ctx, "ImageFsInfo")
+}
+
+func (f *fakeRuntime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
+	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Mounts: f.mounts[req.ContainerId]}}, f.wait(ctx, "ContainerStatus")
+}
+
+func (f *fakeRuntime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {
+	if err := f.wait(ctx, "RemoveImage"); err != nil {
+		return nil, err
+	}
+	f.removed = append(f.removed, req.GetImage().GetImage())
+	return &runtimeapi.RemoveImageResponse{}, nil
 }
 
 // serve starts f on a socket of its own and returns a client with timeout.
