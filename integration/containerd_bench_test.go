@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
+	"github.com/nodeproof/nodeproof/agent/cri"
+	"github.com/nodeproof/nodeproof/core/imagegc"
 	"github.com/nodeproof/nodeproof/integration/containerdtest"
 	"github.com/stretchr/testify/require"
 )
@@ -60,4 +63,50 @@ func BenchmarkContainerdRemoveImage(b *testing.B) {
 		b.StartTimer()
 		require.NoError(b, ctrd.CRI.RemoveImage(ctx, id))
 	}
+}
+
+// BenchmarkContainerdGCRound measures one whole GarbageCollect through the
+// CRI adapter against the real containerd: detection (ListImages,
+// ListPodSandbox, ListContainers and ContainerStatus of the running
+// container), ImageFsStats (ImageFsInfo + statfs), and the space pass
+// removing one unused 1 MiB image. The thresholds (high 1, low 0) put every
+// round in the space pass; importing the image and its first detection
+// before each round are not timed.
+func BenchmarkContainerdGCRound(b *testing.B) {
+	ctrd := containerdtest.Start(b, containerdtest.Options{FsSizeBytes: 64 * MiB})
+	ctx := context.Background()
+	bb, err := containerdtest.BusyboxLayer()
+	require.NoError(b, err)
+	app := containerdtest.Image{Name: "nodeproof.test/app:1", Layers: []containerdtest.Layer{bb}}
+	ctrd.Import(app)
+	pod, err := ctrd.RunPod(ctx, "app", app.Name, "/bin/sleep", "3600")
+	require.NoError(b, err)
+	rt := cri.NewGCRuntime(ctx, ctrd.CRI)
+	policy := imagegc.Policy{HighThresholdPercent: 1, LowThresholdPercent: 0, MinAge: 2 * time.Minute}
+	m, err := imagegc.NewManager(policy, imagegc.Options{})
+	require.NoError(b, err)
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	// The first round removes the pause image (unpinned on containerd 1.6).
+	require.NoError(b, m.Detect(now, rt.View()))
+	now = now.Add(policy.MinAge)
+	_, err = m.RunGarbageCollect(rt, now, now)
+	require.NoError(b, err)
+	i := 0
+	for b.Loop() {
+		b.StopTimer()
+		l, err := containerdtest.DataLayer("r", 1*MiB, uint64(i))
+		require.NoError(b, err)
+		img := containerdtest.Image{Name: fmt.Sprintf("nodeproof.test/r%d:1", i), Layers: []containerdtest.Layer{l}}
+		i++
+		ctrd.Import(img)
+		require.NoError(b, m.Detect(now, rt.View()))
+		now = now.Add(policy.MinAge)
+		b.StartTimer()
+		out, err := m.RunGarbageCollect(rt, now, now)
+		require.NoError(b, err)
+		require.Len(b, out.Attempts, 1)
+		require.NoError(b, out.Attempts[0].Err)
+	}
+	b.StopTimer()
+	require.NoError(b, ctrd.RemovePod(ctx, pod))
 }
