@@ -1,7 +1,7 @@
 // Command nodeproof runs nodeproof's verification jobs outside `go test`:
 // the invariant report, replays of failures, the mutant runner, the
-// checkpoint inspector, the cgroup tree of Pod manifests and the admission
-// of pods to a node.
+// checkpoint inspector, the cgroup tree of Pod manifests, the admission
+// of pods to a node and the image GC prediction for a live runtime.
 //
 // The command line follows the Kubernetes tools (kubectl, kubeadm): spf13/cobra
 // commands with pflag's --long flags, help for every command on stdout, shell
@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,7 @@ func defaultCommands() []*cobra.Command {
 		newAdmitCommand(),
 		newCgroupsCommand(),
 		newCheckpointCommand(),
+		newImageGCCommand(time.Now),
 		newMutantsCommand(),
 		newReplayCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),
