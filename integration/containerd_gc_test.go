@@ -2,8 +2,6 @@ package integration
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,29 +17,6 @@ import (
 // gcStart is the injected clock's kubelet start; every time a GC test
 // passes is an offset from it.
 var gcStart = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// fillTo writes a filler file into containerd's root so that the image
-// filesystem's usage, as the kubelet computes it from statfs
-// (100 - available*100/capacity), is percent: available sits half a percent
-// inside the band, away from both edges, so containerd's own metadata
-// writes cannot move it out.
-func fillTo(t *testing.T, ctrd *containerdtest.Containerd, percent int64) {
-	t.Helper()
-	path := filepath.Join(ctrd.Root, "nodeproof-filler")
-	var current int64
-	if st, err := os.Stat(path); err == nil {
-		current = st.Size()
-	}
-	capacity, available, err := cri.Statfs(ctrd.Root)
-	require.NoError(t, err)
-	target := capacity*(100-percent)/100 + capacity/200
-	size := (current + available - target) / 4096 * 4096
-	require.GreaterOrEqual(t, size, int64(0), "the images alone use more than %d%%", percent)
-	require.NoError(t, os.WriteFile(path, make([]byte, size), 0o600))
-	_, available, err = cri.Statfs(ctrd.Root)
-	require.NoError(t, err)
-	require.Equal(t, percent, 100-available*100/capacity, "usage after filling")
-}
 
 // gcImage is an image of the GC tests and its ID.
 type gcImage struct {
@@ -176,7 +151,7 @@ func TestContainerdImageGCSpacePass(t *testing.T) {
 
 	// 87%: at or above high (85), the space pass must free down to low
 	// (80): capacity*20/100 - available, about 4.5 MiB, less than c alone.
-	fillTo(t, n.ctrd, 87)
+	require.NoError(t, n.ctrd.FillTo(87))
 
 	// One nanosecond before the pause image (and app) are MinAge old:
 	// nothing is eligible, nothing is removed, and the kubelet says so.
@@ -236,7 +211,7 @@ func TestContainerdImageGCSpacePass(t *testing.T) {
 	// enough and removed in firstDetected order. They share the base: the
 	// kubelet counts it twice (in both sizes), containerd frees it once,
 	// with b, the base's last user, and frees each unpacked layer too.
-	fillTo(t, n.ctrd, 95)
+	require.NoError(t, n.ctrd.FillTo(95))
 	before = availableBytes(t, n.ctrd)
 	measured.freed = map[string]int64{}
 	out, err = m.RunGarbageCollect(measured, gcStart.Add(8*time.Minute), gcStart)

@@ -292,3 +292,35 @@ func (c *Containerd) logTail() string {
 
 // errExited says containerd is gone, so the CRI teardown is skipped.
 var errExited = errors.New("containerd exited")
+
+// FillTo writes a filler file into containerd's root so that the image
+// filesystem's usage, as the kubelet computes it from statfs
+// (100 - available*100/capacity), is percent. Available sits half a percent
+// inside the band, away from both edges, so containerd's own metadata
+// writes do not move it out. A later call grows or shrinks the same file.
+func (c *Containerd) FillTo(percent int64) error {
+	path := filepath.Join(c.Root, "nodeproof-filler")
+	var current int64
+	if st, err := os.Stat(path); err == nil {
+		current = st.Size()
+	}
+	capacity, available, err := cri.Statfs(c.Root)
+	if err != nil {
+		return err
+	}
+	target := capacity*(100-percent)/100 + capacity/200
+	size := (current + available - target) / 4096 * 4096
+	if size < 0 {
+		return fmt.Errorf("containerdtest: FillTo(%d): the images alone use more", percent)
+	}
+	if err := os.WriteFile(path, make([]byte, size), 0o600); err != nil {
+		return err
+	}
+	if _, available, err = cri.Statfs(c.Root); err != nil {
+		return err
+	}
+	if got := 100 - available*100/capacity; got != percent {
+		return fmt.Errorf("containerdtest: FillTo(%d): usage is %d%%", percent, got)
+	}
+	return nil
+}
