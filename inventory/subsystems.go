@@ -196,6 +196,10 @@ var subsystems = []Subsystem{
 		Models: []string{
 			"models/imagegc",
 		},
+		IntegrationTests: []string{
+			"TestContainerdImageGCMaxAgeAndDeleteUnused",
+			"TestContainerdImageGCSpacePass",
+		},
 	},
 	{
 		Name: "pod",
