@@ -74,7 +74,10 @@ type gcStep struct {
 	// "statusErr" (GetContainerStatus of Container fails while Flag),
 	// "listErr", "podsErr", "fsErr" (that call fails while Flag), "fs"
 	// (Capacity and Available set; nil is a value the runtime left unset),
-	// "failRemove" (RemoveImage of Image fails while Flag), "detect",
+	// "failRemove" (RemoveImage of Image fails while Flag), "interleave"
+	// (at the next pass's first RemoveImage, a container of Image starts
+	// in pod Pod and the background detection runs before the removal is
+	// answered: #123631), "detect",
 	// "gc", "delete", "restart" (a new manager; beganGC is now).
 	Op        string        `json:"op"`
 	Image     int           `json:"image,omitempty"`
@@ -103,7 +106,9 @@ type gcScenario struct {
 // provider (the listing calls of the detection are not recorded: they are
 // made at every detection on both sides).
 type gcRuntimeCall struct {
-	Call    string `json:"call"` // "RemoveImage" or "ImageFsStats"
+	// "RemoveImage", "ImageFsStats", or "Detect" (an interleaved background
+	// detection, with its error).
+	Call    string `json:"call"`
 	Image   string `json:"image,omitempty"`
 	Handler string `json:"handler,omitempty"`
 	Err     string `json:"err,omitempty"`
@@ -159,6 +164,8 @@ type gcWorld struct {
 	listErr, podsErr, fsErr bool
 	failRemove              map[int]bool
 	capacity, available     *uint64
+	// interleave is the container start an "interleave" step armed.
+	interleave *gcStep
 }
 
 func newGCWorld(in gcScenario) *gcWorld {
@@ -205,6 +212,8 @@ func (w *gcWorld) apply(s gcStep) bool {
 		w.capacity, w.available = s.Capacity, s.Available
 	case "failRemove":
 		w.failRemove[s.Image] = s.Flag
+	case "interleave":
+		w.interleave = &gcStep{Op: "start", Image: s.Image, Pod: s.Pod}
 	default:
 		return false
 	}
@@ -217,6 +226,17 @@ func (w *gcWorld) find(image int) int {
 
 func (w *gcWorld) imageIndex(id string) int {
 	return slices.IndexFunc(w.universe, func(img gcImage) bool { return img.ID == id })
+}
+
+// interleaved starts the armed container, if any, and reports whether the
+// background detection is to run now.
+func (w *gcWorld) interleaved() bool {
+	if w.interleave == nil {
+		return false
+	}
+	w.apply(*w.interleave)
+	w.interleave = nil
+	return true
 }
 
 // Errors the fake runtime answers with.
@@ -382,6 +402,9 @@ func (r *ourGCRun) pass(step int, op string, began time.Time) gcCall {
 	for st := p.Next(); st.Kind != imagegc.StepDone; st = p.Next() {
 		switch st.Kind {
 		case imagegc.StepRemoveImage:
+			if r.world.interleaved() {
+				call.Calls = append(call.Calls, gcRuntimeCall{Call: "Detect", Err: errText(r.m.Detect(r.now, r.world.coreView()))})
+			}
 			_, removeErr := r.world.remove(st.Removal.ImageID)
 			call.Calls = append(call.Calls, gcRuntimeCall{Call: "RemoveImage", Image: st.Removal.ImageID, Handler: st.Removal.RuntimeHandler, Err: errText(removeErr)})
 			err = p.RemoveImageDone(removeErr)
@@ -413,7 +436,9 @@ func (r *ourGCRun) pass(step int, op string, began time.Time) gcCall {
 type gcFakeRuntime struct {
 	kubecontainer.Runtime
 	world *gcWorld
-	call  *gcCall
+	// manager is the *realImageGCManager, for an interleaved detection.
+	manager unsafe.Pointer
+	call    *gcCall
 	// space: removals now count towards the space pass (ImageFsStats was
 	// read, or the pass is DeleteUnusedImages).
 	space bool
@@ -467,7 +492,13 @@ func (f *gcFakeRuntime) GetContainerStatus(_ context.Context, pod types.UID, id 
 	return status, nil
 }
 
-func (f *gcFakeRuntime) RemoveImage(_ context.Context, image kubecontainer.ImageSpec) error {
+func (f *gcFakeRuntime) RemoveImage(ctx context.Context, image kubecontainer.ImageSpec) error {
+	// RemoveImage is called without the manager's records lock held, as
+	// the background detection may run at any time.
+	if f.world.interleaved() {
+		_, err := upstreamDetectImages(f.manager, ctx, time.Now())
+		f.call.Calls = append(f.call.Calls, gcRuntimeCall{Call: "Detect", Err: errText(err)})
+	}
 	size, err := f.world.remove(image.Image)
 	f.call.Calls = append(f.call.Calls, gcRuntimeCall{Call: "RemoveImage", Image: image.Image, Handler: image.RuntimeHandler, Err: errText(err)})
 	if err == nil && f.space {
@@ -548,6 +579,7 @@ func theirGCInBubble(in gcScenario) gcResult {
 		out.NewErr = err.Error()
 		return out
 	}
+	rt.manager = reflect.ValueOf(m).UnsafePointer()
 	began := time.Now()
 	for i, s := range in.Steps {
 		if world.apply(s) {
@@ -558,13 +590,14 @@ func theirGCInBubble(in gcScenario) gcResult {
 			time.Sleep(s.Wait)
 		case "restart":
 			m, _ = newManager()
+			rt.manager = reflect.ValueOf(m).UnsafePointer()
 			began = time.Now()
 		case "detect", "gc", "delete":
 			call := gcCall{Step: i, Op: s.Op}
 			rt.call, rt.space, events.call, hooks = &call, s.Op == "delete", &call, nil
 			switch s.Op {
 			case "detect":
-				_, err = upstreamDetectImages(reflect.ValueOf(m).UnsafePointer(), ctx, time.Now())
+				_, err = upstreamDetectImages(rt.manager, ctx, time.Now())
 			case "gc":
 				err = m.GarbageCollect(ctx, began)
 			case "delete":
@@ -681,7 +714,7 @@ func genGCScenario() *rapid.Generator[gcScenario] {
 		waits := gcWaits(s.Policy)
 		positive := slices.DeleteFunc(slices.Clone(waits), func(d time.Duration) bool { return d == 0 })
 		ops := []string{"wait", "wait", "wait", "pull", "pull", "drop", "pin", "start", "start", "stop", "fs", "fs",
-			"failRemove", "detect", "gc", "gc", "gc", "gc", "delete"}
+			"failRemove", "interleave", "detect", "gc", "gc", "gc", "gc", "delete"}
 		if !s.NoTies {
 			ops = append(ops, "statusErr", "listErr", "podsErr", "fsErr", "restart")
 		} else {
@@ -710,6 +743,8 @@ func genGCScenario() *rapid.Generator[gcScenario] {
 				st.Flag = rapid.IntRange(0, 2).Draw(t, at+".flag") > 0
 			case "pin":
 				st.Image, st.Pinned = rapid.IntRange(0, n-1).Draw(t, at+".image"), rapid.Bool().Draw(t, at+".pinned")
+			case "interleave":
+				st.Image, st.Pod = rapid.IntRange(0, n-1).Draw(t, at+".image"), rapid.IntRange(0, 2).Draw(t, at+".pod")
 			case "start":
 				st.Image, st.Pod = rapid.IntRange(0, n-1).Draw(t, at+".image"), rapid.IntRange(0, 2).Draw(t, at+".pod")
 				if rapid.IntRange(0, 3).Draw(t, at+".hasMounts") == 0 {
@@ -896,17 +931,33 @@ func TestImageGCGeneratorReaches(t *testing.T) {
 	want := []string{"removal for age", "removal for space", "DeleteUnusedImages removal", "failed removal",
 		"FreeDiskSpaceFailed", "InvalidDiskCapacity", "MaxAge pass error", "space pass error",
 		"ListImages error", "GetPods error", "container status error", "ImageFsStats error",
-		"hooks keep images", "hooks keep none", "usage below high", "tie reachable"}
+		"hooks keep images", "hooks keep none", "usage below high", "tie reachable", "interleaved detection",
+		"interleaved image removed"}
 	seen := map[string]int{}
 	g := genGCScenario()
 	for i := range 3000 {
 		in := g.Example(i)
 		for _, c := range runOurGC(in).Calls {
 			fsRead := false
+			// The image the last interleaved start put in use: removed
+			// in the same pass, it is #123631's outcome.
+			interleaved := ""
+			for _, st := range in.Steps[:c.Step] {
+				if st.Op == "interleave" {
+					interleaved = in.Images[st.Image].ID
+				}
+			}
+			detected := false
 			for _, rc := range c.Calls {
+				if detected && rc.Call == "RemoveImage" && rc.Err == "" && rc.Image == interleaved {
+					seen["interleaved image removed"]++
+				}
+				detected = detected || rc.Call == "Detect"
 				switch {
 				case rc.Call == "ImageFsStats":
 					fsRead = true
+				case rc.Call == "Detect":
+					seen["interleaved detection"]++
 				case rc.Err != "":
 					seen["failed removal"]++
 				case c.Op == "delete":
