@@ -192,6 +192,9 @@ var subsystems = []Subsystem{
 		Models: []string{
 			"models/imagegc",
 		},
+		Conformance: []string{
+			"imagegc.GarbageCollect, DeleteUnusedImages, detection",
+		},
 	},
 	{
 		Name: "pod",
