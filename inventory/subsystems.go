@@ -200,6 +200,9 @@ var subsystems = []Subsystem{
 			"TestContainerdImageGCMaxAgeAndDeleteUnused",
 			"TestContainerdImageGCSpacePass",
 		},
+		Conformance: []string{
+			"imagegc.GarbageCollect, DeleteUnusedImages, detection",
+		},
 	},
 	{
 		Name: "pod",
