@@ -300,20 +300,29 @@ func (c *podClient) admit(ctx context.Context) {
 			wants = []deviceagent.Want{{Resource: r, Count: 1 + c.rng.IntN(2)}}
 		}
 	}
+	if in, err := admitRecorded(ctx, c.agent, c.rec, c.client, uid, wants); err == nil {
+		c.held = append(c.held, in)
+	}
+}
+
+// admitRecorded admits a one-container pod asking for wants, records the
+// admission with the devices it got, and returns its input and the
+// agent's answer.
+func admitRecorded(ctx context.Context, agent *deviceplugin.Agent, rec *recorder, client int, uid string, wants []deviceagent.Want) (deviceagent.Input, error) {
 	in := deviceagent.Input{Op: deviceagent.Admit, Pod: uid, Wants: wants}
 	for _, w := range wants {
 		in.Resources = append(in.Resources, w.Resource)
 	}
-	op := porcupine.Operation{ClientId: c.client, Input: in, Call: c.rec.now()}
+	op := porcupine.Operation{ClientId: client, Input: in, Call: rec.now()}
 	p := podOf(uid, wants)
-	err := c.agent.Admit(ctx, p)
-	op.Return = c.rec.now()
+	err := agent.Admit(ctx, p)
+	op.Return = rec.now()
 	op.Output = deviceagent.Output{Err: errKind(err)}
 	if err == nil {
-		op.Output = granted(ctx, c.agent, p, wants)
-		c.held = append(c.held, in)
+		op.Output = granted(ctx, agent, p, wants)
 	}
-	c.rec.add(op)
+	rec.add(op)
+	return in, err
 }
 
 func (c *podClient) remove() {
