@@ -42,12 +42,16 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 		}
 	}
 	opsSeen := map[deviceagent.Op]int{}
+	granted := 0
 	for _, seed := range seeds {
 		rec, err := Record(context.Background(), Workload{Seed: seed, OpsPerClient: *linOps})
 		require.NoError(t, err, "recording the history of seed %d", seed)
 		require.GreaterOrEqual(t, rec.Clients, 8, "clients: the history needs at least 8")
 		for _, op := range rec.History {
 			opsSeen[op.Input.(deviceagent.Input).Op]++
+			if len(op.Output.(deviceagent.Output).Granted) > 0 {
+				granted++
+			}
 		}
 		checked := CheckRecording(rec, checkTimeout)
 		if checked.Verdict != porcupine.Ok {
@@ -69,6 +73,7 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 		for _, op := range []deviceagent.Op{deviceagent.Update, deviceagent.Reregister, deviceagent.Crash, deviceagent.Admit, deviceagent.Remove, deviceagent.Capacity} {
 			assert.NotZero(t, opsSeen[op], "no %s operation in %d histories: the workload no longer exercises it", op, len(seeds))
 		}
+		assert.NotZero(t, granted, "no admission recorded the devices it got: the model checks no device IDs")
 	}
 }
 
@@ -93,7 +98,7 @@ func TestVisualizationShowsFaults(t *testing.T) {
 	rec := Recording{
 		Workload: Workload{Seed: 7},
 		Init:     init,
-		History:  []porcupine.Operation{admitOp(0, "p1", "r/a", 0, 10, ""), admitOp(1, "p2", "r/a", 5, 15, "")},
+		History:  []porcupine.Operation{admitOp(0, "p1", "r/a", 0, 10, "", "a0"), admitOp(1, "p2", "r/a", 5, 15, "", "a0")},
 		Faults:   []porcupine.Annotation{{ClientId: 2, Tag: "fault", Start: 2, End: 8, Description: "r/a: Allocate hangs past the agent's deadline"}},
 		Clients:  3,
 	}

@@ -48,7 +48,7 @@ func (o *owner) startInstance(ctx context.Context) error {
 	o.instances++
 	p, err := testplugin.Start(testplugin.Config{
 		Dir: o.dir, Endpoint: filepath.Base(o.socket()), ResourceName: o.resource,
-		Devices: o.devices, Logger: o.log,
+		Devices: o.devices, Logger: o.log, AnswerKey: answerKey(o.resource),
 	})
 	if err != nil {
 		return fmt.Errorf("starting plugin instance %d of %s: %w", o.instances, o.resource, err)
@@ -136,7 +136,7 @@ func (o *owner) run(ctx context.Context, ops int) error {
 		case roll < 11:
 			err = o.reregister(ctx)
 		case roll < 13:
-			err = o.crash(ctx, nil)
+			err = o.crash(ctx)
 		case roll < 15:
 			err = o.updateThenCrash(ctx)
 		default:
@@ -200,10 +200,8 @@ func (o *owner) reregister(ctx context.Context) error {
 }
 
 // crash kills the plugin and waits until the agent has handled its
-// stream's end. An update sent just before is either received before the
-// stream ends or lost: its outcome is unknown, and it returns with the
-// crash, by when it has taken effect or never will.
-func (o *owner) crash(ctx context.Context, unconfirmed *porcupine.Operation) error {
+// stream's end.
+func (o *owner) crash(ctx context.Context) error {
 	op := o.op(deviceagent.Input{Op: deviceagent.Crash})
 	o.plugin.Crash()
 	o.plugin.Stop()
@@ -212,10 +210,6 @@ func (o *owner) crash(ctx context.Context, unconfirmed *porcupine.Operation) err
 		return err
 	}
 	op.Return = o.rec.now()
-	if unconfirmed != nil {
-		unconfirmed.Return = op.Return
-		o.rec.add(*unconfirmed)
-	}
 	o.rec.add(op)
 	for i := range o.devices {
 		o.devices[i].Health = "Unhealthy"
@@ -224,17 +218,25 @@ func (o *owner) crash(ctx context.Context, unconfirmed *porcupine.Operation) err
 }
 
 // updateThenCrash sends a snapshot and crashes the plugin at once: whether
-// the agent received the snapshot is unknown.
+// the agent received the snapshot is unknown. The update returns once it is
+// sent, and the model holds it pending: it may land any time until the
+// crash takes effect, and not after, so its window must not reach past the
+// crash's call (a window ending with the crash's return would let the
+// checker place it after the crash and mark the crashed plugin's devices
+// healthy again).
 func (o *owner) updateThenCrash(ctx context.Context) error {
 	devs := o.randomSnapshot(o.devices)
 	op := o.op(deviceagent.Input{Op: deviceagent.Update, Devices: toModel(devs)})
 	op.Output = deviceagent.Output{Unknown: true}
 	o.plugin.Update(devs)
+	op.Return = o.rec.now()
+	o.rec.add(op)
 	// The capacity after the crash may be either list's; both are all
 	// unhealthy, and the restart's list has a healthy device, so the
 	// restart is still seen when it is applied.
 	o.devices = devs
-	return o.crash(ctx, &op)
+	o.rec.after(op.Return)
+	return o.crash(ctx)
 }
 
 // faultWindow makes the plugin's Allocate fail, by an error or by hanging
@@ -298,18 +300,29 @@ func (c *podClient) admit(ctx context.Context) {
 			wants = []deviceagent.Want{{Resource: r, Count: 1 + c.rng.IntN(2)}}
 		}
 	}
+	if in, err := admitRecorded(ctx, c.agent, c.rec, c.client, uid, wants); err == nil {
+		c.held = append(c.held, in)
+	}
+}
+
+// admitRecorded admits a one-container pod asking for wants, records the
+// admission with the devices it got, and returns its input and the
+// agent's answer.
+func admitRecorded(ctx context.Context, agent *deviceplugin.Agent, rec *recorder, client int, uid string, wants []deviceagent.Want) (deviceagent.Input, error) {
 	in := deviceagent.Input{Op: deviceagent.Admit, Pod: uid, Wants: wants}
 	for _, w := range wants {
 		in.Resources = append(in.Resources, w.Resource)
 	}
-	op := porcupine.Operation{ClientId: c.client, Input: in, Call: c.rec.now()}
-	err := c.agent.Admit(ctx, podOf(uid, wants))
-	op.Return = c.rec.now()
+	op := porcupine.Operation{ClientId: client, Input: in, Call: rec.now()}
+	p := podOf(uid, wants)
+	err := agent.Admit(ctx, p)
+	op.Return = rec.now()
 	op.Output = deviceagent.Output{Err: errKind(err)}
-	c.rec.add(op)
 	if err == nil {
-		c.held = append(c.held, in)
+		op.Output = granted(ctx, agent, p, wants)
 	}
+	rec.add(op)
+	return in, err
 }
 
 func (c *podClient) remove() {

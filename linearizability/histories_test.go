@@ -21,7 +21,7 @@ import (
 func TestWriteVisualizationCreatesDirectory(t *testing.T) {
 	init := deviceagent.Init(map[string][]deviceagent.Device{"r/a": one("a0")})
 	rec := Recording{Workload: Workload{Seed: 1}, Init: init,
-		History: []porcupine.Operation{admitOp(0, "p1", "r/a", 0, 10, "")}, Clients: 1}
+		History: []porcupine.Operation{admitOp(0, "p1", "r/a", 0, 10, "", "a0")}, Clients: 1}
 	checked := CheckRecording(rec, time.Second)
 	path := filepath.Join(t.TempDir(), "report", "linearizability-seed-1.html")
 	require.NoError(t, checked.WriteVisualization(path))

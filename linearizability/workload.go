@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,8 +63,8 @@ type Recording struct {
 	// its first snapshot applied.
 	Init deviceagent.State
 	// History holds every client operation. An Update whose plugin crashed
-	// before the agent showed it has Output.Unknown set and returns with
-	// the crash.
+	// before the agent showed it has Output.Unknown set and returns once
+	// sent; the model holds it pending until the crash.
 	History []porcupine.Operation
 	// Faults are the injected faults, for the visualization.
 	Faults []porcupine.Annotation
@@ -82,6 +83,15 @@ type recorder struct {
 }
 
 func (r *recorder) now() int64 { return int64(time.Since(r.start)) }
+
+// after returns once now() is past t, so the next operation's call comes
+// strictly after an operation that returned at t: porcupine takes equal
+// times as overlapping. The clock has nanosecond resolution, so this spins
+// at most a few reads.
+func (r *recorder) after(t int64) {
+	for r.now() <= t {
+	}
+}
 
 func (r *recorder) add(op porcupine.Operation) {
 	r.mu.Lock()
@@ -275,4 +285,43 @@ func podOf(uid string, wants []deviceagent.Want) *pod.Pod {
 	return &pod.Pod{UID: uid, Name: uid, Namespace: "default", Containers: []pod.Container{
 		{Name: "app", Requests: limits.Clone(), Limits: limits},
 	}}
+}
+
+// answerKey is the environment variable a resource's plugin lists its
+// devices under in an Allocate answer: one per resource, so that the
+// answers of a pod's resources do not overwrite each other.
+func answerKey(resource string) string {
+	return "DEVICES_" + strings.ToUpper(filepath.Base(resource))
+}
+
+// granted reads which devices an admitted pod got of each requested
+// resource: the device IDs its plugins' Allocate answers list, as the
+// runtime would pass them to the container (the core records the IDs it
+// asked for; the answer is what the plugin set up). Only the admitting
+// client removes its pod, so the read after Admit returned sees the
+// admission's devices. A resource whose plugin answered nothing (one no
+// plugin serves) has no entry; an answer that cannot be read is reported
+// as an error kind of its own, which the model never gives.
+func granted(ctx context.Context, agent *deviceplugin.Agent, p *pod.Pod, wants []deviceagent.Want) deviceagent.Output {
+	opts, err := agent.StartContainer(ctx, p, p.Containers[0].Name)
+	if err != nil {
+		return deviceagent.Output{Err: "StartContainer: " + err.Error()}
+	}
+	envs := map[string]string{}
+	if opts != nil {
+		for _, kv := range opts.Envs {
+			envs[kv.Name] = kv.Value
+		}
+	}
+	var out deviceagent.Output
+	for _, w := range wants {
+		if v, ok := envs[answerKey(w.Resource)]; ok {
+			var ids []string
+			if v != "" {
+				ids = strings.Split(v, ",")
+			}
+			out.Granted = append(out.Granted, deviceagent.Grant{Resource: w.Resource, DeviceIDs: ids})
+		}
+	}
+	return out
 }

@@ -30,12 +30,15 @@ func Describe(in Input, out Output) string {
 		}
 	default:
 		b.WriteString(" -> ok")
+		for _, g := range out.Granted {
+			fmt.Fprintf(&b, " %s %v", g.Resource, g.DeviceIDs)
+		}
 	}
 	return b.String()
 }
 
 // String renders the state: per resource its devices (healthy ones marked
-// +) and who holds which.
+// +), its pending update if any, and who holds which.
 func (s State) String() string {
 	var b strings.Builder
 	for _, r := range s.resources {
@@ -48,6 +51,9 @@ func (s State) String() string {
 			fmt.Fprintf(&b, " %s%s", d.ID, mark)
 		}
 		b.WriteString(" ]")
+		if r.hasPending {
+			fmt.Fprintf(&b, " pending %v;", r.pending)
+		}
 		for _, h := range r.held {
 			kind := "holds"
 			if h.reserved {

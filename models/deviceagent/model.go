@@ -69,14 +69,25 @@ type Count struct {
 
 // Output is one operation's answer.
 type Output struct {
-	// Unknown marks an operation whose outcome the client never learnt; any
-	// transition accepts it.
+	// Unknown marks an operation whose outcome the client never learnt. An
+	// Update of unknown outcome (sent just before its plugin crashed) leaves
+	// a pending update on its resource; any other unknown operation may
+	// have taken effect or not.
 	Unknown bool
 	// Err is the error kind an admission failed with, or a registration's
 	// error; empty on success.
 	Err string
 	// Counts are a Capacity read's, sorted by resource.
 	Counts []Count
+	// Granted are the devices a successful Admit gave the pod, one entry per
+	// requested device plugin resource, sorted by resource.
+	Granted []Grant
+}
+
+// Grant is the devices one resource gave an admitted pod.
+type Grant struct {
+	Resource  string
+	DeviceIDs []string
 }
 
 // The admission failure kinds the model produces, named as the core's.
@@ -87,8 +98,13 @@ const (
 )
 
 // errNothingReserved is the model's answer to a Release with no
-// reservation; the agent never gives it.
-const errNothingReserved = "NothingReserved"
+// reservation, and errNotGrantable its verdict on an admission whose
+// granted devices are not free, healthy and as many as wanted; the agent
+// never gives either.
+const (
+	errNothingReserved = "NothingReserved"
+	errNotGrantable    = "NotGrantable"
+)
 
 // holding is one pod's devices of one resource; reserved marks a plan whose
 // Allocate RPC will fail.
@@ -102,6 +118,12 @@ type resource struct {
 	name    string
 	devices []Device // sorted by ID
 	held    []holding
+	// pending is an Update of unknown outcome: sent through a stream the
+	// agent may or may not have read before the plugin crashed. It has no
+	// effect until some later step applies it; the resource's Crash applies
+	// or drops it, and clears it.
+	pending    []Device // sorted by ID
+	hasPending bool
 }
 
 // State is the node. The zero State has no resources.
@@ -139,10 +161,70 @@ func (s State) with(i int, r resource) State {
 }
 
 // Next lists the states s can be in after in answered out: none when the
-// model would not answer out. An Unknown answer (the client never learnt
-// the outcome, say a snapshot sent just before its plugin crashed) leaves
-// two: the operation took effect, or it never will.
+// model would not answer out. Two things make it nondeterministic. A
+// resource with a pending update may first apply it, so every step that
+// touches the resource has a branch with and one without it. And an
+// admission whose devices the client did not see (a reservation of a
+// failed Allocate, an admission of unknown outcome) may have taken any of
+// the free devices, so it has a branch for each choice.
 func Next(s State, in Input, out Output) []State {
+	var next []State
+	for _, before := range resolvePending(s, in.Resources) {
+		for _, after := range step(before, in, out) {
+			if !slices.ContainsFunc(next, func(n State) bool { return Equal(n, after) }) {
+				next = append(next, after)
+			}
+		}
+	}
+	return next
+}
+
+// resolvePending lists s and, for every subset of the named resources that
+// have a pending update, s with those updates applied.
+func resolvePending(s State, names []string) []State {
+	out := []State{s}
+	for _, name := range names {
+		i, ok := s.find(name)
+		if !ok || !s.resources[i].hasPending {
+			continue
+		}
+		for _, st := range out {
+			r := st.resources[i]
+			r.devices, r.pending, r.hasPending = r.pending, nil, false
+			out = append(out, st.with(i, r))
+		}
+	}
+	return out
+}
+
+// step runs in on s and lists the states after it when out is an answer
+// the model can give.
+func step(s State, in Input, out Output) []State {
+	switch {
+	case in.Op == Update && out.Unknown:
+		i, ok := s.find(in.Resources[0])
+		if !ok {
+			return []State{s}
+		}
+		r := s.resources[i]
+		r.pending, r.hasPending = sortedDevices(in.Devices), true
+		return []State{s.with(i, r)}
+	case in.Op == Reserve || in.Op == Admit && out.Unknown:
+		next, err := admitAny(s, in)
+		if out.Unknown {
+			return append(next, s)
+		}
+		if err != "" {
+			return nil
+		}
+		return next
+	case in.Op == Admit:
+		next, err := admitGranted(s, in, out.Granted)
+		if err != out.Err {
+			return nil
+		}
+		return []State{next}
+	}
 	next, want := Apply(s, in)
 	if out.Unknown {
 		if Equal(next, s) {
@@ -157,6 +239,8 @@ func Next(s State, in Input, out Output) []State {
 }
 
 // Apply runs in on s and returns the state after and the model's answer.
+// An admission takes the lowest free IDs, as the core does for plugins
+// without a preferred allocation; a pending update stays pending.
 func Apply(s State, in Input) (State, Output) {
 	switch in.Op {
 	case Update, Crash:
@@ -168,6 +252,9 @@ func Apply(s State, in Input) (State, Output) {
 		if in.Op == Update {
 			r.devices = sortedDevices(in.Devices)
 		} else {
+			// The crash ends the stream: a pending update has been read by
+			// now or never will be.
+			r.pending, r.hasPending = nil, false
 			r.devices = slices.Clone(r.devices)
 			for j := range r.devices {
 				r.devices[j].Healthy = false
@@ -175,7 +262,8 @@ func Apply(s State, in Input) (State, Output) {
 		}
 		return s.with(i, r), Output{}
 	case Admit, Reserve:
-		return admit(s, in)
+		next, out := admitLowest(s, in)
+		return next, out
 	case Remove:
 		next, _ := drop(s, in.Pod, false)
 		return next, Output{}
@@ -205,41 +293,143 @@ func Apply(s State, in Input) (State, Output) {
 	return s, Output{}
 }
 
-// admit follows the core's checks in its order, resource by resource in
-// name order, and holds all requested devices or none. A resource no plugin
-// ever registered is not a device plugin resource: upstream allocates
-// nothing for it and admits the pod (the scheduler, not the kubelet, keeps
-// such pods away).
-func admit(s State, in Input) (State, Output) {
-	next := s
+// freeDevices follows the core's checks for one resource: the healthy
+// devices no pod holds or reserves, or the error kind that refuses want.
+// A resource no plugin ever registered is not a device plugin resource:
+// upstream allocates nothing for it and admits the pod (the scheduler, not
+// the kubelet, keeps such pods away); ok is false for it.
+func freeDevices(s State, w Want) (i int, free []string, err string, ok bool) {
+	i, ok = s.find(w.Resource)
+	if !ok {
+		return 0, nil, "", false
+	}
+	r := s.resources[i]
+	healthy := 0
+	for _, d := range r.devices {
+		if !d.Healthy {
+			continue
+		}
+		healthy++
+		if !r.taken(d.ID) {
+			free = append(free, d.ID)
+		}
+	}
+	switch {
+	case healthy == 0:
+		return i, nil, ErrNoHealthy, true
+	case len(free) < w.Count:
+		return i, nil, ErrUnavailable, true
+	}
+	return i, free, "", true
+}
+
+// admitGranted is an admission whose devices the client saw. The core
+// checks resource by resource in name order and holds all requested
+// devices or none: the first refusal is the answer. A successful one takes
+// the granted devices when they are healthy, free and as many as wanted,
+// and is refused otherwise (errNotGrantable), so a device handed out twice
+// is illegal at once.
+func admitGranted(s State, in Input, granted []Grant) (State, string) {
+	type choice struct {
+		i    int
+		free []string
+		want Want
+	}
+	var chosen []choice
 	for _, w := range in.Wants {
-		i, ok := next.find(w.Resource)
+		i, free, err, ok := freeDevices(s, w)
 		if !ok {
 			continue
 		}
-		r := next.resources[i]
-		var healthy []string
-		for _, d := range r.devices {
-			if d.Healthy {
-				healthy = append(healthy, d.ID)
-			}
+		if err != "" {
+			return s, err
 		}
-		if len(healthy) == 0 {
-			return s, Output{Err: ErrNoHealthy}
-		}
-		var free []string
-		for _, id := range healthy {
-			if !r.taken(id) {
-				free = append(free, id)
-			}
-		}
-		if len(free) < w.Count {
-			return s, Output{Err: ErrUnavailable}
-		}
-		r.held = append(slices.Clone(r.held), holding{pod: in.Pod, devices: free[:w.Count:w.Count], reserved: in.Op == Reserve})
-		next = next.with(i, r)
+		chosen = append(chosen, choice{i, free, w})
 	}
-	return next, Output{}
+	if len(chosen) != len(granted) {
+		return s, errNotGrantable
+	}
+	next := s
+	for _, c := range chosen {
+		g := slices.IndexFunc(granted, func(g Grant) bool { return g.Resource == c.want.Resource })
+		if g < 0 {
+			return s, errNotGrantable
+		}
+		ids := slices.Sorted(slices.Values(granted[g].DeviceIDs))
+		if len(ids) != c.want.Count || len(slices.Compact(slices.Clone(ids))) != len(ids) {
+			return s, errNotGrantable
+		}
+		for _, id := range ids {
+			if !slices.Contains(c.free, id) {
+				return s, errNotGrantable
+			}
+		}
+		next = next.hold(c.i, in, ids)
+	}
+	return next, ""
+}
+
+// admitAny is an admission whose devices nobody saw: it lists a state for
+// every choice of free devices, or the error kind that refuses it.
+func admitAny(s State, in Input) ([]State, string) {
+	states := []State{s}
+	for _, w := range in.Wants {
+		i, free, err, ok := freeDevices(s, w)
+		if !ok {
+			continue
+		}
+		if err != "" {
+			return nil, err
+		}
+		var next []State
+		for _, ids := range subsets(free, w.Count) {
+			for _, st := range states {
+				next = append(next, st.hold(i, in, ids))
+			}
+		}
+		states = next
+	}
+	return states, ""
+}
+
+// admitLowest is an admission that takes the lowest free IDs.
+func admitLowest(s State, in Input) (State, Output) {
+	next := s
+	var out Output
+	for _, w := range in.Wants {
+		i, free, err, ok := freeDevices(next, w)
+		if !ok {
+			continue
+		}
+		if err != "" {
+			return s, Output{Err: err}
+		}
+		next = next.hold(i, in, free[:w.Count:w.Count])
+		out.Granted = append(out.Granted, Grant{Resource: w.Resource, DeviceIDs: free[:w.Count:w.Count]})
+	}
+	return next, out
+}
+
+// hold returns s with in's pod holding (or, for a Reserve, reserving) ids
+// of resource i.
+func (s State) hold(i int, in Input, ids []string) State {
+	r := s.resources[i]
+	r.held = append(slices.Clone(r.held), holding{pod: in.Pod, devices: ids, reserved: in.Op == Reserve})
+	return s.with(i, r)
+}
+
+// subsets lists the k-element subsets of ids, each in the order of ids.
+func subsets(ids []string, k int) [][]string {
+	if k == 0 {
+		return [][]string{nil}
+	}
+	var out [][]string
+	for i := 0; i+k <= len(ids); i++ {
+		for _, rest := range subsets(ids[i+1:], k-1) {
+			out = append(out, append([]string{ids[i]}, rest...))
+		}
+	}
+	return out
 }
 
 func (r resource) taken(id string) bool {
@@ -265,10 +455,12 @@ func drop(s State, pod string, reserved bool) (State, bool) {
 	return next, found
 }
 
-// Equal reports whether two states are the same node.
+// Equal reports whether two states are the same node, pending updates
+// included.
 func Equal(a, b State) bool {
 	return slices.EqualFunc(a.resources, b.resources, func(x, y resource) bool {
 		return x.name == y.name && slices.Equal(x.devices, y.devices) &&
+			x.hasPending == y.hasPending && slices.Equal(x.pending, y.pending) &&
 			slices.EqualFunc(x.held, y.held, func(g, h holding) bool {
 				return g.pod == h.pod && g.reserved == h.reserved && slices.Equal(g.devices, h.devices)
 			})

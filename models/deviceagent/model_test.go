@@ -23,12 +23,13 @@ func TestSequence(t *testing.T) {
 		in  Input
 		out Output
 	}{
-		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p1", Wants: []Want{{"r/a", 1}}}, Output{}},
+		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p1", Wants: []Want{{"r/a", 1}}}, granted("r/a", "a0")},
+		// The reservation can only be a1: the model's one choice.
 		{Input{Op: Reserve, Resources: []string{"r/a", "r/b"}, Pod: "p2", Wants: []Want{{"r/a", 1}, {"r/b", 1}}}, Output{}},
 		// p2's reservation takes the last device of each resource.
 		{Input{Op: Admit, Resources: []string{"r/b"}, Pod: "p3", Wants: []Want{{"r/b", 1}}}, Output{Err: ErrUnavailable}},
 		{Input{Op: Release, Resources: []string{"r/a", "r/b"}, Pod: "p2"}, Output{}},
-		{Input{Op: Admit, Resources: []string{"r/b"}, Pod: "p3", Wants: []Want{{"r/b", 1}}}, Output{}},
+		{Input{Op: Admit, Resources: []string{"r/b"}, Pod: "p3", Wants: []Want{{"r/b", 1}}}, granted("r/b", "b0")},
 		{Input{Op: Crash, Resources: []string{"r/a"}}, Output{}},
 		{Input{Op: Capacity, Resources: []string{"r/a", "r/b"}}, Output{Counts: []Count{{"r/a", 2, 0}, {"r/b", 1, 1}}}},
 		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p4", Wants: []Want{{"r/a", 1}}}, Output{Err: ErrNoHealthy}},
@@ -36,7 +37,8 @@ func TestSequence(t *testing.T) {
 		// p1 still holds a0.
 		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p4", Wants: []Want{{"r/a", 2}}}, Output{Err: ErrUnavailable}},
 		{Input{Op: Remove, Resources: []string{"r/a"}, Pod: "p1"}, Output{}},
-		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p4", Wants: []Want{{"r/a", 2}}}, Output{}},
+		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p4", Wants: []Want{{"r/a", 2}}}, granted("r/a", "a1", "a0")},
+		// r/c is no device plugin resource: nothing is granted.
 		{Input{Op: Admit, Resources: []string{"r/c"}, Pod: "p5", Wants: []Want{{"r/c", 1}}}, Output{}},
 	}
 	for i, st := range steps {
@@ -49,11 +51,60 @@ func TestSequence(t *testing.T) {
 	next := Next(s, Input{Op: Capacity, Resources: []string{"r/a"}}, Output{Unknown: true})
 	require.Len(t, next, 1, "an unknown read gave %d states, want the one it was in", len(next))
 	assert.True(t, Equal(next[0], s), "an unknown read gave %d states, want the one it was in", len(next))
-	update := Input{Op: Update, Resources: []string{"r/a"}, Devices: healthy("a9")}
-	next = Next(s, update, Output{Unknown: true})
-	require.Len(t, next, 2, "an unknown update gave %d states, want the updated one and the one it was in", len(next))
-	require.False(t, Equal(next[0], next[1]), "an unknown update gave %d states, want the updated one and the one it was in", len(next))
-	assert.True(t, Equal(next[1], s), "an unknown update gave %d states, want the updated one and the one it was in", len(next))
+}
+
+func granted(resource string, ids ...string) Output {
+	return Output{Granted: []Grant{{Resource: resource, DeviceIDs: ids}}}
+}
+
+// TestGrantedDevicesAreChecked refuses admissions whose devices the model
+// cannot have given: held by another pod or reservation, unhealthy,
+// unknown, too few or too many, repeated, or missing a resource.
+func TestGrantedDevicesAreChecked(t *testing.T) {
+	s := Init(map[string][]Device{"r/a": append(healthy("a0", "a1", "a2"), Device{ID: "a3"}), "r/b": healthy("b0")})
+	s = Next(s, Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p1", Wants: []Want{{"r/a", 1}}}, granted("r/a", "a1"))[0]
+	want2 := Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p2", Wants: []Want{{"r/a", 2}}}
+	for name, out := range map[string]Output{
+		"held by p1":     granted("r/a", "a0", "a1"),
+		"unhealthy":      granted("r/a", "a0", "a3"),
+		"unknown":        granted("r/a", "a0", "a9"),
+		"too few":        granted("r/a", "a0"),
+		"too many":       granted("r/a", "a0", "a2", "a3"),
+		"repeated":       granted("r/a", "a0", "a0"),
+		"none":           {},
+		"other resource": {Granted: []Grant{{Resource: "r/a", DeviceIDs: []string{"a0", "a2"}}, {Resource: "r/b", DeviceIDs: []string{"b0"}}}},
+	} {
+		assert.Empty(t, Next(s, want2, out), "%s: the model accepted %s", name, Describe(want2, out))
+	}
+	next := Next(s, want2, granted("r/a", "a2", "a0"))
+	require.Len(t, next, 1, "the free healthy pair was refused")
+	reserve := Input{Op: Reserve, Resources: []string{"r/a"}, Pod: "p3", Wants: []Want{{"r/a", 1}}}
+	assert.Empty(t, Next(next[0], reserve, Output{}), "a reservation with no free device was accepted")
+	assert.Len(t, Next(s, reserve, Output{}), 2, "a reservation of one of two free devices: one state per choice")
+}
+
+// TestPendingUpdate checks an update of unknown outcome: pending until a
+// later step applies it or the crash resolves it, never applied after the
+// crash.
+func TestPendingUpdate(t *testing.T) {
+	s := Init(map[string][]Device{"r/a": healthy("a0")})
+	update := Input{Op: Update, Resources: []string{"r/a"}, Devices: healthy("a0", "a1")}
+	next := Next(s, update, Output{Unknown: true})
+	require.Len(t, next, 1, "an unknown update is one state: the update pending")
+	pending := next[0]
+	assert.False(t, Equal(pending, s), "the pending update is not part of the state")
+	read := Input{Op: Capacity, Resources: []string{"r/a"}}
+	assert.Len(t, Next(pending, read, Output{Counts: []Count{{"r/a", 1, 1}}}), 1, "a read before the update lands")
+	applied := Next(pending, read, Output{Counts: []Count{{"r/a", 2, 2}}})
+	require.Len(t, applied, 1, "a read after the update landed")
+	assert.Len(t, Next(applied[0], read, Output{Counts: []Count{{"r/a", 1, 1}}}), 0, "an applied update cannot be undone")
+	crashed := Next(pending, Input{Op: Crash, Resources: []string{"r/a"}}, Output{})
+	require.Len(t, crashed, 2, "a crash applies or drops the pending update")
+	for _, c := range crashed {
+		assert.Empty(t, Next(c, read, Output{Counts: []Count{{"r/a", 2, 2}}}), "the update took effect after the crash:\n%s", c)
+		assert.Empty(t, Next(c, Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, granted("r/a", "a1")),
+			"an admission after the crash got a device of the update:\n%s", c)
+	}
 }
 
 // TestStepDoesNotChangeItsState checks the value semantics porcupine relies
@@ -61,7 +112,8 @@ func TestSequence(t *testing.T) {
 func TestStepDoesNotChangeItsState(t *testing.T) {
 	s := Init(map[string][]Device{"r/a": healthy("a0", "a1")})
 	before := s.String()
-	next := Next(s, Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, Output{})[0]
+	next := Next(s, Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, granted("r/a", "a0"))[0]
+	Next(next, Input{Op: Update, Resources: []string{"r/a"}, Devices: healthy("a7")}, Output{Unknown: true})
 	next = Next(next, Input{Op: Crash, Resources: []string{"r/a"}}, Output{})[0]
 	Next(next, Input{Op: Remove, Resources: []string{"r/a"}, Pod: "p"}, Output{Unknown: true})
 	assert.Equal(t, before, s.String(), "stepping changed the state:\nbefore %s\nafter  %s", before, s)
