@@ -78,6 +78,10 @@ type Result struct {
 	// for a misattributed failure, what failed instead (an invariant ID,
 	// else a test name, else "build/test failure").
 	KilledBy string
+	// AlsoFailed are the header's other checks that failed in the same run,
+	// in header order: a bug several checks should catch shows here that
+	// each of them did, not only the first.
+	AlsoFailed []string
 	// Seed is the rapid seed of the killing case, 0 when the killing test is
 	// not a rapid property (it then fails deterministically).
 	Seed uint64
@@ -338,6 +342,11 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 	}
 	failed := failures(out, opts.InvariantIDs)
 	r.KilledBy = firstNamed(m.Checks, failed)
+	for _, c := range m.Checks {
+		if c != r.KilledBy && slices.Contains(failed, c) {
+			r.AlsoFailed = append(r.AlsoFailed, c)
+		}
+	}
 	if r.KilledBy == "" {
 		r.KilledBy = killedBy(out, opts.InvariantIDs)
 		return StatusMisattributed, out

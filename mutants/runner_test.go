@@ -141,41 +141,46 @@ func TestRun(t *testing.T) {
 	cases := []struct {
 		name, patch, status, killedBy string
 		git                           bool
+		alsoFailed                    []string
 	}{
 		{"tiny-subtract.patch",
 			fmt.Sprintf(header, "Add subtracts.") + replaceLine(tinySource, "\treturn a + b", "\treturn a - b"),
-			StatusKilled, "TINY-SUM", false},
+			StatusKilled, "TINY-SUM", false, nil},
 		{"tiny-comment.patch",
 			fmt.Sprintf(header, "Only a comment changes.") + replaceLine(tinySource, "// Add returns the sum of a and b.", "// Add adds."),
-			StatusSurvived, "", true},
+			StatusSurvived, "", true, nil},
 		{"tiny-stale.patch",
 			fmt.Sprintf(header, "The context is not in the file.") + replaceLine(strings.Replace(tinySource, "a + b", "a * b", 1), "\treturn a * b", "\treturn a - b"),
-			StatusDoesNotApply, "", false},
+			StatusDoesNotApply, "", false, nil},
 		{"tiny-type.patch",
 			fmt.Sprintf(header, "Add returns a string.") + replaceLine(tinySource, "\treturn a + b", "\treturn a + \"b\""),
-			StatusDoesNotCompile, "", false},
+			StatusDoesNotCompile, "", false, nil},
 		// go build skips tests: a patch that breaks only a test must not
 		// pass for a kill.
 		{"tiny-testonly.patch",
 			fmt.Sprintf(header, "The test no longer compiles.") + replaceLineIn("tiny_test.go", tinyTest, "\tif got := Add(2, 3); got != 5 {", "\tif got := Add(2, 3); got != \"5\" {"),
-			StatusDoesNotCompile, "", false},
+			StatusDoesNotCompile, "", false, nil},
 		// The tests fail, but not through the check the header names.
 		{"tiny-wrongcheck.patch",
 			strings.Replace(fmt.Sprintf(header, "Add subtracts."), "TINY-SUM", "TINY-OTHER", 1) + replaceLine(tinySource, "\treturn a + b", "\treturn a - b"),
-			StatusMisattributed, "TINY-SUM", false},
+			StatusMisattributed, "TINY-SUM", false, nil},
 		// A test function is a check too, and several may be named.
 		{"tiny-bytest.patch",
 			strings.Replace(fmt.Sprintf(header, "Add subtracts."), "TINY-SUM", "TINY-OTHER, TestAdd", 1) + replaceLine(tinySource, "\treturn a + b", "\treturn a - b"),
-			StatusKilled, "TestAdd", false},
+			StatusKilled, "TestAdd", false, nil},
+		// Every named check that failed is recorded, the first as the kill.
+		{"tiny-bothchecks.patch",
+			strings.Replace(fmt.Sprintf(header, "Add subtracts."), "TINY-SUM", "TestAdd, TINY-OTHER, TINY-SUM", 1) + replaceLine(tinySource, "\treturn a + b", "\treturn a - b"),
+			StatusKilled, "TestAdd", false, []string{"TINY-SUM"}},
 		// A hang is not a kill.
 		{"tiny-hang.patch",
 			fmt.Sprintf(header, "Add never returns.") + replaceLine(tinySource, "\treturn a + b", "\tselect {}"),
-			StatusTimedOut, "", false},
+			StatusTimedOut, "", false, nil},
 		// A failure that does not happen again when the killing test is
 		// re-run is not a kill: the test fails only on its first run.
 		{"tiny-once.patch",
 			fmt.Sprintf(header, "The test fails once.") + rewriteFile("tiny_test.go", tinyTest, failsOnceTest),
-			StatusNotReproduced, "TINY-SUM", false},
+			StatusNotReproduced, "TINY-SUM", false, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -183,6 +188,7 @@ func TestRun(t *testing.T) {
 			r := Run(context.Background(), newModule(t, c.git), m, opts)
 			require.Equal(t, []any{c.status, c.killedBy, c.status == StatusKilled}, []any{r.Status, r.KilledBy, r.Killed},
 				"status, killed by, killed; output:\n%s", r.Output)
+			assert.Equal(t, c.alsoFailed, r.AlsoFailed, "the other named checks that failed")
 			if r.Killed {
 				assert.Equal(t, "go test -count=1 example.com/tiny -run=^TestAdd$", r.Rerun, "the command that repeats the kill")
 				assert.Zero(t, r.Seed, "a plain test has no seed")

@@ -133,7 +133,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		counts[r.Status]++
 		rows = append(rows, mutantRow{
 			ID: r.ID, Subsystem: r.Subsystem, Source: r.Source, Killed: r.Killed,
-			KilledBy: r.KilledBy, Seed: r.Seed, Rerun: r.Rerun, Seconds: math.Round(r.Seconds*100) / 100,
+			KilledBy: r.KilledBy, AlsoFailed: r.AlsoFailed, Seed: r.Seed, Rerun: r.Rerun, Seconds: math.Round(r.Seconds*100) / 100,
 		})
 		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs)\n", i+1, len(selected), width, m.ID, mutantVerdict(r, m), r.Seconds)
 		if r.Status != mutants.StatusKilled {
@@ -165,10 +165,14 @@ func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
 	expected := strings.Join(m.Checks, " or ")
 	switch r.Status {
 	case mutants.StatusKilled:
-		if r.Seed != 0 {
-			return fmt.Sprintf("killed by %s (seed %d)", r.KilledBy, r.Seed)
+		also := ""
+		if len(r.AlsoFailed) > 0 {
+			also = "; also failed: " + strings.Join(r.AlsoFailed, ", ")
 		}
-		return "killed by " + r.KilledBy
+		if r.Seed != 0 {
+			return fmt.Sprintf("killed by %s (seed %d)%s", r.KilledBy, r.Seed, also)
+		}
+		return "killed by " + r.KilledBy + also
 	case mutants.StatusMisattributed:
 		return fmt.Sprintf("MISATTRIBUTED: failed %s, expected %s", r.KilledBy, expected)
 	case mutants.StatusNotReproduced:

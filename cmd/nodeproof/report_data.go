@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"sort"
+	"strings"
 
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
@@ -130,11 +131,22 @@ type mutantRow struct {
 	Source    string `json:"source"`
 	Killed    bool   `json:"killed"`
 	KilledBy  string `json:"killed_by"`
+	// AlsoFailed are the header's other checks that failed in the same run.
+	AlsoFailed []string `json:"also_failed,omitempty"`
 	// Seed is the rapid seed of the killing case (0: a plain test) and Rerun
 	// the go test command that repeats the kill on the patched tree.
 	Seed    uint64  `json:"seed,omitempty"`
 	Rerun   string  `json:"rerun,omitempty"`
 	Seconds float64 `json:"seconds"`
+}
+
+// Killers is the "killed by" cell: the killing check, then the header's
+// other checks that failed in the same run.
+func (m mutantRow) Killers() string {
+	if len(m.AlsoFailed) == 0 {
+		return m.KilledBy
+	}
+	return m.KilledBy + " (also " + strings.Join(m.AlsoFailed, ", ") + ")"
 }
 
 // tableSection is a section whose shape nodeproof does not own (the

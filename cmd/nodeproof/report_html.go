@@ -164,7 +164,7 @@ svg rect { fill: #0969da; }
 <tr><th>Mutant</th><th>Subsystem</th><th>Source</th><th>Killed</th><th>Killed by</th><th>Seconds</th></tr>
 {{range .}}<tr><td><code>{{.ID}}</code></td><td>{{.Subsystem}}</td><td>{{.Source}}</td>
 <td>{{if .Killed}}<span class="passed">killed</span>{{else}}<span class="failed">survived</span>{{end}}</td>
-<td>{{.KilledBy}}</td><td class="num">{{printf "%.1f" .Seconds}}</td></tr>
+<td>{{.Killers}}</td><td class="num">{{printf "%.1f" .Seconds}}</td></tr>
 {{end}}</table>
 {{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
 </section>

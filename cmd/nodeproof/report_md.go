@@ -201,7 +201,7 @@ func mutantRows(mutants []mutantRow) [][]string {
 		if m.Killed {
 			verdict = "killed"
 		}
-		rows = append(rows, []string{m.ID, m.Subsystem, m.Source, verdict, m.KilledBy, strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
+		rows = append(rows, []string{m.ID, m.Subsystem, m.Source, verdict, m.Killers(), strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
 	}
 	return rows
 }
