@@ -185,6 +185,15 @@ var subsystems = []Subsystem{
 		},
 	},
 	{
+		Name: "imagegc",
+		CorePackages: []string{
+			"core/imagegc",
+		},
+		Models: []string{
+			"models/imagegc",
+		},
+	},
+	{
 		Name: "pod",
 		CorePackages: []string{
 			"core/pod",
