@@ -113,6 +113,18 @@ func (m *gcMachine) checkSafety(p *gcPass) {
 			m.fail(GCPinned, "removed the pinned image %s (%s)", a.ImageID, a.Reason)
 		}
 	}
+	// The post-GC hooks get the images the space pass examined and kept,
+	// all from the eviction list: never one in use or pinned. (Upstream's
+	// detection also marks an image in use as used now, so the space pass
+	// would skip it as used too recently; the hooks' input still tells.)
+	for _, id := range p.out.RemainingImages {
+		if p.inUse[id] {
+			m.fail(GCInUse, "the post-GC hooks get %s as an image GC examined, yet a container uses it", id)
+		}
+		if p.before[id].Pinned {
+			m.fail(GCPinned, "the post-GC hooks get the pinned %s as an image GC examined", id)
+		}
+	}
 }
 
 // checkOrder: GC-ORDER.
