@@ -271,7 +271,6 @@ func (m *gcMachine) checkSpacePass(p *gcPass, age, space []imagegc.Attempt) {
 		m.fail(GCStop, "the removals %s count %d bytes, the pass says it freed %d", gcIDs(space), counted, p.out.FreedBytes)
 	}
 	eligible := m.eligible(p, age)
-	m.tally.Observe(fmt.Sprintf("DBG listed=%d order=%d eligible=%d", min(len(p.listed), 3), min(len(p.order), 3), min(len(eligible), 3)), 1)
 	if counted < amount && len(space) != len(eligible) {
 		m.fail(GCStop, "ended at %d of %d bytes having tried %s of the eligible %v", counted, amount, gcIDs(space), eligible)
 	}
