@@ -196,12 +196,33 @@ var subsystems = []Subsystem{
 		Models: []string{
 			"models/imagegc",
 		},
+		Suites: []string{
+			"imagegc",
+		},
+		FuzzTargets: []string{
+			"fuzz.FuzzImageGCMachine",
+			"fuzz.FuzzImageGCRuntimeAnswers",
+		},
 		IntegrationTests: []string{
 			"TestContainerdImageGCMaxAgeAndDeleteUnused",
 			"TestContainerdImageGCSpacePass",
 		},
 		Conformance: []string{
 			"imagegc.GarbageCollect, DeleteUnusedImages, detection",
+		},
+		Mutants: []string{
+			"gc-age-pass-removes-pinned",
+			"gc-amount-to-free-wrong",
+			"gc-failure-aborts-pass",
+			"gc-first-detection-zero-time",
+			"gc-in-use-skipped",
+			"gc-max-age-inclusive",
+			"gc-max-age-no-startup-wait",
+			"gc-min-age-ignored",
+			"gc-min-age-inclusive",
+			"gc-no-stop-when-enough",
+			"gc-pinned-ignored",
+			"gc-used-too-recently-exclusive",
 		},
 	},
 	{
