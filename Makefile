@@ -9,7 +9,7 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK_DIR := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK := $(STATICCHECK_DIR)/staticcheck
 
-.PHONY: test report fuzz mutants bench lint clean conformance
+.PHONY: test report fuzz mutants bench lint clean conformance containerd-pinned
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -44,6 +44,31 @@ fuzz:
 conformance:
 	mkdir -p report
 	cd conformance && $(GO) vet ./... && NODEPROOF_CONFORMANCE_JSON=$(CURDIR)/report/conformance.json $(GO) test -count=1 ./...
+
+# Debian's containerd 1.6 never sets CRI's pinned flag, so `make test`
+# sees the sandbox image unprotected (#111796). containerd 1.7 pins it: this
+# builds 1.7 from the Go module proxy (its go.mod has exclude directives, so
+# `go install pkg@version` refuses it; a throwaway module builds it instead)
+# and runs the containerd tests against it, where the pause image must be
+# pinned and kept. Debian's shim, ctr and runc serve both.
+CONTAINERD_PINNED_VERSION := v1.7.35
+CONTAINERD_PINNED := $(CURDIR)/bin/containerd-$(CONTAINERD_PINNED_VERSION)/containerd
+
+containerd-pinned: $(CONTAINERD_PINNED)
+	@status=0; NODEPROOF_CONTAINERD=$(CONTAINERD_PINNED) $(GO) test -count=1 -v -run 'Containerd' ./integration/ ./cmd/nodeproof/ \
+		> bin/containerd-pinned.log 2>&1 || status=$$?; \
+	grep -E '^(--- |ok|FAIL)|pinned' bin/containerd-pinned.log; \
+	if [ $$status -ne 0 ]; then cat bin/containerd-pinned.log; exit $$status; fi; \
+	if grep -q -- '--- SKIP' bin/containerd-pinned.log; then echo "containerd-pinned: a test skipped" >&2; exit 1; fi; \
+	grep -q 'sandbox image pinned: true' bin/containerd-pinned.log || { echo "containerd-pinned: no test saw a pinned sandbox image" >&2; exit 1; }
+
+$(CONTAINERD_PINNED):
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; cd "$$tmp"; \
+	printf 'module containerdbuild\n\ngo 1.26\n' > go.mod; \
+	printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/containerd/containerd/cmd/containerd"\n' > tools.go; \
+	$(GO) get github.com/containerd/containerd@$(CONTAINERD_PINNED_VERSION); \
+	$(GO) mod tidy; \
+	CGO_ENABLED=0 $(GO) build -tags no_btrfs,no_devmapper,no_zfs,no_aufs -o $(CONTAINERD_PINNED) github.com/containerd/containerd/cmd/containerd
 
 mutants:
 	$(GO) run ./cmd/nodeproof mutants --json report/mutants.json

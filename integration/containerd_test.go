@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -55,15 +56,27 @@ func imageIDs(t *testing.T, ctrd *containerdtest.Containerd) []string {
 	return ids
 }
 
-// sandboxImagePinned says whether a containerd of this version pins its
-// sandbox image through CRI: 1.7 and later do; 1.6 has no pinning at all
-// (its binary does not know the io.cri-containerd.pinned label).
+// sandboxImagePinned reads whether the runtime pins its sandbox image
+// through CRI (the image's pinned flag in ListImages) and holds it to what
+// the version promises: containerd 1.7 and later pin it; 1.6 has no pinning
+// at all (#111796's protection is then missing). The tests that follow
+// branch on what the runtime really said.
 func sandboxImagePinned(t *testing.T, ctrd *containerdtest.Containerd) bool {
 	t.Helper()
-	v, err := ctrd.CRI.Version(context.Background())
+	ctx := context.Background()
+	v, err := ctrd.CRI.Version(ctx)
 	require.NoError(t, err)
-	t.Logf("runtime %s %s (CRI %s)", v.RuntimeName, v.RuntimeVersion, v.RuntimeAPIVersion)
-	return !strings.HasPrefix(v.RuntimeVersion, "1.6.")
+	images, err := ctrd.CRI.ListImages(ctx)
+	require.NoError(t, err)
+	i := slices.IndexFunc(images, func(img cri.Image) bool {
+		return slices.Contains(img.RepoTags, containerdtest.SandboxImageName)
+	})
+	require.GreaterOrEqual(t, i, 0, "the sandbox image %s is not listed", containerdtest.SandboxImageName)
+	pinned := images[i].Pinned
+	t.Logf("runtime %s %s (CRI %s): sandbox image pinned: %v", v.RuntimeName, v.RuntimeVersion, v.RuntimeAPIVersion, pinned)
+	require.Equal(t, !strings.HasPrefix(v.RuntimeVersion, "1.6."), pinned,
+		"containerd %s: 1.7 and later pin the sandbox image, 1.6 never does", v.RuntimeVersion)
+	return pinned
 }
 
 // TestContainerdImageFsIsTheTmpfs: the image filesystem image GC reads is

@@ -30,6 +30,22 @@ const (
 // DefaultFsSizeBytes is the tmpfs size when Options leave it zero.
 const DefaultFsSizeBytes = 256 << 20
 
+// BinaryEnv names the environment variable that points the tests at another
+// containerd binary than the one in PATH: `make containerd-pinned` runs
+// them against a containerd 1.7 built from source, which pins its sandbox
+// image, where Debian's 1.6 never does. Its shim, ctr and runc stay
+// Debian's.
+const BinaryEnv = "NODEPROOF_CONTAINERD"
+
+// Binary is the containerd the tests start: $NODEPROOF_CONTAINERD, else
+// containerd from PATH.
+func Binary() string {
+	if b := os.Getenv(BinaryEnv); b != "" {
+		return b
+	}
+	return "containerd"
+}
+
 // SandboxImageName is the pause image containerd's config names; Start
 // imports it, built from busybox-static, so no sandbox pulls anything.
 const SandboxImageName = "nodeproof.test/pause:1"
@@ -82,7 +98,7 @@ func Start(t testing.TB, opts Options) *Containerd {
 	if os.Geteuid() != 0 {
 		t.Skip("not root: containerd and its tmpfs need root")
 	}
-	for _, bin := range []string{"containerd", "ctr", "containerd-shim-runc-v2", "runc"} {
+	for _, bin := range []string{Binary(), "ctr", "containerd-shim-runc-v2", "runc"} {
 		if _, err := exec.LookPath(bin); err != nil {
 			t.Skipf("containerd not installed: %s not in PATH (Debian packages containerd and runc)", bin)
 		}
@@ -135,7 +151,7 @@ func Start(t testing.TB, opts Options) *Containerd {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.cmd = exec.Command("containerd", "--config", config)
+	c.cmd = exec.Command(Binary(), "--config", config)
 	c.cmd.Stdout, c.cmd.Stderr = logFile, logFile
 	if err := c.cmd.Start(); err != nil {
 		logFile.Close()
