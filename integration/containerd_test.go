@@ -111,6 +111,34 @@ func TestContainerdImageFsIsTheTmpfs(t *testing.T) {
 	assert.LessOrEqual(t, stats.UsedBytes, fsSize-stats.AvailableBytes, "the runtime's count stays within what the kernel sees used")
 }
 
+// TestContainerdTeardownsApart: go test runs packages in parallel, so this
+// package's containerd and cmd/nodeproof's may run at once, their shims'
+// sockets side by side in the host's /run/containerd/s. A teardown must
+// remove and report only its own: tearing down a second containerd leaves
+// alone the socket of a shim the first one started meanwhile (a teardown
+// that took every socket new since its start for its own once failed a
+// parallel test with "left behind: shim socket").
+func TestContainerdTeardownsApart(t *testing.T) {
+	ctx := context.Background()
+	bb, err := containerdtest.BusyboxLayer()
+	require.NoError(t, err)
+	app := containerdtest.Image{Name: "nodeproof.test/app:1", Layers: []containerdtest.Layer{bb}}
+	first := containerdtest.Start(t, containerdtest.Options{})
+	first.Import(app)
+	var socket string
+	t.Run("second containerd", func(t *testing.T) {
+		second := containerdtest.Start(t, containerdtest.Options{})
+		second.Import(app)
+		pod, err := first.RunPod(ctx, "app", app.Name, "/bin/sleep", "3600")
+		require.NoError(t, err)
+		socket = first.ShimSocket(pod.SandboxID)
+		require.FileExists(t, socket, "the sandbox's shim socket is where the teardown looks for it")
+		_, err = second.RunPod(ctx, "app", app.Name, "/bin/sleep", "3600")
+		require.NoError(t, err)
+	})
+	assert.FileExists(t, socket, "the second containerd's teardown removed the first one's shim socket")
+}
+
 // TestContainerdImageInUse puts an image in use through CRI, as the kubelet
 // does: a host-network sandbox and a container of the image.
 func TestContainerdImageInUse(t *testing.T) {
@@ -124,6 +152,7 @@ func TestContainerdImageInUse(t *testing.T) {
 
 	pod, err := ctrd.RunPod(ctx, "app", app.Name, "/bin/sleep", "3600")
 	require.NoError(t, err)
+	assert.FileExists(t, ctrd.ShimSocket(pod.SandboxID), "the sandbox's shim socket is where the teardown looks for it")
 
 	containers, err := ctrd.CRI.ListContainers(ctx)
 	require.NoError(t, err)

@@ -235,7 +235,9 @@ func (s *scanner) scanGoFiles() error {
 				s.attribute(rel, fn, imports, func(row *Subsystem) { row.FuzzTargets = append(row.FuzzTargets, dir+"."+name) })
 			case dir == "integration" && strings.HasPrefix(name, "Test") && name != "TestMain":
 				s.attribute(rel, fn, imports, func(row *Subsystem) { row.IntegrationTests = append(row.IntegrationTests, name) })
-			case dir == "linearizability" && strings.HasPrefix(name, "Test") && callsAny(fn, "Record", "RecordHistories"):
+			// A history test records through Record (RecordHistories does),
+			// or through the forced interleavings' node (startForcedNode).
+			case dir == "linearizability" && strings.HasPrefix(name, "Test") && callsAny(fn, "Record", "RecordHistories", "startForcedNode"):
 				histories = append(histories, name)
 			}
 		}

@@ -45,6 +45,7 @@ var subsystems = []Subsystem{
 			"TestContainerdImageInUse",
 			"TestContainerdRemoveImageFreedBytes",
 			"TestContainerdRemovesImageInUse",
+			"TestContainerdTeardownsApart",
 			"TestHealthFlipsAndBadSnapshots",
 			"TestInitContainersFirst",
 			"TestInvalidRegistrations",
@@ -62,6 +63,7 @@ var subsystems = []Subsystem{
 		},
 		Linearizability: []string{
 			"TestAgentHistoriesLinearizable",
+			"TestForcedInterleavings",
 			"TestRecordHistoriesWritesVisualizations",
 		},
 		Mutants: []string{

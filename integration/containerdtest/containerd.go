@@ -83,9 +83,12 @@ type Containerd struct {
 	// shimSocketsBefore are the entries of shimSocketDir before Start; nil
 	// when the directory did not exist.
 	shimSocketsBefore []string
-	cmd               *exec.Cmd
-	exited            chan struct{} // closed when the containerd process has been reaped
-	log               string
+	// sandboxIDs are the sandboxes the teardown found, whose shims'
+	// sockets are this containerd's (ShimSocket).
+	sandboxIDs []string
+	cmd        *exec.Cmd
+	exited     chan struct{} // closed when the containerd process has been reaped
+	log        string
 }
 
 // Start starts a containerd for t, or skips t with the reason the host

@@ -3,6 +3,7 @@ package containerdtest
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,11 +19,41 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// shimSocketDir is where containerd 1.6's shims put their sockets whatever
-// the config says (the host's state directory, a hash of the containerd
-// socket and the task in the name). The shims remove their sockets on exit;
-// the teardown removes the directories if Start created them.
+// shimSocketDir is where containerd's runc shims put their sockets whatever
+// the config says: the host's state directory, shared by every containerd
+// on the machine, so another test's containerd (go test runs packages in
+// parallel) has its sockets there too. The shims remove their sockets on
+// exit; the teardown removes the directories if Start created them.
 const shimSocketDir = "/run/containerd/s"
+
+// criNamespace is the containerd namespace the CRI plugin works in.
+const criNamespace = "k8s.io"
+
+// ShimSocket is the socket the runc shim of a sandbox listens on while the
+// sandbox runs: in shimSocketDir, named by the hex SHA-256 of containerd's address, the namespace and
+// the sandbox ID joined as a path (the shim groups a pod's containers under
+// the sandbox's ID; containerd 1.6 and 1.7 name it alike). It tells this
+// containerd's sockets from another's.
+func (c *Containerd) ShimSocket(sandboxID string) string {
+	return filepath.Join(shimSocketDir, fmt.Sprintf("%x", sha256.Sum256([]byte(filepath.Join(c.Socket, criNamespace, sandboxID)))))
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// ownShimSockets lists the sockets of this containerd's shims that are in
+// shimSocketDir.
+func (c *Containerd) ownShimSockets() []string {
+	var own []string
+	for _, id := range c.sandboxIDs {
+		if path := c.ShimSocket(id); exists(path) {
+			own = append(own, path)
+		}
+	}
+	return own
+}
 
 // listDir returns the names in dir, or nil if it does not exist.
 func listDir(dir string) []string {
@@ -78,12 +109,9 @@ func (c *Containerd) teardown() []error {
 		c.CRI.Close()
 	}
 	errs = append(errs, c.killStragglers()...)
-	// A killed shim leaves its socket; every new one is this containerd's
-	// (the tests that start one do not run in parallel).
-	for _, name := range listDir(shimSocketDir) {
-		if !slices.Contains(c.shimSocketsBefore, name) {
-			os.Remove(filepath.Join(shimSocketDir, name))
-		}
+	// A killed shim leaves its socket behind.
+	for _, path := range c.ownShimSockets() {
+		os.Remove(path)
 	}
 	errs = append(errs, c.unmountAll()...)
 	errs = append(errs, c.removeCgroups()...)
@@ -110,6 +138,7 @@ func (c *Containerd) removeSandboxes() []error {
 	}
 	var errs []error
 	for _, sb := range sandboxes {
+		c.sandboxIDs = append(c.sandboxIDs, sb.ID)
 		if err := c.CRI.StopPodSandbox(ctx, sb.ID); err != nil {
 			errs = append(errs, err)
 		}
@@ -278,10 +307,8 @@ func (c *Containerd) leftovers() []string {
 	for _, mp := range mountsUnder(c.Dir) {
 		left = append(left, "mount "+mp)
 	}
-	for _, name := range listDir(shimSocketDir) {
-		if !slices.Contains(c.shimSocketsBefore, name) {
-			left = append(left, "shim socket "+filepath.Join(shimSocketDir, name))
-		}
+	for _, path := range c.ownShimSockets() {
+		left = append(left, "shim socket "+path)
 	}
 	if _, err := os.Lstat(c.Dir); err == nil {
 		left = append(left, "directory "+c.Dir)
