@@ -27,6 +27,7 @@ var subsystems = []Subsystem{
 			"models/deviceagent",
 		},
 		FuzzTargets: []string{
+			"fuzz/crianswers.FuzzCRIAnswers",
 			"fuzz/manifests.FuzzDecodeManifests",
 		},
 		IntegrationTests: []string{

@@ -29,6 +29,14 @@ func (c *Client) ListContainers(ctx context.Context) ([]Container, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromListContainers(resp)
+}
+
+// FromListContainers checks a ListContainers answer and returns its
+// containers: IDs, sandbox and image set, states CRI defines. A bad answer
+// gets a *ResponseError naming the field.
+func FromListContainers(resp *runtimeapi.ListContainersResponse) ([]Container, error) {
+	const rpc = "ListContainers"
 	if err := checkCount(rpc, "containers", len(resp.GetContainers())); err != nil {
 		return nil, err
 	}
@@ -71,6 +79,13 @@ func (c *Client) ImageMounts(ctx context.Context, containerID string) ([]string,
 	if err != nil {
 		return nil, err
 	}
+	return FromContainerStatus(resp)
+}
+
+// FromContainerStatus checks a ContainerStatus answer and returns the
+// images its container mounts as volumes.
+func FromContainerStatus(resp *runtimeapi.ContainerStatusResponse) ([]string, error) {
+	const rpc = "ContainerStatus"
 	if resp.GetStatus() == nil {
 		return nil, &ResponseError{RPC: rpc, Field: "status", Rule: "must be set"}
 	}
@@ -100,6 +115,13 @@ func (c *Client) ListPodSandbox(ctx context.Context) ([]Sandbox, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromListPodSandbox(resp)
+}
+
+// FromListPodSandbox checks a ListPodSandbox answer and returns its
+// sandboxes: IDs set, states CRI defines.
+func FromListPodSandbox(resp *runtimeapi.ListPodSandboxResponse) ([]Sandbox, error) {
+	const rpc = "ListPodSandbox"
 	if err := checkCount(rpc, "items", len(resp.GetItems())); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,14 @@ func (c *Client) ImageFsInfo(ctx context.Context) ([]Filesystem, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromImageFsInfo(resp)
+}
+
+// FromImageFsInfo checks an ImageFsInfo answer and returns its image
+// filesystems: at least one, absolute mountpoints, used bytes set and
+// within MaxSizeBytes.
+func FromImageFsInfo(resp *runtimeapi.ImageFsInfoResponse) ([]Filesystem, error) {
+	const rpc = "ImageFsInfo"
 	fss := resp.GetImageFilesystems()
 	if len(fss) == 0 {
 		return nil, &ResponseError{RPC: rpc, Field: "image_filesystems", Rule: "must not be empty"}

@@ -33,6 +33,14 @@ func (c *Client) ListImages(ctx context.Context) ([]Image, error) {
 	if err != nil {
 		return nil, err
 	}
+	return FromListImages(resp)
+}
+
+// FromListImages checks a ListImages answer and returns its images: every
+// ID set and unique, sizes within MaxSizeBytes, no empty name, lists within
+// MaxItems. A bad answer gets a *ResponseError naming the field.
+func FromListImages(resp *runtimeapi.ListImagesResponse) ([]Image, error) {
+	const rpc = "ListImages"
 	if err := checkCount(rpc, "images", len(resp.GetImages())); err != nil {
 		return nil, err
 	}
