@@ -95,6 +95,34 @@ func (n *forcedNode) remove(client int, uid, res string) {
 	n.rec.add(op)
 }
 
+// register starts a plugin of res whose socket is endpoint (relative to
+// the directory) and records its registration; a refused one has no plugin
+// left running.
+func (n *forcedNode) register(client int, res, endpoint string) {
+	op := porcupine.Operation{ClientId: client, Input: deviceagent.Input{Op: deviceagent.Register, Resources: []string{res}, Endpoint: endpoint},
+		Call: n.rec.now()}
+	p, err := testplugin.Start(testplugin.Config{Dir: n.dir, Endpoint: endpoint, ResourceName: res,
+		Devices: testplugin.Healthy("d0"), Logger: slog.New(slog.DiscardHandler)})
+	op.Return = n.rec.now()
+	out := deviceagent.Output{}
+	if err != nil {
+		out.Err = deviceagent.ErrRefused
+	} else {
+		n.t.Cleanup(p.Stop)
+	}
+	op.Output = out
+	n.rec.add(op)
+}
+
+// read records a capacity read of resources.
+func (n *forcedNode) read(client int, resources ...string) {
+	op := porcupine.Operation{ClientId: client, Input: deviceagent.Input{Op: deviceagent.Capacity, Resources: resources}, Call: n.rec.now()}
+	counts := readCounts(n.agent, resources)
+	op.Return = n.rec.now()
+	op.Output = deviceagent.Output{Counts: counts}
+	n.rec.add(op)
+}
+
 // heldInAllocate waits until res's plugin has received its calls-th
 // Allocate call: the admission that made it has planned and reserved.
 func (n *forcedNode) heldInAllocate(res string, calls int) {
@@ -224,6 +252,18 @@ func TestForcedInterleavings(t *testing.T) {
 		require.Error(t, err, "an admission whose Allocate hangs")
 		n.plugins[a].SetFault(testplugin.Allocate, testplugin.Fault{})
 		assert.NoError(t, n.admit(1, "later", a, 1), "the admission after the timed-out one")
+		n.check()
+	})
+
+	// A registration's endpoint must name a socket directly in the device
+	// plugin directory: one that leaves it is refused and no resource
+	// appears (agent-endpoint-not-confined). Not a race: the history shows
+	// the registration's answer and the capacity read that follows.
+	t.Run("a registration whose endpoint leaves the directory is refused", func(t *testing.T) {
+		const rogue = "example.com/rogue"
+		n := startForcedNode(t, 10*time.Second, map[string][]string{a: {"d0"}})
+		n.register(2, rogue, "../rogue.sock")
+		n.read(0, a, rogue)
 		n.check()
 	})
 

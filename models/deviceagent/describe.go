@@ -16,6 +16,8 @@ func Describe(in Input, out Output) string {
 		fmt.Fprintf(&b, " %s %v", in.Pod, in.Wants)
 	case Release, Remove:
 		fmt.Fprintf(&b, " %s", in.Pod)
+	case Register:
+		fmt.Fprintf(&b, " %s at %q", in.Resources[0], in.Endpoint)
 	default:
 		fmt.Fprintf(&b, " %s", strings.Join(in.Resources, ","))
 	}

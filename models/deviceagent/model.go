@@ -30,6 +30,14 @@ const (
 	Remove Op = "Remove"
 	// Capacity reads capacity and allocatable of Input.Resources.
 	Capacity Op = "Capacity"
+	// Register is a plugin of a new resource registering with
+	// Input.Endpoint. The model answers only for endpoints the agent must
+	// refuse (docs/deviations.md A1: a socket name directly in the device
+	// plugin directory, not the kubelet's own): ErrRefused, and nothing
+	// changes. A registration it accepts starts a plugin the history would
+	// then have to model; the workloads register new resources only with
+	// endpoints the agent refuses.
+	Register Op = "Register"
 )
 
 // Device is one device of a snapshot.
@@ -57,6 +65,8 @@ type Input struct {
 	Pod string
 	// Wants are an Admit's or Reserve's requests, sorted by resource.
 	Wants []Want
+	// Endpoint is a Register's socket name, relative to the directory.
+	Endpoint string
 }
 
 // Count is one resource's capacity (all devices) and allocatable (healthy
@@ -95,6 +105,8 @@ const (
 	ErrNoHealthy      = "NoHealthy"
 	ErrUnavailable    = "Unavailable"
 	ErrAllocateFailed = "AllocateFailed"
+	// ErrRefused is a registration the agent refused.
+	ErrRefused = "Refused"
 )
 
 // errNothingReserved is the model's answer to a Release with no
@@ -275,6 +287,11 @@ func Apply(s State, in Input) (State, Output) {
 			return s, Output{Err: errNothingReserved}
 		}
 		return next, Output{}
+	case Register:
+		if endpointRefused(in.Endpoint) {
+			return s, Output{Err: ErrRefused}
+		}
+		return s, Output{}
 	case Capacity:
 		var out Output
 		for _, name := range in.Resources {
@@ -465,4 +482,12 @@ func Equal(a, b State) bool {
 				return g.pod == h.pod && g.reserved == h.reserved && slices.Equal(g.devices, h.devices)
 			})
 	})
+}
+
+// endpointRefused says whether the agent must refuse a registration with
+// this endpoint: empty, absolute, with a path element or "..", or the
+// kubelet's own socket name.
+func endpointRefused(endpoint string) bool {
+	return endpoint == "" || endpoint == "." || endpoint == "kubelet.sock" ||
+		strings.HasPrefix(endpoint, "/") || strings.Contains(endpoint, "/") || strings.Contains(endpoint, "..")
 }

@@ -118,3 +118,19 @@ func TestStepDoesNotChangeItsState(t *testing.T) {
 	Next(next, Input{Op: Remove, Resources: []string{"r/a"}, Pod: "p"}, Output{Unknown: true})
 	assert.Equal(t, before, s.String(), "stepping changed the state:\nbefore %s\nafter  %s", before, s)
 }
+
+// TestRegisterRefusesEndpointsOutsideTheDirectory: the model refuses a
+// registration whose endpoint is not a socket name directly in the
+// directory, and nothing changes; an answer of success there is not one the
+// model gives.
+func TestRegisterRefusesEndpointsOutsideTheDirectory(t *testing.T) {
+	s := Init(map[string][]Device{"r/a": healthy("a0")})
+	for _, endpoint := range []string{"../rogue.sock", "/tmp/rogue.sock", "sub/rogue.sock", "kubelet.sock", ""} {
+		in := Input{Op: Register, Resources: []string{"r/x"}, Endpoint: endpoint}
+		next := Next(s, in, Output{Err: ErrRefused})
+		require.Len(t, next, 1, "%q refused", endpoint)
+		assert.True(t, Equal(s, next[0]), "a refused registration of %q changed the node", endpoint)
+		assert.Empty(t, Next(s, in, Output{}), "a registration at %q accepted: the model has no such answer", endpoint)
+	}
+	assert.Len(t, Next(s, Input{Op: Register, Resources: []string{"r/x"}, Endpoint: "x.sock"}, Output{}), 1, "a socket name in the directory")
+}
