@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/prober"
 )
 
 // Options configure Decode. The zero value is the strictest about kinds and
@@ -42,8 +43,11 @@ type Skipped struct {
 
 // Manifests is what a stream held, in stream order.
 type Manifests struct {
-	Pods  []pod.Pod
-	Nodes []Node
+	Pods []pod.Pod
+	// ProberPods[i] is Pods[i] as the kubelet's prober reads it
+	// (ConvertProberPod): probes as written, not yet defaulted.
+	ProberPods []prober.Pod
+	Nodes      []Node
 	// PodOrigins[i] and NodeOrigins[i] say where Pods[i] and Nodes[i] were
 	// read, so that a caller checking more than one object (two pods with
 	// one name, a second Node) names the documents as Decode would.
@@ -234,6 +238,7 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			return origin.wrap(err)
 		}
 		out.Pods = append(out.Pods, conv)
+		out.ProberPods = append(out.ProberPods, ConvertProberPod(&p))
 		out.PodOrigins = append(out.PodOrigins, origin)
 	case "Node":
 		if err := isV1(); err != nil {
