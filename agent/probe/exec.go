@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/nodeproof/nodeproof/agent/cri"
@@ -20,7 +21,7 @@ func (p *Prober) runExec(ctx context.Context, action *ExecAction, target Target,
 	case target.ContainerID == "":
 		return unknown(&InputError{Field: "target.containerID", Rule: "must not be empty for an exec probe"})
 	}
-	res, err := p.exec.ExecSync(ctx, target.ContainerID, action.Command, timeout)
+	res, err := p.exec.ExecSync(ctx, target.ContainerID, expandCommand(action.Command, target.Env), timeout)
 	if err != nil {
 		if errors.Is(err, cri.ErrCommandTimedOut) {
 			return Result{Kind: Failure, Output: runtimeText(err)}
@@ -35,6 +36,54 @@ func (p *Prober) runExec(ctx context.Context, action *ExecAction, target Target,
 		return Result{Kind: Failure, Output: string(output)}
 	}
 	return Result{Kind: Success, Output: string(output)}
+}
+
+// expandCommand replaces $(NAME) in each argument with the value of the
+// variable NAME of env (the last one of that name); a name env does not
+// have stays "$(NAME)" and "$$" is a literal "$", as the kubelet's
+// ExpandContainerCommandOnlyStatic.
+func expandCommand(cmd []string, env []EnvVar) []string {
+	values := make(map[string]string, len(env))
+	for _, v := range env {
+		values[v.Name] = v.Value
+	}
+	out := make([]string, len(cmd))
+	for i, arg := range cmd {
+		out[i] = expand(arg, values)
+	}
+	return out
+}
+
+func expand(s string, values map[string]string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 == len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 { // unclosed: kept as written
+				b.WriteString("$(")
+				i++
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := values[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString("$(" + name + ")")
+			}
+			i += 2 + end
+		default: // "$x" is kept; x is written on the next turn
+			b.WriteByte('$')
+		}
+	}
+	return b.String()
 }
 
 // runtimeText is the text of the CRI client's error without agent/cri's

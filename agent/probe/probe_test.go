@@ -151,3 +151,27 @@ func TestExecOutcomes(t *testing.T) {
 	got := New(&scriptedExec{}).Run(context.Background(), Spec{Exec: &ExecAction{Command: []string{"true"}}}, Target{})
 	assert.Equal(t, Result{Kind: Unknown, Err: &InputError{Field: "target.containerID", Rule: "must not be empty for an exec probe"}}, got)
 }
+
+// TestExecCommandExpansion: $(VAR) from the container's declared
+// environment, as the kubelet's ExpandContainerCommandOnlyStatic: unknown
+// names kept, $$ a literal $, a variable from a source expanded to "".
+func TestExecCommandExpansion(t *testing.T) {
+	env := []EnvVar{{"PORT", "8080"}, {"SECRET", ""}, {"PORT", "9090"}}
+	for in, want := range map[string]string{
+		"curl localhost:$(PORT)/x": "curl localhost:9090/x",
+		"$(MISSING)":               "$(MISSING)",
+		"$$(PORT)":                 "$(PORT)",
+		"$$$(PORT)":                "$9090",
+		"[$(SECRET)]":              "[]",
+		"$(PORT":                   "$(PORT",
+		"$()":                      "$()",
+		"a$b$":                     "a$b$",
+		"$(PORT)$(PORT)":           "90909090",
+		"é$(PORT)é":                "é9090é",
+	} {
+		assert.Equal(t, []string{want}, expandCommand([]string{in}, env), in)
+	}
+	rec := &scriptedExec{}
+	New(rec).Run(context.Background(), Spec{Exec: &ExecAction{Command: []string{"sh", "-c", "test $(PORT) = 9090"}}}, Target{ContainerID: "c1", Env: env})
+	assert.Equal(t, []string{"sh", "-c", "test 9090 = 9090"}, rec.cmd)
+}

@@ -28,8 +28,8 @@ type Port struct {
 	Name   string
 }
 
-// ExecAction runs Command in the container through CRI ExecSync. The
-// command is run as given; $(VAR) references are the caller's to expand.
+// ExecAction runs Command in the container through CRI ExecSync, after
+// $(VAR) references are expanded from Target.Env as the kubelet does.
 type ExecAction struct {
 	Command []string
 }
@@ -77,6 +77,16 @@ type Target struct {
 	ContainerID string
 	// Ports are the container's declared ports, for named probe ports.
 	Ports []ContainerPort
+	// Env is the container's environment as declared, for $(VAR) in exec
+	// commands. A variable set from a source (valueFrom) is listed with an
+	// empty Value: the kubelet expands it to "" (it reads only the static
+	// values).
+	Env []EnvVar
+}
+
+// EnvVar is one of a container's declared environment variables.
+type EnvVar struct {
+	Name, Value string
 }
 
 // ContainerPort is one of a container's declared ports.
