@@ -41,7 +41,6 @@ func runGRPC(ctx context.Context, action *GRPCAction, target Target, timeout tim
 		// Upstream compares the error itself, not what it wraps: only the
 		// blocking dial's own deadline is the timeout text.
 		if err == context.DeadlineExceeded { //nolint:errorlint // as upstream
-
 			return Result{Kind: Failure, Output: fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err)}
 		}
 		return Result{Kind: Failure, Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}
