@@ -53,13 +53,8 @@ func BenchmarkContainerdRemoveImage(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		b.StopTimer()
-		l, err := containerdtest.DataLayer("r", 1*MiB, uint64(i))
-		require.NoError(b, err)
-		img := containerdtest.Image{Name: fmt.Sprintf("nodeproof.test/r%d:1", i), Layers: []containerdtest.Layer{l}}
+		id := importUnusedImage(b, ctrd, i)
 		i++
-		ctrd.Import(img)
-		id, err := img.ID()
-		require.NoError(b, err)
 		b.StartTimer()
 		require.NoError(b, ctrd.CRI.RemoveImage(ctx, id))
 	}
@@ -94,11 +89,8 @@ func BenchmarkContainerdGCRound(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		b.StopTimer()
-		l, err := containerdtest.DataLayer("r", 1*MiB, uint64(i))
-		require.NoError(b, err)
-		img := containerdtest.Image{Name: fmt.Sprintf("nodeproof.test/r%d:1", i), Layers: []containerdtest.Layer{l}}
+		importUnusedImage(b, ctrd, i)
 		i++
-		ctrd.Import(img)
 		require.NoError(b, m.Detect(now, rt.View()))
 		now = now.Add(policy.MinAge)
 		b.StartTimer()
@@ -109,4 +101,17 @@ func BenchmarkContainerdGCRound(b *testing.B) {
 	}
 	b.StopTimer()
 	require.NoError(b, ctrd.RemovePod(ctx, pod))
+}
+
+// importUnusedImage imports the i-th image of one fresh 1 MiB layer, which
+// no container uses, and returns its ID.
+func importUnusedImage(b *testing.B, ctrd *containerdtest.Containerd, i int) string {
+	b.Helper()
+	l, err := containerdtest.DataLayer("r", 1*MiB, uint64(i))
+	require.NoError(b, err)
+	img := containerdtest.Image{Name: fmt.Sprintf("nodeproof.test/r%d:1", i), Layers: []containerdtest.Layer{l}}
+	ctrd.Import(img)
+	id, err := img.ID()
+	require.NoError(b, err)
+	return id
 }

@@ -147,7 +147,7 @@ func TestContainerdImageGCSpacePass(t *testing.T) {
 	}
 	sizes := n.sizes(t)
 	all := []string{n.pause.id, n.app.id, c.id, a.id, b.id}
-	require.ElementsMatch(t, all, imageIDs(t, n.ctrd))
+	require.ElementsMatch(t, all, n.ctrd.ImageIDs())
 
 	// 87%: at or above high (85), the space pass must free down to low
 	// (80): capacity*20/100 - available, about 4.5 MiB, less than c alone.
@@ -165,7 +165,7 @@ func TestContainerdImageGCSpacePass(t *testing.T) {
 	assert.Equal(t, imagegc.ReasonFreeDiskSpaceFailed, out.Events[0].Reason)
 	assert.EqualError(t, out.Err, out.Events[0].Message)
 	assert.Contains(t, out.Err.Error(), "(87% of 64.0 MiB used)")
-	assert.ElementsMatch(t, all, imageIDs(t, n.ctrd))
+	assert.ElementsMatch(t, all, n.ctrd.ImageIDs())
 
 	// At t0+3m c is exactly MinAge old (eligible), a and b are younger.
 	// The pause image goes first on containerd 1.6; c then frees enough.
@@ -204,7 +204,7 @@ func TestContainerdImageGCSpacePass(t *testing.T) {
 	if pinned {
 		wantHeld = append(wantHeld, n.pause.id)
 	}
-	assert.ElementsMatch(t, wantHeld, imageIDs(t, n.ctrd), "containerd holds the image in use, the ones not yet MinAge old (and a pinned pause image)")
+	assert.ElementsMatch(t, wantHeld, n.ctrd.ImageIDs(), "containerd holds the image in use, the ones not yet MinAge old (and a pinned pause image)")
 	n.podRuns(t)
 
 	// Five minutes on (the GC period), filled to 95%: a and b are old
@@ -235,7 +235,7 @@ func TestContainerdImageGCSpacePass(t *testing.T) {
 	if pinned {
 		wantHeld = append(wantHeld, n.pause.id)
 	}
-	assert.ElementsMatch(t, wantHeld, imageIDs(t, n.ctrd))
+	assert.ElementsMatch(t, wantHeld, n.ctrd.ImageIDs())
 	n.podRuns(t)
 	require.NoError(t, n.ctrd.RemovePod(ctx, n.pod))
 }
@@ -288,7 +288,7 @@ func TestContainerdImageGCMaxAgeAndDeleteUnused(t *testing.T) {
 	if pinned {
 		wantHeld = append(wantHeld, n.pause.id)
 	}
-	assert.ElementsMatch(t, wantHeld, imageIDs(t, n.ctrd))
+	assert.ElementsMatch(t, wantHeld, n.ctrd.ImageIDs())
 
 	// DeleteUnusedImages: y is new (first detected at t1), so MinAge
 	// protects it until t1+MinAge; then it goes, though the usage is far
@@ -318,7 +318,7 @@ func TestContainerdImageGCMaxAgeAndDeleteUnused(t *testing.T) {
 	freed := availableBytes(t, n.ctrd) - before
 	t.Logf("DeleteUnusedImages at %d%% usage: kubelet counted %d B, statfs freed %d B", usage, out.FreedBytes, freed)
 	assert.InDelta(t, 2*sizeY, freed, sizeSlack, "an unshared image frees its blob and its snapshot")
-	assert.ElementsMatch(t, wantHeld, imageIDs(t, n.ctrd))
+	assert.ElementsMatch(t, wantHeld, n.ctrd.ImageIDs())
 	n.podRuns(t)
 	require.NoError(t, n.ctrd.RemovePod(context.Background(), n.pod))
 }

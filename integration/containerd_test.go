@@ -45,16 +45,6 @@ func availableBytes(t *testing.T, ctrd *containerdtest.Containerd) int64 {
 }
 
 // imageIDs lists the IDs of the images containerd holds.
-func imageIDs(t *testing.T, ctrd *containerdtest.Containerd) []string {
-	t.Helper()
-	images, err := ctrd.CRI.ListImages(context.Background())
-	require.NoError(t, err)
-	var ids []string
-	for _, img := range images {
-		ids = append(ids, img.ID)
-	}
-	return ids
-}
 
 // sandboxImagePinned reads whether the runtime pins its sandbox image
 // through CRI (the image's pinned flag in ListImages) and holds it to what
@@ -213,7 +203,7 @@ func TestContainerdRemoveImageFreedBytes(t *testing.T) {
 		reported[img.ID] = img.SizeBytes
 	}
 	pauseID := imageID(t, mustSandboxImage(t))
-	require.ElementsMatch(t, []string{pauseID, imageID(t, x), imageID(t, y)}, imageIDs(t, ctrd))
+	require.ElementsMatch(t, []string{pauseID, imageID(t, x), imageID(t, y)}, ctrd.ImageIDs())
 
 	remove := func(img containerdtest.Image) int64 {
 		before := availableBytes(t, ctrd)
@@ -221,9 +211,9 @@ func TestContainerdRemoveImageFreedBytes(t *testing.T) {
 		return availableBytes(t, ctrd) - before
 	}
 	freedX := remove(x)
-	assert.ElementsMatch(t, []string{pauseID, imageID(t, y)}, imageIDs(t, ctrd))
+	assert.ElementsMatch(t, []string{pauseID, imageID(t, y)}, ctrd.ImageIDs())
 	freedY := remove(y)
-	assert.Equal(t, []string{pauseID}, imageIDs(t, ctrd))
+	assert.Equal(t, []string{pauseID}, ctrd.ImageIDs())
 
 	sizeX, sizeY := reported[imageID(t, x)], reported[imageID(t, y)]
 	t.Logf("x: CRI size %d, freed %d; y: CRI size %d, freed %d", sizeX, freedX, sizeY, freedY)
@@ -257,7 +247,7 @@ func TestContainerdRemovesImageInUse(t *testing.T) {
 	require.NoError(t, ctrd.CRI.RemoveImage(ctx, imageID(t, used)), "containerd does not refuse")
 	freed := availableBytes(t, ctrd) - before
 	assert.InDelta(t, own.SizeBytes(), freed, sizeSlack, "only the unshared blob is freed; busybox's blob is the pause image's too, the snapshots are the container's")
-	assert.Equal(t, []string{imageID(t, mustSandboxImage(t))}, imageIDs(t, ctrd))
+	assert.Equal(t, []string{imageID(t, mustSandboxImage(t))}, ctrd.ImageIDs())
 
 	containers, err := ctrd.CRI.ListContainers(ctx)
 	require.NoError(t, err)

@@ -285,4 +285,13 @@ var subsystems = []Subsystem{
 			"pr-tiebreak-reversed",
 		},
 	},
+	{
+		Name: "prober",
+		CorePackages: []string{
+			"core/prober",
+		},
+		Models: []string{
+			"models/prober",
+		},
+	},
 }

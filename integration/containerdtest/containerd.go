@@ -262,6 +262,21 @@ func (c *Containerd) waitReady() error {
 	}
 }
 
+// ImageIDs lists the IDs of the images the runtime holds now, through CRI;
+// it fails the test when the runtime cannot say.
+func (c *Containerd) ImageIDs() []string {
+	c.t.Helper()
+	images, err := c.CRI.ListImages(context.Background())
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	ids := make([]string, 0, len(images))
+	for _, img := range images {
+		ids = append(ids, img.ID)
+	}
+	return ids
+}
+
 // Import builds images into one OCI archive and imports it with ctr into
 // the k8s.io namespace, unpacked for the CRI plugin's snapshotter.
 func (c *Containerd) Import(images ...Image) {
