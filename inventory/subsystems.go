@@ -293,5 +293,11 @@ var subsystems = []Subsystem{
 		Models: []string{
 			"models/prober",
 		},
+		IntegrationTests: []string{
+			"TestRunnerLivenessFailsAfterExactlyF",
+			"TestRunnerReadinessFlips",
+			"TestRunnerStartupGatesLiveness",
+			"TestRunnerTimeoutsAndErrors",
+		},
 	},
 }

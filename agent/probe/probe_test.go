@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nodeproof/nodeproof/agent/cri"
+	"github.com/nodeproof/nodeproof/core/prober"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -174,4 +175,31 @@ func TestExecCommandExpansion(t *testing.T) {
 	rec := &scriptedExec{}
 	New(rec).Run(context.Background(), Spec{Exec: &ExecAction{Command: []string{"sh", "-c", "test $(PORT) = 9090"}}}, Target{ContainerID: "c1", Env: env})
 	assert.Equal(t, []string{"sh", "-c", "test 9090 = 9090"}, rec.cmd)
+}
+
+// TestKindsAreCoreProbeResults: the runner hands a Result's Kind to
+// core/prober as its ProbeResult; the names must be the same.
+func TestKindsAreCoreProbeResults(t *testing.T) {
+	assert.Equal(t, prober.ProbeSuccess, prober.ProbeResult(Success))
+	assert.Equal(t, prober.ProbeWarning, prober.ProbeResult(Warning))
+	assert.Equal(t, prober.ProbeFailure, prober.ProbeResult(Failure))
+	assert.Equal(t, prober.ProbeUnknown, prober.ProbeResult(Unknown))
+}
+
+// TestSpecAndTargetOfACoreRun: a core ProbeRun becomes the Spec and the
+// Target the probe runs with: named ports, headers, the CRI ID without its
+// runtime, the container's ports and env.
+func TestSpecAndTargetOfACoreRun(t *testing.T) {
+	svc := "db"
+	run := prober.ProbeRun{
+		Probe: prober.Probe{TimeoutSeconds: 3, Handler: prober.Handler{HTTPGet: &prober.HTTPGetAction{
+			Scheme: "HTTPS", Host: "h", Port: prober.PortName("web"), Path: "/p", Headers: []prober.HTTPHeader{{Name: "X", Value: "1"}}}}},
+		Container:   prober.Container{Ports: []prober.ContainerPort{{Name: "web", ContainerPort: 8443}}, Env: []prober.EnvVar{{Name: "A", Value: "b"}}},
+		ContainerID: "containerd://abc", PodIP: "10.0.0.1",
+	}
+	assert.Equal(t, Spec{TimeoutSeconds: 3, HTTPGet: &HTTPGetAction{Scheme: "HTTPS", Host: "h", Port: Port{Name: "web"}, Path: "/p", Headers: []HTTPHeader{{"X", "1"}}}}, SpecOf(run.Probe))
+	assert.Equal(t, Target{PodIP: "10.0.0.1", ContainerID: "abc", Ports: []ContainerPort{{Name: "web", Number: 8443}}, Env: []EnvVar{{"A", "b"}}}, TargetOf(run))
+	assert.Equal(t, Spec{TCPSocket: &TCPSocketAction{Port: Port{Number: 80}}}, SpecOf(prober.Probe{Handler: prober.Handler{TCPSocket: &prober.TCPSocketAction{Port: prober.PortNumber(80)}}}))
+	assert.Equal(t, Spec{GRPC: &GRPCAction{Port: 9, Service: &svc}}, SpecOf(prober.Probe{Handler: prober.Handler{GRPC: &prober.GRPCAction{Port: 9, Service: &svc}}}))
+	assert.Equal(t, Spec{Exec: &ExecAction{Command: []string{"true"}}}, SpecOf(prober.Probe{Handler: prober.Handler{Exec: &prober.ExecAction{Command: []string{"true"}}}}))
 }
