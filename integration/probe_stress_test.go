@@ -16,6 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/nodeproof/nodeproof/agent/probe"
+	"github.com/nodeproof/nodeproof/core/prober"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,8 +51,10 @@ type stressCase struct {
 // requires every one of the 3,000 results to be the target's: no false
 // result under load. It reports the wall time and the CPU the process
 // spent (prober and targets together).
-func TestProbeStress600(t *testing.T) {
-	p := newProber(t)
+// stressTargets starts the six real targets of the stress tests and
+// returns a probe of each with the result it must give.
+func stressTargets(t *testing.T) []stressCase {
+	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
 	mux.HandleFunc("/bad", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusServiceUnavailable) })
@@ -88,7 +91,7 @@ func TestProbeStress600(t *testing.T) {
 	// A generous timeout: the test looks for wrong verdicts, not for how
 	// long two shared cores take to answer 600 connections at once.
 	const timeout = 10
-	cases := []stressCase{
+	return []stressCase{
 		{"http ok", probe.Spec{HTTPGet: &probe.HTTPGetAction{Port: probe.Port{Number: httpPort}, Path: "/ok"}, TimeoutSeconds: timeout},
 			probe.Target{PodIP: httpHost}, probe.Result{Kind: probe.Success, Output: "ok"}},
 		{"http 503", probe.Spec{HTTPGet: &probe.HTTPGetAction{Port: probe.Port{Number: httpPort}, Path: "/bad"}, TimeoutSeconds: timeout},
@@ -102,6 +105,12 @@ func TestProbeStress600(t *testing.T) {
 		{"grpc not serving", probe.Spec{GRPC: &probe.GRPCAction{Port: grpcPort, Service: &down}, TimeoutSeconds: timeout},
 			probe.Target{PodIP: grpcHost}, probe.Result{Kind: probe.Failure, Output: `service unhealthy (responded with "NOT_SERVING")`}},
 	}
+
+}
+
+func TestProbeStress600(t *testing.T) {
+	p := newProber(t)
+	cases := stressTargets(t)
 
 	type falseResult struct {
 		worker int
@@ -142,5 +151,76 @@ func TestProbeStress600(t *testing.T) {
 	t.Logf("%d workers x %d probes = %d probes: wall %v, CPU %v (%.0f µs CPU per probe, prober and targets), false results %d",
 		stressWorkers, stressRounds, probes, wall.Round(time.Millisecond), cpu.Round(time.Millisecond),
 		float64(cpu.Microseconds())/float64(probes), len(wrong))
+	assert.Empty(t, wrong, "false results")
+}
+
+// coreHandler is a stress case's probe as core/prober's handler.
+func coreHandler(s probe.Spec) prober.Handler {
+	switch {
+	case s.HTTPGet != nil:
+		return prober.Handler{HTTPGet: &prober.HTTPGetAction{Port: prober.PortNumber(s.HTTPGet.Port.Number), Path: s.HTTPGet.Path}}
+	case s.TCPSocket != nil:
+		return prober.Handler{TCPSocket: &prober.TCPSocketAction{Port: prober.PortNumber(s.TCPSocket.Port.Number)}}
+	default:
+		return prober.Handler{GRPC: &prober.GRPCAction{Port: s.GRPC.Port, Service: s.GRPC.Service}}
+	}
+}
+
+// TestRunnerStress600 is upstream's scale test through the runner: one pod
+// of 600 containers, each with a readiness probe (thresholds 1) of one of
+// the six real targets, five periods on the injected clock. All 600
+// workers are due together, so each period runs 600 probes at once. Every
+// container's cached result must be its target's and every failure event
+// its target's text: zero false results.
+func TestRunnerStress600(t *testing.T) {
+	cases := stressTargets(t)
+	pod := prober.Pod{UID: "uid", Name: "scale", Namespace: "ns"}
+	status := &prober.PodStatus{Phase: prober.PodRunning, PodIP: "127.0.0.1"}
+	for i := range stressWorkers {
+		name := fmt.Sprintf("c%03d", i)
+		spec := cases[i%len(cases)].spec
+		pod.Containers = append(pod.Containers, prober.Container{Name: name, ReadinessProbe: &prober.Probe{
+			Handler: coreHandler(spec), TimeoutSeconds: spec.TimeoutSeconds, PeriodSeconds: 1, FailureThreshold: 1}})
+		started := true
+		status.ContainerStatuses = append(status.ContainerStatuses, prober.ContainerStatus{Name: name, ContainerID: "containerd://" + name,
+			State: prober.ContainerState{Running: &prober.Running{StartedAt: appStarted}}, Started: &started})
+	}
+	r := runnerFor(t, pod, &status)
+
+	cpuBefore, wallBefore := cpuTime(t), time.Now()
+	var events []prober.Event
+	probes := 0
+	for round := range stressRounds {
+		rep := runUntil(t, r, addedAt.Add(time.Duration(round)*time.Second))
+		events = append(events, rep.Events...)
+		probes += rep.Probes
+	}
+	wall, cpu := time.Since(wallBefore), cpuTime(t)-cpuBefore
+
+	var wrong []string
+	for i := range stressWorkers {
+		c := cases[i%len(cases)]
+		want := prober.Failure
+		if c.want.Kind == probe.Success {
+			want = prober.Success
+		}
+		if got, _ := r.Manager.Result(prober.Readiness, fmt.Sprintf("containerd://c%03d", i)); got != want {
+			wrong = append(wrong, fmt.Sprintf("c%03d (%s): %v", i, c.name, got))
+		}
+	}
+	failing := 0
+	for _, ev := range events {
+		var i int
+		_, err := fmt.Sscanf(ev.ContainerName, "c%03d", &i)
+		require.NoError(t, err)
+		if c := cases[i%len(cases)]; c.want.Kind == probe.Success || ev.Message != "Readiness probe failed: "+c.want.Output {
+			wrong = append(wrong, fmt.Sprintf("%s (%s): event %q", ev.ContainerName, c.name, ev.Message))
+		}
+		failing++
+	}
+	t.Logf("%d core workers x %d periods = %d probes through the runner: wall %v, CPU %v (%.0f µs CPU per probe), false results %d",
+		stressWorkers, stressRounds, probes, wall.Round(time.Millisecond), cpu.Round(time.Millisecond), float64(cpu.Microseconds())/float64(probes), len(wrong))
+	assert.Equal(t, stressWorkers*stressRounds, probes)
+	assert.Equal(t, stressWorkers/2*stressRounds, failing, "one failure event per failing probe")
 	assert.Empty(t, wrong, "false results")
 }
