@@ -4,7 +4,7 @@
 // property suites for the state machine target.
 //
 // Targets that fuzz a decoder of outside input live in lean subpackages
-// (checkpointdecode, registration, manifests, crianswers), and so do the admission and
+// (checkpointdecode, registration, manifests, crianswers, httpprobe), and so do the admission and
 // preemption targets (admission): Go's fuzzer slows down with the size of the
 // instrumented test binary, and this package links gRPC and protobuf.
 package fuzz

@@ -28,6 +28,7 @@ var subsystems = []Subsystem{
 		},
 		FuzzTargets: []string{
 			"fuzz/crianswers.FuzzCRIAnswers",
+			"fuzz/httpprobe.FuzzHTTPProbeResponse",
 			"fuzz/manifests.FuzzDecodeManifests",
 		},
 		IntegrationTests: []string{
@@ -56,8 +57,19 @@ var subsystems = []Subsystem{
 			"TestPluginReRegistersWhenKubeletSockRecreated",
 			"TestPreStartContainer",
 			"TestPreferredAllocation",
+			"TestProbeExecInContainerd",
+			"TestProbeGRPCHealthSwitches",
+			"TestProbeGRPCTimeouts",
+			"TestProbeGRPCWithoutHealthProtocol",
+			"TestProbeHTTPBodies",
+			"TestProbeHTTPFlaps",
+			"TestProbeHTTPRedirects",
+			"TestProbeHTTPSlowAnswerTimesOut",
+			"TestProbeStress600",
+			"TestProbeTCPListenerCloses",
 			"TestRegistrationAndCapacity",
 			"TestRestartWithRunningPod",
+			"TestRunnerStress600",
 			"TestStartRemovesStaleSockets",
 			"TestStopEndsHungAdmission",
 			"TestUnloadableCheckpointKeptAside",
@@ -281,6 +293,13 @@ var subsystems = []Subsystem{
 		},
 		Models: []string{
 			"models/prober",
+		},
+		IntegrationTests: []string{
+			"TestRunnerLivenessFailsAfterExactlyF",
+			"TestRunnerReadinessFlips",
+			"TestRunnerStartupGatesLiveness",
+			"TestRunnerStress600",
+			"TestRunnerTimeoutsAndErrors",
 		},
 	},
 }

@@ -36,6 +36,9 @@ type fakeRuntime struct {
 	// fail makes the named RPC answer with the error.
 	fail  map[string]error
 	block bool
+	// exec is ExecSync's answer; execs records its requests.
+	exec  *runtimeapi.ExecSyncResponse
+	execs []*runtimeapi.ExecSyncRequest
 }
 
 func (f *fakeRuntime) wait(ctx context.Context, rpc string) error {
@@ -68,6 +71,11 @@ func (f *fakeRuntime) ImageFsInfo(ctx context.Context, _ *runtimeapi.ImageFsInfo
 
 func (f *fakeRuntime) ContainerStatus(ctx context.Context, req *runtimeapi.ContainerStatusRequest) (*runtimeapi.ContainerStatusResponse, error) {
 	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{Id: req.ContainerId, Mounts: f.mounts[req.ContainerId]}}, f.wait(ctx, "ContainerStatus")
+}
+
+func (f *fakeRuntime) ExecSync(ctx context.Context, req *runtimeapi.ExecSyncRequest) (*runtimeapi.ExecSyncResponse, error) {
+	f.execs = append(f.execs, req)
+	return f.exec, f.wait(ctx, "ExecSync")
 }
 
 func (f *fakeRuntime) RemoveImage(ctx context.Context, req *runtimeapi.RemoveImageRequest) (*runtimeapi.RemoveImageResponse, error) {

@@ -3,7 +3,8 @@
 // garbage collection needs (ListImages, ImageStatus, RemoveImage,
 // ImageFsInfo, ListContainers, ContainerStatus, ListPodSandbox) and the few
 // that put an image in use (RunPodSandbox, CreateContainer, StartContainer
-// and their Stop and Remove counterparts).
+// and their Stop and Remove counterparts); and ExecSync, which exec probes
+// run through, with the kubelet's timeout rules and text.
 //
 // Every answer is validated before it leaves the package: an image without
 // an ID, a size no filesystem could hold, a container without an image

@@ -1,0 +1,167 @@
+package httpprobe
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nodeproof/nodeproof/agent/probe"
+)
+
+// connLimit bounds each connection of the raw server, so a client that
+// never sends its request cannot hold it.
+const connLimit = 5 * time.Second
+
+// rawServer answers every connection with the same bytes, whatever the
+// request, and closes it.
+type rawServer struct {
+	lis    net.Listener
+	mu     sync.Mutex
+	answer []byte
+	done   chan struct{}
+}
+
+func startRawServer(tb testing.TB) *rawServer {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s := &rawServer{lis: lis, done: make(chan struct{})}
+	go s.serve()
+	tb.Cleanup(func() { lis.Close(); <-s.done })
+	return s
+}
+
+func (s *rawServer) set(answer []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.answer = answer
+}
+
+func (s *rawServer) serve() {
+	defer close(s.done)
+	var conns sync.WaitGroup
+	defer conns.Wait()
+	for {
+		conn, err := s.lis.Accept()
+		if err != nil {
+			return
+		}
+		s.mu.Lock()
+		answer := s.answer
+		s.mu.Unlock()
+		conns.Add(1)
+		go func() {
+			defer conns.Done()
+			defer conn.Close()
+			conn.SetDeadline(time.Now().Add(connLimit))
+			// Read the request's head first, so the answer is not a
+			// reset of a connection the client is still writing to.
+			if _, err := http.ReadRequest(bufio.NewReader(conn)); err != nil {
+				return
+			}
+			conn.Write(answer)
+		}()
+	}
+}
+
+// statusCode is the code of a status line "HTTP/x.y NNN ...", or -1.
+func statusCode(line string) int {
+	proto, rest, ok := strings.Cut(line, " ")
+	if !ok || !strings.HasPrefix(proto, "HTTP/") || len(rest) < 3 {
+		return -1
+	}
+	code, err := strconv.Atoi(rest[:3])
+	if err != nil {
+		return -1
+	}
+	return code
+}
+
+const warningPrefix = "Probe terminated redirects, Response body: "
+
+// check holds one probe's result to the answer the server sent.
+func check(status, headers string, body []byte, got probe.Result) error {
+	code := statusCode(status)
+	switch got.Kind {
+	case probe.Success, probe.Warning, probe.Failure:
+	default:
+		return fmt.Errorf("kind %q is not one of success, warning, failure", got.Kind)
+	}
+	if got.Err != nil && (got.Kind != probe.Failure || got.Output != "") {
+		return fmt.Errorf("an error comes only with a failure without output: %+v", got)
+	}
+	bodyOut := got.Output
+	if got.Kind == probe.Warning {
+		if !strings.HasPrefix(got.Output, warningPrefix) {
+			return fmt.Errorf("warning without upstream's text: %q", got.Output)
+		}
+		bodyOut = strings.TrimPrefix(got.Output, warningPrefix)
+	}
+	if got.Kind != probe.Failure && len(bodyOut) > probe.MaxOutputBytes {
+		return fmt.Errorf("%d bytes of body read, more than %d", len(bodyOut), probe.MaxOutputBytes)
+	}
+	// Informational answers (1xx) are skipped by the client, so the status
+	// that decided is in what follows; a chunked body is decoded.
+	if code < 200 {
+		return nil
+	}
+	switch {
+	case got.Kind == probe.Success && code >= 300:
+		return fmt.Errorf("success for status %d", code)
+	case got.Kind == probe.Warning && (code < 300 || code >= 400):
+		return fmt.Errorf("warning for status %d", code)
+	case got.Kind == probe.Failure && strings.HasPrefix(got.Output, "HTTP probe failed with statuscode: "):
+		if want := fmt.Sprintf("HTTP probe failed with statuscode: %d", code); got.Output != want || (code >= 200 && code < 400) {
+			return fmt.Errorf("status %d: failure %q", code, got.Output)
+		}
+	}
+	if got.Kind != probe.Failure && !strings.Contains(strings.ToLower(headers), "transfer-encoding") && !bytes.HasPrefix(body, []byte(bodyOut)) {
+		return fmt.Errorf("output %q is not the start of the body sent", bodyOut)
+	}
+	return nil
+}
+
+// clip keeps a failure's message readable: the start of a long answer.
+func clip(b []byte) []byte { return b[:min(len(b), 512)] }
+
+// FuzzHTTPProbeResponse sends the probe a fuzzed answer: the status line,
+// the header block (its lines joined by CRLF) and the body, framed as
+// HTTP/1 frames them. Seeds are in testdata/fuzz/FuzzHTTPProbeResponse: a
+// success, redirects away and in a loop, a failure with a body, a chunked
+// body, 100 Continue, a short body, a four-digit status, 30 KiB of body.
+func FuzzHTTPProbeResponse(f *testing.F) {
+	srv := startRawServer(f)
+	host, portText, err := net.SplitHostPort(srv.lis.Addr().String())
+	if err != nil {
+		f.Fatal(err)
+	}
+	port, err := strconv.Atoi(portText)
+	if err != nil {
+		f.Fatal(err)
+	}
+	p := probe.New(nil)
+	defer p.Close()
+	spec := probe.Spec{HTTPGet: &probe.HTTPGetAction{Port: probe.Port{Number: int32(port)}, Path: "/healthz"}, TimeoutSeconds: 1}
+	f.Fuzz(func(t *testing.T, status, headers string, body []byte) {
+		head := status + "\r\n"
+		if headers != "" {
+			head += headers + "\r\n"
+		}
+		answer := append([]byte(head+"\r\n"), body...)
+		srv.set(answer)
+		got := p.Run(context.Background(), spec, probe.Target{PodIP: host})
+		if err := check(status, headers, body, got); err != nil {
+			t.Fatalf("answer %q (%d bytes): %s, %d bytes of output: %v", clip(answer), len(answer), got.Kind, len(got.Output), err)
+		}
+	})
+}
