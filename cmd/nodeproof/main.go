@@ -32,6 +32,7 @@ func defaultCommands() []*cobra.Command {
 		newCheckpointCommand(),
 		newImageGCCommand(time.Now),
 		newMutantsCommand(),
+		newProbeCommand(wallClock{}),
 		newReplayCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),
 	}

@@ -48,6 +48,9 @@ type Options struct {
 	// because nodeproof's kubelet starts with the pod. 0 is also a kubelet
 	// that was running already.
 	Jitter float64
+	// PodIP is the pod's IP in its status: the host of probes that name
+	// none ("" when no probe runs for real).
+	PodIP string
 }
 
 // Kind is the kind of a timeline entry.
@@ -497,7 +500,7 @@ func (t *Timeline) restarts(c *container) bool {
 // UpdatePodStatus into the status manager, with Ready and Started changes
 // recorded.
 func (t *Timeline) sync() error {
-	gen := prober.PodStatus{Phase: prober.PodRunning, PodIP: "10.0.0.1", InitContainerStatuses: append([]prober.ContainerStatus(nil), t.initDone...)}
+	gen := prober.PodStatus{Phase: prober.PodRunning, PodIP: t.opts.PodIP, InitContainerStatuses: append([]prober.ContainerStatus(nil), t.initDone...)}
 	for _, c := range t.containers {
 		s := prober.ContainerStatus{Name: c.spec.Name, ContainerID: c.id}
 		switch {
