@@ -237,8 +237,10 @@ func parseRule(text string, col int) (Rule, error) {
 func parsePattern(text string, col int) (Pattern, error) {
 	var p Pattern
 	words := strings.Split(text, ",")
+	offset := 0
 	for i, w := range words {
-		wcol := col + leadingSpace(w)
+		wcol := col + offset + leadingSpace(w)
+		offset += len(w) + 1
 		word := strings.TrimSpace(w)
 		switch {
 		case word == "":

@@ -394,9 +394,11 @@ func (t *Timeline) handleStep(key prober.WorkerKey, st prober.Step) error {
 		c := t.find(key.ContainerName)
 		t.nextID++
 		t.queue = append(t.queue, Request{ID: t.nextID, At: t.now.Sub(epoch), Age: t.now.Sub(c.startedAt), Run: st.Run})
-	case prober.StepExit:
+	}
+	if st.Kind == prober.StepExit {
+		// After what the last doProbe published.
 		typ := key.Type
-		t.add(Entry{Container: key.ContainerName, Kind: KindExit, Type: &typ, Message: "worker exited"})
+		defer t.add(Entry{Container: key.ContainerName, Kind: KindExit, Type: &typ, Message: "worker exited"})
 	}
 	if len(st.Updates) == 0 {
 		return nil
