@@ -302,4 +302,10 @@ var subsystems = []Subsystem{
 			"TestRunnerTimeoutsAndErrors",
 		},
 	},
+	{
+		Name: "probetimeline",
+		CorePackages: []string{
+			"core/probetimeline",
+		},
+	},
 }

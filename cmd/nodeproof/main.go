@@ -1,7 +1,8 @@
 // Command nodeproof runs nodeproof's verification jobs outside `go test`:
 // the invariant report, replays of failures, the mutant runner, the
 // checkpoint inspector, the cgroup tree of Pod manifests, the admission
-// of pods to a node and the image GC prediction for a live runtime.
+// of pods to a node, the image GC prediction for a live runtime and the
+// timeline of a pod's probes.
 //
 // The command line follows the Kubernetes tools (kubectl, kubeadm): spf13/cobra
 // commands with pflag's --long flags, help for every command on stdout, shell
@@ -62,8 +63,8 @@ func newRootCommand(commands ...*cobra.Command) *cobra.Command {
 		Use:   "nodeproof",
 		Short: "property-based verification of the kubelet's node subsystems",
 		Long: `nodeproof checks a deterministic model of the kubelet's node subsystems (device manager,
-cgroups, admission and preemption) against reference models, and inspects the files and manifests a
-node holds.`,
+cgroups, admission and preemption, image GC, probers) against reference models, and
+inspects the files and manifests a node holds.`,
 		// Errors are printed once, by execute, without the usage under them.
 		SilenceErrors: true,
 		SilenceUsage:  true,
