@@ -290,6 +290,7 @@ var subsystems = []Subsystem{
 		Name: "prober",
 		CorePackages: []string{
 			"core/prober",
+			"core/prober/timeline",
 		},
 		Models: []string{
 			"models/prober",
@@ -300,12 +301,6 @@ var subsystems = []Subsystem{
 			"TestRunnerStartupGatesLiveness",
 			"TestRunnerStress600",
 			"TestRunnerTimeoutsAndErrors",
-		},
-	},
-	{
-		Name: "probetimeline",
-		CorePackages: []string{
-			"core/probetimeline",
 		},
 	},
 }

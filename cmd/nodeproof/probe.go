@@ -16,7 +16,7 @@ import (
 	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/agent/probe"
 	"github.com/nodeproof/nodeproof/core/prober"
-	"github.com/nodeproof/nodeproof/core/probetimeline"
+	"github.com/nodeproof/nodeproof/core/prober/timeline"
 )
 
 // errExecNotLive is the outcome of an exec probe in a --live run: the
@@ -30,8 +30,8 @@ var errExecNotLive = errors.New("exec probes are not run live: they run inside t
 type probeOptions struct {
 	file     string
 	script   string
-	outcomes probetimeline.Outcomes
-	timeline probetimeline.Options
+	outcomes timeline.Outcomes
+	timeline timeline.Options
 	asJSON   bool
 	live     string // HOST, "" for a scripted run
 }
@@ -124,12 +124,12 @@ func (f probeFlags) options() (probeOptions, error) {
 	}
 	if strings.TrimSpace(f.outcomes) != "" {
 		var err error
-		if opts.outcomes, err = probetimeline.ParseOutcomes(f.outcomes); err != nil {
+		if opts.outcomes, err = timeline.ParseOutcomes(f.outcomes); err != nil {
 			return opts, fmt.Errorf("--outcomes %q: %v", f.outcomes, err)
 		}
 	}
-	if f.duration <= 0 || f.duration > probetimeline.MaxDuration {
-		return opts, fmt.Errorf("--duration %v: must be more than 0 and at most %v", f.duration, probetimeline.MaxDuration)
+	if f.duration <= 0 || f.duration > timeline.MaxDuration {
+		return opts, fmt.Errorf("--duration %v: must be more than 0 and at most %v", f.duration, timeline.MaxDuration)
 	}
 	if f.startDelay < 0 || f.startDelay > f.duration {
 		return opts, fmt.Errorf("--start-delay %v: must be at least 0 and at most --duration %v", f.startDelay, f.duration)
@@ -145,7 +145,7 @@ func (f probeFlags) options() (probeOptions, error) {
 			return opts, fmt.Errorf("--outcomes and --live: a live run takes the answers of the real targets, not a script")
 		}
 	}
-	opts.timeline = probetimeline.Options{Duration: f.duration, StartDelay: f.startDelay, Jitter: f.jitter, PodIP: f.live}
+	opts.timeline = timeline.Options{Duration: f.duration, StartDelay: f.startDelay, Jitter: f.jitter, PodIP: f.live}
 	return opts, nil
 }
 
@@ -189,14 +189,14 @@ func runProbe(ctx context.Context, opts probeOptions, clock liveClock, stdin io.
 	}
 	var results []podTimeline
 	for i, p := range pods {
-		tl, err := probetimeline.New(p, opts.timeline)
+		tl, err := timeline.New(p, opts.timeline)
 		if err != nil {
 			return usageError(origins[i].Errorf("", "%v", err))
 		}
 		if opts.live != "" {
 			err = playLive(ctx, tl, opts, clock, stderr)
 		} else {
-			err = probetimeline.Play(tl, opts.outcomes)
+			err = timeline.Play(tl, opts.outcomes)
 		}
 		if err != nil {
 			return &exitError{status: exitFailed, err: fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, err)}
@@ -223,7 +223,7 @@ func displayName(file string) string {
 
 // playLive answers the timeline's probes with real probes against the
 // host, each when its time comes on the clock.
-func playLive(ctx context.Context, tl *probetimeline.Timeline, opts probeOptions, clock liveClock, stderr io.Writer) error {
+func playLive(ctx context.Context, tl *timeline.Timeline, opts probeOptions, clock liveClock, stderr io.Writer) error {
 	p := probe.New(nil)
 	defer p.Close()
 	start := clock.Now()
@@ -303,7 +303,7 @@ type timelineRecord struct {
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
-func newPodTimeline(tl *probetimeline.Timeline, opts probeOptions) podTimeline {
+func newPodTimeline(tl *timeline.Timeline, opts probeOptions) podTimeline {
 	p := tl.Pod()
 	out := podTimeline{Pod: p.Namespace + "/" + p.Name, UID: p.UID, Seconds: seconds(opts.timeline.Duration), Live: opts.live, Restarts: tl.Restarts()}
 	containers := append(append([]prober.Container(nil), p.Containers...), p.InitContainers...)
@@ -316,7 +316,7 @@ func newPodTimeline(tl *probetimeline.Timeline, opts probeOptions) podTimeline {
 			s := probeSummary{Container: c.Name, Type: strings.ToLower(t.String()), Handler: describeHandler(pr.Handler),
 				InitialDelaySeconds: pr.InitialDelaySeconds, PeriodSeconds: pr.PeriodSeconds, TimeoutSeconds: pr.TimeoutSeconds,
 				SuccessThreshold: pr.SuccessThreshold, FailureThreshold: pr.FailureThreshold,
-				WorstCaseDetection: seconds(probetimeline.WorstCaseDetection(*pr))}
+				WorstCaseDetection: seconds(timeline.WorstCaseDetection(*pr))}
 			if opts.live == "" {
 				s.Pattern = opts.outcomes.PatternFor(c.Name, t).String()
 			}
@@ -329,11 +329,11 @@ func newPodTimeline(tl *probetimeline.Timeline, opts probeOptions) podTimeline {
 		if e.Type != nil {
 			r.Type = strings.ToLower(e.Type.String())
 		}
-		if e.Kind == probetimeline.KindProbe || e.Kind == probetimeline.KindResult {
+		if e.Kind == timeline.KindProbe || e.Kind == timeline.KindResult {
 			age := seconds(e.Age)
 			r.Age = &age
 		}
-		if opts.live == "" && e.Kind == probetimeline.KindResult && e.Value == prober.Failure.String() && e.Type != nil {
+		if opts.live == "" && e.Kind == timeline.KindResult && e.Value == prober.Failure.String() && e.Type != nil {
 			if since, ok := opts.outcomes.PatternFor(e.Container, *e.Type).UnhealthySince(e.Age); ok {
 				s := seconds(since)
 				r.UnhealthySince = &s
@@ -425,12 +425,12 @@ func writeProbeText(w io.Writer, pods []podTimeline, opts probeOptions) error {
 }
 
 func describeRecord(r timelineRecord) string {
-	switch probetimeline.Kind(r.Kind) {
-	case probetimeline.KindAdded:
+	switch timeline.Kind(r.Kind) {
+	case timeline.KindAdded:
 		return r.Type + " worker added"
-	case probetimeline.KindStart:
+	case timeline.KindStart:
 		return fmt.Sprintf("container %s %s", r.Message, r.ContainerID)
-	case probetimeline.KindProbe:
+	case timeline.KindProbe:
 		s := fmt.Sprintf("%s probe: %s", r.Type, r.Value)
 		if r.Attempt > 1 {
 			s += fmt.Sprintf(" (try %d)", r.Attempt)
@@ -439,25 +439,25 @@ func describeRecord(r timelineRecord) string {
 			s += " (" + r.Message + ")"
 		}
 		return s
-	case probetimeline.KindResult:
+	case timeline.KindResult:
 		s := fmt.Sprintf("%s result → %s (%s)", r.Type, r.Value, r.ContainerID)
 		if r.UnhealthySince != nil && r.Age != nil {
 			s += fmt.Sprintf("; failing since age %s, detected after %s", formatAt(*r.UnhealthySince), formatAt(*r.Age-*r.UnhealthySince))
 		}
 		return s
-	case probetimeline.KindReady:
+	case timeline.KindReady:
 		if r.Value == "true" {
 			return "Ready"
 		}
 		return "not Ready"
-	case probetimeline.KindStarted:
+	case timeline.KindStarted:
 		if r.Value == "true" {
 			return "Started"
 		}
 		return "not Started"
-	case probetimeline.KindExit:
+	case timeline.KindExit:
 		return r.Type + " worker exited"
-	case probetimeline.KindTriggered:
+	case timeline.KindTriggered:
 		return r.Type + " worker triggered (UpdatePodStatus)"
 	default:
 		return r.Message

@@ -1,4 +1,4 @@
-// Package probetimeline plays a pod's probes through core/prober on a
+// Package timeline plays a pod's probes through core/prober on a
 // virtual clock, as `nodeproof probe` shows them: when each worker runs,
 // each probe and its answer, each result the caches publish, when the
 // kubelet kills and restarts a container for a liveness or startup
@@ -8,9 +8,9 @@
 //
 // # API
 //
-//	o, err := probetimeline.ParseOutcomes("liveness=healthy 30s, failing")
-//	t, err := probetimeline.New(pod, probetimeline.Options{Duration: 5 * time.Minute})
-//	err = probetimeline.Play(t, o)            // or: req, ok, err := t.Next(); ...; t.Done(req, end, outcome)
+//	o, err := timeline.ParseOutcomes("liveness=healthy 30s, failing")
+//	t, err := timeline.New(pod, timeline.Options{Duration: 5 * time.Minute})
+//	err = timeline.Play(t, o)            // or: req, ok, err := t.Next(); ...; t.Done(req, end, outcome)
 //	for _, e := range t.Entries() { ... }     // time order
 //
 // # What nodeproof assumes around the prober
@@ -38,4 +38,4 @@
 //
 // ParseOutcomes documents the language; each probe plays its pattern from
 // each container's start, so a restarted container is healthy again.
-package probetimeline
+package timeline

@@ -1,4 +1,4 @@
-package probetimeline
+package timeline
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package probetimeline
+package timeline
 
 import (
 	"fmt"
@@ -424,7 +424,7 @@ func (t *Timeline) find(name string) *container {
 		}
 	}
 	// Workers exist only for the timeline's containers.
-	panic("probetimeline: no container " + name)
+	panic("timeline: no container " + name)
 }
 
 // kill is the runtime manager's answer to a liveness or startup Failure of
