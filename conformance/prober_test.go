@@ -178,7 +178,7 @@ type prAction struct {
 }
 
 // plan lays the steps out in time: waits move the clock, everything else
-// happens at the current instant. An "add" of a pod with more than one
+// happens at the current instant, and an "end" closes the timeline. An "add" of a pod with more than one
 // probe inside its jitter window (less than its longest period since the
 // manager's start) is moved to the window's end; a stop is moved past the
 // longest window of the current manager and past every jitter sleep, so
@@ -211,7 +211,8 @@ func (in prScenario) plan() []prAction {
 		}
 		out = append(out, prAction{At: now, Index: i, prStep: s})
 	}
-	return out
+	// The last waits pass too.
+	return append(out, prAction{At: now, Index: len(in.Steps), prStep: prStep{Op: "end"}})
 }
 
 // prUpdate is one published result.
@@ -501,7 +502,11 @@ func prJitter(seed int64) float64 { return rand.New(rand.NewSource(seed)).Float6
 
 // Core's side.
 
-func runOurProber(in prScenario) prResult {
+func runOurProber(in prScenario) prResult { return runOurProberWith(in, prJitter) }
+
+// runOurProberWith runs core with the jitter fraction given for each
+// AddPod's seed (the self-test gives a wrong one).
+func runOurProberWith(in prScenario, jitter func(seed int64) float64) prResult {
 	var out prResult
 	world := newPrWorld(in)
 	start := probeEpoch
@@ -580,7 +585,7 @@ func runOurProber(in prScenario) prResult {
 				pod.DeletionTimestamp = old.DeletionTimestamp
 			}
 			pods[p.UID] = pod
-			frac := prJitter(a.Seed)
+			frac := jitter(a.Seed)
 			if _, err := m.AddPod(now, pod, func(prober.WorkerKey) float64 { return frac }); err != nil {
 				return fail(err)
 			}
