@@ -302,5 +302,8 @@ var subsystems = []Subsystem{
 			"TestRunnerStress600",
 			"TestRunnerTimeoutsAndErrors",
 		},
+		Conformance: []string{
+			"prober.Manager: workers, results, UpdatePodStatus",
+		},
 	},
 }
