@@ -495,7 +495,7 @@ func (m *pbMachine) expectStep(tr *pbTrack, p *pbPod, status *prober.PodStatus, 
 		e.newContainer = true
 		e.survived = c.running && !c.startedAt.IsZero() && c.startedAt.Before(tr.kubeletStart.Add(-10*time.Second))
 		if !e.survived {
-			m.pendingSet(&e, cache, tr, prober.InitialValue(tr.key.Type), PBNewContainer)
+			m.pendingSet(&e, cache, tr, pbInitialValue[tr.key.Type], PBNewContainer)
 		}
 		tr.hold = false
 	}
@@ -530,6 +530,11 @@ func (m *pbMachine) expectStep(tr *pbTrack, p *pbPod, status *prober.PodStatus, 
 	e.probe = true
 	return e
 }
+
+// pbInitialValue restates each type's initial value: not ready until a
+// readiness probe succeeds, alive until liveness probes fail, startup
+// unknown.
+var pbInitialValue = map[prober.ProbeType]prober.Result{prober.Readiness: prober.Failure, prober.Liveness: prober.Success, prober.Startup: prober.Unknown}
 
 // pbOutcome draws a probe's outcome: mostly success for a healthy
 // container, mostly failure for an unhealthy one; some warnings, unknowns,
@@ -592,7 +597,11 @@ func (m *pbMachine) stepWorker(key prober.WorkerKey, at time.Time) {
 		m.fail(PBModel, "Step(%v) at its due time: %v", key, err)
 	}
 	updates := slices.Clone(step.Updates)
-	m.checkUpdates(tr, step.Updates, e.pending, oldID)
+	extraBy := e.by
+	if e.newContainer {
+		extraBy = PBNewContainer
+	}
+	m.checkUpdates(tr, step.Updates, e.pending, oldID, extraBy)
 
 	// Which rules the step put to the test.
 	m.tally.Check(PBNewContainer, e.newContainer)
@@ -706,12 +715,12 @@ func (m *pbMachine) checkTwinStep(call string, key prober.WorkerKey, got prober.
 // checkUpdates holds a step's publications before the probe: each is a
 // change of the cache (PB-UPDATES), and they are the ones the rules ask
 // for, in order. The shadow cache then takes them.
-func (m *pbMachine) checkUpdates(tr *pbTrack, got []prober.Update, want []pbPending, oldID string) {
+func (m *pbMachine) checkUpdates(tr *pbTrack, got []prober.Update, want []pbPending, oldID, extraBy string) {
 	m.checkChanges(tr, got, oldID)
 	for i := 0; i < max(len(got), len(want)); i++ {
 		switch {
 		case i >= len(want):
-			m.fail(PBUpdates, "%v published %+v, which no rule asks for (want %v)", tr.key, got[i], want)
+			m.fail(extraBy, "%v published %+v, which no rule asks for (want %v)", tr.key, got[i], want)
 		case i >= len(got):
 			m.fail(want[i].by, "%v did not publish %+v (published %v)", tr.key, want[i].update, got)
 		case got[i] != want[i].update:
@@ -778,12 +787,12 @@ func (m *pbMachine) checkVerdict(tr *pbTrack, answer model.Answer, step prober.S
 			tr.hold, tr.run = true, 0
 		}
 	}
-	m.checkUpdates(tr, step.Updates, e.pending, tr.containerID)
-	if alive && (after.LastResult != tr.lastVerdict || after.ResultRun != tr.run) {
-		m.fail(PBThreshold, "%v after a %s verdict: run %s×%d; want %s×%d", tr.key, v, after.LastResult, after.ResultRun, tr.lastVerdict, tr.run)
-	}
+	m.checkUpdates(tr, step.Updates, e.pending, tr.containerID, PBThreshold)
 	if alive && after.OnHold != tr.hold {
 		m.fail(PBHold, "%v after a %s verdict (run %d of %d): on hold %t; want %t", tr.key, v, tr.run, need, after.OnHold, tr.hold)
+	}
+	if alive && (after.LastResult != tr.lastVerdict || after.ResultRun != tr.run) {
+		m.fail(PBThreshold, "%v after a %s verdict: run %s×%d; want %s×%d", tr.key, v, after.LastResult, after.ResultRun, tr.lastVerdict, tr.run)
 	}
 }
 
