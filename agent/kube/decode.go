@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/prober"
 )
 
 // Options configure Decode. The zero value is the strictest about kinds and
@@ -44,6 +45,8 @@ type Skipped struct {
 type Manifests struct {
 	Pods  []pod.Pod
 	Nodes []Node
+	// ProbePods[i] is what the prober reads of Pods[i] (ConvertProbes).
+	ProbePods []prober.Pod
 	// PodOrigins[i] and NodeOrigins[i] say where Pods[i] and Nodes[i] were
 	// read, so that a caller checking more than one object (two pods with
 	// one name, a second Node) names the documents as Decode would.
@@ -234,6 +237,7 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			return origin.wrap(err)
 		}
 		out.Pods = append(out.Pods, conv)
+		out.ProbePods = append(out.ProbePods, ConvertProbes(&p))
 		out.PodOrigins = append(out.PodOrigins, origin)
 	case "Node":
 		if err := isV1(); err != nil {
