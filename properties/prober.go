@@ -30,7 +30,7 @@ const (
 	PBKubeletRestart  = "PB-KUBELET-RESTART"
 	PBDeterministic   = "PB-DETERMINISTIC"
 	pbSubsystem       = "prober"
-	pbStatEarlyReturn = "probes a pod update added that got no worker because of AddPod's early return, per update that added probes"
+	pbStatEarlyReturn = "probes of the pod left without a worker by AddPod's early return, per AddPod that returned early"
 )
 
 // Where the prober invariants come from: the v1.36.3 prober.
