@@ -30,6 +30,7 @@ var subsystems = []Subsystem{
 			"fuzz/crianswers.FuzzCRIAnswers",
 			"fuzz/httpprobe.FuzzHTTPProbeResponse",
 			"fuzz/manifests.FuzzDecodeManifests",
+			"fuzz/manifests.FuzzProbeSpecs",
 		},
 		IntegrationTests: []string{
 			"TestAllocateDelayWithinDeadline",
@@ -295,6 +296,13 @@ var subsystems = []Subsystem{
 		Models: []string{
 			"models/prober",
 		},
+		Suites: []string{
+			"prober",
+		},
+		FuzzTargets: []string{
+			"fuzz.FuzzProberMachine",
+			"fuzz/manifests.FuzzProbeSpecs",
+		},
 		IntegrationTests: []string{
 			"TestRunnerLivenessFailsAfterExactlyF",
 			"TestRunnerReadinessFlips",
@@ -304,6 +312,23 @@ var subsystems = []Subsystem{
 		},
 		Conformance: []string{
 			"prober.Manager: workers, results, UpdatePodStatus",
+		},
+		Mutants: []string{
+			"pb-addpod-no-early-return",
+			"pb-deletion-ignored",
+			"pb-error-counted-as-failure",
+			"pb-hold-failure-only",
+			"pb-initial-delay-milliseconds",
+			"pb-no-manual-trigger",
+			"pb-readiness-initial-success",
+			"pb-restart-rule-dropped",
+			"pb-run-not-reset-on-hold",
+			"pb-set-publishes-unchanged",
+			"pb-startup-after-started",
+			"pb-stop-includes-readiness",
+			"pb-survivor-initial-value",
+			"pb-terminated-keeps-going",
+			"pb-warning-as-failure",
 		},
 	},
 }
