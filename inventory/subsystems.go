@@ -93,6 +93,8 @@ var subsystems = []Subsystem{
 			"cgfs-stale-kept",
 			"kube-defaults-skipped",
 			"kube-empty-pod-resources-dropped",
+			"pb-http-3xx-failure",
+			"pb-http-redirect-other-host",
 		},
 	},
 	{
