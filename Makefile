@@ -9,7 +9,16 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK_DIR := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK := $(STATICCHECK_DIR)/staticcheck
 
-.PHONY: test report fuzz mutants bench lint clean conformance
+# gremlins (go-gremlins/gremlins) makes the automated mutants of `make mutation`.
+GREMLINS_VERSION := v0.6.0
+GREMLINS_DIR := $(CURDIR)/bin/gremlins-$(GREMLINS_VERSION)
+GREMLINS := $(GREMLINS_DIR)/gremlins
+
+# MUTATION_CHECKS is the rapid budget (cases per property) of every mutant's
+# test run; the default 300 would make the run several times longer.
+MUTATION_CHECKS ?= 50
+
+.PHONY: test report fuzz mutants mutation bench lint clean conformance
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -48,12 +57,40 @@ conformance:
 mutants:
 	$(GO) run ./cmd/nodeproof mutants --json report/mutants.json
 
+# gremlins mutates one directory and, with --integration, runs `go test ./...`
+# of the whole module for each mutant: the only way it lets the property
+# suites, which live outside core/, judge core's mutants. So it runs in a
+# scratch module that holds just core/, the models and properties/ (and
+# docs/, which properties' catalogue tests read), never the agent,
+# integration or conformance tests. One run per directory of core/ (a
+# directory's subpackages included), each with its own report, so a run cut
+# short keeps what it finished; MUTATION_DIRS picks some. -trimpath lets the
+# copies share the build cache; the rapid settings fix the seed, keep fail
+# files out of the copies and skip shrinking (a kill needs no minimal
+# counterexample). docs/mutation.md explains the rest.
+MUTATION_DIRS ?= pod admission preemption devicemanager cgroups
+mutation: $(GREMLINS)
+	@set -e; mkdir -p report/mutation; scratch=$$(mktemp -d); trap 'rm -rf "$$scratch"' EXIT; \
+	git ls-files -co --exclude-standard -z -- go.mod go.sum core models properties docs | xargs -0 cp --parents -t "$$scratch"; \
+	for dir in $(MUTATION_DIRS); do \
+		start=$$(date +%s); \
+		(cd "$$scratch" && GOFLAGS="-trimpath -vet=off" RAPID_CHECKS=$(MUTATION_CHECKS) RAPID_SEED=1 \
+			RAPID_NOFAILFILE=true RAPID_SHRINKTIME=100ms \
+			$(GREMLINS) unleash --integration --coverpkg ./core/... --timeout-coefficient 15 \
+			--output $(CURDIR)/report/mutation/$$dir.json "$$scratch/core/$$dir" > $(CURDIR)/report/mutation/$$dir.log 2>&1); \
+		echo "core/$$dir: $$(( $$(date +%s) - start )) s (log: report/mutation/$$dir.log)"; \
+	done
+	$(GO) run ./cmd/mutationscore --reports report/mutation --table docs/mutation.md
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 lint: $(STATICCHECK)
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+$(GREMLINS):
+	GOBIN=$(GREMLINS_DIR) $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
 
 $(STATICCHECK):
 	GOBIN=$(STATICCHECK_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
