@@ -286,3 +286,22 @@ func names(pods []*pod.Pod) []string {
 	}
 	return out
 }
+
+// TestInputAtTheBoundsIsAccepted checks the other side of each bound Begin
+// enforces: exactly the bound is valid input, one more is not.
+func TestInputAtTheBoundsIsAccepted(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: 10}, nil)
+	reasons := func(count int) []*preemption.PredicateFailure {
+		out := make([]*preemption.PredicateFailure, count)
+		for i := range out {
+			out[i] = &preemption.PredicateFailure{PredicateName: "NodeAffinity"}
+		}
+		return out
+	}
+	a, err := n.Begin(mkPod("b", nil, nil), admission.Options{OtherReasons: reasons(preemption.MaxReasons)})
+	require.NoError(t, err, "%d other reasons are within the bound", preemption.MaxReasons)
+	require.NotNil(t, a)
+	n = newNode(t, pod.ResourceList{pod.Pods: 10}, nil)
+	_, err = n.Begin(mkPod("b", nil, nil), admission.Options{OtherReasons: reasons(preemption.MaxReasons + 1)})
+	assert.EqualError(t, err, "otherReasons: 65 reasons exceed the bound of 64")
+}

@@ -53,3 +53,23 @@ func TestBadInput(t *testing.T) {
 		assert.NoError(t, d.Err, "%s: a rejected input still produced a decision %+v", tc.name, d)
 	}
 }
+
+// TestInputAtTheBoundsIsAccepted checks the other side of each bound
+// TestBadInput rejects: a quantity of exactly MaxQuantity, in a pod or in a
+// reason, MaxContainers containers and MaxReasons reasons are valid input.
+func TestInputAtTheBoundsIsAccepted(t *testing.T) {
+	preemptor := testPod("preemptor", pod.ResourceList{pod.CPU: preemption.MaxQuantity}, nil)
+	for len(preemptor.InitContainers)+len(preemptor.Containers) < preemption.MaxContainers {
+		preemptor.InitContainers = append(preemptor.InitContainers, pod.Container{Name: "i"})
+	}
+	preemptor.Priority, preemptor.PriorityClassName = prio(pod.SystemCriticalPriority), "system-node-critical"
+	reasons := []preemption.Reason{&preemption.InsufficientResource{
+		ResourceName: pod.CPU, Requested: preemption.MaxQuantity, Used: preemption.MaxQuantity, Capacity: preemption.MaxQuantity,
+	}}
+	for len(reasons) < preemption.MaxReasons {
+		reasons = append(reasons, &preemption.PredicateFailure{PredicateName: "NodeAffinity"})
+	}
+	running := []*pod.Pod{testPod("big", pod.ResourceList{pod.CPU: preemption.MaxQuantity}, nil)}
+	_, err := preemption.HandleAdmissionFailure(preemptor, reasons, running)
+	require.NoError(t, err)
+}
