@@ -371,3 +371,11 @@ func TestSpecApplyDefaultsHugePagePodLimits(t *testing.T) {
 	q.ApplyDefaults()
 	assert.Nil(t, q.Resources.Limits, "pod-level limits")
 }
+
+// TestResourceListString checks the form error messages print a list in: the
+// entries in name order, separated by one space.
+func TestResourceListString(t *testing.T) {
+	assert.Equal(t, "{}", pod.ResourceList{}.String())
+	assert.Equal(t, "{cpu:100}", pod.ResourceList{pod.CPU: 100}.String())
+	assert.Equal(t, "{cpu:100 memory:2048 pods:1}", pod.ResourceList{pod.Pods: 1, pod.Memory: 2048, pod.CPU: 100}.String())
+}
