@@ -305,3 +305,31 @@ func TestInputAtTheBoundsIsAccepted(t *testing.T) {
 	_, err = n.Begin(mkPod("b", nil, nil), admission.Options{OtherReasons: reasons(preemption.MaxReasons + 1)})
 	assert.EqualError(t, err, "otherReasons: 65 reasons exceed the bound of 64")
 }
+
+// TestSpecDevicesNeverLowerAllocatable checks UpdatePluginResources' rule:
+// for a pod holding devices, allocatable of a device resource is raised to
+// the devices allocated, never lowered to them. Here a running pod's GPU
+// request is on the node but not in the device manager, so one device is
+// allocated while the node's two are both requested.
+func TestSpecDevicesNeverLowerAllocatable(t *testing.T) {
+	n, _ := deviceNode(t)
+	require.NoError(t, n.AddRunning(mkPod("running", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1})))
+	a, err := n.Begin(mkPod("one", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1}), admission.Options{})
+	require.NoError(t, err)
+	r, err := admission.Drive(a, answer, nil)
+	require.NoError(t, err)
+	assert.True(t, r.Admitted, "result = %+v", r)
+}
+
+// TestNoKillStepWithoutVictims checks that a failed fit with nothing to
+// preempt (the pod is not critical) ends the admission at once: the caller
+// is never handed a kill step with no evictions.
+func TestNoKillStepWithoutVictims(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 100}, nil)
+	a, err := n.Begin(mkPod("big", pod.ResourceList{pod.CPU: 500}, nil), admission.Options{})
+	require.NoError(t, err)
+	step := a.Next()
+	require.Equal(t, admission.StepDone, step.Kind, "step = %+v", step)
+	assert.False(t, step.Result.Admitted, "result = %+v", step.Result)
+	assert.Equal(t, "OutOfcpu", step.Result.Reason, "result = %+v", step.Result)
+}
