@@ -333,3 +333,13 @@ func TestNoKillStepWithoutVictims(t *testing.T) {
 	assert.False(t, step.Result.Admitted, "result = %+v", step.Result)
 	assert.Equal(t, "OutOfcpu", step.Result.Reason, "result = %+v", step.Result)
 }
+
+// TestRemoveDuringAnAdmission checks that an open admission blocks the
+// removal of its own pod only: another pod may still leave the node.
+func TestRemoveDuringAnAdmission(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: 10}, nil, mkPod("a", nil, nil))
+	_, err := n.Begin(mkPod("b", nil, nil), admission.Options{})
+	require.NoError(t, err)
+	assert.EqualError(t, n.Remove("b"), `pod "b": its admission is in progress`)
+	assert.NoError(t, n.Remove("a"))
+}
