@@ -343,3 +343,16 @@ func TestRemoveDuringAnAdmission(t *testing.T) {
 	assert.EqualError(t, n.Remove("b"), `pod "b": its admission is in progress`)
 	assert.NoError(t, n.Remove("a"))
 }
+
+// TestSpecDevicesRaiseAllocatable checks the purpose of UpdatePluginResources:
+// a node whose allocatable lags behind the device plugin (one GPU reported,
+// two healthy) still admits a pod the device manager just gave both.
+func TestSpecDevicesRaiseAllocatable(t *testing.T) {
+	_, m := deviceNode(t)
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, gpu: 1}, m)
+	a, err := n.Begin(mkPod("two", pod.ResourceList{gpu: 2}, pod.ResourceList{gpu: 2}), admission.Options{})
+	require.NoError(t, err)
+	r, err := admission.Drive(a, answer, nil)
+	require.NoError(t, err)
+	assert.True(t, r.Admitted, "result = %+v", r)
+}
