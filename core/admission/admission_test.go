@@ -2,6 +2,7 @@ package admission_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/admission"
@@ -342,6 +343,21 @@ func TestRemoveDuringAnAdmission(t *testing.T) {
 	require.NoError(t, err)
 	assert.EqualError(t, n.Remove("b"), `pod "b": its admission is in progress`)
 	assert.NoError(t, n.Remove("a"))
+	// The errors of the calls an open admission blocks name both pods.
+	assert.EqualError(t, n.AddRunning(mkPod("c", nil, nil)), `pod "c": the admission of pod "b" is in progress`)
+	_, err = n.Begin(nil, admission.Options{})
+	assert.EqualError(t, err, `pod "": the admission of pod "b" is in progress`)
+}
+
+// TestMaxPodsIsTheBound checks that a node holds exactly MaxPods active
+// pods: the last one fits, one more is rejected.
+func TestMaxPodsIsTheBound(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: admission.MaxPods + 1}, nil)
+	for i := range admission.MaxPods {
+		require.NoError(t, n.AddRunning(mkPod(fmt.Sprintf("p%d", i), nil, nil)))
+	}
+	err := n.AddRunning(mkPod("over", nil, nil))
+	assert.EqualError(t, err, fmt.Sprintf("pod: the node already has %d active pods, the bound", admission.MaxPods))
 }
 
 // TestSpecDevicesRaiseAllocatable checks the purpose of UpdatePluginResources:
