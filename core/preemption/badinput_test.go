@@ -1,6 +1,7 @@
 package preemption_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -56,7 +57,8 @@ func TestBadInput(t *testing.T) {
 
 // TestInputAtTheBoundsIsAccepted checks the other side of each bound
 // TestBadInput rejects: a quantity of exactly MaxQuantity, in a pod or in a
-// reason, MaxContainers containers and MaxReasons reasons are valid input.
+// reason, MaxContainers containers, MaxReasons reasons and MaxActivePods
+// active pods are valid input.
 func TestInputAtTheBoundsIsAccepted(t *testing.T) {
 	preemptor := testPod("preemptor", pod.ResourceList{pod.CPU: preemption.MaxQuantity}, nil)
 	for len(preemptor.InitContainers)+len(preemptor.Containers) < preemption.MaxContainers {
@@ -70,6 +72,11 @@ func TestInputAtTheBoundsIsAccepted(t *testing.T) {
 		reasons = append(reasons, &preemption.PredicateFailure{PredicateName: "NodeAffinity"})
 	}
 	running := []*pod.Pod{testPod("big", pod.ResourceList{pod.CPU: preemption.MaxQuantity}, nil)}
+	for len(running) < preemption.MaxActivePods {
+		running = append(running, testPod(fmt.Sprintf("p%d", len(running)), nil, nil))
+	}
 	_, err := preemption.HandleAdmissionFailure(preemptor, reasons, running)
 	require.NoError(t, err)
+	_, err = preemption.HandleAdmissionFailure(preemptor, reasons, append(running, testPod("over", nil, nil)))
+	assert.EqualError(t, err, "activePods: 1025 pods exceed the bound of 1024")
 }
