@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -170,4 +171,23 @@ func TestUnmarshalNeverPanics(t *testing.T) {
 		b = b[:rapid.IntRange(0, len(b)).Draw(t, "len")]
 		_, _ = allocresp.Unmarshal(b)
 	})
+}
+
+// TestMarshalSizesExactly checks that Marshal works out the encoded length
+// before it writes (its buffer is made once, with exactly that capacity),
+// including at the lengths where a varint grows a byte: 127/128 and
+// 16383/16384.
+func TestMarshalSizesExactly(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384} {
+		value := strings.Repeat("v", n)
+		for name, r := range map[string]allocresp.ContainerAllocateResponse{
+			"env":    {Envs: map[string]string{"K": value}},
+			"mount":  {Mounts: []allocresp.Mount{{ContainerPath: value, HostPath: "/h"}}},
+			"device": {Devices: []allocresp.DeviceSpec{{ContainerPath: value, Permissions: "rw"}}},
+			"cdi":    {CDIDevices: []allocresp.CDIDevice{{Name: value}}},
+		} {
+			b := allocresp.Marshal(r)
+			assert.Equal(t, len(b), cap(b), "%s of %d bytes: capacity of Marshal's buffer", name, n)
+		}
+	}
 }
