@@ -143,6 +143,9 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"groups too deep", deep, "groups nest deeper than 10001"},
 		{"bad UTF-8 in mount", []byte{0x12, 0x03, 0x12, 0x01, 0xff}, "Mounts[0].HostPath: string is not valid UTF-8"},
 		{"bad UTF-8 map key", []byte{0x0a, 0x03, 0x0a, 0x01, 0xc0}, "Envs[entry 0].key: string is not valid UTF-8"},
+		// Map entries are numbered as they come, per map.
+		{"bad UTF-8 in the second env", []byte{0x0a, 0x03, 0x0a, 0x01, 'A', 0x22, 0x00, 0x0a, 0x03, 0x0a, 0x01, 0xc0}, "Envs[entry 1].key: string is not valid UTF-8"},
+		{"bad UTF-8 in the second annotation", []byte{0x22, 0x03, 0x0a, 0x01, 'A', 0x0a, 0x00, 0x22, 0x03, 0x0a, 0x01, 0xc0}, "Annotations[entry 1].key: string is not valid UTF-8"},
 		{"bad nested field", []byte{0x1a, 0x02, 0x0c, 0x00}, "Devices[0]: field 1: end-group tag"},
 		{"too many entries", tooMany, "more than 10000 repeated and map entries"},
 		{"too large", make([]byte, allocresp.MaxMessageBytes+1), "over the limit of 1048576"},
@@ -188,6 +191,24 @@ func TestMarshalSizesExactly(t *testing.T) {
 		} {
 			b := allocresp.Marshal(r)
 			assert.Equal(t, len(b), cap(b), "%s of %d bytes: capacity of Marshal's buffer", name, n)
+			got, err := allocresp.Unmarshal(b)
+			require.NoError(t, err, "%s of %d bytes", name, n)
+			assert.Equal(t, normal(r), got, "%s of %d bytes: round trip", name, n)
 		}
 	}
+}
+
+// TestUnmarshalAcceptsTheBounds checks the other side of the bounds
+// TestUnmarshalRejects enforces: exactly MaxEntries entries and a message of
+// exactly MaxMessageBytes bytes decode.
+func TestUnmarshalAcceptsTheBounds(t *testing.T) {
+	r, err := allocresp.Unmarshal(bytes.Repeat([]byte{0x2a, 0x00}, allocresp.MaxEntries))
+	require.NoError(t, err, "%d entries", allocresp.MaxEntries)
+	assert.Len(t, r.CDIDevices, allocresp.MaxEntries)
+	// One env entry: tag, 3-byte length, key "K" (3 bytes), value tag,
+	// 3-byte length, then the value: 11 bytes around it.
+	big := allocresp.Marshal(allocresp.ContainerAllocateResponse{Envs: map[string]string{"K": strings.Repeat("v", allocresp.MaxMessageBytes-11)}})
+	require.Len(t, big, allocresp.MaxMessageBytes)
+	_, err = allocresp.Unmarshal(big)
+	require.NoError(t, err, "a message of exactly %d bytes", allocresp.MaxMessageBytes)
 }
