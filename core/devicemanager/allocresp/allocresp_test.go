@@ -199,8 +199,8 @@ func TestMarshalSizesExactly(t *testing.T) {
 }
 
 // TestUnmarshalAcceptsTheBounds checks the other side of the bounds
-// TestUnmarshalRejects enforces: exactly MaxEntries entries and a message of
-// exactly MaxMessageBytes bytes decode.
+// TestUnmarshalRejects enforces: exactly MaxEntries entries, a message of
+// exactly MaxMessageBytes bytes and the largest field number decode.
 func TestUnmarshalAcceptsTheBounds(t *testing.T) {
 	r, err := allocresp.Unmarshal(bytes.Repeat([]byte{0x2a, 0x00}, allocresp.MaxEntries))
 	require.NoError(t, err, "%d entries", allocresp.MaxEntries)
@@ -211,4 +211,8 @@ func TestUnmarshalAcceptsTheBounds(t *testing.T) {
 	require.Len(t, big, allocresp.MaxMessageBytes)
 	_, err = allocresp.Unmarshal(big)
 	require.NoError(t, err, "a message of exactly %d bytes", allocresp.MaxMessageBytes)
+	// The largest field number protobuf allows, 2^29-1, is an unknown
+	// field like any other: skipped.
+	_, err = allocresp.Unmarshal([]byte{0xf8, 0xff, 0xff, 0xff, 0x0f, 0x00})
+	require.NoError(t, err, "field number 536870911")
 }
