@@ -134,6 +134,7 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"field zero", []byte{0x02, 0x00}, "field number 0 is outside 1..536870911"},
 		{"field too large", []byte{0x82, 0x80, 0x80, 0x80, 0x10, 0x00}, "field number 536870912 is outside"},
 		{"length past end", []byte{0x12, 0x05, 0x0a}, "field 2: length 5 exceeds the 1 remaining bytes"},
+		{"length one past end", []byte{0x12, 0x02, 0x0a}, "field 2: length 2 exceeds the 1 remaining bytes"},
 		{"short fixed64", []byte{0x31, 1, 2}, "fixed64 value needs 8 bytes, 2 remain"},
 		{"short fixed32", []byte{0x35, 1}, "fixed32 value needs 4 bytes, 1 remain"},
 		{"reserved wire type", []byte{0x0e}, "field 1: wire type 6 is reserved"},
@@ -200,7 +201,8 @@ func TestMarshalSizesExactly(t *testing.T) {
 
 // TestUnmarshalAcceptsTheBounds checks the other side of the bounds
 // TestUnmarshalRejects enforces: exactly MaxEntries entries, a message of
-// exactly MaxMessageBytes bytes and the largest field number decode.
+// exactly MaxMessageBytes bytes, the largest field numbers and values that
+// end at the last byte decode.
 func TestUnmarshalAcceptsTheBounds(t *testing.T) {
 	r, err := allocresp.Unmarshal(bytes.Repeat([]byte{0x2a, 0x00}, allocresp.MaxEntries))
 	require.NoError(t, err, "%d entries", allocresp.MaxEntries)
@@ -215,4 +217,13 @@ func TestUnmarshalAcceptsTheBounds(t *testing.T) {
 	// field like any other: skipped.
 	_, err = allocresp.Unmarshal([]byte{0xf8, 0xff, 0xff, 0xff, 0x0f, 0x00})
 	require.NoError(t, err, "field number 536870911")
+	// Inside an unknown group protobuf only asks a field number to fit an
+	// int32: 2^31-1 is skipped too.
+	_, err = allocresp.Unmarshal([]byte{0x33, 0xf8, 0xff, 0xff, 0xff, 0x3f, 0x00, 0x34})
+	require.NoError(t, err, "field number 2147483647 inside a group")
+	// Fixed-size values that end exactly at the end of the message.
+	_, err = allocresp.Unmarshal([]byte{0x31, 1, 2, 3, 4, 5, 6, 7, 8})
+	require.NoError(t, err, "a fixed64 of the last 8 bytes")
+	_, err = allocresp.Unmarshal([]byte{0x35, 1, 2, 3, 4})
+	require.NoError(t, err, "a fixed32 of the last 4 bytes")
 }
