@@ -376,6 +376,14 @@ func TestEncodeRefusesInvalidUTF8(t *testing.T) {
 			`checkpoint: Data.RegisteredDevices["\xfe"]: string is not valid UTF-8`},
 		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xed\xa0\x80"}}},
 			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
+		// The first bad ID is named, even when it is the first of several.
+		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xff", "ok", "\xfe"}}},
+			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
+		// A lone continuation byte is 0x80, the first byte above ASCII.
+		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"ok", "\x80"}}},
+			`checkpoint: Data.RegisteredDevices["r"][1]: string is not valid UTF-8`},
+		{checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{DeviceIDs: checkpoint.DevicesPerNUMA{0: {"\xc0"}}}}},
+			`checkpoint: Data.PodDeviceEntries[0].DeviceIDs["0"][0]: string is not valid UTF-8`},
 	} {
 		_, err := checkpoint.Encode(c.data)
 		assert.EqualError(t, err, c.want, "Encode(%#v)", c.data)
