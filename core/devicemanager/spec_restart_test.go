@@ -5,6 +5,7 @@ import (
 	"time"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,4 +183,18 @@ func TestSpecCheckpointDevicesPerNUMA(t *testing.T) {
 	specEqual(t, "DeviceIDs", map[int64][]string(e.DeviceIDs), map[int64][]string{0: {"dev0", "dev1"}, 1: {"dev1"}, -1: {"dev2"}})
 	// An empty container response marshals to zero bytes (§1.10).
 	specEqual(t, "AllocResp", e.AllocResp, []byte{})
+}
+
+// TestRestoreResourcesBound checks Limits.Resources at exactly its value: a
+// checkpoint with that many registered resources restores, one more is
+// KindBoundExceeded.
+func TestRestoreResourcesBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Resources = 2
+	data := checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/a": nil, "example.com/b": nil}}
+	_, err := dm.New(limits).Restore(data, specT0, nil)
+	require.NoError(t, err, "%d resources", limits.Resources)
+	data.RegisteredDevices["example.com/c"] = nil
+	_, err = dm.New(limits).Restore(data, specT0, nil)
+	specWantErr(t, err, dm.KindBoundExceeded, "restore: RegisteredDevices: 3 resources exceed the bound of 2")
 }
