@@ -198,3 +198,20 @@ func TestRestoreResourcesBound(t *testing.T) {
 	_, err = dm.New(limits).Restore(data, specT0, nil)
 	specWantErr(t, err, dm.KindBoundExceeded, "restore: RegisteredDevices: 3 resources exceed the bound of 2")
 }
+
+// TestRestorePodsBound checks Limits.Pods and Limits.DevicesPerResource at
+// exactly their value when a checkpoint is restored.
+func TestRestorePodsBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Pods, limits.DevicesPerResource = 1, 2
+	entry := func(podUID string) checkpoint.PodDevicesEntry {
+		return checkpoint.PodDevicesEntry{PodUID: podUID, ContainerName: "app", ResourceName: specRes,
+			DeviceIDs: checkpoint.DevicesPerNUMA{0: {"dev0", "dev1"}}}
+	}
+	data := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{entry("p1")}}
+	_, err := dm.New(limits).Restore(data, specT0, nil)
+	require.NoError(t, err, "one pod holding two devices")
+	data.PodDeviceEntries = append(data.PodDeviceEntries, entry("p2"))
+	_, err = dm.New(limits).Restore(data, specT0, nil)
+	specWantErr(t, err, dm.KindBoundExceeded, "restore: PodDeviceEntries: more than 1 pods")
+}
