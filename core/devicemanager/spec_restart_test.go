@@ -1,6 +1,7 @@
 package devicemanager_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -199,8 +200,8 @@ func TestRestoreResourcesBound(t *testing.T) {
 	specWantErr(t, err, dm.KindBoundExceeded, "restore: RegisteredDevices: 3 resources exceed the bound of 2")
 }
 
-// TestRestorePodsBound checks Limits.Pods and Limits.DevicesPerResource at
-// exactly their value when a checkpoint is restored.
+// TestRestorePodsBound checks Limits.Pods, Limits.DevicesPerResource and
+// Limits.NameLength at exactly their value when a checkpoint is restored.
 func TestRestorePodsBound(t *testing.T) {
 	limits := dm.DefaultLimits()
 	limits.Pods, limits.DevicesPerResource = 1, 2
@@ -214,4 +215,11 @@ func TestRestorePodsBound(t *testing.T) {
 	data.PodDeviceEntries = append(data.PodDeviceEntries, entry("p2"))
 	_, err = dm.New(limits).Restore(data, specT0, nil)
 	specWantErr(t, err, dm.KindBoundExceeded, "restore: PodDeviceEntries: more than 1 pods")
+
+	// Names of exactly Limits.NameLength bytes.
+	limits = dm.DefaultLimits()
+	limits.NameLength = len(specRes)
+	long := checkpoint.PodDevicesEntry{PodUID: strings.Repeat("p", len(specRes)), ContainerName: strings.Repeat("c", len(specRes)), ResourceName: specRes}
+	_, err = dm.New(limits).Restore(checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{long}}, specT0, nil)
+	require.NoError(t, err, "names of %d bytes", limits.NameLength)
 }
