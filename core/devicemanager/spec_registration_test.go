@@ -118,3 +118,17 @@ func TestSpecIsExtendedResourceName(t *testing.T) {
 		})
 	}
 }
+
+// TestConnectedResourcesBound checks Limits.Resources at exactly its value:
+// that many resources register, one more is KindBoundExceeded, and a known
+// resource may still re-register.
+func TestConnectedResourcesBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Resources = 2
+	m := dm.New(limits)
+	specConnect(t, m, "example.com/a", dm.PluginOptions{})
+	specConnect(t, m, "example.com/b", dm.PluginOptions{})
+	_, err := m.Connected("example.com/c", "c.sock", dm.PluginOptions{})
+	specWantErr(t, err, dm.KindBoundExceeded, "cannot register example.com/c: the node already tracks 2 resources")
+	specConnect(t, m, "example.com/b", dm.PluginOptions{})
+}
