@@ -132,3 +132,27 @@ func TestConnectedResourcesBound(t *testing.T) {
 	specWantErr(t, err, dm.KindBoundExceeded, "cannot register example.com/c: the node already tracks 2 resources")
 	specConnect(t, m, "example.com/b", dm.PluginOptions{})
 }
+
+// TestSnapshotResourcesBound checks that resources known only from a
+// snapshot (their endpoint gone or never connected) count towards
+// Limits.Resources like registered ones, at exactly the bound.
+func TestSnapshotResourcesBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Resources = 2
+	m := dm.New(limits)
+	specUpdate(t, m, "example.com/a", specHealthy("a0"))
+	specUpdate(t, m, "example.com/b", specHealthy("b0"))
+	err := m.Update("example.com/c", specHealthy("c0"))
+	specWantErr(t, err, dm.KindBoundExceeded, "ListAndWatch of example.com/c: the node already tracks 2 resources")
+	_, err = m.Connected("example.com/c", "c.sock", dm.PluginOptions{})
+	specWantErr(t, err, dm.KindBoundExceeded, "cannot register example.com/c: the node already tracks 2 resources")
+}
+
+// TestCheckpointDueAfterGetCapacityDeletes checks that GetCapacity makes the
+// checkpoint due only when it deleted a resource.
+func TestCheckpointDueAfterGetCapacityDeletes(t *testing.T) {
+	m, _ := specReady(t, 1, dm.PluginOptions{})
+	m.CheckpointDue()
+	m.GetCapacity(specT0)
+	assert.False(t, m.CheckpointDue(), "nothing deleted")
+}
