@@ -66,6 +66,13 @@ func TestSpecIsExtendedResourceName(t *testing.T) {
 		{"Domain.com/x", false},
 		{"a/b/c", false},
 		{"a.com/", false},
+		// Every end of the alphanumeric ranges is alphanumeric, in the name
+		// part (any case) and in the prefix (lower case).
+		{"az09.com/aZ09zA", true},
+		{"example.com/Az9", true},
+		{"example.com/0aZ", true},
+		{"example.com/zA0", true},
+		{"example.com/9z", true},
 
 		// The name part: length 63 passes, 64 fails.
 		{"a.com/" + name63, true},
