@@ -163,3 +163,17 @@ func TestCheckpointDueAfterGetCapacityDeletes(t *testing.T) {
 	m.GetCapacity(specT0)
 	assert.False(t, m.CheckpointDue(), "nothing deleted")
 }
+
+// TestSnapshotDeviceBounds checks Limits.DevicesPerResource and
+// Limits.NameLength at exactly their value in a ListAndWatch snapshot.
+func TestSnapshotDeviceBounds(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.DevicesPerResource, limits.NameLength = 2, 4
+	m := dm.New(limits)
+	specConnect(t, m, "example.com/a", dm.PluginOptions{})
+	specUpdate(t, m, "example.com/a", specHealthy("dev0", "dev1"))
+	err := m.Update("example.com/a", specHealthy("d0", "d1", "d2"))
+	specWantErr(t, err, dm.KindBoundExceeded, "ListAndWatch of example.com/a: 3 devices exceed the bound of 2 per resource")
+	err = m.Update("example.com/a", specHealthy("dev10"))
+	specWantErr(t, err, dm.KindInvalidDeviceList, "ListAndWatch of example.com/a: devices[0].ID: longer than 4 bytes")
+}

@@ -226,4 +226,7 @@ func TestUnmarshalAcceptsTheBounds(t *testing.T) {
 	require.NoError(t, err, "a fixed64 of the last 8 bytes")
 	_, err = allocresp.Unmarshal([]byte{0x35, 1, 2, 3, 4})
 	require.NoError(t, err, "a fixed32 of the last 4 bytes")
+	// The largest varint: ten bytes, the last one 0x01 (2^64-1).
+	_, err = allocresp.Unmarshal([]byte{0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	require.NoError(t, err, "a varint of 2^64-1")
 }
