@@ -9,7 +9,16 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK_DIR := $(CURDIR)/bin/staticcheck-$(STATICCHECK_VERSION)
 STATICCHECK := $(STATICCHECK_DIR)/staticcheck
 
-.PHONY: test report fuzz mutants bench lint clean conformance containerd-pinned
+# gremlins (go-gremlins/gremlins) makes the automated mutants of `make mutation`.
+GREMLINS_VERSION := v0.6.0
+GREMLINS_DIR := $(CURDIR)/bin/gremlins-$(GREMLINS_VERSION)
+GREMLINS := $(GREMLINS_DIR)/gremlins
+
+# MUTATION_CHECKS is the rapid budget (cases per property) of every mutant's
+# test run; the default 300 would make the run several times longer.
+MUTATION_CHECKS ?= 50
+
+.PHONY: test report fuzz mutants mutation bench lint clean conformance containerd-pinned
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -73,12 +82,50 @@ $(CONTAINERD_PINNED):
 mutants:
 	$(GO) run ./cmd/nodeproof mutants --json report/mutants.json
 
+# gremlins mutates one directory and, with --integration, runs `go test ./...`
+# of the whole module for each mutant: the only way it lets the property
+# suites, which live outside core/, judge core's mutants. So it runs in a
+# scratch module that holds just core/, the models and properties/ (and
+# docs/, which properties' catalogue tests read), never the agent,
+# integration or conformance tests. One run per directory of core/ (a
+# directory's subpackages included), each with its own report, so a run cut
+# short keeps what it finished; MUTATION_DIRS picks some.
+#
+# gremlins gives each mutant --timeout-coefficient times its coverage run, so
+# that run must not come from the test cache (0.3 s, and every mutant would
+# time out): the runs use a build cache of their own, warmed once, whose test
+# results are cleared before each directory. -trimpath lets gremlins' copies
+# of the module share that cache; the rapid settings fix the seed, keep fail
+# files out of the copies and skip shrinking (a kill needs no minimal
+# counterexample). docs/mutation.md explains the rest.
+MUTATION_DIRS ?= $(patsubst core/%/,%,$(sort $(wildcard core/*/)))
+MUTATION_ENV := GOCACHE=$(CURDIR)/bin/mutation-gocache GOFLAGS="-trimpath -vet=off" \
+	RAPID_CHECKS=$(MUTATION_CHECKS) RAPID_SEED=1 RAPID_NOFAILFILE=true RAPID_SHRINKTIME=100ms
+mutation: $(GREMLINS)
+	@set -e; mkdir -p report/mutation; scratch=$$(mktemp -d); \
+	trap 'rm -rf "$$scratch"' EXIT; trap 'exit 1' INT TERM; \
+	git ls-files -co --exclude-standard -z -- go.mod go.sum core models properties docs | xargs -0 cp --parents -t "$$scratch"; \
+	cd "$$scratch"; \
+	$(MUTATION_ENV) $(GO) test -count=1 -run '^$$' -cover -coverpkg ./core/... ./... > /dev/null; \
+	$(MUTATION_ENV) $(GO) test -count=1 -run '^$$' ./... > /dev/null; \
+	for dir in $(MUTATION_DIRS); do \
+		start=$$(date +%s); \
+		$(MUTATION_ENV) $(GO) clean -testcache; \
+		$(MUTATION_ENV) $(GREMLINS) unleash --integration --coverpkg ./core/... --timeout-coefficient 10 \
+			--output $(CURDIR)/report/mutation/$$dir.json "$$scratch/core/$$dir" > $(CURDIR)/report/mutation/$$dir.log 2>&1; \
+		echo "core/$$dir: $$(( $$(date +%s) - start )) s, $$(sed -n 's/^Gathering coverage... //p' $(CURDIR)/report/mutation/$$dir.log) (log: report/mutation/$$dir.log)"; \
+	done
+	$(GO) run ./cmd/mutationscore --reports report/mutation --table docs/mutation.md
+
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 lint: $(STATICCHECK)
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+$(GREMLINS):
+	GOBIN=$(GREMLINS_DIR) $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
 
 $(STATICCHECK):
 	GOBIN=$(STATICCHECK_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)

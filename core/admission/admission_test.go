@@ -2,6 +2,7 @@ package admission_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/admission"
@@ -285,4 +286,89 @@ func names(pods []*pod.Pod) []string {
 		out = append(out, p.Name)
 	}
 	return out
+}
+
+// TestInputAtTheBoundsIsAccepted checks the other side of each bound Begin
+// enforces: exactly the bound is valid input, one more is not.
+func TestInputAtTheBoundsIsAccepted(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: 10}, nil)
+	reasons := func(count int) []*preemption.PredicateFailure {
+		out := make([]*preemption.PredicateFailure, count)
+		for i := range out {
+			out[i] = &preemption.PredicateFailure{PredicateName: "NodeAffinity"}
+		}
+		return out
+	}
+	a, err := n.Begin(mkPod("b", nil, nil), admission.Options{OtherReasons: reasons(preemption.MaxReasons)})
+	require.NoError(t, err, "%d other reasons are within the bound", preemption.MaxReasons)
+	require.NotNil(t, a)
+	n = newNode(t, pod.ResourceList{pod.Pods: 10}, nil)
+	_, err = n.Begin(mkPod("b", nil, nil), admission.Options{OtherReasons: reasons(preemption.MaxReasons + 1)})
+	assert.EqualError(t, err, "otherReasons: 65 reasons exceed the bound of 64")
+}
+
+// TestSpecDevicesNeverLowerAllocatable checks UpdatePluginResources' rule:
+// for a pod holding devices, allocatable of a device resource is raised to
+// the devices allocated, never lowered to them. Here a running pod's GPU
+// request is on the node but not in the device manager, so one device is
+// allocated while the node's two are both requested.
+func TestSpecDevicesNeverLowerAllocatable(t *testing.T) {
+	n, _ := deviceNode(t)
+	require.NoError(t, n.AddRunning(mkPod("running", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1})))
+	a, err := n.Begin(mkPod("one", pod.ResourceList{gpu: 1}, pod.ResourceList{gpu: 1}), admission.Options{})
+	require.NoError(t, err)
+	r, err := admission.Drive(a, answer, nil)
+	require.NoError(t, err)
+	assert.True(t, r.Admitted, "result = %+v", r)
+}
+
+// TestNoKillStepWithoutVictims checks that a failed fit with nothing to
+// preempt (the pod is not critical) ends the admission at once: the caller
+// is never handed a kill step with no evictions.
+func TestNoKillStepWithoutVictims(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, pod.CPU: 100}, nil)
+	a, err := n.Begin(mkPod("big", pod.ResourceList{pod.CPU: 500}, nil), admission.Options{})
+	require.NoError(t, err)
+	step := a.Next()
+	require.Equal(t, admission.StepDone, step.Kind, "step = %+v", step)
+	assert.False(t, step.Result.Admitted, "result = %+v", step.Result)
+	assert.Equal(t, "OutOfcpu", step.Result.Reason, "result = %+v", step.Result)
+}
+
+// TestRemoveDuringAnAdmission checks that an open admission blocks the
+// removal of its own pod only: another pod may still leave the node.
+func TestRemoveDuringAnAdmission(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: 10}, nil, mkPod("a", nil, nil))
+	_, err := n.Begin(mkPod("b", nil, nil), admission.Options{})
+	require.NoError(t, err)
+	assert.EqualError(t, n.Remove("b"), `pod "b": its admission is in progress`)
+	assert.NoError(t, n.Remove("a"))
+	// The errors of the calls an open admission blocks name both pods.
+	assert.EqualError(t, n.AddRunning(mkPod("c", nil, nil)), `pod "c": the admission of pod "b" is in progress`)
+	_, err = n.Begin(nil, admission.Options{})
+	assert.EqualError(t, err, `pod "": the admission of pod "b" is in progress`)
+}
+
+// TestMaxPodsIsTheBound checks that a node holds exactly MaxPods active
+// pods: the last one fits, one more is rejected.
+func TestMaxPodsIsTheBound(t *testing.T) {
+	n := newNode(t, pod.ResourceList{pod.Pods: admission.MaxPods + 1}, nil)
+	for i := range admission.MaxPods {
+		require.NoError(t, n.AddRunning(mkPod(fmt.Sprintf("p%d", i), nil, nil)))
+	}
+	err := n.AddRunning(mkPod("over", nil, nil))
+	assert.EqualError(t, err, fmt.Sprintf("pod: the node already has %d active pods, the bound", admission.MaxPods))
+}
+
+// TestSpecDevicesRaiseAllocatable checks the purpose of UpdatePluginResources:
+// a node whose allocatable lags behind the device plugin (one GPU reported,
+// two healthy) still admits a pod the device manager just gave both.
+func TestSpecDevicesRaiseAllocatable(t *testing.T) {
+	_, m := deviceNode(t)
+	n := newNode(t, pod.ResourceList{pod.Pods: 10, gpu: 1}, m)
+	a, err := n.Begin(mkPod("two", pod.ResourceList{gpu: 2}, pod.ResourceList{gpu: 2}), admission.Options{})
+	require.NoError(t, err)
+	r, err := admission.Drive(a, answer, nil)
+	require.NoError(t, err)
+	assert.True(t, r.Admitted, "result = %+v", r)
 }

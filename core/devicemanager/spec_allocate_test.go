@@ -368,3 +368,49 @@ func TestSpecOnlyHealthyDevicesChosen(t *testing.T) {
 	_, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p2", 1), Container: "app", ActivePods: active})
 	specWantErr(t, err, dm.KindUnavailable, "requested number of devices unavailable for domain1.com/resource1. Requested: 1, Available: 0")
 }
+
+// TestSpecAllocationBounds checks two bounds of Limits at exactly their
+// value: PendingPlans plans may await Commit or Abort at once, and Pods pods
+// may hold devices; one more of either is KindBoundExceeded.
+func TestSpecAllocationBounds(t *testing.T) {
+	ready := func(t *testing.T, limits dm.Limits) *dm.Manager {
+		m := dm.New(limits)
+		specConnect(t, m, specRes, dm.PluginOptions{})
+		specUpdate(t, m, specRes, specHealthy("dev0", "dev1", "dev2"))
+		return m
+	}
+	active := []string{"p0", "p1", "p2"}
+	t.Run("pending plans", func(t *testing.T) {
+		limits := dm.DefaultLimits()
+		limits.PendingPlans = 2
+		m := ready(t, limits)
+		for _, uid := range []string{"p0", "p1"} {
+			_, err := m.PlanContainer(dm.PlanInput{Pod: specPod(uid, 1), Container: "app", ActivePods: active})
+			require.NoError(t, err, "plan of %s", uid)
+		}
+		_, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p2", 1), Container: "app", ActivePods: active})
+		specWantErr(t, err, dm.KindBoundExceeded, "allocate: 2 allocations already pending")
+	})
+	t.Run("pods holding devices", func(t *testing.T) {
+		limits := dm.DefaultLimits()
+		limits.Pods = 1
+		m := ready(t, limits)
+		specAllocate(t, m, specPod("p0", 1), "app", active)
+		_, err := m.PlanContainer(dm.PlanInput{Pod: specPod("p1", 1), Container: "app", ActivePods: active})
+		specWantErr(t, err, dm.KindBoundExceeded, "allocate: 1 pods already hold devices")
+	})
+}
+
+// TestSpecCheckpointDueAfterAnAllocation checks when a commit makes the
+// checkpoint due: after devices were allocated (upstream writes it at the
+// end of allocateContainerResources), not after a container that asked for
+// none.
+func TestSpecCheckpointDueAfterAnAllocation(t *testing.T) {
+	m, _ := specReady(t, 2, dm.PluginOptions{})
+	m.CheckpointDue() // clears what the registration and the snapshot set
+	specAllocate(t, m, specPod("p1", 1), "app", []string{"p1"})
+	assert.True(t, m.CheckpointDue(), "after committing a device")
+	none := &pod.Pod{UID: "p2", Name: "p2", Namespace: "default", Containers: []pod.Container{{Name: "app"}}}
+	specAllocate(t, m, none, "app", []string{"p1", "p2"})
+	assert.False(t, m.CheckpointDue(), "after committing a container without devices")
+}

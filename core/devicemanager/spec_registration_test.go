@@ -66,6 +66,13 @@ func TestSpecIsExtendedResourceName(t *testing.T) {
 		{"Domain.com/x", false},
 		{"a/b/c", false},
 		{"a.com/", false},
+		// Every end of the alphanumeric ranges is alphanumeric, in the name
+		// part (any case) and in the prefix (lower case).
+		{"az09.com/aZ09zA", true},
+		{"example.com/Az9", true},
+		{"example.com/0aZ", true},
+		{"example.com/zA0", true},
+		{"example.com/9z", true},
 
 		// The name part: length 63 passes, 64 fails.
 		{"a.com/" + name63, true},
@@ -117,4 +124,56 @@ func TestSpecIsExtendedResourceName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestConnectedResourcesBound checks Limits.Resources at exactly its value:
+// that many resources register, one more is KindBoundExceeded, and a known
+// resource may still re-register.
+func TestConnectedResourcesBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Resources = 2
+	m := dm.New(limits)
+	specConnect(t, m, "example.com/a", dm.PluginOptions{})
+	specConnect(t, m, "example.com/b", dm.PluginOptions{})
+	_, err := m.Connected("example.com/c", "c.sock", dm.PluginOptions{})
+	specWantErr(t, err, dm.KindBoundExceeded, "cannot register example.com/c: the node already tracks 2 resources")
+	specConnect(t, m, "example.com/b", dm.PluginOptions{})
+}
+
+// TestSnapshotResourcesBound checks that resources known only from a
+// snapshot (their endpoint gone or never connected) count towards
+// Limits.Resources like registered ones, at exactly the bound.
+func TestSnapshotResourcesBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Resources = 2
+	m := dm.New(limits)
+	specUpdate(t, m, "example.com/a", specHealthy("a0"))
+	specUpdate(t, m, "example.com/b", specHealthy("b0"))
+	err := m.Update("example.com/c", specHealthy("c0"))
+	specWantErr(t, err, dm.KindBoundExceeded, "ListAndWatch of example.com/c: the node already tracks 2 resources")
+	_, err = m.Connected("example.com/c", "c.sock", dm.PluginOptions{})
+	specWantErr(t, err, dm.KindBoundExceeded, "cannot register example.com/c: the node already tracks 2 resources")
+}
+
+// TestCheckpointDueAfterGetCapacityDeletes checks that GetCapacity makes the
+// checkpoint due only when it deleted a resource.
+func TestCheckpointDueAfterGetCapacityDeletes(t *testing.T) {
+	m, _ := specReady(t, 1, dm.PluginOptions{})
+	m.CheckpointDue()
+	m.GetCapacity(specT0)
+	assert.False(t, m.CheckpointDue(), "nothing deleted")
+}
+
+// TestSnapshotDeviceBounds checks Limits.DevicesPerResource and
+// Limits.NameLength at exactly their value in a ListAndWatch snapshot.
+func TestSnapshotDeviceBounds(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.DevicesPerResource, limits.NameLength = 2, 4
+	m := dm.New(limits)
+	specConnect(t, m, "example.com/a", dm.PluginOptions{})
+	specUpdate(t, m, "example.com/a", specHealthy("dev0", "dev1"))
+	err := m.Update("example.com/a", specHealthy("d0", "d1", "d2"))
+	specWantErr(t, err, dm.KindBoundExceeded, "ListAndWatch of example.com/a: 3 devices exceed the bound of 2 per resource")
+	err = m.Update("example.com/a", specHealthy("dev10"))
+	specWantErr(t, err, dm.KindInvalidDeviceList, "ListAndWatch of example.com/a: devices[0].ID: longer than 4 bytes")
 }

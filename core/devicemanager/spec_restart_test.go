@@ -1,10 +1,12 @@
 package devicemanager_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,4 +184,42 @@ func TestSpecCheckpointDevicesPerNUMA(t *testing.T) {
 	specEqual(t, "DeviceIDs", map[int64][]string(e.DeviceIDs), map[int64][]string{0: {"dev0", "dev1"}, 1: {"dev1"}, -1: {"dev2"}})
 	// An empty container response marshals to zero bytes (§1.10).
 	specEqual(t, "AllocResp", e.AllocResp, []byte{})
+}
+
+// TestRestoreResourcesBound checks Limits.Resources at exactly its value: a
+// checkpoint with that many registered resources restores, one more is
+// KindBoundExceeded.
+func TestRestoreResourcesBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Resources = 2
+	data := checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/a": nil, "example.com/b": nil}}
+	_, err := dm.New(limits).Restore(data, specT0, nil)
+	require.NoError(t, err, "%d resources", limits.Resources)
+	data.RegisteredDevices["example.com/c"] = nil
+	_, err = dm.New(limits).Restore(data, specT0, nil)
+	specWantErr(t, err, dm.KindBoundExceeded, "restore: RegisteredDevices: 3 resources exceed the bound of 2")
+}
+
+// TestRestorePodsBound checks Limits.Pods, Limits.DevicesPerResource and
+// Limits.NameLength at exactly their value when a checkpoint is restored.
+func TestRestorePodsBound(t *testing.T) {
+	limits := dm.DefaultLimits()
+	limits.Pods, limits.DevicesPerResource = 1, 2
+	entry := func(podUID string) checkpoint.PodDevicesEntry {
+		return checkpoint.PodDevicesEntry{PodUID: podUID, ContainerName: "app", ResourceName: specRes,
+			DeviceIDs: checkpoint.DevicesPerNUMA{0: {"dev0", "dev1"}}}
+	}
+	data := checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{entry("p1")}}
+	_, err := dm.New(limits).Restore(data, specT0, nil)
+	require.NoError(t, err, "one pod holding two devices")
+	data.PodDeviceEntries = append(data.PodDeviceEntries, entry("p2"))
+	_, err = dm.New(limits).Restore(data, specT0, nil)
+	specWantErr(t, err, dm.KindBoundExceeded, "restore: PodDeviceEntries: more than 1 pods")
+
+	// Names of exactly Limits.NameLength bytes.
+	limits = dm.DefaultLimits()
+	limits.NameLength = len(specRes)
+	long := checkpoint.PodDevicesEntry{PodUID: strings.Repeat("p", len(specRes)), ContainerName: strings.Repeat("c", len(specRes)), ResourceName: specRes}
+	_, err = dm.New(limits).Restore(checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{long}}, specT0, nil)
+	require.NoError(t, err, "names of %d bytes", limits.NameLength)
 }

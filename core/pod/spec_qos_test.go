@@ -67,6 +67,9 @@ func TestSpecQOSClassTable(t *testing.T) {
 		{"limits without requests", pod.Pod{Containers: []pod.Container{ctr("a", nil, guaranteed)}}, pod.Burstable},
 		// §4.3 "isGuaranteed=false if any container lacks a positive cpu and memory limit".
 		{"missing memory limit", pod.Pod{Containers: []pod.Container{ctr("a", rl("cpu", 100), rl("cpu", 100))}}, pod.Burstable},
+		// §4.3 "limits summed (only quantities > 0)": a zero limit does not
+		// count either, so it alone leaves the pod BestEffort.
+		{"zero cpu limit only", pod.Pod{Containers: []pod.Container{ctr("a", nil, rl("cpu", 0))}}, pod.BestEffort},
 		{"zero memory limit counts as missing", pod.Pod{Containers: []pod.Container{
 			ctr("a", rl("cpu", 100), rl("cpu", 100, "memory", 0)),
 		}}, pod.Burstable},
@@ -123,6 +126,10 @@ func TestSpecQOSClassTable(t *testing.T) {
 		// §4.3 "a non-nil spec.resources with no positive cpu/memory entry → BestEffort, whatever the containers request".
 		{"empty spec.resources", pod.Pod{
 			Resources:  &pod.Resources{},
+			Containers: []pod.Container{ctr("a", guaranteed, guaranteed)},
+		}, pod.BestEffort},
+		{"spec.resources with only a zero cpu limit", pod.Pod{
+			Resources:  &pod.Resources{Limits: rl("cpu", 0)},
 			Containers: []pod.Container{ctr("a", guaranteed, guaranteed)},
 		}, pod.BestEffort},
 		{"spec.resources with zero cpu and unsupported resources", pod.Pod{

@@ -370,4 +370,26 @@ func TestSpecApplyDefaultsHugePagePodLimits(t *testing.T) {
 	}
 	q.ApplyDefaults()
 	assert.Nil(t, q.Resources.Limits, "pod-level limits")
+	// Pod-level limits alone are enough for the defaulting to run ...
+	limited := pod.Pod{
+		Resources:  &pod.Resources{Limits: rl("cpu", 1000, "memory", gi)},
+		Containers: []pod.Container{ctr("a", nil, rl("hugepages-2Mi", 4*mi))},
+	}
+	limited.ApplyDefaults()
+	assert.Equal(t, rl("cpu", 1000, "memory", gi, "hugepages-2Mi", 4*mi), limited.Resources.Limits, "pod-level limits")
+	// ... while a spec.resources with neither requests nor limits stops it.
+	empty := pod.Pod{
+		Resources:  &pod.Resources{},
+		Containers: []pod.Container{ctr("a", nil, rl("hugepages-2Mi", 4*mi))},
+	}
+	empty.ApplyDefaults()
+	assert.Equal(t, &pod.Resources{}, empty.Resources, "spec.resources")
+}
+
+// TestResourceListString checks the form error messages print a list in: the
+// entries in name order, separated by one space.
+func TestResourceListString(t *testing.T) {
+	assert.Equal(t, "{}", pod.ResourceList{}.String())
+	assert.Equal(t, "{cpu:100}", pod.ResourceList{pod.CPU: 100}.String())
+	assert.Equal(t, "{cpu:100 memory:2048 pods:1}", pod.ResourceList{pod.Pods: 1, pod.Memory: 2048, pod.CPU: 100}.String())
 }

@@ -1,6 +1,7 @@
 package preemption_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -52,4 +53,30 @@ func TestBadInput(t *testing.T) {
 		require.Nil(t, d.Reasons, "%s: a rejected input still produced a decision %+v", tc.name, d)
 		assert.NoError(t, d.Err, "%s: a rejected input still produced a decision %+v", tc.name, d)
 	}
+}
+
+// TestInputAtTheBoundsIsAccepted checks the other side of each bound
+// TestBadInput rejects: a quantity of exactly MaxQuantity, in a pod or in a
+// reason, MaxContainers containers, MaxReasons reasons and MaxActivePods
+// active pods are valid input.
+func TestInputAtTheBoundsIsAccepted(t *testing.T) {
+	preemptor := testPod("preemptor", pod.ResourceList{pod.CPU: preemption.MaxQuantity}, nil)
+	for len(preemptor.InitContainers)+len(preemptor.Containers) < preemption.MaxContainers {
+		preemptor.InitContainers = append(preemptor.InitContainers, pod.Container{Name: "i"})
+	}
+	preemptor.Priority, preemptor.PriorityClassName = prio(pod.SystemCriticalPriority), "system-node-critical"
+	reasons := []preemption.Reason{&preemption.InsufficientResource{
+		ResourceName: pod.CPU, Requested: preemption.MaxQuantity, Used: preemption.MaxQuantity, Capacity: preemption.MaxQuantity,
+	}}
+	for len(reasons) < preemption.MaxReasons {
+		reasons = append(reasons, &preemption.PredicateFailure{PredicateName: "NodeAffinity"})
+	}
+	running := []*pod.Pod{testPod("big", pod.ResourceList{pod.CPU: preemption.MaxQuantity}, nil)}
+	for len(running) < preemption.MaxActivePods {
+		running = append(running, testPod(fmt.Sprintf("p%d", len(running)), nil, nil))
+	}
+	_, err := preemption.HandleAdmissionFailure(preemptor, reasons, running)
+	require.NoError(t, err)
+	_, err = preemption.HandleAdmissionFailure(preemptor, reasons, append(running, testPod("over", nil, nil)))
+	assert.EqualError(t, err, "activePods: 1025 pods exceed the bound of 1024")
 }

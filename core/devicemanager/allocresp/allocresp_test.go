@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
@@ -133,6 +134,7 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"field zero", []byte{0x02, 0x00}, "field number 0 is outside 1..536870911"},
 		{"field too large", []byte{0x82, 0x80, 0x80, 0x80, 0x10, 0x00}, "field number 536870912 is outside"},
 		{"length past end", []byte{0x12, 0x05, 0x0a}, "field 2: length 5 exceeds the 1 remaining bytes"},
+		{"length one past end", []byte{0x12, 0x02, 0x0a}, "field 2: length 2 exceeds the 1 remaining bytes"},
 		{"short fixed64", []byte{0x31, 1, 2}, "fixed64 value needs 8 bytes, 2 remain"},
 		{"short fixed32", []byte{0x35, 1}, "fixed32 value needs 4 bytes, 1 remain"},
 		{"reserved wire type", []byte{0x0e}, "field 1: wire type 6 is reserved"},
@@ -142,6 +144,9 @@ func TestUnmarshalRejects(t *testing.T) {
 		{"groups too deep", deep, "groups nest deeper than 10001"},
 		{"bad UTF-8 in mount", []byte{0x12, 0x03, 0x12, 0x01, 0xff}, "Mounts[0].HostPath: string is not valid UTF-8"},
 		{"bad UTF-8 map key", []byte{0x0a, 0x03, 0x0a, 0x01, 0xc0}, "Envs[entry 0].key: string is not valid UTF-8"},
+		// Map entries are numbered as they come, per map.
+		{"bad UTF-8 in the second env", []byte{0x0a, 0x03, 0x0a, 0x01, 'A', 0x22, 0x00, 0x0a, 0x03, 0x0a, 0x01, 0xc0}, "Envs[entry 1].key: string is not valid UTF-8"},
+		{"bad UTF-8 in the second annotation", []byte{0x22, 0x03, 0x0a, 0x01, 'A', 0x0a, 0x00, 0x22, 0x03, 0x0a, 0x01, 0xc0}, "Annotations[entry 1].key: string is not valid UTF-8"},
 		{"bad nested field", []byte{0x1a, 0x02, 0x0c, 0x00}, "Devices[0]: field 1: end-group tag"},
 		{"too many entries", tooMany, "more than 10000 repeated and map entries"},
 		{"too large", make([]byte, allocresp.MaxMessageBytes+1), "over the limit of 1048576"},
@@ -170,4 +175,58 @@ func TestUnmarshalNeverPanics(t *testing.T) {
 		b = b[:rapid.IntRange(0, len(b)).Draw(t, "len")]
 		_, _ = allocresp.Unmarshal(b)
 	})
+}
+
+// TestMarshalSizesExactly checks that Marshal works out the encoded length
+// before it writes (its buffer is made once, with exactly that capacity),
+// including at the lengths where a varint grows a byte: 127/128 and
+// 16383/16384.
+func TestMarshalSizesExactly(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 16383, 16384} {
+		value := strings.Repeat("v", n)
+		for name, r := range map[string]allocresp.ContainerAllocateResponse{
+			"env":    {Envs: map[string]string{"K": value}},
+			"mount":  {Mounts: []allocresp.Mount{{ContainerPath: value, HostPath: "/h"}}},
+			"device": {Devices: []allocresp.DeviceSpec{{ContainerPath: value, Permissions: "rw"}}},
+			"cdi":    {CDIDevices: []allocresp.CDIDevice{{Name: value}}},
+		} {
+			b := allocresp.Marshal(r)
+			assert.Equal(t, len(b), cap(b), "%s of %d bytes: capacity of Marshal's buffer", name, n)
+			got, err := allocresp.Unmarshal(b)
+			require.NoError(t, err, "%s of %d bytes", name, n)
+			assert.Equal(t, normal(r), got, "%s of %d bytes: round trip", name, n)
+		}
+	}
+}
+
+// TestUnmarshalAcceptsTheBounds checks the other side of the bounds
+// TestUnmarshalRejects enforces: exactly MaxEntries entries, a message of
+// exactly MaxMessageBytes bytes, the largest field numbers and values that
+// end at the last byte decode.
+func TestUnmarshalAcceptsTheBounds(t *testing.T) {
+	r, err := allocresp.Unmarshal(bytes.Repeat([]byte{0x2a, 0x00}, allocresp.MaxEntries))
+	require.NoError(t, err, "%d entries", allocresp.MaxEntries)
+	assert.Len(t, r.CDIDevices, allocresp.MaxEntries)
+	// One env entry: tag, 3-byte length, key "K" (3 bytes), value tag,
+	// 3-byte length, then the value: 11 bytes around it.
+	big := allocresp.Marshal(allocresp.ContainerAllocateResponse{Envs: map[string]string{"K": strings.Repeat("v", allocresp.MaxMessageBytes-11)}})
+	require.Len(t, big, allocresp.MaxMessageBytes)
+	_, err = allocresp.Unmarshal(big)
+	require.NoError(t, err, "a message of exactly %d bytes", allocresp.MaxMessageBytes)
+	// The largest field number protobuf allows, 2^29-1, is an unknown
+	// field like any other: skipped.
+	_, err = allocresp.Unmarshal([]byte{0xf8, 0xff, 0xff, 0xff, 0x0f, 0x00})
+	require.NoError(t, err, "field number 536870911")
+	// Inside an unknown group protobuf only asks a field number to fit an
+	// int32: 2^31-1 is skipped too.
+	_, err = allocresp.Unmarshal([]byte{0x33, 0xf8, 0xff, 0xff, 0xff, 0x3f, 0x00, 0x34})
+	require.NoError(t, err, "field number 2147483647 inside a group")
+	// Fixed-size values that end exactly at the end of the message.
+	_, err = allocresp.Unmarshal([]byte{0x31, 1, 2, 3, 4, 5, 6, 7, 8})
+	require.NoError(t, err, "a fixed64 of the last 8 bytes")
+	_, err = allocresp.Unmarshal([]byte{0x35, 1, 2, 3, 4})
+	require.NoError(t, err, "a fixed32 of the last 4 bytes")
+	// The largest varint: ten bytes, the last one 0x01 (2^64-1).
+	_, err = allocresp.Unmarshal([]byte{0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	require.NoError(t, err, "a varint of 2^64-1")
 }

@@ -376,6 +376,14 @@ func TestEncodeRefusesInvalidUTF8(t *testing.T) {
 			`checkpoint: Data.RegisteredDevices["\xfe"]: string is not valid UTF-8`},
 		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xed\xa0\x80"}}},
 			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
+		// The first bad ID is named, even when it is the first of several.
+		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"\xff", "ok", "\xfe"}}},
+			`checkpoint: Data.RegisteredDevices["r"][0]: string is not valid UTF-8`},
+		// A lone continuation byte is 0x80, the first byte above ASCII.
+		{checkpoint.Data{RegisteredDevices: map[string][]string{"r": {"ok", "\x80"}}},
+			`checkpoint: Data.RegisteredDevices["r"][1]: string is not valid UTF-8`},
+		{checkpoint.Data{PodDeviceEntries: []checkpoint.PodDevicesEntry{{DeviceIDs: checkpoint.DevicesPerNUMA{0: {"\xc0"}}}}},
+			`checkpoint: Data.PodDeviceEntries[0].DeviceIDs["0"][0]: string is not valid UTF-8`},
 	} {
 		_, err := checkpoint.Encode(c.data)
 		assert.EqualError(t, err, c.want, "Encode(%#v)", c.data)
@@ -384,4 +392,30 @@ func TestEncodeRefusesInvalidUTF8(t *testing.T) {
 
 func TestErrNotFound(t *testing.T) {
 	require.EqualError(t, checkpoint.ErrNotFound, "checkpoint is not found")
+}
+
+// TestBoundsAreInclusive checks the other side of each bound TestBounds
+// enforces: a file of exactly MaxFileBytes bytes, exactly MaxSeparators
+// separators and exactly MaxItems items is read.
+func TestBoundsAreInclusive(t *testing.T) {
+	small, err := checkpoint.Encode(checkpoint.Data{})
+	require.NoError(t, err)
+	padded := append(small, bytes.Repeat([]byte{' '}, checkpoint.MaxFileBytes-len(small))...)
+	_, err = checkpoint.Read(padded)
+	require.NoError(t, err, "Read of a file of exactly %d bytes", checkpoint.MaxFileBytes)
+
+	// `{`, the comma after "Y":0 and `[` make 3; each further array is an
+	// opening bracket and the comma before it: 2n+2 for n arrays.
+	arrays := func(n int) []byte {
+		return []byte(`{"Y":0,"X":[` + strings.Repeat(`[],`, n-1) + `[]]}`)
+	}
+	_, err = checkpoint.Read(arrays(checkpoint.MaxSeparators/2 - 1))
+	require.NoError(t, err, "Read of exactly %d separators", checkpoint.MaxSeparators)
+	_, err = checkpoint.Read(arrays(checkpoint.MaxSeparators / 2))
+	require.EqualError(t, err, `checkpoint: file has 8388610 brackets, braces and commas outside strings, over the limit of 8388608`)
+
+	// One resource and MaxItems-1 device IDs.
+	in := `{"Data":{"RegisteredDevices":{"r":[` + strings.Repeat(`"",`, checkpoint.MaxItems-2) + `""]}}}`
+	_, err = checkpoint.Read([]byte(in))
+	require.NoError(t, err, "Read of exactly %d items", checkpoint.MaxItems)
 }
