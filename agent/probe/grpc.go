@@ -29,9 +29,11 @@ func runGRPC(ctx context.Context, action *GRPCAction, target Target, timeout tim
 	// The kubelet dials with the deprecated blocking DialContext: a probe
 	// must know the server is there before it asks, and a dial that
 	// never connects is a timeout of its own text.
-	conn, err := grpc.DialContext(ctx, addr, //nolint:staticcheck // upstream's blocking dial, kept for its errors
+	//lint:ignore SA1019 upstream's blocking dial (DialContext with WithBlock), kept for its errors
+	conn, err := grpc.DialContext(ctx, addr,
 		grpc.WithUserAgent(UserAgent),
-		grpc.WithBlock(), //nolint:staticcheck // as above
+		//lint:ignore SA1019 as above
+		grpc.WithBlock(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
 			return dialer(0).DialContext(ctx, "tcp", addr)
@@ -40,7 +42,7 @@ func runGRPC(ctx context.Context, action *GRPCAction, target Target, timeout tim
 	if err != nil {
 		// Upstream compares the error itself, not what it wraps: only the
 		// blocking dial's own deadline is the timeout text.
-		if err == context.DeadlineExceeded { //nolint:errorlint // as upstream
+		if err == context.DeadlineExceeded {
 			return Result{Kind: Failure, Output: fmt.Sprintf("timeout: failed to connect service %q within %v: %+v", addr, timeout, err)}
 		}
 		return Result{Kind: Failure, Output: fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err)}
