@@ -24,11 +24,17 @@ var answers = []answer{
 	{"ListImages", func() proto.Message { return &runtimeapi.ListImagesResponse{} },
 		func(m proto.Message) (any, error) { return cri.FromListImages(m.(*runtimeapi.ListImagesResponse)) }},
 	{"ListContainers", func() proto.Message { return &runtimeapi.ListContainersResponse{} },
-		func(m proto.Message) (any, error) { return cri.FromListContainers(m.(*runtimeapi.ListContainersResponse)) }},
+		func(m proto.Message) (any, error) {
+			return cri.FromListContainers(m.(*runtimeapi.ListContainersResponse))
+		}},
 	{"ListPodSandbox", func() proto.Message { return &runtimeapi.ListPodSandboxResponse{} },
-		func(m proto.Message) (any, error) { return cri.FromListPodSandbox(m.(*runtimeapi.ListPodSandboxResponse)) }},
+		func(m proto.Message) (any, error) {
+			return cri.FromListPodSandbox(m.(*runtimeapi.ListPodSandboxResponse))
+		}},
 	{"ContainerStatus", func() proto.Message { return &runtimeapi.ContainerStatusResponse{} },
-		func(m proto.Message) (any, error) { return cri.FromContainerStatus(m.(*runtimeapi.ContainerStatusResponse)) }},
+		func(m proto.Message) (any, error) {
+			return cri.FromContainerStatus(m.(*runtimeapi.ContainerStatusResponse))
+		}},
 	{"ImageFsInfo", func() proto.Message { return &runtimeapi.ImageFsInfoResponse{} },
 		func(m proto.Message) (any, error) { return cri.FromImageFsInfo(m.(*runtimeapi.ImageFsInfoResponse)) }},
 }
