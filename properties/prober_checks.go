@@ -180,13 +180,20 @@ func (m *pbMachine) stopLivenessAndStartup(t *rapid.T) {
 		return
 	}
 	m.begin("stopLivenessAndStartup", "%s", p.spec.UID)
-	var named []prober.WorkerKey
+	named := p.workerKeys(prober.Liveness, prober.Startup)
+	m.checkStop("StopLivenessAndStartup", named, m.core.StopLivenessAndStartup(m.now, p.spec), m.twin.StopLivenessAndStartup(m.now, p.spec))
+}
+
+// workerKeys names the pod's workers of the given types, one per container
+// and type, whether or not the container has that probe.
+func (p *pbPod) workerKeys(types ...prober.ProbeType) []prober.WorkerKey {
+	var keys []prober.WorkerKey
 	for _, c := range p.spec.Containers {
-		for _, typ := range []prober.ProbeType{prober.Liveness, prober.Startup} {
-			named = append(named, prober.WorkerKey{PodUID: p.spec.UID, ContainerName: c.Name, Type: typ})
+		for _, typ := range types {
+			keys = append(keys, prober.WorkerKey{PodUID: p.spec.UID, ContainerName: c.Name, Type: typ})
 		}
 	}
-	m.checkStop("StopLivenessAndStartup", named, m.core.StopLivenessAndStartup(m.now, p.spec), m.twin.StopLivenessAndStartup(m.now, p.spec))
+	return keys
 }
 
 // removePod is the pod leaving the node: RemovePod, and the status
@@ -199,12 +206,7 @@ func (m *pbMachine) removePod(t *rapid.T) {
 	}
 	m.begin("removePod", "%s", p.spec.UID)
 	m.pods = slices.DeleteFunc(m.pods, func(q *pbPod) bool { return q == p })
-	var named []prober.WorkerKey
-	for _, c := range p.spec.Containers {
-		for _, typ := range pbTypes {
-			named = append(named, prober.WorkerKey{PodUID: p.spec.UID, ContainerName: c.Name, Type: typ})
-		}
-	}
+	named := p.workerKeys(pbTypes...)
 	m.checkStop("RemovePod", named, m.core.RemovePod(m.now, p.spec), m.twin.RemovePod(m.now, p.spec))
 }
 
