@@ -20,22 +20,7 @@ import (
 func BenchmarkProbe(b *testing.B) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
 	defer srv.Close()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	accepting := make(chan struct{})
-	go func() {
-		defer close(accepting)
-		for {
-			conn, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			conn.Close()
-		}
-	}()
-	defer func() { lis.Close(); <-accepting }()
+	lis := acceptAndClose(b)
 	grpcLis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)

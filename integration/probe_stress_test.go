@@ -63,20 +63,7 @@ func stressTargets(t *testing.T) []stressCase {
 	httpHost, httpPort := hostPort(t, srv.Listener.Addr().String())
 
 	// The TCP target accepts and closes; the refused one is a closed port.
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	accepting := make(chan struct{})
-	go func() {
-		defer close(accepting)
-		for {
-			conn, err := lis.Accept()
-			if err != nil {
-				return
-			}
-			conn.Close()
-		}
-	}()
-	t.Cleanup(func() { lis.Close(); <-accepting })
+	lis := acceptAndClose(t)
 	tcpHost, tcpPort := hostPort(t, lis.Addr().String())
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -223,4 +210,26 @@ func TestRunnerStress600(t *testing.T) {
 	assert.Equal(t, stressWorkers*stressRounds, probes)
 	assert.Equal(t, stressWorkers/2*stressRounds, failing, "one failure event per failing probe")
 	assert.Empty(t, wrong, "false results")
+}
+
+// acceptAndClose listens on a loopback port and closes every connection as
+// soon as it is accepted: a TCP probe's healthy target. Cleanup closes the
+// listener and waits for its goroutine.
+func acceptAndClose(tb testing.TB) net.Listener {
+	tb.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(tb, err)
+	accepting := make(chan struct{})
+	go func() {
+		defer close(accepting)
+		for {
+			conn, err := lis.Accept()
+			if err != nil {
+				return
+			}
+			conn.Close()
+		}
+	}()
+	tb.Cleanup(func() { lis.Close(); <-accepting })
+	return lis
 }

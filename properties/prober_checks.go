@@ -112,25 +112,10 @@ func (m *pbMachine) updatePod(t *rapid.T) {
 	what := "nothing"
 	switch rapid.IntRange(0, 2).Draw(t, "change") {
 	case 0:
-		pr := drawProbe(t, typ, "added")
-		switch typ {
-		case prober.Liveness:
-			c.LivenessProbe = pr
-		case prober.Readiness:
-			c.ReadinessProbe = pr
-		case prober.Startup:
-			c.StartupProbe = pr
-		}
+		c.SetProbe(typ, drawProbe(t, typ, "added"))
 		what = "sets " + typ.String()
 	case 1:
-		switch typ {
-		case prober.Liveness:
-			c.LivenessProbe = nil
-		case prober.Readiness:
-			c.ReadinessProbe = nil
-		case prober.Startup:
-			c.StartupProbe = nil
-		}
+		c.SetProbe(typ, nil)
 		what = "removes " + typ.String()
 	}
 	p.spec = spec

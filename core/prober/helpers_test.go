@@ -43,14 +43,7 @@ func thresholds(success, failure int32) func(*prober.Probe) {
 // podWith is pod "uid" with one container "c" carrying the probe of type t.
 func podWith(t prober.ProbeType, p *prober.Probe) prober.Pod {
 	c := prober.Container{Name: "c"}
-	switch t {
-	case prober.Liveness:
-		c.LivenessProbe = p
-	case prober.Readiness:
-		c.ReadinessProbe = p
-	case prober.Startup:
-		c.StartupProbe = p
-	}
+	c.SetProbe(t, p)
 	return prober.Pod{UID: "uid", Name: "p", Namespace: "ns", Containers: []prober.Container{c}}
 }
 

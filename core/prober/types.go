@@ -225,6 +225,18 @@ func (c Container) ProbeOf(t ProbeType) *Probe {
 	return nil
 }
 
+// SetProbe sets the container's probe of type t; nil removes it.
+func (c *Container) SetProbe(t ProbeType, p *Probe) {
+	switch t {
+	case Liveness:
+		c.LivenessProbe = p
+	case Readiness:
+		c.ReadinessProbe = p
+	case Startup:
+		c.StartupProbe = p
+	}
+}
+
 // Pod is what the prober reads of a pod. A worker keeps the Pod it was
 // created with (AddPod), as upstream's worker keeps its pod pointer; only
 // the deletion timestamp reaches it later (Manager.SetDeletionTimestamp),
