@@ -186,16 +186,7 @@ func TestRunnerStartupGatesLiveness(t *testing.T) {
 // failureThreshold 1); a probe whose named port the container lacks errs,
 // is tried three times and thrown away: no result, an "errored" event.
 func TestRunnerTimeoutsAndErrors(t *testing.T) {
-	released := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-released:
-		case <-time.After(waitLimit):
-		}
-	}))
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(released) })
+	srv := silentServer(t)
 	host, port := hostPort(t, srv.Listener.Addr().String())
 	pod := prober.Pod{UID: "uid", Name: "p", Namespace: "ns", Containers: []prober.Container{{Name: "app",
 		LivenessProbe:  &prober.Probe{Handler: prober.Handler{HTTPGet: &prober.HTTPGetAction{Port: prober.PortNumber(port), Path: "/slow"}}, FailureThreshold: 1},

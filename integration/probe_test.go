@@ -105,15 +105,13 @@ func slicesOf(s string, n int) []string {
 	return out
 }
 
-// TestProbeHTTPSlowAnswerTimesOut: a server that answers after the
-// probe's timeout gives a Failure with the client's timeout text, within
-// the timeout plus scheduling.
-func TestProbeHTTPSlowAnswerTimesOut(t *testing.T) {
-	p := newProber(t)
+// silentServer is an HTTP server that answers nothing: each request is held
+// until the prober gives up and closes its connection. The bound turns a
+// prober that never gives up into a test failure, not a hang; cleanup
+// releases what is still held.
+func silentServer(t *testing.T) *httptest.Server {
 	released := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Held until the prober gives up and closes the connection; the
-		// bound turns a prober that never gives up into a failure below.
 		select {
 		case <-r.Context().Done():
 		case <-released:
@@ -122,6 +120,15 @@ func TestProbeHTTPSlowAnswerTimesOut(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Cleanup(func() { close(released) })
+	return srv
+}
+
+// TestProbeHTTPSlowAnswerTimesOut: a server that answers after the
+// probe's timeout gives a Failure with the client's timeout text, within
+// the timeout plus scheduling.
+func TestProbeHTTPSlowAnswerTimesOut(t *testing.T) {
+	p := newProber(t)
+	srv := silentServer(t)
 
 	start := time.Now()
 	got := httpProbe(t, p, srv, "/slow", 1)
