@@ -20,7 +20,10 @@ import (
 const (
 	modulePath = "github.com/nodeproof/nodeproof"
 	corePath   = modulePath + "/core"
-	rapidPath  = "pgregory.net/rapid"
+	// simPath is the node simulation, deterministic under core's contract:
+	// it composes the cores, so it may import them (core may not import it).
+	simPath   = modulePath + "/sim"
+	rapidPath = "pgregory.net/rapid"
 	// testifyPath is allowed in core's and models' tests only: tests compare
 	// structured values with its require/assert diffs, while production code
 	// in core/ and models/ stays standard library only.
@@ -31,6 +34,7 @@ const (
 // DESIGN.md.
 const (
 	ruleCoreImports   = "core imports only the standard library and core/..."
+	ruleSimImports    = "sim imports only the standard library, core/... and sim/..."
 	ruleModelsImports = "models imports only the standard library"
 	ruleModelsNoCore  = "models never imports core"
 	ruleTestImports   = "tests in core/ and models/ may add only " + rapidPath + " and " + testifyPath + "/..."
@@ -69,8 +73,10 @@ func (v violation) String() string {
 }
 
 // checkFile returns the rules that file breaks. name is the file's slash
-// separated path relative to the module root; its first element (core or
-// models) and its _test.go suffix decide which rules apply.
+// separated path relative to the module root; its first element (core, sim
+// or models) and its _test.go suffix decide which rules apply. sim/ keeps
+// core's contract: a simulation is replayed from its seed only if nothing in
+// it reads the clock, schedules goroutines or draws ambient randomness.
 func checkFile(fset *token.FileSet, name string, file *ast.File) []violation {
 	tree, _, _ := strings.Cut(name, "/")
 	isTest := strings.HasSuffix(name, "_test.go")
@@ -89,6 +95,8 @@ func checkFile(fset *token.FileSet, name string, file *ast.File) []violation {
 		switch tree {
 		case "core":
 			checkCoreImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
+		case "sim":
+			checkSimImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
 		case "models":
 			checkModelsImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
 		}
@@ -99,7 +107,7 @@ func checkFile(fset *token.FileSet, name string, file *ast.File) []violation {
 			}
 		}
 	}
-	if tree != "core" || isTest {
+	if (tree != "core" && tree != "sim") || isTest {
 		return found
 	}
 
@@ -149,6 +157,20 @@ func checkCoreImport(importPath string, isTest bool, report func(rule, detail st
 	}
 }
 
+// checkSimImport applies core's import rules to sim/, which may also import
+// core/ and itself.
+func checkSimImport(importPath string, isTest bool, report func(rule, detail string)) {
+	if within(importPath, simPath) {
+		return
+	}
+	checkCoreImport(importPath, isTest, func(rule, detail string) {
+		if rule == ruleCoreImports {
+			rule = ruleSimImports
+		}
+		report(rule, detail)
+	})
+}
+
 func checkModelsImport(importPath string, isTest bool, report func(rule, detail string)) {
 	switch {
 	case isStandard(importPath):
@@ -162,7 +184,7 @@ func checkModelsImport(importPath string, isTest bool, report func(rule, detail 
 	}
 }
 
-// allowedInTests reports whether a _test.go file in core/ or models/ may
+// allowedInTests reports whether a _test.go file in core/, sim/ or models/ may
 // import importPath beyond the standard library: rapid for properties, and
 // testify's packages (require, assert) for comparisons with a readable diff.
 // A test binary is not part of what core ships, so neither breaks the
@@ -193,14 +215,14 @@ func checkSource(name, src string) ([]violation, error) {
 	return checkFile(fset, name, file), nil
 }
 
-// TestDependencyRules checks every Go file under core/ and models/.
+// TestDependencyRules checks every Go file under core/, sim/ and models/.
 func TestDependencyRules(t *testing.T) {
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(root, "go.mod"))
 	require.NoError(t, err, "module root not found above the test's directory")
 	checked := 0
-	for _, tree := range []string{"core", "models"} {
+	for _, tree := range []string{"core", "sim", "models"} {
 		dir := filepath.Join(root, tree)
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			t.Logf("%s/ does not exist yet; nothing to check there", tree)
@@ -296,6 +318,17 @@ func TestX(t *testing.T) {
 	assert.Equal(t, 1, 1)
 }
 `},
+		{"sim/ok.go", `package sim
+
+import (
+	"time"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+	"github.com/nodeproof/nodeproof/sim/internal"
+)
+
+func Run(start time.Time, n *admission.Node) time.Time { return start.Add(internal.Step) }
+`},
 		{"models/devicemanager/ok.go", `package devicemanager
 
 import (
@@ -356,6 +389,20 @@ func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) { require.True(t, true)
 			`package x; import _ "github.com/stretchr/testify/assert"`},
 		{"models/x/other_test_library_test.go", ruleTestImports,
 			`package x; import _ "github.com/google/go-cmp/cmp"`},
+		{"sim/x/third_party.go", ruleSimImports,
+			`package x; import _ "pgregory.net/rapid"`},
+		{"sim/x/agent.go", ruleSimImports,
+			`package x; import _ "github.com/nodeproof/nodeproof/agent/cri"`},
+		{"core/x/sim.go", ruleCoreImports,
+			`package x; import _ "github.com/nodeproof/nodeproof/sim"`},
+		{"sim/x/now.go", ruleNoWallClock,
+			`package x; import "time"; func f() time.Time { return time.Now() }`},
+		{"sim/x/go.go", ruleNoGoroutines,
+			`package x; func f() { go f() }`},
+		{"sim/x/rand.go", ruleNoIO,
+			`package x; import _ "math/rand/v2"`},
+		{"sim/x/sync.go", ruleNoIO,
+			`package x; import _ "sync"`},
 		{"core/x/now.go", ruleNoWallClock,
 			`package x; import "time"; func f() time.Time { return time.Now() }`},
 		{"core/x/since.go", ruleNoWallClock,
