@@ -82,6 +82,16 @@ func TestSpecGarbageCollect(t *testing.T) {
 			wantRecords: []string{"b", "c", "d"}, wantFsReads: 1,
 		},
 		{
+			name: "the space pass stops when it has freed exactly the amount, without FreeDiskSpaceFailed",
+			// amount 1000*20/100 - 150 = 50, and a frees exactly 50.
+			history: []detection{{t0, imagegc.RuntimeView{Images: []imagegc.Image{img("a", 50), img("b", 200)}}}},
+			view:    imagegc.RuntimeView{Images: []imagegc.Image{img("a", 50), img("b", 200)}},
+			fs:      imagegc.FsStats{CapacityBytes: 1000, AvailableBytes: 150},
+			want:    []string{"a space"}, wantFreed: 50, wantHooks: true,
+			wantUsage:   &imagegc.Usage{CapacityBytes: 1000, AvailableBytes: 150, UsagePercent: 85, AboveHigh: true, AmountToFreeBytes: 50},
+			wantRecords: []string{"b"}, wantFsReads: 1,
+		},
+		{
 			name: "integer division of the usage: 84.9 % counts as 85",
 			// 151*100/1000 = 15 (integer), so usage is 85.
 			view: imagegc.RuntimeView{Images: abcd}, fs: imagegc.FsStats{CapacityBytes: 1000, AvailableBytes: 151},

@@ -52,6 +52,14 @@ func TestSpecValidateKubeletConfig(t *testing.T) {
 	}{
 		{"defaults", imagegc.KubeletConfig{85, 80, 2 * time.Minute, 0}, ""},
 		{"max age above min age", imagegc.KubeletConfig{85, 80, 2 * time.Minute, 3 * time.Minute}, ""},
+		// The range rules are inclusive at both ends, and a zero MinAge is
+		// valid: each bound is tried at its value, where a strict and a
+		// non-strict comparison part.
+		{"thresholds at the ends of their range, no min age", imagegc.KubeletConfig{100, 0, 0, 0}, ""},
+		{"high at 0 breaks only the order rule", imagegc.KubeletConfig{0, 0, 2 * time.Minute, 0},
+			"invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) 0 must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) 0"},
+		{"low at 100 breaks only the order rule", imagegc.KubeletConfig{100, 100, 2 * time.Minute, 0},
+			"invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) 100 must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) 100"},
 		{"low equal to high", imagegc.KubeletConfig{80, 80, 2 * time.Minute, 0},
 			"invalid configuration: imageGCLowThresholdPercent (--image-gc-low-threshold) 80 must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) 80"},
 		{"high out of range", imagegc.KubeletConfig{101, 80, 2 * time.Minute, 0},
@@ -122,5 +130,24 @@ func TestSpecGCLoop(t *testing.T) {
 		if ok {
 			assert.Equal(t, imagegc.Event{Type: "Warning", Reason: "ImageGCFailed", Message: fail.Error()}, ev)
 		}
+	}
+}
+
+// TestSpecInputAtTheBoundsIsAccepted: every bound of a runtime's answer is
+// inclusive. Each value is tried at the bound itself, where a strict and a
+// non-strict comparison part; one past it is rejected by the bad-input tests.
+func TestSpecInputAtTheBoundsIsAccepted(t *testing.T) {
+	images := make([]imagegc.Image, imagegc.MaxImages)
+	images[0] = imagegc.Image{ID: "largest", SizeBytes: imagegc.MaxImageSizeBytes}
+	images[1] = imagegc.Image{ID: "empty", SizeBytes: 0}
+	containers := make([]imagegc.Container, imagegc.MaxContainers)
+	containers[0].MountedImageIDs = make([]string, imagegc.MaxMountsPerContainer)
+	assert.NoError(t, imagegc.RuntimeView{Images: images, Containers: containers}.Validate())
+
+	for _, stats := range []imagegc.FsStats{
+		{CapacityBytes: 0, AvailableBytes: 0},
+		{CapacityBytes: imagegc.MaxFsBytes, AvailableBytes: imagegc.MaxFsBytes},
+	} {
+		assert.NoError(t, stats.Validate(), "%+v", stats)
 	}
 }
