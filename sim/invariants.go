@@ -320,7 +320,9 @@ func (s *Sim) checkPreempted(hold map[string]podHoldings) CheckResult {
 		}
 		for _, c := range p.probes.Containers {
 			for _, t := range []prober.ProbeType{prober.Startup, prober.Readiness, prober.Liveness} {
-				if _, ok := k.prober.Worker(prober.WorkerKey{PodUID: uid, ContainerName: c.Name, Type: t}); ok {
+				// A worker still in its start-up sleep takes the stop when
+				// it wakes, as upstream's goroutine does; it is released.
+				if w, ok := k.prober.Worker(prober.WorkerKey{PodUID: uid, ContainerName: c.Name, Type: t}); ok && !w.Stopping {
 					r.Err = violation(r.ID, "preempted %s still has a %s worker for %s", uid, t, c.Name)
 					return r
 				}

@@ -415,5 +415,4 @@ func (s *Sim) checkLivenessRestart(p *simPod, c *simContainer) {
 	if spec.StartupProbe != nil && !c.startupOK {
 		s.livenessBad = append(s.livenessBad, fmt.Sprintf("%s/%s (%s) restarted for liveness before its startup probe succeeded", p.spec.UID, c.name, c.id))
 	}
-	s.stats.ByKind["liveness-restart"]++
 }

@@ -21,7 +21,7 @@ func (s *Sim) newPod() *simPod {
 	spec := &pod.Pod{UID: uid, Name: uid, Namespace: "default"}
 	p := &simPod{spec: spec}
 	p.lifetime = time.Duration(10+s.src.Intn(110)) * time.Minute
-	p.grace = time.Duration(s.src.Intn(31)) * time.Second
+	p.grace = time.Duration(s.src.Intn(91)) * time.Second
 	// One critical pod in ten: a static pod at system-critical priority
 	// that asks for a lot, so that it preempts on a full node.
 	p.critical = s.src.Intn(10) == 1
