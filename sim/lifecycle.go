@@ -122,7 +122,7 @@ func (k *kubelet) terminate(s *Sim, p *simPod) {
 	if p.phase == phaseTerminating && !p.killFailed {
 		s.coreErr("admission.Remove", k.node.Remove(uid))
 	}
-	s.syncCgroupsExcept(uid)
+	s.syncCgroups()
 }
 
 func (k *kubelet) removePod(uid string) {
@@ -137,15 +137,11 @@ func (k *kubelet) removePod(uid string) {
 // syncCgroups writes the cgroups of the kubelet's pods: the hierarchy
 // core/cgroups builds for them, then the QoS tiers from the active pods,
 // and removes the cgroups of pods it no longer runs.
-func (s *Sim) syncCgroups() { s.syncCgroupsExcept("") }
-
-func (s *Sim) syncCgroupsExcept(gone string) {
+func (s *Sim) syncCgroups() {
 	k := s.kubelet
 	var specs []*pod.Pod
 	for _, uid := range k.pods {
-		if uid != gone {
-			specs = append(specs, s.pods[uid].spec)
-		}
+		specs = append(specs, s.pods[uid].spec)
 	}
 	h, err := cgroups.Build(s.cgCfg, specs)
 	if err != nil {
