@@ -17,6 +17,26 @@
 // other, such as "the devices held are exactly those of the admitted,
 // non-terminated pods" across plugin crashes and kubelet restarts.
 //
+// # Layout
+//
+// The world, which outlives the kubelet process, is the sim's own record:
+// pods and their phases (world.go, pods.go), the device plugins and what
+// they granted (plugins.go), the runtime's images, containers and image
+// filesystem (runtime.go), the cgroupfs, the API server's Ready condition
+// and the checkpoint file. The kubelet (kubelet.go) is the glue around the
+// cores, in upstream's order: admission with device allocation and
+// preemption (admit.go), pod start, probes and termination (lifecycle.go),
+// image GC passes (gc.go), and the restart that drops all of it and
+// rebuilds it from the checkpoint, the runtime and the API server
+// (restart.go). The invariants (invariants.go) compare the cores and the
+// cgroupfs with the world's record, never with the glue's bookkeeping, so
+// a glue bug is caught. Faults are documented in faults.go.
+//
+// Deliberate simplifications: a probe answers at the instant it runs; a
+// pod whose containers run at a restart is added back to admission
+// without being admitted again, while one admitted but not started yet is
+// admitted again from scratch; a preemption kill stops the victim at once.
+//
 // The package is under the determinism contract of core/ (the dependency-rule
 // test covers it): no wall clock, goroutines, locks, I/O or ambient
 // randomness. It may import only the standard library, core/ and sim/.
