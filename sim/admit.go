@@ -1,0 +1,179 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+	"github.com/nodeproof/nodeproof/core/preemption"
+)
+
+// admitNext is the kubelet's HandlePodAdditions for the next pod: the
+// admission through core/admission, one step at a time, with the plugins'
+// Allocate answers arriving as later events.
+func (s *Sim) admitNext() string {
+	k := s.kubelet
+	if k.admitting != nil || len(k.admitQueue) == 0 {
+		return "nothing to admit"
+	}
+	uid := k.admitQueue[0]
+	k.admitQueue = k.admitQueue[1:]
+	defer s.kickAdmission()
+	p := s.pods[uid]
+	if p == nil || p.phase != phasePending {
+		return uid + " no longer pending"
+	}
+	s.nodeStatus()
+	if s.requestsRegisteredDevice(p) {
+		// The allocation garbage-collects the devices of every pod that is
+		// not active; from now on those pods must not hold any.
+		k.collected = true
+		for _, other := range s.pods {
+			if other != p && (other.phase == phaseDead || other.phase == phasePending) {
+				other.mustRelease = true
+			}
+		}
+	}
+	a, err := k.node.Begin(p.spec, admission.Options{})
+	if err != nil {
+		s.coreErr("admission.Begin", err)
+		return uid + " refused by admission.Begin"
+	}
+	p.phase = phaseAdmitting
+	k.admitting = &admitting{uid: uid, attempt: a}
+	return uid + ": " + s.continueAdmission()
+}
+
+// requestsRegisteredDevice reports whether the pod asks for a device of a
+// plugin that is registered now, in the world's record.
+func (s *Sim) requestsRegisteredDevice(p *simPod) bool {
+	for _, c := range p.spec.Containers {
+		for name := range c.Limits {
+			if pl := s.plugin(string(name)); pl != nil && pl.up {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// continueAdmission drives the attempt until it needs an Allocate answer
+// or decides.
+func (s *Sim) continueAdmission() string {
+	k := s.kubelet
+	ad := k.admitting
+	for {
+		step := ad.attempt.Next()
+		switch step.Kind {
+		case admission.StepAllocate:
+			ad.answers, ad.rpcErr = nil, nil
+			var latest time.Duration
+			for _, req := range step.Plan.Requests {
+				answer, err, latency := s.allocate(ad.uid, step.Plan.Container, req)
+				if latency > latest {
+					latest = latency
+				}
+				if err != nil {
+					// The first failed RPC fails the container; the later
+					// ones are not made.
+					ad.rpcErr = err
+					break
+				}
+				ad.answers = append(ad.answers, answer)
+			}
+			s.schedule(&queued{at: s.now.Add(latest), kind: evAllocateAnswer, kubelet: k.gen})
+			return "Allocate for " + step.Plan.Container
+		case admission.StepKill:
+			errs := make([]error, len(step.Evictions))
+			for i, ev := range step.Evictions {
+				errs[i] = s.kill(ev)
+			}
+			s.coreErr("admission.Killed", ad.attempt.Killed(errs))
+		case admission.StepDone:
+			k.admitting = nil
+			return s.admissionResult(step.Result)
+		}
+	}
+}
+
+// allocateAnswer delivers the plugins' answers to the pending plan, with
+// the two restart points around it.
+func (s *Sim) allocateAnswer() string {
+	k := s.kubelet
+	ad := k.admitting
+	if ad == nil {
+		return "no admission waits for an answer"
+	}
+	if s.fault(RestartMidAdmission) {
+		return s.restartKubelet("between the plan and its commit of " + ad.uid)
+	}
+	err := ad.attempt.Allocated(ad.answers, ad.rpcErr)
+	s.coreErr("admission.Allocated", err)
+	if ad.rpcErr == nil && err == nil && s.fault(RestartBeforeCheckpoint) {
+		return s.restartKubelet("after the commit of " + ad.uid + ", before the checkpoint write")
+	}
+	s.writeCheckpoint()
+	return ad.uid + ": " + s.continueAdmission()
+}
+
+// kill is the kubelet's killPodFunc for a preemption victim: the pod's
+// containers are stopped at once, unless the kill fails.
+func (s *Sim) kill(ev preemption.Eviction) error {
+	v := s.pods[ev.Pod.UID]
+	if s.fault(KillError) {
+		v.killFailed = true
+		v.phase = phaseTerminating
+		s.schedule(&queued{at: s.now.Add(time.Duration(1+s.src.Intn(30)) * time.Second), kind: evKillRetry, podUID: v.spec.UID, kubelet: s.kubelet.gen})
+		return fmt.Errorf("failed to kill pod %q: rpc error: code = DeadlineExceeded", v.spec.UID)
+	}
+	s.kubelet.terminate(s, v)
+	v.preempted = true
+	s.setDead(v)
+	return nil
+}
+
+// killRetry is the kubelet's later sync loop killing a victim whose kill
+// failed; it then leaves the node.
+func (s *Sim) killRetry(uid string) string {
+	v := s.pods[uid]
+	if v == nil || !v.killFailed || v.phase != phaseTerminating {
+		return uid + " no kill to retry"
+	}
+	s.kubelet.terminate(s, v)
+	s.coreErr("admission.Remove", s.kubelet.node.Remove(uid))
+	v.preempted = true
+	s.setDead(v)
+	return uid + " killed on retry"
+}
+
+// admissionResult applies the decision: an admitted pod starts, a
+// rejected one is dead.
+func (s *Sim) admissionResult(r *admission.Result) string {
+	k := s.kubelet
+	p := s.pods[r.Pod.UID]
+	s.writeCheckpoint()
+	if len(r.KillFailed) > 0 && r.Admitted {
+		s.stats.Observed["a critical pod admitted while a victim's kill had failed (#78405)"]++
+	}
+	if !r.Admitted {
+		p.rejected = true
+		s.setDead(p)
+		return fmt.Sprintf("rejected: %s: %s", r.Reason, r.Message)
+	}
+	p.phase = phaseRunning
+	p.granted = map[string]map[string][]string{}
+	for _, pl := range s.plugins {
+		for c, ids := range pl.answers[p.spec.UID] {
+			if p.granted[c] == nil {
+				p.granted[c] = map[string][]string{}
+			}
+			p.granted[c][pl.resource] = ids
+		}
+	}
+	s.liveGen++
+	k.pods = append(k.pods, p.spec.UID)
+	k.addPod(s, p)
+	s.syncCgroups()
+	s.pullOrStart(p)
+	return fmt.Sprintf("admitted, %d evicted", len(r.Evicted))
+}

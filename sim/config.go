@@ -1,0 +1,45 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// DefaultTraceLen is how many events a violation reports by default.
+const DefaultTraceLen = 40
+
+// MaxPods bounds Config.Pods: the node's 110-pod limit leaves room for the
+// critical pods and the terminating ones beside the steady population.
+const MaxPods = 100
+
+// DefaultConfig is one simulated day of a 20-pod node with every fault on.
+func DefaultConfig() Config {
+	return Config{Seed: 1, Duration: 24 * time.Hour, Pods: 20, Faults: DefaultRates()}
+}
+
+// Validate names the first field that breaks its rule.
+func (c Config) Validate() error {
+	switch {
+	case c.Duration <= 0:
+		return fmt.Errorf("duration: %v must be positive", c.Duration)
+	case c.Pods < 1 || c.Pods > MaxPods:
+		return fmt.Errorf("pods: %d must be between 1 and %d", c.Pods, MaxPods)
+	case c.TraceLen < 0:
+		return fmt.Errorf("traceLen: %d must not be negative", c.TraceLen)
+	}
+	return c.Faults.validate()
+}
+
+func (c Config) traceLen() int {
+	if c.TraceLen == 0 {
+		return DefaultTraceLen
+	}
+	return c.TraceLen
+}
+
+// ReplayCommand is the nodeproof command line that reruns this config.
+func (c Config) ReplayCommand() string {
+	hours := strconv.FormatFloat(c.Duration.Hours(), 'f', -1, 64)
+	return fmt.Sprintf("nodeproof sim --seed %d --hours %s --pods %d --faults '%s'", c.Seed, hours, c.Pods, c.Faults.String())
+}

@@ -1,0 +1,373 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/core/cgroups"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/core/prober"
+)
+
+// Invariant IDs.
+const (
+	InvDevicesHeld       = "SIM-DEVICES-HELD"
+	InvCgroups           = "SIM-CGROUPS"
+	InvAllocatable       = "SIM-ALLOCATABLE"
+	InvGCInUse           = "SIM-GC-IN-USE"
+	InvLiveness          = "SIM-LIVENESS"
+	InvPreemptedReleased = "SIM-PREEMPTED-RELEASED"
+	InvRestartKeeps      = "SIM-RESTART-KEEPS"
+	InvCoresAccept       = "SIM-CORES-ACCEPT"
+)
+
+// Invariants returns the cross-subsystem invariants in the order Check
+// evaluates them.
+func Invariants() []Invariant {
+	return []Invariant{
+		{ID: InvDevicesHeld, Statement: "The device manager holds exactly the devices the plugins granted to the admitted, non-terminated pods' containers, no device is held by two pods, and a pod that is not active holds none once an allocation's garbage collection has run, across kubelet restarts and plugin faults.",
+			Source: "seeds/devicemanager; spec/devicemanager.md §1.8 and restart; issue #15"},
+		{ID: InvCgroups, Statement: "The cgroup filesystem equals the tree core/cgroups builds for the admitted, non-terminated pods: a preempted or finished pod's cgroups are gone and the QoS tiers count only those pods.",
+			Source: "spec/cgroups.md §5; issue #15"},
+		{ID: InvAllocatable, Statement: "The admitted, non-terminated pods' requests never exceed the node's allocatable, devices included (a victim whose kill failed is reported, as upstream admits anyway: #78405).",
+			Source: "pkg/kubelet/lifecycle/predicate.go; spec/preemption.md; issue #15"},
+		{ID: InvGCInUse, Statement: "Image GC never removes an image a running container uses, except a container started after the pass's detection (#123631), which is reported as observed upstream behaviour.",
+			Source: "spec/imagegc.md §2; kubernetes/kubernetes#123631"},
+		{ID: InvLiveness, Statement: "A container is restarted for liveness only after FailureThreshold consecutive liveness failures of that container instance, and never while its startup probe has not succeeded.",
+			Source: "spec/prober.md §3; kubernetes/kubernetes#117153"},
+		{ID: InvPreemptedReleased, Statement: "A preempted pod's containers, cgroups and probe workers are released, its images are no longer counted in use, and its devices are freed by the next allocation's garbage collection.",
+			Source: "spec/preemption.md; pkg/kubelet/preemption; issue #15"},
+		{ID: InvRestartKeeps, Statement: "After a kubelet restart, the pods that kept running keep their devices, their cgroups and (v1.36) their Ready condition until a readiness probe runs or a container restarts.",
+			Source: "spec/devicemanager.md restart; spec/prober.md (setReadyStateOnKubeletRestart); issue #15"},
+		{ID: InvCoresAccept, Statement: "The kubelet glue never hands a core input that it refuses as malformed or out of turn.",
+			Source: "DESIGN.md (bad input); issue #15"},
+	}
+}
+
+// Check evaluates every invariant on the current state, in Invariants()
+// order, and counts the evaluations in Stats.Checks.
+func (s *Sim) Check() []CheckResult {
+	hold := s.holdings()
+	out := []CheckResult{
+		s.checkDevices(hold),
+		s.checkCgroups(),
+		s.checkAllocatable(),
+		s.checkGCInUse(),
+		s.checkLiveness(),
+		s.checkPreempted(hold),
+		s.checkRestartKeeps(hold),
+		s.checkCoresAccept(),
+	}
+	for _, r := range out {
+		c := s.stats.Checks[r.ID]
+		c.Checked++
+		if r.Applied {
+			c.Applied++
+		}
+		s.stats.Checks[r.ID] = c
+	}
+	// The facts of this event have been judged.
+	s.livenessBad, s.gcBad, s.coreErrs = s.livenessBad[:0], s.gcBad[:0], s.coreErrs[:0]
+	s.forgetDead()
+	return out
+}
+
+func violation(id, format string, args ...any) error {
+	return fmt.Errorf("%s: %s", id, fmt.Sprintf(format, args...))
+}
+
+// podHoldings is what the device manager holds for one pod: container ->
+// resource -> sorted IDs.
+type podHoldings map[string]map[string][]string
+
+func (s *Sim) holdings() map[string]podHoldings {
+	out := map[string]podHoldings{}
+	for _, h := range s.kubelet.devices.Holdings() {
+		if out[h.PodUID] == nil {
+			out[h.PodUID] = podHoldings{}
+		}
+		if out[h.PodUID][h.Container] == nil {
+			out[h.PodUID][h.Container] = map[string][]string{}
+		}
+		out[h.PodUID][h.Container][h.Resource] = h.DeviceIDs
+	}
+	return out
+}
+
+// sameDevices compares a pod's holdings with what it was granted.
+func sameDevices(held podHoldings, granted map[string]map[string][]string) bool {
+	count := 0
+	for c, byRes := range granted {
+		for r, ids := range byRes {
+			count++
+			got := held[c][r]
+			want := slices.Clone(ids)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				return false
+			}
+		}
+	}
+	n := 0
+	for _, byRes := range held {
+		n += len(byRes)
+	}
+	return n == count
+}
+
+func (s *Sim) checkDevices(hold map[string]podHoldings) CheckResult {
+	r := CheckResult{ID: InvDevicesHeld, Applied: len(hold) > 0}
+	owner := map[string]string{}
+	for _, uid := range sortedKeys(hold) {
+		for _, c := range sortedKeys(hold[uid]) {
+			for _, res := range sortedKeys(hold[uid][c]) {
+				for _, id := range hold[uid][c][res] {
+					key := res + "/" + id
+					if o, ok := owner[key]; ok && o != uid {
+						r.Err = violation(r.ID, "device %s is held by both %s and %s", key, o, uid)
+						return r
+					}
+					owner[key] = uid
+				}
+			}
+		}
+		p := s.pods[uid]
+		switch {
+		case p == nil && s.forgotten[uid]:
+			if s.kubelet.collected {
+				r.Err = violation(r.ID, "%s, long gone, still holds %v after an allocation's garbage collection", uid, hold[uid])
+				return r
+			}
+		case p == nil:
+			r.Err = violation(r.ID, "the device manager holds %v for %s, a pod the node does not know", hold[uid], uid)
+			return r
+		case p.live():
+			// Compared below.
+		case p.phase == phaseAdmitting:
+			// Its containers are being allocated.
+		case p.mustRelease:
+			r.Err = violation(r.ID, "%s is %s but still holds %v after an allocation's garbage collection", uid, p.phase, hold[uid])
+			return r
+		}
+	}
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		if !p.live() {
+			continue
+		}
+		if len(p.granted) > 0 {
+			r.Applied = true
+		}
+		if !sameDevices(hold[uid], p.granted) {
+			r.Err = violation(r.ID, "%s (%s) holds %v in the device manager but was granted %v", uid, p.phase, hold[uid], p.granted)
+			return r
+		}
+	}
+	return r
+}
+
+// cachedTree is the expected cgroup files for one generation of the sim's
+// record of live pods, and whether the filesystem matched them at a given
+// write count.
+type cachedTree struct {
+	gen      int
+	built    bool
+	files    map[string][]cgroups.File
+	err      error
+	okWrites int
+	ok       bool
+}
+
+func (s *Sim) checkCgroups() CheckResult {
+	r := CheckResult{ID: InvCgroups, Applied: true}
+	t := &s.expected
+	if !t.built || t.gen != s.liveGen {
+		*t = cachedTree{gen: s.liveGen, built: true, files: map[string][]cgroups.File{}}
+		var specs []*pod.Pod
+		for _, p := range s.livePods() {
+			specs = append(specs, p.spec)
+		}
+		h, err := cgroups.Build(s.cgCfg, specs)
+		if err == nil {
+			var all []cgroups.CgroupFiles
+			all, err = h.Files(cgroups.V2)
+			for _, cf := range all {
+				t.files[cf.Path] = cf.Files
+			}
+		}
+		t.err = err
+	}
+	if t.err != nil {
+		r.Err = violation(r.ID, "core/cgroups cannot build the tree of the live pods: %v", t.err)
+		return r
+	}
+	if t.ok && t.okWrites == s.fs.writes {
+		return r
+	}
+	for _, path := range sortedKeys(t.files) {
+		got, ok := s.fs.dirs[path]
+		if !ok {
+			r.Err = violation(r.ID, "cgroup %s is missing", path)
+			return r
+		}
+		if !sameFiles(got, t.files[path]) {
+			r.Err = violation(r.ID, "cgroup %s has %v, want %v", path, got, t.files[path])
+			return r
+		}
+	}
+	if len(s.fs.dirs) != len(t.files) {
+		for _, path := range sortedKeys(s.fs.dirs) {
+			if _, ok := t.files[path]; !ok {
+				r.Err = violation(r.ID, "cgroup %s exists but belongs to no live pod", path)
+				return r
+			}
+		}
+	}
+	t.ok, t.okWrites = true, s.fs.writes
+	return r
+}
+
+func (s *Sim) checkAllocatable() CheckResult {
+	r := CheckResult{ID: InvAllocatable}
+	used := pod.ResourceList{}
+	n := int64(0)
+	for _, p := range s.livePods() {
+		if p.killFailed {
+			continue
+		}
+		r.Applied = true
+		n++
+		for name, q := range p.spec.EffectiveRequests(pod.Options{}) {
+			used[name] += q
+		}
+	}
+	limit := nodeCapacity()
+	for _, pl := range s.plugins {
+		limit[pod.ResourceName(pl.resource)] = int64(len(pl.devices))
+	}
+	used[pod.Pods] = n
+	for _, name := range used.Names() {
+		if used[name] > limit[name] {
+			r.Err = violation(r.ID, "the live pods request %d of %s, allocatable is %d", used[name], name, limit[name])
+			return r
+		}
+	}
+	return r
+}
+
+func (s *Sim) checkGCInUse() CheckResult {
+	r := CheckResult{ID: InvGCInUse}
+	if len(s.gcBad) > 0 {
+		r.Applied = true
+		r.Err = violation(r.ID, "%s", s.gcBad[0])
+		return r
+	}
+	for _, uid := range s.podOrder {
+		for _, c := range s.pods[uid].containers {
+			if !c.running {
+				continue
+			}
+			r.Applied = true
+			if _, ok := s.runtime.images[c.image]; !ok && !c.imageRemovedInWindow {
+				r.Err = violation(r.ID, "%s/%s (%s) runs %s, which is gone from the node", uid, c.name, c.id, c.image)
+				return r
+			}
+		}
+	}
+	return r
+}
+
+func (s *Sim) checkLiveness() CheckResult {
+	r := CheckResult{ID: InvLiveness}
+	if len(s.livenessBad) > 0 {
+		r.Applied = true
+		r.Err = violation(r.ID, "%s", s.livenessBad[0])
+		return r
+	}
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		for i, c := range p.containers {
+			if c.running && p.probes.Containers[i].LivenessProbe != nil {
+				r.Applied = true
+				return r
+			}
+		}
+	}
+	return r
+}
+
+func (s *Sim) checkPreempted(hold map[string]podHoldings) CheckResult {
+	r := CheckResult{ID: InvPreemptedReleased}
+	k := s.kubelet
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		if !p.preempted || p.phase != phaseDead {
+			continue
+		}
+		r.Applied = true
+		for _, c := range p.containers {
+			if c.running {
+				r.Err = violation(r.ID, "preempted %s still runs %s", uid, c.name)
+				return r
+			}
+		}
+		if path, err := cgroups.PodPath(s.cgCfg, s.cgCfg.PodQOS(p.spec), uid); err == nil {
+			if _, ok := s.fs.dirs[path]; ok {
+				r.Err = violation(r.ID, "preempted %s still has its cgroup %s", uid, path)
+				return r
+			}
+		}
+		for _, c := range p.probes.Containers {
+			for _, t := range []prober.ProbeType{prober.Startup, prober.Readiness, prober.Liveness} {
+				if _, ok := k.prober.Worker(prober.WorkerKey{PodUID: uid, ContainerName: c.Name, Type: t}); ok {
+					r.Err = violation(r.ID, "preempted %s still has a %s worker for %s", uid, t, c.Name)
+					return r
+				}
+			}
+		}
+		if _, ok := k.status[uid]; ok {
+			r.Err = violation(r.ID, "preempted %s is still in the status manager, so its images count as in use", uid)
+			return r
+		}
+		if p.mustRelease && len(hold[uid]) > 0 {
+			r.Err = violation(r.ID, "preempted %s still holds %v after an allocation's garbage collection", uid, hold[uid])
+			return r
+		}
+	}
+	return r
+}
+
+func (s *Sim) checkRestartKeeps(hold map[string]podHoldings) CheckResult {
+	r := CheckResult{ID: InvRestartKeeps}
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		if !p.survivedRestart || p.phase != phaseRunning {
+			continue
+		}
+		r.Applied = true
+		if !sameDevices(hold[uid], p.granted) {
+			r.Err = violation(r.ID, "%s ran across the restart but holds %v, granted %v", uid, hold[uid], p.granted)
+			return r
+		}
+		if path, err := cgroups.PodPath(s.cgCfg, s.cgCfg.PodQOS(p.spec), uid); err == nil {
+			if _, ok := s.fs.dirs[path]; !ok {
+				r.Err = violation(r.ID, "%s ran across the restart but its cgroup %s is gone", uid, path)
+				return r
+			}
+		}
+		if p.readyAtRestart && !p.readinessProbed && !p.apiReady {
+			r.Err = violation(r.ID, "%s was Ready at the restart and lost it before any readiness probe ran", uid)
+			return r
+		}
+	}
+	return r
+}
+
+func (s *Sim) checkCoresAccept() CheckResult {
+	r := CheckResult{ID: InvCoresAccept, Applied: true}
+	if len(s.coreErrs) > 0 {
+		r.Err = violation(r.ID, "%s", strings.Join(s.coreErrs, "; "))
+	}
+	return r
+}

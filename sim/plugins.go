@@ -1,0 +1,116 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+)
+
+// plugin is a simulated device plugin: its devices and their health, and
+// what it answered to Allocate, which is the world's record of the devices
+// each container was granted.
+type plugin struct {
+	resource  string
+	devices   []string
+	unhealthy map[string]bool
+	// up: the plugin process runs and has registered with the current
+	// kubelet.
+	up bool
+	// registerPending: a re-registration is scheduled.
+	registerPending bool
+	// answers are the devices of the last successful Allocate answer for
+	// each pod and container.
+	answers map[string]map[string][]string
+}
+
+func newPlugin(resource string, n int) *plugin {
+	p := &plugin{resource: resource, unhealthy: map[string]bool{}, answers: map[string]map[string][]string{}}
+	short := resource[strings.IndexByte(resource, '/')+1:]
+	for i := range n {
+		p.devices = append(p.devices, fmt.Sprintf("%s-%d", short, i))
+	}
+	return p
+}
+
+func (p *plugin) snapshot() []dm.Device {
+	out := make([]dm.Device, len(p.devices))
+	for i, id := range p.devices {
+		h := dm.Healthy
+		if p.unhealthy[id] {
+			h = dm.Unhealthy
+		}
+		out[i] = dm.Device{ID: id, Health: h}
+	}
+	return out
+}
+
+func (s *Sim) plugin(resource string) *plugin {
+	for _, p := range s.plugins {
+		if p.resource == resource {
+			return p
+		}
+	}
+	return nil
+}
+
+// pluginRegister is the plugin (re)registering with the kubelet: Register,
+// GetDevicePluginOptions, then its first ListAndWatch snapshot.
+func (s *Sim) pluginRegister(resource string) string {
+	p := s.plugin(resource)
+	p.up, p.registerPending = true, false
+	s.kubelet.connect(s, p)
+	return resource + " registered"
+}
+
+// pluginTick is one plugin's periodic opportunity for trouble: a crash, a
+// re-registration while connected, or a device changing health.
+func (s *Sim) pluginTick(resource string) string {
+	p := s.plugin(resource)
+	s.schedule(&queued{at: s.now.Add(pluginTickPeriod + time.Duration(s.src.Intn(30))*time.Second), kind: evPluginTick, name: resource})
+	if !p.up {
+		return resource + " down"
+	}
+	switch {
+	case s.fault(PluginCrash):
+		p.up = false
+		s.kubelet.disconnect(s, p)
+		// Sometimes back within the endpoint grace period, sometimes after.
+		delay := time.Duration(1+s.src.Intn(600)) * time.Second
+		p.registerPending = true
+		s.schedule(&queued{at: s.now.Add(delay), kind: evPluginRegister, name: resource})
+		return fmt.Sprintf("%s crashed; back in %v", resource, delay)
+	case s.fault(PluginReregister):
+		s.kubelet.reregister(s, p)
+		return resource + " registered again while connected"
+	case s.src.Intn(8) == 1:
+		id := p.devices[s.src.Intn(len(p.devices))]
+		p.unhealthy[id] = !p.unhealthy[id]
+		s.kubelet.listAndWatch(s, p)
+		return fmt.Sprintf("%s: %s unhealthy=%v", resource, id, p.unhealthy[id])
+	}
+	return resource + " healthy"
+}
+
+// allocate is the plugin answering one Allocate RPC, with the faults. The
+// returned latency is when the answer reaches the kubelet.
+func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocresp.ContainerAllocateResponse, error, time.Duration) {
+	latency := time.Duration(1+s.src.Intn(50)) * time.Millisecond
+	switch {
+	case s.fault(AllocateError):
+		return nil, fmt.Errorf("rpc error: code = Internal desc = %s: allocation failed", req.Resource), latency
+	case s.fault(AllocateHang):
+		return nil, fmt.Errorf("rpc error: code = DeadlineExceeded desc = context deadline exceeded"), allocateDeadline
+	case s.fault(AllocateMalformed):
+		return []allocresp.ContainerAllocateResponse{}, nil, latency
+	}
+	p := s.plugin(req.Resource)
+	if p.answers[uid] == nil {
+		p.answers[uid] = map[string][]string{}
+	}
+	p.answers[uid][container] = append([]string(nil), req.DeviceIDs...)
+	resp := allocresp.ContainerAllocateResponse{Envs: map[string]string{"DEVICES": strings.Join(req.DeviceIDs, ",")}}
+	return []allocresp.ContainerAllocateResponse{resp}, nil, latency
+}

@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/nodeproof/nodeproof/core/admission"
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/nodeproof/nodeproof/core/imagegc"
+	"github.com/nodeproof/nodeproof/core/prober"
+)
+
+// restartKubelet drops the kubelet's memory and starts a new one the way
+// the real kubelet comes back: the device manager from the last written
+// checkpoint and the runtime's containers, the plugins registering again
+// after a delay, admission with the pods still running, a new prober whose
+// start is now (readiness from the API pod's Ready condition, v1.36), a
+// new image GC manager, and the cgroups synced for the running pods. Pods
+// admitted but not yet running are admitted again; a victim whose kill had
+// failed is killed by the new kubelet's cleanup.
+func (s *Sim) restartKubelet(where string) string {
+	s.kubeletGen++
+	k := &kubelet{gen: s.kubeletGen, started: s.now, endpoints: map[string]dm.EndpointID{},
+		status: map[string]*prober.PodStatus{}, beganGC: s.now}
+	s.kubelet = k
+
+	// The device manager, from the checkpoint file and the runtime.
+	k.devices = dm.New(dm.DefaultLimits())
+	var data checkpoint.Data
+	if s.disk != nil {
+		var err error
+		data, err = checkpoint.Decode(s.disk)
+		s.coreErr("checkpoint.Decode", err)
+	}
+	var running []dm.ContainerRef
+	for _, uid := range s.podOrder {
+		for _, c := range s.pods[uid].containers {
+			if c.running {
+				running = append(running, dm.ContainerRef{PodUID: uid, Container: c.name, Running: true})
+			}
+		}
+	}
+	_, err := k.devices.Restore(data, s.now, running)
+	s.coreErr("devicemanager.Restore", err)
+	k.devices.SetSourcesReady()
+	for _, p := range s.plugins {
+		if p.up && !p.registerPending {
+			// The plugin sees the kubelet socket recreated and registers
+			// again.
+			p.registerPending = true
+			s.schedule(&queued{at: s.now.Add(time.Duration(1+s.src.Intn(20)) * time.Second), kind: evPluginRegister, name: p.resource})
+		}
+	}
+
+	k.node, err = admission.NewNode(nodeCapacity(), k.devices)
+	s.coreErr("admission.NewNode", err)
+	k.prober, err = prober.NewManager(prober.Options{KubeletStart: s.now})
+	s.coreErr("prober.NewManager", err)
+	k.gc, err = imagegc.NewManager(imagegc.DefaultPolicy(), imagegc.Options{})
+	s.coreErr("imagegc.NewManager", err)
+	s.schedule(&queued{at: s.now.Add(imagegc.GCPeriod), kind: evGC, kubelet: k.gen})
+
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		p.survivedRestart = false
+		// The new device manager restores the checkpoint, which may hold
+		// devices of pods the old one had collected; only its own first
+		// collection frees them again.
+		p.mustRelease = false
+		switch {
+		case p.phase == phaseAdmitting:
+			p.phase = phasePending
+			k.admitQueue = append(k.admitQueue, uid)
+		case p.phase == phasePending:
+			k.admitQueue = append(k.admitQueue, uid)
+		case p.killFailed:
+			// The new kubelet's cleanup kills the victim it finds running.
+			for _, c := range p.containers {
+				c.running = false
+			}
+			p.preempted = true
+			s.setDead(p)
+		case p.phase == phaseTerminating && !p.anyRunning():
+			// Deleted before anything started: nothing is left to stop.
+			s.setDead(p)
+		case p.live() && !p.anyRunning():
+			// Admitted, nothing started yet: admitted again from scratch.
+			p.phase = phasePending
+			p.granted = nil
+			s.liveGen++
+			k.admitQueue = append(k.admitQueue, uid)
+		case p.live():
+			s.coreErr("admission.AddRunning", k.node.AddRunning(p.spec))
+			k.pods = append(k.pods, uid)
+			if p.phase == phaseRunning {
+				p.survivedRestart = p.startedBefore(s.now.Add(-probeRestartGrace))
+				p.readyAtRestart = p.apiReady
+				p.readinessProbed = false
+				k.addPod(s, p)
+				k.updateStatus(s, p)
+			}
+		}
+	}
+	s.nodeStatus()
+	s.syncCgroups()
+	// Admissions resume once the plugins had time to register again.
+	if len(k.admitQueue) > 0 {
+		s.schedule(&queued{at: s.now.Add(30 * time.Second), kind: evAdmit, kubelet: k.gen})
+	}
+	return "kubelet restarted " + where
+}
+
+func (p *simPod) anyRunning() bool {
+	for _, c := range p.containers {
+		if c.running {
+			return true
+		}
+	}
+	return false
+}
+
+// startedBefore: every container runs and started before t.
+func (p *simPod) startedBefore(t time.Time) bool {
+	for _, c := range p.containers {
+		if !c.running || !c.startedAt.Before(t) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,44 @@
+package sim
+
+// progressEvery is how many events pass between progress reports.
+const progressEvery = 8192
+
+// Run runs cfg from its seed until the duration is simulated or an
+// invariant fails, checking every invariant after every event. progress,
+// if not nil, is called every progressEvery events and at the end.
+func Run(cfg Config, progress func(Stats)) Summary {
+	sum := Summary{Config: cfg, Replay: cfg.ReplayCommand()}
+	s, err := New(cfg, NewSeeded(cfg.Seed))
+	if err != nil {
+		sum.Violation = &Violation{Invariant: "config", Message: err.Error()}
+		return sum
+	}
+	for {
+		ev, ok := s.Step()
+		if !ok {
+			break
+		}
+		if v := firstViolation(s.Check()); v != nil {
+			v.Event, v.Trace = ev, s.Trace()
+			sum.Violation = v
+			break
+		}
+		if progress != nil && ev.Seq%progressEvery == 0 {
+			progress(s.Stats())
+		}
+	}
+	sum.Stats = s.Stats()
+	if progress != nil {
+		progress(sum.Stats)
+	}
+	return sum
+}
+
+func firstViolation(results []CheckResult) *Violation {
+	for _, r := range results {
+		if r.Err != nil {
+			return &Violation{Invariant: r.ID, Message: r.Err.Error()}
+		}
+	}
+	return nil
+}
