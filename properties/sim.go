@@ -35,7 +35,30 @@ const simFaultRate = 0.05
 // simSources are where each of the simulation's invariants comes from, by
 // ID. An invariant of sim.Invariants missing here has no sources, which
 // TestInvariantSources reports.
-var simSources = map[string][]cite.Source{}
+var simSources = map[string][]cite.Source{
+	sim.InvDevicesHeld: {cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"),
+		cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"), simDoc},
+	sim.InvCgroups: {cite.Code(cmQoS, "qosContainerManagerImpl.UpdateCgroups"), cite.Code(cmPodContainer, "podContainerManagerImpl.GetPodContainerName"),
+		cite.Seed("pod and QoS cgroups", "How CPU requests are implemented"), simDoc},
+	sim.InvAllocatable: {cite.Code(simPredicate, "predicateAdmitHandler.Admit"), cite.Code(simPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
+		cite.Issue(78405), simDoc},
+	sim.InvGCInUse:  {cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Issue(123631), simDoc},
+	sim.InvLiveness: {cite.Code(pbWorker, "worker.doProbe"), cite.Issue(117153), simDoc},
+	sim.InvPreemptedReleased: {cite.Code(simPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
+		cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(pbManager, "manager.RemovePod"), simDoc},
+	sim.InvRestartKeeps: {cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(pbManager, "manager.setReadyStateOnKubeletRestart"),
+		cite.PR(126883), simDoc},
+	sim.InvCoresAccept: {cite.BadInput, simDoc},
+}
+
+// The simulation's own page, and the upstream files of admission and
+// preemption its invariants cite.
+var simDoc = cite.Doc("docs/commands/sim.md", "")
+
+const (
+	simPredicate  = "pkg/kubelet/lifecycle/predicate.go"
+	simPreemption = "pkg/kubelet/preemption/preemption.go"
+)
 
 func init() {
 	var invariants []Invariant
