@@ -7,12 +7,16 @@ const progressEvery = 8192
 // invariant fails, checking every invariant after every event. progress,
 // if not nil, is called every progressEvery events and at the end.
 func Run(cfg Config, progress func(Stats)) Summary {
-	sum := Summary{Config: cfg, Replay: cfg.ReplayCommand()}
 	s, err := New(cfg, NewSeeded(cfg.Seed))
 	if err != nil {
-		sum.Violation = &Violation{Invariant: "config", Message: err.Error()}
-		return sum
+		return Summary{Config: cfg, Replay: cfg.ReplayCommand(), Violation: &Violation{Invariant: "config", Message: err.Error()}}
 	}
+	return s.finish(progress)
+}
+
+// finish runs s to its end or its first violation.
+func (s *Sim) finish(progress func(Stats)) Summary {
+	sum := Summary{Config: s.cfg, Replay: s.cfg.ReplayCommand()}
 	for {
 		ev, ok := s.Step()
 		if !ok {

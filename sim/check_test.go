@@ -1,0 +1,134 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodeproof/nodeproof/core/pod"
+
+	"github.com/stretchr/testify/require"
+)
+
+// steppedSim is a seeded sim run for the given simulated time with every
+// check passing.
+func steppedSim(t *testing.T, d time.Duration) *Sim {
+	t.Helper()
+	s, err := New(DefaultConfig(), NewSeeded(1))
+	require.NoError(t, err)
+	for s.now.Before(simStart.Add(d)) {
+		_, ok := s.Step()
+		require.True(t, ok)
+		for _, r := range s.Check() {
+			require.NoError(t, r.Err)
+		}
+	}
+	return s
+}
+
+func failed(results []CheckResult) []string {
+	var ids []string
+	for _, r := range results {
+		if r.Err != nil {
+			ids = append(ids, r.ID)
+			if !strings.HasPrefix(r.Err.Error(), r.ID+": ") {
+				ids = append(ids, "message without its ID: "+r.Err.Error())
+			}
+		}
+	}
+	return ids
+}
+
+func TestCheckOrderIsInvariantsOrder(t *testing.T) {
+	s := steppedSim(t, time.Minute)
+	results := s.Check()
+	require.Len(t, results, len(Invariants()))
+	for i, inv := range Invariants() {
+		require.Equal(t, inv.ID, results[i].ID)
+		require.NotEmpty(t, inv.Statement)
+		require.NotEmpty(t, inv.Source)
+	}
+}
+
+func TestCheckCatchesABrokenState(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(*Sim)
+		// want is the first invariant to fail; others may follow.
+		want string
+	}{
+		{"a holding the plugins never granted", func(s *Sim) {
+			for _, p := range s.livePods() {
+				if len(p.granted) > 0 {
+					for c := range p.granted {
+						for r := range p.granted[c] {
+							p.granted[c][r] = []string{"nonexistent"}
+						}
+					}
+					return
+				}
+			}
+			t.Fatal("no live pod holds devices")
+		}, InvDevicesHeld},
+		{"a pod cgroup removed behind the kubelet's back", func(s *Sim) {
+			for _, path := range sortedKeys(s.fs.dirs) {
+				if strings.Contains(path, "/pod") {
+					s.fs.remove(path)
+					return
+				}
+			}
+		}, InvCgroups},
+		{"a running container's image gone", func(s *Sim) {
+			for _, p := range s.livePods() {
+				for _, c := range p.containers {
+					if c.running {
+						delete(s.runtime.images, c.image)
+						return
+					}
+				}
+			}
+		}, InvGCInUse},
+		{"a pod over allocatable", func(s *Sim) {
+			big := &pod.Pod{UID: "pod-big", Containers: []pod.Container{{Name: "c0", Requests: pod.ResourceList{pod.CPU: 2 * nodeCPUMilli}}}}
+			s.pods[big.UID] = &simPod{spec: big, phase: phaseRunning}
+			s.podOrder = append(s.podOrder, big.UID)
+		}, InvAllocatable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := steppedSim(t, 2*time.Hour)
+			tc.corrupt(s)
+			ids := failed(s.Check())
+			require.NotEmpty(t, ids)
+			require.Equal(t, tc.want, ids[0])
+		})
+	}
+}
+
+func TestRunStopsAtTheFirstViolationWithTheTrace(t *testing.T) {
+	s := steppedSim(t, time.Hour)
+	// A device the plugins never granted, held from now on.
+	var victim *simPod
+	for _, p := range s.livePods() {
+		if len(p.granted) > 0 {
+			victim = p
+		}
+	}
+	require.NotNil(t, victim)
+	for c := range victim.granted {
+		for r := range victim.granted[c] {
+			victim.granted[c][r] = append(victim.granted[c][r], "phantom")
+		}
+	}
+	var reports []Stats
+	sum := s.finish(func(st Stats) { reports = append(reports, st) })
+	require.NotNil(t, sum.Violation)
+	require.Equal(t, InvDevicesHeld, sum.Violation.Invariant)
+	require.True(t, strings.HasPrefix(sum.Violation.Message, InvDevicesHeld+": "))
+	require.Len(t, sum.Violation.Trace, DefaultTraceLen)
+	require.Equal(t, sum.Violation.Event, sum.Violation.Trace[DefaultTraceLen-1])
+	require.Equal(t, sum.Stats.Events, sum.Violation.Event.Seq)
+	require.Less(t, sum.Stats.Simulated, 24*time.Hour)
+	require.NotEmpty(t, reports)
+	require.Equal(t, sum.Stats, reports[len(reports)-1])
+	require.Equal(t, DefaultConfig().ReplayCommand(), sum.Replay)
+}
