@@ -1,11 +1,13 @@
 package inventory
 
 // Subsystem is one row of the coverage matrix: a top-level package of core/
-// (or the agent, the imperative shell around them all) and what verifies it.
+// (or the agent, the imperative shell around them all, or the node
+// simulation that composes them) and what verifies it.
 // Every list is sorted; an empty list is a layer not built for it.
 type Subsystem struct {
-	// Name is the core/ directory (for example "devicemanager"), or "agent"
-	// for everything under agent/.
+	// Name is the core/ directory (for example "devicemanager"), "agent"
+	// for everything under agent/, or "sim" for the node simulation (sim/),
+	// which composes every core.
 	Name string
 	// CorePackages are the module-relative directories of its core packages.
 	CorePackages []string

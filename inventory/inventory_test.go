@@ -58,13 +58,15 @@ func TestNewCorePackageIsANewRow(t *testing.T) {
 		"mutants/gc-keeps-pinned.patch":   "# Bug: pinned.\n--- a/core/imagegc/gc.go\n+++ b/core/imagegc/gc.go\n",
 		"mutants/cri-no-timeout.patch":    "# Bug: no timeout.\n--- a/agent/cri/cri.go\n+++ b/agent/cri/cri.go\n",
 		"core/imagegc/testdata/x/skip.go": "package skipped\n",
+		"sim/node.go":                     "package sim\n",
+		"mutants/sim-stale-list.patch":    "# Bug: stale.\n--- a/sim/node.go\n+++ b/sim/node.go\n",
 	}
 	for name, content := range files {
 		path := filepath.Join(root, filepath.FromSlash(name))
 		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}
-	rows, err := scan(root, suiteSubsystems{"imagegc": "imagegc"})
+	rows, err := scan(root, suiteSubsystems{"imagegc": "imagegc", "sim": "sim"})
 	require.NoError(t, err)
 	assert.Equal(t, []Subsystem{
 		{Name: "agent", IntegrationTests: []string{"TestImagesRemoved"}, Mutants: []string{"cri-no-timeout"}},
@@ -79,6 +81,7 @@ func TestNewCorePackageIsANewRow(t *testing.T) {
 			Mutants:          []string{"gc-keeps-pinned"},
 		},
 		{Name: "pod", CorePackages: []string{"core/pod"}},
+		{Name: "sim", CorePackages: []string{"sim"}, Suites: []string{"sim"}, Mutants: []string{"sim-stale-list"}},
 	}, rows)
 }
 

@@ -61,13 +61,16 @@ func scan(root string, suites suiteSubsystems) ([]Subsystem, error) {
 	if _, err := os.Stat(filepath.Join(root, "agent")); err == nil {
 		s.rows["agent"] = &Subsystem{Name: "agent"}
 	}
+	if err := s.scanSim(); err != nil {
+		return nil, err
+	}
 	if err := s.scanModels(); err != nil {
 		return nil, err
 	}
 	for name, sub := range suites {
 		row, ok := s.rows[sub]
 		if !ok {
-			return nil, fmt.Errorf("suite %q: subsystem %q is not a core/ directory or the agent", name, sub)
+			return nil, fmt.Errorf("suite %q: subsystem %q is not a core/ directory, the agent or the sim", name, sub)
 		}
 		row.Suites = append(row.Suites, name)
 	}
@@ -125,6 +128,35 @@ func (s *scanner) scanCore() error {
 	return nil
 }
 
+// scanSim makes the row of the node simulation, sim/, which composes every
+// core: its own row, since no core/ directory owns it.
+func (s *scanner) scanSim() error {
+	row := &Subsystem{Name: simRow}
+	err := filepath.WalkDir(filepath.Join(s.root, simRow), func(p string, d fs.DirEntry, err error) error {
+		if os.IsNotExist(err) {
+			return filepath.SkipAll
+		}
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if d.Name() == "testdata" {
+			return filepath.SkipDir
+		}
+		if hasPackage(p) {
+			rel, _ := filepath.Rel(s.root, p)
+			row.CorePackages = append(row.CorePackages, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if len(row.CorePackages) > 0 {
+		s.rows[simRow] = row
+	}
+	return err
+}
+
+// simRow is the node simulation's row and directory.
+const simRow = "sim"
+
 // hasPackage reports whether dir holds Go code other than tests.
 func hasPackage(dir string) bool {
 	entries, _ := os.ReadDir(dir)
@@ -175,6 +207,10 @@ func (s *scanner) subsystemOf(rel string) string {
 		}
 	case parts[0] == "agent":
 		return "agent"
+	case parts[0] == simRow:
+		if _, ok := s.rows[simRow]; ok {
+			return simRow
+		}
 	case len(parts) >= 2 && parts[0] == "models":
 		return s.modelOwner(parts[1])
 	}
@@ -386,7 +422,7 @@ func callsAny(fn *ast.FuncDecl, names ...string) bool {
 }
 
 // scanMutants places each mutants/<id>.patch by its ID's prefix, else by
-// the first file it patches under core/, models/ or agent/.
+// the first file it patches under core/, models/, agent/ or sim/.
 func (s *scanner) scanMutants() error {
 	patches, err := filepath.Glob(filepath.Join(s.root, "mutants", "*.patch"))
 	if err != nil {
@@ -410,7 +446,7 @@ func (s *scanner) scanMutants() error {
 			}
 		}
 		if owner == "" {
-			return fmt.Errorf("mutants/%s.patch starts with no subsystem (add its prefix to mutantPrefixes) and patches no file of core/, models/ or agent/", id)
+			return fmt.Errorf("mutants/%s.patch starts with no subsystem (add its prefix to mutantPrefixes) and patches no file of core/, models/, agent/ or sim/", id)
 		}
 		s.rows[owner].Mutants = append(s.rows[owner].Mutants, id)
 	}

@@ -333,4 +333,13 @@ var subsystems = []Subsystem{
 			"pb-warning-as-failure",
 		},
 	},
+	{
+		Name: "sim",
+		CorePackages: []string{
+			"sim",
+		},
+		Suites: []string{
+			"sim",
+		},
+	},
 }

@@ -2,7 +2,7 @@
 // the invariant report, replays of failures, the mutant runner, the
 // checkpoint inspector, the cgroup tree of Pod manifests, the admission
 // of pods to a node, the image GC prediction for a live runtime and the
-// timeline of a pod's probes.
+// timeline of a pod's probes, and the simulation of a whole node from one seed.
 //
 // The command line follows the Kubernetes tools (kubectl, kubeadm): spf13/cobra
 // commands with pflag's --long flags, help for every command on stdout, shell
@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/sim"
 )
 
 func main() {
@@ -36,6 +37,7 @@ func defaultCommands() []*cobra.Command {
 		newProbeCommand(wallClock{}),
 		newReplayCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),
+		newSimCommand(sim.Run),
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -33,6 +34,10 @@ type reportOptions struct {
 	// check in-process; 0 records none (the section is then "not run"
 	// unless linearizability holds results read from a file).
 	histories int
+	// simSeeds is the number of node simulation seeds to run, from the
+	// report's seed on, each for simHours simulated hours; 0 runs none.
+	simSeeds int
+	simHours float64
 	// The optional sections to include, each already read and validated.
 	mutants         []mutantRow
 	linearizability *tableSection
@@ -49,10 +54,10 @@ const (
 func newReportCommand() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
+		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
-		Long: `Runs every invariant suite and records and checks the linearizability histories
-in-process, shows the progress on stderr and writes index.html, report.md and report.json
+		Long: `Runs every invariant suite, simulates the node from --sim-seeds seeds and records and
+checks the linearizability histories in-process, shows the progress on stderr and writes index.html, report.md and report.json
 into --out. The mutant kill matrix and the conformance results are included when
 ` + defaultMutantsFile + ` and ` + defaultConformanceFile + ` exist (or the flags name them);
 the report says which sections were not run and the command that runs them. Exit
@@ -112,7 +117,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		Conformance:     opts.conformance,
 	}
 	recording := data.Linearizability == nil && opts.histories > 0
-	width := 0
+	width := len("sim")
 	if recording {
 		width = len("linearizability")
 	}
@@ -135,6 +140,11 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		sr := newSuiteReport(res)
 		printSuiteResult(stderr, sr, width)
 		data.Suites = append(data.Suites, sr)
+	}
+	if opts.simSeeds > 0 {
+		// The simulation's seeds follow the suites' seed, so the same
+		// number repeats them too.
+		data.Sim = simulate(opts, seed, stderr, width)
 	}
 	if recording {
 		section, err := recordHistories(opts, stderr, tty, width)
@@ -202,7 +212,8 @@ func recordHistories(opts reportOptions, stderr io.Writer, tty bool, width int) 
 // reportFlags are the flags of `nodeproof report` as typed.
 type reportFlags struct {
 	out, suitePattern                                 string
-	checks, steps, histories                          int
+	checks, steps, histories, simSeeds                int
+	simHours                                          float64
 	seed                                              uint64
 	mutantsFile, linearizabilityFile, conformanceFile string
 }
@@ -214,6 +225,8 @@ func (f *reportFlags) define(fl *pflag.FlagSet) {
 	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average")
 	fl.Uint64Var(&f.seed, "seed", 0, "base seed `N`; 0 picks one and prints it")
 	fl.IntVar(&f.histories, "histories", 3, "`N` linearizability histories to record and check; 0 for none")
+	fl.IntVar(&f.simSeeds, "sim-seeds", defaultReportSimSeeds, "`N` node simulation seeds to run, from the base seed on; 0 for none")
+	fl.Float64Var(&f.simHours, "sim-hours", defaultReportSimHours, "simulated `H`ours per node simulation seed")
 	fl.StringVar(&f.suitePattern, "suite", "", "`REGEX` selecting suites by name (default all)")
 	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include (default "+defaultMutantsFile+" if it exists)")
 	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include instead of recording histories")
@@ -222,7 +235,8 @@ func (f *reportFlags) define(fl *pflag.FlagSet) {
 
 // options validates the flags and reads the result files to include.
 func (f reportFlags) options() (reportOptions, error) {
-	opts := reportOptions{out: f.out, checks: f.checks, steps: f.steps, seed: f.seed, histories: f.histories}
+	opts := reportOptions{out: f.out, checks: f.checks, steps: f.steps, seed: f.seed, histories: f.histories,
+		simSeeds: f.simSeeds, simHours: f.simHours}
 	switch {
 	case opts.out == "":
 		return opts, errors.New("--out must name a directory")
@@ -234,6 +248,10 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, stepsBoundError(opts.steps)
 	case opts.histories < 0:
 		return opts, fmt.Errorf("--histories must not be negative, got %d", opts.histories)
+	case opts.simSeeds < 0:
+		return opts, fmt.Errorf("--sim-seeds must not be negative, got %d", opts.simSeeds)
+	case math.IsNaN(opts.simHours) || opts.simHours <= 0 || opts.simHours > maxSimHours:
+		return opts, fmt.Errorf("--sim-hours must be more than 0 and at most %d, got %v", maxSimHours, opts.simHours)
 	}
 	re, err := regexp.Compile(f.suitePattern)
 	if err != nil {

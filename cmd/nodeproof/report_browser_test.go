@@ -190,7 +190,7 @@ func TestReportInBrowser(t *testing.T) {
 				dir = filepath.Join(*browserOut, tc.name)
 			}
 			var stdout, stderr bytes.Buffer
-			code := report(reportOptions{out: dir, checks: 10, steps: 20, seed: 1, histories: 1}, tc.suites, &stdout, &stderr)
+			code := report(reportOptions{out: dir, checks: 10, steps: 20, seed: 1, histories: 1, simSeeds: 1, simHours: 0.1}, tc.suites, &stdout, &stderr)
 			want := 0
 			if tc.failed {
 				want = 1
@@ -229,7 +229,7 @@ func TestReportInBrowser(t *testing.T) {
 			for _, s := range tc.suites {
 				wantSections = append(wantSections, "suite-"+s.Name)
 			}
-			wantSections = append(wantSections, "linearizability", "conformance", "mutants", "inventory")
+			wantSections = append(wantSections, "sim", "linearizability", "conformance", "mutants", "inventory")
 			assert.Equal(t, wantSections, facts.Sections)
 			assert.Empty(t, facts.HiddenSections, "sections that do not render")
 			assert.Positive(t, facts.Charts)

@@ -25,11 +25,13 @@ type reportData struct {
 	Version string  `json:"version"`
 	Started string  `json:"started"` // RFC 3339
 	Seconds float64 `json:"seconds"`
-	// Passed is the verdict: every suite passed, every history is
+	// Passed is the verdict: every suite passed, no simulated seed violated an invariant, every history is
 	// linearizable, no conformance mismatch and no mutant survived, among
 	// the sections the report includes.
 	Passed bool          `json:"passed"`
 	Suites []suiteReport `json:"suites"`
+	// Sim is the node simulation's seeds; null when not run.
+	Sim *simSection `json:"sim"`
 	// The optional sections are null when not given, which tells a reader
 	// "not run" apart from "ran and found nothing".
 	Linearizability *tableSection `json:"linearizability"`
@@ -54,6 +56,9 @@ func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 	for _, m := range d.Mutants {
 		d.Passed = d.Passed && m.Killed
 	}
+	if d.Sim != nil {
+		d.Passed = d.Passed && d.Sim.Passed
+	}
 	if d.Linearizability != nil {
 		for _, cell := range d.Linearizability.Cells {
 			for i, col := range d.Linearizability.Columns {
@@ -64,6 +69,9 @@ func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 		}
 	}
 	d.NotRun = []notRun{}
+	if d.Sim == nil {
+		d.NotRun = append(d.NotRun, notRun{Section: "node simulation", Command: fmt.Sprintf("nodeproof report --sim-seeds %d", defaultReportSimSeeds)})
+	}
 	if d.Linearizability == nil {
 		d.NotRun = append(d.NotRun, notRun{Section: "linearizability", Command: fmt.Sprintf("nodeproof report --histories %d", max(histories, 3))})
 	}

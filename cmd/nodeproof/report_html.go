@@ -53,6 +53,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 	"layers":         func() []string { return matrixLayers },
 	"inventoryLayer": inventoryLayers,
 	"statusClass":    statusClass,
+	"simFaults":      simFaultsText,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -146,6 +147,32 @@ svg rect { fill: #0969da; }
 </section>
 {{end}}
 
+<section id="sim">
+<h2>Node simulation</h2>
+{{with .Sim}}<p>The whole node (every core, simulated plugins, runtime and probe targets) on a virtual clock, faults drawn from each seed, every cross-subsystem invariant checked after every event.</p>
+<table>
+<tr><th>Result</th><th>Seeds</th><th>Hours per seed</th><th>Simulated hours</th><th>Events</th><th>Pods</th><th>Seconds</th><th>Violations</th></tr>
+<tr><td>{{if .Passed}}<span class="passed">passed</span>{{else}}<span class="failed">FAILED</span>{{end}}</td><td class="num">{{.Seeds}} ({{.FirstSeed}}..{{.LastSeed}})</td>
+<td class="num">{{stat .Hours}}</td><td class="num">{{stat .SimulatedHours}}</td><td class="num">{{.Events}}</td><td class="num">{{.Pods}}</td>
+<td class="num">{{printf "%.1f" .Seconds}}</td><td class="num{{if .Violations}} failed{{end}}">{{len .Violations}}</td></tr>
+</table>
+<p>Faults injected: {{simFaults .Injected}}.</p>
+{{range .Violations}}<div class="counterexample">
+<h3 class="failed">Counterexample: seed {{.Seed}}, {{.Invariant}}</h3>
+<pre><code>{{.Message}}
+
+{{range .Trace}}{{.}}
+{{end}}</code></pre>
+<p>Replay: <code class="replay">{{.Replay}}</code></p>
+</div>
+{{end}}<h3>Invariants</h3>
+<table>
+<tr><th>ID</th><th>Statement</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th></tr>
+{{range .Checks}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td></tr>
+{{end}}</table>
+{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+</section>
+
 <section id="linearizability">
 <h2>Linearizability</h2>
 {{with .Linearizability}}<p>Concurrent clients drove a real agent and real plugins over Unix sockets; porcupine checked each history against models/deviceagent. Each visualization is beside this page.</p>
@@ -211,6 +238,7 @@ func verdict(d *reportData) reportVerdict {
 			problems = append(problems, "suite "+s.Name+": "+f.Invariant+" violated; replay: "+f.Replay)
 		}
 	}
+	problems = append(problems, simProblems(d.Sim)...)
 	if d.Linearizability != nil {
 		for _, cells := range d.Linearizability.Cells {
 			row := map[string]string{}

@@ -132,6 +132,9 @@ func markdownBlocks(data *reportData) []string {
 		flush()
 	}
 
+	b.WriteString(markdownSim(data.Sim))
+	flush()
+
 	for _, section := range []struct {
 		title string
 		table *tableSection

@@ -58,24 +58,34 @@ func TestReportIncludesDefaultResults(t *testing.T) {
 }
 
 // TestReportRecordsHistories runs the report as `nodeproof report` does,
-// with one short history: the section is in report.json, the
-// visualization beside it, and nothing else is listed as not run.
+// with one short history and one short simulated seed: the sections are in
+// report.json, the visualization beside it, and nothing else is listed as
+// not run.
 func TestReportRecordsHistories(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := report(reportOptions{out: dir, checks: 5, steps: 5, seed: 1, histories: 1, mutants: []mutantRow{},
+	code := report(reportOptions{out: dir, checks: 5, steps: 5, seed: 1, histories: 1, simSeeds: 1, simHours: 0.1, mutants: []mutantRow{},
 		conformance: &tableSection{}}, []properties.Suite{counterSuite("counter", 0)}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Contains(t, stderr.String(), "linearizability  passed  1/1 histories linearizable")
+	assert.Contains(t, stderr.String(), "sim              passed  1 seed × 0.1 simulated hours (seeds 1..1), ")
 
 	var data struct {
 		Passed          bool             `json:"passed"`
 		Linearizability []map[string]any `json:"linearizability"`
 		NotRun          []notRun         `json:"not_run"`
+		Sim             *simSection      `json:"sim"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &data))
 	assert.True(t, data.Passed)
 	assert.Empty(t, data.NotRun)
+	if assert.NotNil(t, data.Sim, "sim") {
+		assert.Equal(t, []uint64{1, 1, 1}, []uint64{uint64(data.Sim.Seeds), data.Sim.FirstSeed, data.Sim.LastSeed}, "sim: one seed, the report's")
+		assert.Equal(t, 0.1, data.Sim.Hours, "sim: hours per seed")
+		assert.Positive(t, data.Sim.Events, "sim: events")
+		assert.True(t, data.Sim.Passed, "sim: passed")
+		assert.Len(t, data.Sim.Runs, 1, "sim: runs")
+	}
 	require.Len(t, data.Linearizability, 1)
 	assert.Equal(t, "Ok", data.Linearizability[0]["result"])
 	assert.Equal(t, "linearizability-seed-1.html", data.Linearizability[0]["visualization"])
@@ -163,4 +173,32 @@ func parseReportArgs(args ...string) (reportOptions, error) {
 		return reportOptions{}, err
 	}
 	return f.options()
+}
+
+// TestReportFailsOnSimViolation: a simulated seed that broke an invariant
+// fails the report, and the verdict, report.md and index.html give the
+// invariant, the trace and the replay line.
+func TestReportFailsOnSimViolation(t *testing.T) {
+	data := syntheticReport(t)
+	data.Suites = data.Suites[:1] // the passing suite only
+	data.Mutants = nil
+	replay := "nodeproof sim --seed 43 --hours 2 --pods 20 --faults 'plugin-crash=0.01'"
+	v := simViolation{Seed: 43, Invariant: "SIM-DEVICES", Message: "SIM-DEVICES: device d1 held by <p1> and p2",
+		Event: "#9 1m0s plugin-crash: p", Trace: []string{"#8 50s pod-arrive: p1", "#9 1m0s plugin-crash: p"}, Replay: replay}
+	data.Sim.Passed = false
+	data.Sim.Violations = []simViolation{v}
+	data.finish(testInventory, 3)
+	assert.False(t, data.Passed, "a report whose simulation broke an invariant passes")
+	assert.Equal(t, []string{"sim: seed 43: SIM-DEVICES violated; replay: " + replay}, verdict(data).Problems)
+
+	md := renderMarkdown(data, mdLimit)
+	assert.Contains(t, md, "| FAILED | 2 (42..43) |")
+	assert.Contains(t, md, "### Counterexample: seed 43, SIM-DEVICES\n\n```text\nSIM-DEVICES: device d1 held by <p1> and p2\n\n#8 50s pod-arrive: p1\n#9 1m0s plugin-crash: p\n```")
+	assert.Contains(t, md, "Replay: `"+replay+"`")
+
+	var html bytes.Buffer
+	require.NoError(t, writeHTML(&html, data))
+	assert.Contains(t, html.String(), `<h3 class="failed">Counterexample: seed 43, SIM-DEVICES</h3>`)
+	assert.Contains(t, html.String(), "SIM-DEVICES: device d1 held by &lt;p1&gt; and p2\n\n#8 50s pod-arrive: p1\n#9 1m0s plugin-crash: p\n</code></pre>")
+	assert.Contains(t, html.String(), `<code class="replay">nodeproof sim --seed 43 --hours 2 --pods 20 --faults &#39;plugin-crash=0.01&#39;</code>`)
 }

@@ -67,6 +67,17 @@ func syntheticReport(t *testing.T) *reportData {
 			{ID: "devicemanager-reregistration-race", Subsystem: "devicemanager", Source: "kubernetes#1", Killed: true, KilledBy: "DM-EXCLUSIVE", Seconds: 2.25},
 		},
 		Linearizability: lin,
+		Sim:             syntheticSim(),
+	}
+}
+
+// syntheticSim is a passing node simulation section of two seeds.
+func syntheticSim() *simSection {
+	return &simSection{
+		Seeds: 2, FirstSeed: 42, LastSeed: 43, Hours: 2, Pods: 20, Faults: "plugin-crash=0.01",
+		Events: 123456, SimulatedHours: 4, Seconds: 0.75, Injected: map[string]int{"plugin-crash": 7, "kubelet-restart": 2},
+		Checks:   []simCheck{{ID: "SIM-DEVICES", Statement: "The devices held are the <admitted> pods'.", Checked: 123456, Applied: 4567}},
+		Observed: map[string]int{}, Passed: true, Violations: []simViolation{}, Runs: []simRunReport{},
 	}
 }
 
@@ -161,6 +172,10 @@ func TestWriteReport(t *testing.T) {
 			"1 of 1 killed.",
 			"| seed 2 |  | Ok | ../x.html | x |",
 			"| bytes freed beyond the target | 40 | 1.2346 | 7 | 12 |",
+			"## Node simulation\n\n| Result | Seeds | Hours per seed | Simulated hours | Events | Pods | Seconds | Violations |",
+			"| passed | 2 (42..43) | 2 | 4 | 123456 | 20 | 0.8 | 0 |",
+			"Faults injected: kubelet-restart 2, plugin-crash 7.",
+			"| SIM-DEVICES | The devices held are the &lt;admitted&gt; pods'. | 123456 | 4567 |",
 		} {
 			assert.Contains(t, md, want, "report.md")
 		}
@@ -216,13 +231,14 @@ func checkReportJSON(t *testing.T, data string) {
 		Passed          bool             `json:"passed"`
 		Matrix          []matrixRow      `json:"matrix"`
 		NotRun          []notRun         `json:"not_run"`
+		Sim             *simSection      `json:"sim"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&report), "report.json does not match the schema:\n%s", data)
 	var keys map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(data), &keys))
-	for _, k := range []string{"version", "started", "seconds", "suites", "linearizability", "mutants", "conformance"} {
+	for _, k := range []string{"version", "started", "seconds", "suites", "sim", "linearizability", "mutants", "conformance"} {
 		assert.Contains(t, keys, k, "report.json's keys")
 	}
 
@@ -259,6 +275,7 @@ func checkReportJSON(t *testing.T, data string) {
 		assert.Equal(t, 12.0, report.Linearizability[0]["ops"], "linearizability, the input verbatim")
 	}
 	assert.Nil(t, report.Conformance, "conformance is null when not given")
+	assert.Equal(t, syntheticSim(), report.Sim, "sim")
 	assert.False(t, report.Passed, "a report with a failed suite did not pass")
 	assert.Equal(t, []notRun{{Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile}}, report.NotRun)
 	require.Len(t, report.Matrix, 2)
@@ -297,6 +314,9 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--checks", "-5"}, "--checks must be positive, got -5"},
 		{[]string{"--steps", "0"}, "--steps must be positive"},
 		{[]string{"--histories", "-1"}, "--histories must not be negative, got -1"},
+		{[]string{"--sim-seeds", "-1"}, "--sim-seeds must not be negative, got -1"},
+		{[]string{"--sim-hours", "0"}, "--sim-hours must be more than 0 and at most 8760, got 0"},
+		{[]string{"--sim-hours", "NaN"}, "--sim-hours must be more than 0"},
 		{[]string{"--out", ""}, "--out must name a directory"},
 		{[]string{"--suite", "("}, "--suite: error parsing regexp"},
 		{[]string{"--suite", "^no-such-suite$"}, `--suite "^no-such-suite$" matches no suite; suites: `},

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nodeproof/nodeproof/sim"
+)
+
+// The report's node simulation budget: a few seconds of `make report` on
+// the CI machine (BENCHMARKS.md); `nodeproof sim --seeds` sweeps further.
+const (
+	defaultReportSimSeeds = 2
+	defaultReportSimHours = 2.0
+)
+
+// simulate runs the report's node simulation seeds, from seed on, with the
+// default pods and fault rates, and prints their line, or each violation
+// with its trace and replay line, on stderr.
+func simulate(opts reportOptions, seed uint64, stderr io.Writer, width int) *simSection {
+	started := time.Now()
+	tty := isTerminal(stderr)
+	bar := newProgress(stderr, tty, "sim", "seeds", width)
+	def := sim.DefaultConfig()
+	runOpts := simOptions{duration: time.Duration(opts.simHours * float64(time.Hour)), pods: def.Pods, faults: def.Faults}
+	var runs []simRun
+	for i := range opts.simSeeds {
+		cfg := runOpts.config(seed + uint64(i))
+		start := time.Now()
+		s := sim.Run(cfg, func(sim.Stats) {})
+		runs = append(runs, simRun{config: cfg, summary: s, seconds: time.Since(start).Seconds()})
+		bar.update(i+1, opts.simSeeds)
+	}
+	bar.finish()
+	section := newSimSection(runs, time.Since(started).Seconds())
+	if section.Passed {
+		fmt.Fprintf(stderr, "%-*s  passed  %s\n", width, "sim", simBudget(section))
+		return &section
+	}
+	fmt.Fprintf(stderr, "%-*s  FAILED  %s in %s\n", width, "sim", count(len(section.Violations), "violation"), simBudget(section))
+	for _, r := range runs {
+		if r.summary.Violation != nil {
+			printSimRun(stderr, r, width)
+		}
+	}
+	return &section
+}
+
+// simBudget says what a simulation section ran, in a line.
+func simBudget(s simSection) string {
+	return fmt.Sprintf("%s × %s simulated hours (seeds %d..%d), %d events, %.1fs",
+		count(s.Seeds, "seed"), formatStat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
+}
+
+// simProblems are the verdict's lines for the simulation's violations.
+func simProblems(s *simSection) []string {
+	if s == nil {
+		return nil
+	}
+	var problems []string
+	for _, v := range s.Violations {
+		problems = append(problems, fmt.Sprintf("sim: seed %d: %s violated; replay: %s", v.Seed, v.Invariant, v.Replay))
+	}
+	return problems
+}
+
+// simFaultsText lists the faults injected per kind, in kind order.
+func simFaultsText(injected map[string]int) string {
+	if len(injected) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range sortedKeys(injected) {
+		parts = append(parts, k+" "+strconv.Itoa(injected[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// markdownSim is the simulation's block of report.md.
+func markdownSim(s *simSection) string {
+	var b strings.Builder
+	b.WriteString("\n## Node simulation\n\n")
+	if s == nil {
+		b.WriteString("Not run.\n")
+		return b.String()
+	}
+	result := "passed"
+	if !s.Passed {
+		result = "FAILED"
+	}
+	mdTable(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
+		[][]string{{result, fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), formatStat(s.Hours), formatStat(s.SimulatedHours),
+			strconv.Itoa(s.Events), strconv.Itoa(s.Pods), strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.Itoa(len(s.Violations))}})
+	fmt.Fprintf(&b, "\nFaults injected: %s.\n", mdEscape(simFaultsText(s.Injected)))
+	for _, v := range s.Violations {
+		fmt.Fprintf(&b, "\n### Counterexample: seed %d, %s\n\n", v.Seed, mdEscape(v.Invariant))
+		mdCodeBlock(&b, v.Message+"\n\n"+strings.Join(v.Trace, "\n"))
+		fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(v.Replay))
+	}
+	b.WriteString("\n")
+	var rows [][]string
+	for _, c := range s.Checks {
+		rows = append(rows, []string{c.ID, c.Statement, strconv.Itoa(c.Checked), strconv.Itoa(c.Applied)})
+	}
+	mdTable(&b, []string{"ID", "Statement", "Checked", "Applied"}, rows)
+	return b.String()
+}

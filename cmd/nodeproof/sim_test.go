@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/sim"
+)
+
+// TestSimFlagErrors: every bad flag is exit 2 with the flag named, before
+// anything runs.
+func TestSimFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args string
+		want string
+	}{
+		{"--seed 1 --seeds 1..2", "nodeproof sim: --seed and --seeds are mutually exclusive"},
+		{"--seeds 5..2", `nodeproof sim: --seeds "5..2": the range's end 2 is below its start 5`},
+		{"--seeds 7", `nodeproof sim: --seeds must be a range A..B of seeds (whole numbers from 0), got "7"`},
+		{"--seeds 1..x", `--seeds must be a range A..B`},
+		{"--seeds -1..2", `--seeds must be a range A..B`},
+		{"--hours 0", "nodeproof sim: --hours must be more than 0 and at most 8760, got 0"},
+		{"--hours -3", "--hours must be more than 0"},
+		{"--hours NaN", "--hours must be more than 0"},
+		{"--hours 9000", "--hours must be more than 0 and at most 8760, got 9000"},
+		{"--pods 0", "nodeproof sim: --pods: 0 must be between 1 and"},
+		{"--pods 1000", "nodeproof sim: --pods: 1000 must be between 1 and"},
+		{"--faults nope=0.1", `nodeproof sim: --faults: "nope": unknown fault kind; known kinds: plugin-crash`},
+		{"--faults plugin-crash=2", "nodeproof sim: --faults: plugin-crash: rate 2 must be in [0, 1]"},
+		{"--faults plugin-crash", `nodeproof sim: --faults: "plugin-crash": want kind=rate`},
+		{"--hours x", `nodeproof sim: invalid argument "x" for "--hours" flag`},
+		{"extra", `nodeproof sim: unexpected argument "extra"`},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			ran := false
+			root := newRootCommand(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+				ran = true
+				return sim.Summary{Config: cfg}
+			}))
+			code, stdout, stderr := runRoot(root, "", append([]string{"sim"}, strings.Fields(tc.args)...)...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr, tc.want)
+			assert.Empty(t, stdout)
+			assert.False(t, ran, "a simulation ran despite the bad flag")
+		})
+	}
+}
+
+// TestSimCleanRun runs the real simulation of seed 1 for half an hour: it
+// passes and prints the seed's line and the totals, with every invariant.
+func TestSimCleanRun(t *testing.T) {
+	code, stdout, stderr := runNodeproof("", "sim", "--seed", "1", "--hours", "0.5")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Empty(t, stderr, "no progress off a terminal")
+	assert.Regexp(t, `^seed 1  passed  \d+ events, 30m0s simulated, `, stdout)
+	assert.Regexp(t, `\ntotal: 1 seed, passed; \d+ events, 0\.5 simulated hours in `, stdout)
+	assert.Contains(t, stdout, "\nfaults injected:\n")
+	assert.Contains(t, stdout, "\ninvariants (checked / applied):\n")
+	for _, inv := range sim.Invariants() {
+		assert.Regexp(t, `\n  `+inv.ID+` +\d+ / \d+\n`, stdout, "the totals list %s", inv.ID)
+	}
+	assert.NotContains(t, stdout, "violation")
+}
+
+// TestSimSweep runs three seeds and reads --json: one run per seed, each
+// with its replay line, and totals that are the runs' sums.
+func TestSimSweep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out", "sim.json")
+	code, stdout, stderr := runNodeproof("", "sim", "--seeds", "3..5", "--hours", "0.25", "--pods", "5", "--faults", "plugin-crash=0.2,kubelet-restart=0.01", "--json", path)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	for _, seed := range []string{"3", "4", "5"} {
+		assert.Contains(t, stdout, "seed "+seed+"  passed  ")
+	}
+	assert.Contains(t, stdout, "total: 3 seeds, passed; ")
+
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var got simSection
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&got), "%s", raw)
+	assert.Equal(t, []any{3, uint64(3), uint64(5), 0.25, 5, "kubelet-restart=0.01,plugin-crash=0.2", true},
+		[]any{got.Seeds, got.FirstSeed, got.LastSeed, got.Hours, got.Pods, got.Faults, got.Passed})
+	assert.Empty(t, got.Violations)
+	require.Len(t, got.Runs, 3)
+	events, injected, checked := 0, map[string]int{}, map[string]int{}
+	for i, r := range got.Runs {
+		seed := uint64(3 + i)
+		assert.Equal(t, seed, r.Seed)
+		assert.Equal(t, fmt.Sprintf("nodeproof sim --seed %d --hours 0.25 --pods 5 --faults 'kubelet-restart=0.01,plugin-crash=0.2'", seed), r.Replay)
+		assert.True(t, r.Passed)
+		assert.Nil(t, r.Violation)
+		assert.Positive(t, r.Events)
+		assert.InDelta(t, 0.25, r.SimulatedHours, 0.01)
+		events += r.Events
+		for k, n := range r.Injected {
+			injected[k] += n
+		}
+		for _, c := range r.Checks {
+			checked[c.ID] += c.Checked
+		}
+	}
+	assert.Equal(t, events, got.Events, "total events")
+	assert.Equal(t, injected, got.Injected, "total faults injected")
+	assert.Positive(t, got.Injected["plugin-crash"], "plugin crashes at rate 0.2 in three seeds")
+	var ids []string
+	for _, c := range got.Checks {
+		ids = append(ids, c.ID)
+		assert.Equal(t, checked[c.ID], c.Checked, "total checks of %s", c.ID)
+		assert.NotEmpty(t, c.Statement, c.ID)
+	}
+	var want []string
+	for _, inv := range sim.Invariants() {
+		want = append(want, inv.ID)
+	}
+	assert.Equal(t, want, ids, "the totals list every invariant in the catalogue's order")
+}
+
+// TestSimViolation: a seed that breaks an invariant is exit 1, with the
+// invariant, the message, the trace and the replay line, and the sweep
+// goes on to the next seed.
+func TestSimViolation(t *testing.T) {
+	trace := []sim.Event{{Seq: 1, At: time.Minute, Kind: "pod-arrive", Detail: "p1"}, {Seq: 2, At: 2 * time.Minute, Kind: "plugin-crash", Detail: "a.com/gpu"}}
+	run := func(cfg sim.Config, progress func(sim.Stats)) sim.Summary {
+		st := sim.Stats{Events: 2, Simulated: 2 * time.Minute, Faults: map[sim.Fault]int{sim.PluginCrash: 1},
+			Checks: map[string]sim.Count{"SIM-X": {Checked: 2, Applied: 1}}}
+		progress(st)
+		s := sim.Summary{Config: cfg, Stats: st, Replay: cfg.ReplayCommand()}
+		if cfg.Seed == 8 {
+			s.Violation = &sim.Violation{Invariant: "SIM-X", Message: "SIM-X: device d1 held twice", Event: trace[1], Trace: trace}
+		}
+		return s
+	}
+	path := filepath.Join(t.TempDir(), "sim.json")
+	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
+	assert.Equal(t, exitFailed, code)
+	assert.Empty(t, stderr)
+	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults 'none'"
+	assert.Contains(t, stdout, "seed 8  FAILED  SIM-X after 2 events, 2m0s simulated, ")
+	assert.Contains(t, stdout, "\n                SIM-X: device d1 held twice\n"+
+		"                trace (the 2 events up to the violation, oldest first):\n"+
+		"                  #1 1m0s pod-arrive: p1\n"+
+		"                  #2 2m0s plugin-crash: a.com/gpu\n"+
+		"                replay: "+replay+"\n")
+	assert.Contains(t, stdout, "seed 9  passed  ")
+	assert.Contains(t, stdout, "total: 2 seeds, FAILED (1 violation); 4 events, ")
+	assert.Contains(t, stdout, "\n  SIM-X  4 / 2\n")
+	assert.Contains(t, stdout, "\nviolation: seed 8: SIM-X; replay: "+replay+"\n")
+
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var got simSection
+	require.NoError(t, json.Unmarshal(raw, &got))
+	assert.False(t, got.Passed)
+	assert.Equal(t, []simViolation{{Seed: 8, Invariant: "SIM-X", Message: "SIM-X: device d1 held twice", Event: "#2 2m0s plugin-crash: a.com/gpu",
+		Trace: []string{"#1 1m0s pod-arrive: p1", "#2 2m0s plugin-crash: a.com/gpu"}, Replay: replay}}, got.Violations)
+	require.Len(t, got.Runs, 2)
+	assert.Equal(t, &got.Violations[0], got.Runs[0].Violation)
+	assert.Nil(t, got.Runs[1].Violation)
+	assert.Equal(t, map[string]int{"plugin-crash": 2}, got.Injected)
+}
+
+// TestSimJSONUnwritable: a --json that cannot be written is exit 2 naming
+// the flag, after the summaries.
+func TestSimJSONUnwritable(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary { return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()} }
+	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--json", filepath.Join(file, "sim.json"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stdout, "total: 1 seed, passed")
+	assert.Contains(t, stderr, "nodeproof sim: --json: mkdir "+file+": not a directory")
+}

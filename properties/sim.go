@@ -1,0 +1,153 @@
+package properties
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/sim"
+)
+
+// simSubsystem is the subsystem of the node simulation's invariants: the
+// whole node, every core together (package sim).
+const simSubsystem = "sim"
+
+// simConfig is the node the suite simulates. The suite runs at most a few
+// hundred events a case, far short of the duration, so a case never runs
+// out of time; few pods keep a shrunk case short, and fault rates well
+// above the seeded runs' make every fault, and so every invariant's
+// situation, reachable within a case. rapid biases draws towards zero, so
+// a rate here fires less often than it says (simChance).
+func simConfig() sim.Config {
+	rates := sim.Rates{}
+	for _, f := range sim.AllFaults() {
+		rates[f] = simFaultRate
+	}
+	return sim.Config{Seed: 1, Duration: 30 * 24 * time.Hour, Pods: 4, Faults: rates}
+}
+
+// simFaultRate is the rate of every fault kind in the suite.
+const simFaultRate = 0.05
+
+// simSources are where each of the simulation's invariants comes from, by
+// ID. An invariant of sim.Invariants missing here has no sources, which
+// TestInvariantSources reports.
+var simSources = map[string][]cite.Source{
+	sim.InvDevicesHeld: {cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"),
+		cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"), simDoc},
+	sim.InvCgroups: {cite.Code(cmQoS, "qosContainerManagerImpl.UpdateCgroups"), cite.Code(cmPodContainer, "podContainerManagerImpl.GetPodContainerName"),
+		cite.Seed("pod and QoS cgroups", "How CPU requests are implemented"), simDoc},
+	sim.InvAllocatable: {cite.Code(simPredicate, "predicateAdmitHandler.Admit"), cite.Code(simPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
+		cite.Issue(78405), simDoc},
+	sim.InvGCInUse:  {cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Issue(123631), simDoc},
+	sim.InvLiveness: {cite.Code(pbWorker, "worker.doProbe"), cite.Issue(117153), simDoc},
+	sim.InvPreemptedReleased: {cite.Code(simPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
+		cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(pbManager, "manager.RemovePod"), simDoc},
+	sim.InvRestartKeeps: {cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(pbManager, "manager.setReadyStateOnKubeletRestart"),
+		cite.PR(126883), simDoc},
+	sim.InvCoresAccept: {cite.BadInput, simDoc},
+}
+
+// The simulation's own page, and the upstream files of admission and
+// preemption its invariants cite.
+var simDoc = cite.Doc("docs/commands/sim.md", "")
+
+const (
+	simPredicate  = "pkg/kubelet/lifecycle/predicate.go"
+	simPreemption = "pkg/kubelet/preemption/preemption.go"
+)
+
+func init() {
+	var invariants []Invariant
+	for _, inv := range sim.Invariants() {
+		invariants = append(invariants, Invariant{ID: inv.ID, Subsystem: simSubsystem, Statement: inv.Statement, Sources: simSources[inv.ID]})
+	}
+	register(Suite{
+		Name:       "sim",
+		Subsystem:  simSubsystem,
+		Invariants: invariants,
+		Property:   simProperty,
+	})
+}
+
+// rapidSource answers the simulation's choices with rapid's draws, so that
+// rapid generates the world and shrinks it: towards fewer events (Repeat),
+// first choices (Intn towards 0) and no faults (Chance towards false).
+type rapidSource struct{ t *rapid.T }
+
+func (s rapidSource) Intn(n int) int {
+	if n == 1 {
+		// One choice is no choice; drawing it would only lengthen the case.
+		return 0
+	}
+	return rapid.IntRange(0, n-1).Draw(s.t, "intn")
+}
+
+// simChanceScale is the resolution of Chance's draw.
+const simChanceScale = 1 << 20
+
+// Chance draws a number in [0, simChanceScale) and answers true when it
+// falls in the top rate of the range, so the zero draw, which rapid shrinks
+// to, is false: a shrunk case keeps only the faults it needs.
+func (s rapidSource) Chance(rate float64) bool {
+	switch {
+	case rate <= 0:
+		return false
+	case rate >= 1:
+		return true
+	}
+	return float64(rapid.IntRange(0, simChanceScale-1).Draw(s.t, "chance")) >= (1-rate)*simChanceScale
+}
+
+// simProperty runs one generated node: each action is one event, and after
+// each every cross-subsystem invariant is checked.
+func simProperty(t *rapid.T, tally *Tally) {
+	cfg := simConfig()
+	s, err := sim.New(cfg, rapidSource{t})
+	if err != nil {
+		t.Fatalf("error: the suite's configuration: %v", err)
+	}
+	events := 0
+	t.Repeat(map[string]func(*rapid.T){
+		"event": func(t *rapid.T) {
+			e, ok := s.Step()
+			if !ok {
+				// simConfig's duration outlasts any case; were it to end,
+				// nothing happens and the checks see the same state.
+				tally.Action("end")
+				return
+			}
+			events++
+			tally.Action(e.Kind)
+			t.Logf("step %d: %s", events, e)
+		},
+		"": func(t *rapid.T) {
+			for _, r := range s.Check() {
+				// Applied is the engine's own: the state had something for
+				// the statement to compare (a pod holding devices, a
+				// restart to survive, ...).
+				tally.Check(r.ID, r.Applied)
+				if r.Err != nil {
+					t.Fatalf("%s\n%s", r.Err, simTrace(s.Trace(), events))
+				}
+			}
+		},
+	})
+}
+
+// simTrace renders the events up to a violation for its message.
+func simTrace(trace []sim.Event, events int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "trace (%d events in this case", events)
+	if len(trace) < events {
+		fmt.Fprintf(&b, ", the last %d shown", len(trace))
+	}
+	b.WriteString("):")
+	for _, e := range trace {
+		b.WriteString("\n  " + e.String())
+	}
+	return b.String()
+}
