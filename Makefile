@@ -14,11 +14,16 @@ GREMLINS_VERSION := v0.6.0
 GREMLINS_DIR := $(CURDIR)/bin/gremlins-$(GREMLINS_VERSION)
 GREMLINS := $(GREMLINS_DIR)/gremlins
 
+# SIM_SEEDS and SIM_HOURS are the sweep of `make sim`: that many seeds, from
+# 1, each a node simulated for that many hours.
+SIM_SEEDS ?= 20
+SIM_HOURS ?= 24
+
 # MUTATION_CHECKS is the rapid budget (cases per property) of every mutant's
 # test run; the default 300 would make the run several times longer.
 MUTATION_CHECKS ?= 50
 
-.PHONY: test report fuzz mutants mutation bench lint clean conformance containerd-pinned
+.PHONY: test report fuzz mutants mutation bench lint clean conformance containerd-pinned sim
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -33,6 +38,13 @@ test:
 # which of those did not run.
 report:
 	$(GO) run ./cmd/nodeproof report --out report
+
+# A sweep of whole-node simulations, one seed after another; the summaries
+# land in report/sim.json. A violation stops nothing: every seed runs, and
+# the command exits 1 listing each failing seed with its replay line.
+sim:
+	mkdir -p report
+	$(GO) run ./cmd/nodeproof sim --seeds 1..$(SIM_SEEDS) --hours $(SIM_HOURS) --json report/sim.json
 
 # Go fuzzes one target per invocation. One `go test -list` over the module
 # names each package's targets (the names, then that package's "ok" line),

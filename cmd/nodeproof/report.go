@@ -38,6 +38,9 @@ type reportOptions struct {
 	// report's seed on, each for simHours simulated hours; 0 runs none.
 	simSeeds int
 	simHours float64
+	// sim is a sweep read from a file (nodeproof sim --json), shown instead
+	// of running simSeeds.
+	sim *simSection
 	// The optional sections to include, each already read and validated.
 	mutants         []mutantRow
 	linearizability *tableSection
@@ -49,17 +52,19 @@ type reportOptions struct {
 const (
 	defaultMutantsFile     = "report/mutants.json"
 	defaultConformanceFile = "report/conformance.json"
+	// defaultSimFile is where `make sim` leaves its sweep.
+	defaultSimFile = "report/sim.json"
 )
 
 func newReportCommand() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
+		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
 		Long: `Runs every invariant suite, simulates the node from --sim-seeds seeds and records and
 checks the linearizability histories in-process, shows the progress on stderr and writes index.html, report.md and report.json
-into --out. The mutant kill matrix and the conformance results are included when
-` + defaultMutantsFile + ` and ` + defaultConformanceFile + ` exist (or the flags name them);
+into --out. The mutant kill matrix, the conformance results and a simulation sweep are included when
+` + defaultMutantsFile + `, ` + defaultConformanceFile + ` and ` + defaultSimFile + ` exist (or the flags name them);
 the report says which sections were not run and the command that runs them. Exit
 status: 1 when anything the report shows failed, 2 for bad flags or a file that cannot
 be included or written.`,
@@ -79,7 +84,7 @@ be included or written.`,
 	}
 	f.define(cmd.Flags())
 	_ = cmd.MarkFlagDirname("out")
-	for _, name := range []string{"mutants", "linearizability", "conformance"} {
+	for _, name := range []string{"sim", "mutants", "linearizability", "conformance"} {
 		_ = cmd.MarkFlagFilename(name, "json")
 	}
 	return cmd
@@ -141,7 +146,11 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		printSuiteResult(stderr, sr, width)
 		data.Suites = append(data.Suites, sr)
 	}
-	if opts.simSeeds > 0 {
+	switch {
+	case opts.sim != nil:
+		data.Sim = opts.sim
+		printSimSection(stderr, *opts.sim, width)
+	case opts.simSeeds > 0:
 		// The simulation's seeds follow the suites' seed, so the same
 		// number repeats them too.
 		data.Sim = simulate(opts, seed, stderr, width)
@@ -216,6 +225,7 @@ type reportFlags struct {
 	simHours                                          float64
 	seed                                              uint64
 	mutantsFile, linearizabilityFile, conformanceFile string
+	simFile                                           string
 }
 
 // define adds the flags to fl, with their defaults.
@@ -227,6 +237,7 @@ func (f *reportFlags) define(fl *pflag.FlagSet) {
 	fl.IntVar(&f.histories, "histories", 3, "`N` linearizability histories to record and check; 0 for none")
 	fl.IntVar(&f.simSeeds, "sim-seeds", defaultReportSimSeeds, "`N` node simulation seeds to run, from the base seed on; 0 for none")
 	fl.Float64Var(&f.simHours, "sim-hours", defaultReportSimHours, "simulated `H`ours per node simulation seed")
+	fl.StringVar(&f.simFile, "sim", "", "`FILE` written by nodeproof sim --json, to include instead of running --sim-seeds (default "+defaultSimFile+" if it exists)")
 	fl.StringVar(&f.suitePattern, "suite", "", "`REGEX` selecting suites by name (default all)")
 	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include (default "+defaultMutantsFile+" if it exists)")
 	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include instead of recording histories")
@@ -273,6 +284,11 @@ func (f reportFlags) options() (reportOptions, error) {
 	if conformanceFile != "" {
 		if opts.conformance, err = loadTable(conformanceFile); err != nil {
 			return opts, fmt.Errorf("--conformance: %v", err)
+		}
+	}
+	if simFile := orExisting(f.simFile, defaultSimFile); simFile != "" {
+		if opts.sim, err = loadSim(simFile); err != nil {
+			return opts, fmt.Errorf("--sim: %v", err)
 		}
 	}
 	return opts, nil

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -36,17 +39,59 @@ func simulate(opts reportOptions, seed uint64, stderr io.Writer, width int) *sim
 	}
 	bar.finish()
 	section := newSimSection(runs, time.Since(started).Seconds())
+	printSimSection(stderr, section, width)
+	return &section
+}
+
+// printSimSection prints the section's verdict line and, when it failed,
+// each violation with its replay line.
+func printSimSection(stderr io.Writer, section simSection, width int) {
 	if section.Passed {
 		fmt.Fprintf(stderr, "%-*s  passed  %s\n", width, "sim", simBudget(section))
-		return &section
+		return
 	}
 	fmt.Fprintf(stderr, "%-*s  FAILED  %s in %s\n", width, "sim", count(len(section.Violations), "violation"), simBudget(section))
-	for _, r := range runs {
-		if r.summary.Violation != nil {
-			printSimRun(stderr, r, width)
+	indent := strings.Repeat(" ", width+2)
+	for _, v := range section.Violations {
+		fmt.Fprintf(stderr, "%sseed %d: %s\n", indent, v.Seed, v.Invariant)
+		for _, line := range strings.Split(strings.TrimRight(v.Message, "\n"), "\n") {
+			fmt.Fprintf(stderr, "%s  %s\n", indent, line)
 		}
+		fmt.Fprintf(stderr, "%s  trace (the %d events up to the violation, oldest first):\n", indent, len(v.Trace))
+		for _, e := range v.Trace {
+			fmt.Fprintf(stderr, "%s    %s\n", indent, e)
+		}
+		fmt.Fprintf(stderr, "%s  replay: %s\n", indent, v.Replay)
 	}
-	return &section
+}
+
+// loadSim reads a sweep nodeproof sim --json wrote. The file is decoded
+// strictly and its totals checked against its runs, so that a hand-edited or
+// truncated file cannot make the report claim a sweep that did not happen.
+func loadSim(path string) (*simSection, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s simSection
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: want the JSON object nodeproof sim --json writes: %v", path, err)
+	}
+	events := 0
+	for _, r := range s.Runs {
+		events += r.Events
+	}
+	switch {
+	case s.Seeds <= 0 || len(s.Runs) != s.Seeds:
+		return nil, fmt.Errorf("%s: seeds is %d but the file holds %d runs", path, s.Seeds, len(s.Runs))
+	case events != s.Events:
+		return nil, fmt.Errorf("%s: events is %d but the runs add up to %d", path, s.Events, events)
+	case s.Passed != (len(s.Violations) == 0):
+		return nil, fmt.Errorf("%s: passed is %v with %d violations", path, s.Passed, len(s.Violations))
+	}
+	return &s, nil
 }
 
 // simBudget says what a simulation section ran, in a line.

@@ -303,7 +303,14 @@ func TestReportFlagErrors(t *testing.T) {
 	notArray := filepath.Join(dir, "object.json")
 	notObjects := filepath.Join(dir, "numbers.json")
 	noID := filepath.Join(dir, "noid.json")
-	for path, content := range map[string]string{notArray: `{"a":1}`, notObjects: `[1,2]`, noID: `[{"killed":true}]`} {
+	simUnknownKey := filepath.Join(dir, "sim-unknown.json")
+	simNoRuns := filepath.Join(dir, "sim-noruns.json")
+	simEvents := filepath.Join(dir, "sim-events.json")
+	simVerdict := filepath.Join(dir, "sim-verdict.json")
+	for path, content := range map[string]string{notArray: `{"a":1}`, notObjects: `[1,2]`, noID: `[{"killed":true}]`,
+		simUnknownKey: `{"seeds":1,"speed":3}`, simNoRuns: `{"seeds":2,"runs":[{"seed":1}]}`,
+		simEvents: `{"seeds":1,"events":9,"passed":true,"runs":[{"seed":1,"events":8}]}`,
+		simVerdict: `{"seeds":1,"events":8,"passed":false,"runs":[{"seed":1,"events":8}]}`} {
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}
 	for _, tc := range []struct {
@@ -324,6 +331,12 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--mutants", noID}, "--mutants: " + noID + ": element 0: id is required"},
 		{[]string{"--linearizability", notArray}, "--linearizability: " + notArray + ": want a JSON array of objects"},
 		{[]string{"--conformance", notObjects}, "--conformance: " + notObjects + ": element 0: not a JSON object"},
+		{[]string{"--sim", filepath.Join(dir, "missing.json")}, "--sim: open "},
+		{[]string{"--sim", notArray}, "--sim: " + notArray + ": want the JSON object nodeproof sim --json writes"},
+		{[]string{"--sim", simUnknownKey}, `--sim: ` + simUnknownKey + `: want the JSON object nodeproof sim --json writes: json: unknown field "speed"`},
+		{[]string{"--sim", simNoRuns}, "--sim: " + simNoRuns + ": seeds is 2 but the file holds 1 runs"},
+		{[]string{"--sim", simEvents}, "--sim: " + simEvents + ": events is 9 but the runs add up to 8"},
+		{[]string{"--sim", simVerdict}, "--sim: " + simVerdict + ": passed is false with 0 violations"},
 		{[]string{"--seed", "-1"}, `invalid argument "-1" for "--seed" flag`},
 		{[]string{"-seed", "1"}, "unknown shorthand flag: 's' in -seed"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -481,4 +494,27 @@ func TestSuiteReportStatistics(t *testing.T) {
 	assert.Equal(t, want, sr.Statistics)
 	empty := newSuiteReport(properties.Result{Suite: properties.Suite{Name: "s"}, Tally: properties.NewTally()})
 	assert.NotNil(t, empty.Statistics, "statistics = null; want [] so readers need not tell null from empty")
+}
+
+// TestReportIncludesSimSweep: a sweep written by nodeproof sim --json is
+// the report's simulation section verbatim, instead of the report's own
+// seeds, and its line on stderr says what it covered.
+func TestReportIncludesSimSweep(t *testing.T) {
+	dir := t.TempDir()
+	sweep := filepath.Join(dir, "sim.json")
+	code, _, stderr := runNodeproof("", "sim", "--seeds", "3..4", "--hours", "0.05", "--pods", "3", "--json", sweep)
+	require.Equal(t, 0, code, stderr)
+	var want map[string]any
+	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "sim.json")), &want))
+
+	out := filepath.Join(dir, "report")
+	code, _, stderr = runNodeproof("", "report", "--out", out, "--checks", "2", "--steps", "2", "--seed", "1",
+		"--suite", "^admission$", "--histories", "0", "--sim", sweep)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^sim +passed  2 seeds × 0.05 simulated hours \(seeds 3..4\)`, stderr)
+	var got struct {
+		Sim map[string]any `json:"sim"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(read(t, out, "report.json")), &got))
+	assert.Equal(t, want, got.Sim)
 }

@@ -173,7 +173,9 @@ func TestSimViolation(t *testing.T) {
 func TestSimJSONUnwritable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary { return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()} }
+	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
+	}
 	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--json", filepath.Join(file, "sim.json"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stdout, "total: 1 seed, passed")
