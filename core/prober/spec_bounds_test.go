@@ -71,6 +71,28 @@ func TestContainerBoundIsInclusive(t *testing.T) {
 	}
 }
 
+// TestStatusBoundIsInclusive: a status of exactly MaxContainersPerPod
+// container statuses and as many init container statuses is accepted; one
+// more of either is not.
+func TestStatusBoundIsInclusive(t *testing.T) {
+	statuses := func(n int) []prober.ContainerStatus {
+		out := make([]prober.ContainerStatus, n)
+		for i := range out {
+			out[i] = prober.ContainerStatus{Name: fmt.Sprintf("c%d", i)}
+		}
+		return out
+	}
+	pod := prober.Pod{UID: "u"}
+	m := newManager(t)
+	_, err := m.UpdatePodStatus(later, pod, prober.PodStatus{
+		ContainerStatuses: statuses(prober.MaxContainersPerPod), InitContainerStatuses: statuses(prober.MaxContainersPerPod)})
+	assert.NoError(t, err)
+	_, err = m.UpdatePodStatus(later, pod, prober.PodStatus{ContainerStatuses: statuses(prober.MaxContainersPerPod + 1)})
+	assert.EqualError(t, err, "status.containerStatuses: more than 1024 statuses")
+	_, err = m.UpdatePodStatus(later, pod, prober.PodStatus{InitContainerStatuses: statuses(prober.MaxContainersPerPod + 1)})
+	assert.EqualError(t, err, "status.initContainerStatuses: more than 1024 statuses")
+}
+
 // TestTimeSpanBoundIsInclusive: a time exactly MaxTimeSpan before or after
 // the kubelet's start is accepted; a nanosecond further is not.
 func TestTimeSpanBoundIsInclusive(t *testing.T) {
