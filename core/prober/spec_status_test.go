@@ -131,3 +131,20 @@ func TestInitContainerStatuses(t *testing.T) {
 	assert.Equal(t, boolPtr(false), st.Status.InitContainerStatuses[1].Started)
 	assert.Nil(t, status.InitContainerStatuses[0].Started, "the argument is not written")
 }
+
+// TestMoreInitStatusesThanSpecs: a status past the last init container's
+// spec has no spec to match; it is skipped (Started set, Ready left).
+func TestMoreInitStatusesThanSpecs(t *testing.T) {
+	m := newManager(t)
+	pod := prober.Pod{UID: "uid", InitContainers: []prober.Container{{Name: "i0"}}}
+	terminated := prober.ContainerState{Terminated: &prober.Terminated{ExitCode: 0}}
+	status := prober.PodStatus{InitContainerStatuses: []prober.ContainerStatus{
+		{Name: "i0", ContainerID: "containerd://0", State: terminated},
+		{Name: "i1", ContainerID: "containerd://1", State: terminated},
+	}}
+	st, err := m.UpdatePodStatus(kubeletStart, pod, status)
+	require.NoError(t, err)
+	assert.True(t, st.Status.InitContainerStatuses[0].Ready)
+	assert.False(t, st.Status.InitContainerStatuses[1].Ready, "no spec at index 1")
+	assert.Equal(t, boolPtr(false), st.Status.InitContainerStatuses[1].Started)
+}

@@ -64,6 +64,16 @@ func TestValidateProbe(t *testing.T) {
 			path + `.tcpSocket.port: Invalid value: "Web--x": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
 			path + `.tcpSocket.port: Invalid value: "Web--x": must not contain consecutive hyphens`,
 		}},
+		// Each bound is inclusive: ports 1 and 65535, a port name of 15
+		// characters, a header name using each end of its ranges.
+		{"at the bounds", prober.Readiness, prober.Probe{Handler: prober.Handler{HTTPGet: &prober.HTTPGetAction{Path: "/", Port: prober.PortNumber(1), Scheme: "HTTP",
+			Headers: []prober.HTTPHeader{{Name: "az-AZ-09"}}}}}, nil},
+		{"port 65535", prober.Readiness, prober.Probe{Handler: prober.Handler{TCPSocket: &prober.TCPSocketAction{Port: prober.PortNumber(65535)}}}, nil},
+		{"port name of 15", prober.Readiness, prober.Probe{Handler: prober.Handler{TCPSocket: &prober.TCPSocketAction{Port: prober.PortName("abcdefghijklmno")}}}, nil},
+		{"empty header name", prober.Readiness, prober.Probe{Handler: prober.Handler{HTTPGet: &prober.HTTPGetAction{Path: "/", Port: prober.PortNumber(80), Scheme: "HTTPS",
+			Headers: []prober.HTTPHeader{{Name: ""}}}}}, []string{
+			path + `.httpGet.httpHeaders: Invalid value: "": a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for validation is '[-A-Za-z0-9]+')`,
+		}},
 		{"grpc port", prober.Readiness, prober.Probe{Handler: prober.Handler{GRPC: &prober.GRPCAction{Port: 70000}}}, []string{
 			path + ".grpc.port: Invalid value: 70000: must be between 1 and 65535, inclusive",
 		}},

@@ -248,6 +248,10 @@ func TestNotRunning(t *testing.T) {
 			c.RestartPolicy = prober.RestartNever
 			c.RestartRules = []prober.RestartRule{{Action: prober.ActionRestart, ExitCodes: &prober.ExitCodes{Operator: prober.OperatorNotIn, Values: []int32{1}}}}
 		}, exitedStatus("containerd://a", 1), false},
+		{"exited 42, container Never with a rule of an unknown action In [42]: the policy decides", "", func(c *prober.Container) {
+			c.RestartPolicy = prober.RestartNever
+			c.RestartRules = []prober.RestartRule{{Action: "Unknown", ExitCodes: &prober.ExitCodes{Operator: prober.OperatorIn, Values: []int32{42}}}}
+		}, exitedStatus("containerd://a", 42), false},
 		{"exited, pod Never, AllContainersRestarting", never, nil, func() *prober.PodStatus {
 			s := exitedStatus("containerd://a", 1)
 			s.AllContainersRestarting = true

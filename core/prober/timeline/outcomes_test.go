@@ -1,6 +1,8 @@
 package timeline
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,6 +46,9 @@ func TestParseOutcomesErrors(t *testing.T) {
 		"healthy 5s, repeat, failing":        `column 13: repeat must be the last word of a pattern`,
 		"healthy 5s, failing, repeat":        `column 22: a repeated pattern needs a duration on every step (failing has none)`,
 		"healthy;":                           `column 9: empty step: want a state (healthy, failing, timeout, warning, error) and a duration`,
+		"healthy 0s, failing":                `column 9: duration 0s must be more than 0 and at most 24h0m0s`,
+		"healthy 24h0m1s, failing":           `column 9: duration 24h0m1s must be more than 0 and at most 24h0m0s`,
+		"healthy;  Web.liveness=failing":     `column 11: selector "Web.liveness": container "Web" is not a container name (lower-case letters, digits and '-')`,
 	} {
 		_, err := ParseOutcomes(script)
 		assert.EqualError(t, err, want, script)
@@ -54,4 +59,49 @@ func TestParseOutcomesErrors(t *testing.T) {
 	o, err = ParseOutcomes("startup=failing")
 	require.NoError(t, err)
 	assert.EqualError(t, o.Check(webPod()), `column 1: selector "startup" selects no probe of the pods in the file`)
+}
+
+// TestParseOutcomesBounds: a step of exactly MaxStepDuration, and a
+// container name of 63 characters using each end of the ranges a-z and
+// 0-9, parse; a name of 64 does not.
+func TestParseOutcomesBounds(t *testing.T) {
+	o, err := ParseOutcomes("healthy 24h, failing")
+	require.NoError(t, err)
+	assert.Equal(t, []Step{{Healthy, MaxStepDuration}, {State: Failing}}, o.Rules[0].Pattern.Steps)
+
+	for _, name := range []string{"a0-z9", strings.Repeat("a", 63)} {
+		o, err := ParseOutcomes(name + ".liveness=failing")
+		require.NoError(t, err, name)
+		assert.Equal(t, name, o.Rules[0].Container)
+	}
+	long := strings.Repeat("a", 64)
+	_, err = ParseOutcomes(long + ".liveness=failing")
+	assert.EqualError(t, err, fmt.Sprintf(`column 1: selector "%s.liveness": container "%s" is not a container name (lower-case letters, digits and '-')`, long, long))
+}
+
+// TestPatternStringOfNoSteps: the zero Pattern prints as nothing.
+func TestPatternStringOfNoSteps(t *testing.T) {
+	assert.Equal(t, "", Pattern{}.String())
+	assert.Equal(t, "healthy", HealthyPattern.String())
+}
+
+// TestAnswerTexts: the output of an answer at once is the handler's text
+// for that state (a gRPC SERVING says "service healthy", an HTTP 200 and
+// an exit 0 nothing).
+func TestAnswerTexts(t *testing.T) {
+	grpc := prober.Handler{GRPC: &prober.GRPCAction{Port: 9000}}
+	httpGet := prober.Handler{HTTPGet: &prober.HTTPGetAction{Path: "/", Port: prober.PortNumber(80)}}
+	exec := prober.Handler{Exec: &prober.ExecAction{Command: []string{"true"}}}
+	for _, tc := range []struct {
+		name    string
+		handler prober.Handler
+		want    string
+	}{{"grpc", grpc, "service healthy"}, {"http", httpGet, ""}, {"exec", exec, ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request{At: time.Minute, Run: prober.ProbeRun{Key: prober.WorkerKey{ContainerName: "c", Type: prober.Readiness}, Probe: prober.Probe{Handler: tc.handler}}}
+			end, out := Outcomes{}.Answer(req)
+			assert.Equal(t, time.Minute, end)
+			assert.Equal(t, prober.Outcome{Result: prober.ProbeSuccess, Output: tc.want}, out)
+		})
+	}
 }

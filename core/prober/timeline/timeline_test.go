@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/core/prober"
@@ -191,4 +192,91 @@ func TestDoneOutOfTurn(t *testing.T) {
 	require.EqualError(t, tl.Done(req, req.At-time.Second, prober.Outcome{Result: prober.ProbeSuccess}), "request 1: ends at -1s, before it started at 0s")
 	require.NoError(t, tl.Done(req, req.At, prober.Outcome{Result: prober.ProbeSuccess}))
 	require.EqualError(t, tl.Done(req, req.At, prober.Outcome{Result: prober.ProbeSuccess}), "request 1: is not outstanding")
+}
+
+// crashPod's container fails its liveness probe (period 5 s, failure 2)
+// from its start: killed 10 s after each start.
+func crashPod() prober.Pod {
+	return prober.Pod{UID: "u", Namespace: "default", Name: "crash", Containers: []prober.Container{{
+		Name: "app", LivenessProbe: httpProbe(5, 2)}}}
+}
+
+// TestBackOffNotHeldAtExactlyItsLength: the third kill comes exactly the
+// 10 s back-off after the previous instance exited, so the restart is not
+// held (the back-off holds only while less than its length has passed);
+// the fourth comes 10 s into the doubled 20 s and is held.
+func TestBackOffNotHeldAtExactlyItsLength(t *testing.T) {
+	got := play(t, crashPod(), "liveness=failing", Options{Duration: time.Minute}, KindStart, KindKill, KindBackOff)
+	require.Equal(t, []string{
+		"0s app start - containerd://app-1",
+		"10s app kill - containerd://app-1 Killing",
+		"10s app start - containerd://app-2",
+		"20s app kill - containerd://app-2 Killing",
+		"20s app start - containerd://app-3",
+		"30s app kill - containerd://app-3 Killing",
+		"30s app start - containerd://app-4",
+		"40s app kill - containerd://app-4 Killing",
+		"40s app backoff -  20s",
+		"1m0s app start - containerd://app-5",
+	}, got)
+}
+
+// playEntries runs a pod under a script and returns the timeline.
+func playEntries(t *testing.T, pod prober.Pod, script string, opts Options) *Timeline {
+	t.Helper()
+	o, err := ParseOutcomes(script)
+	require.NoError(t, err)
+	tl, err := New(pod, opts)
+	require.NoError(t, err)
+	require.NoError(t, Play(tl, o))
+	return tl
+}
+
+// TestRestartsCount: the first start is no restart; each later one counts
+// one, in Restarts and in the start entry's message.
+func TestRestartsCount(t *testing.T) {
+	tl := playEntries(t, crashPod(), "liveness=failing", Options{Duration: time.Minute})
+	var messages []string
+	for _, e := range tl.Entries() {
+		if e.Kind == KindStart {
+			messages = append(messages, e.Message)
+		}
+	}
+	assert.Equal(t, []string{"started", "restarted (restart 1)", "restarted (restart 2)", "restarted (restart 3)", "restarted (restart 4)"}, messages)
+	assert.Equal(t, map[string]int{"app": 4}, tl.Restarts())
+
+	tl = playEntries(t, webPod(), "healthy", Options{Duration: time.Minute})
+	assert.Equal(t, map[string]int{"web": 0}, tl.Restarts(), "never killed: never restarted")
+}
+
+// TestProbeAndResultEntries: a probe entry's message says how long the
+// probe took when it did not answer at once (each readiness timeout took
+// the 1 s timeoutSeconds; the container starts at 2 s, which triggers the
+// readiness worker, and the trigger taken during that probe runs it again
+// at its end); a result entry's Age is the time since its container
+// started.
+func TestProbeAndResultEntries(t *testing.T) {
+	tl := playEntries(t, webPod(), "readiness=timeout; liveness=healthy 30s, failing", Options{Duration: time.Minute, StartDelay: 2 * time.Second})
+	var probes []string
+	var failures []Entry
+	for _, e := range tl.Entries() {
+		switch {
+		case e.Kind == KindProbe && e.At <= 10*time.Second:
+			probes = append(probes, fmt.Sprintf("%v %s %s: %q", e.At, typeName(*e.Type), e.Value, e.Message))
+		case e.Kind == KindResult && *e.Type == prober.Liveness && e.Value == "Failure":
+			failures = append(failures, e)
+		}
+	}
+	const took = `failure: "took 1s: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"`
+	assert.Equal(t, []string{
+		"2s readiness " + took,
+		"3s readiness " + took,
+		"8s readiness " + took,
+		`10s liveness success: ""`,
+		"10s readiness " + took,
+	}, probes)
+	require.NotEmpty(t, failures)
+	assert.Equal(t, 60*time.Second, failures[0].At, "liveness fails at 40, 50 and 60 s")
+	assert.Equal(t, "containerd://web-1", failures[0].ContainerID)
+	assert.Equal(t, 58*time.Second, failures[0].Age, "Failure at 60 s of a container started at 2 s")
 }
