@@ -117,6 +117,7 @@ mutation: $(GREMLINS)
 	@set -e; mkdir -p report/mutation; scratch=$$(mktemp -d); \
 	trap 'rm -rf "$$scratch"' EXIT; trap 'exit 1' INT TERM; \
 	git ls-files -co --exclude-standard -z -- go.mod go.sum core models properties docs | xargs -0 cp --parents -t "$$scratch"; \
+	git ls-files -co --exclude-standard -z -- 'sim/*.go' ':!:sim/*_test.go' | xargs -0 cp --parents -t "$$scratch"; \
 	cd "$$scratch"; \
 	$(MUTATION_ENV) $(GO) test -count=1 -run '^$$' -cover -coverpkg ./core/... ./... > /dev/null; \
 	$(MUTATION_ENV) $(GO) test -count=1 -run '^$$' ./... > /dev/null; \
