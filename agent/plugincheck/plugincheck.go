@@ -2,8 +2,6 @@ package plugincheck
 
 import (
 	"context"
-	"errors"
-	"testing"
 	"time"
 )
 
@@ -133,22 +131,3 @@ func (r *Result) Passed() bool {
 	return true
 }
 
-// Checks returns the catalogue in a fixed order.
-func Checks() []CheckSpec { return nil }
-
-var errNotImplemented = errors.New("plugincheck: not implemented")
-
-// Check serves kubelet.sock in opts.Dir, waits for a plugin to register and
-// checks it. The error is for set-up failures only (a bad Options field,
-// kubelet.sock that cannot be served, no registration in time, Launch
-// failing); a plugin that breaks a rule gives a Result with Findings.
-func Check(ctx context.Context, opts Options) (*Result, error) { return nil, errNotImplemented }
-
-// Run is Check for a plugin author's go test: every Contract and Kubelet
-// finding is a t.Errorf with its steps and replay line, Advice is t.Log,
-// and a set-up failure is t.Fatal.
-func Run(t testing.TB, opts Options) *Result {
-	t.Helper()
-	t.Fatal(errNotImplemented)
-	return nil
-}
