@@ -28,6 +28,10 @@ type RunOptions struct {
 	// rapid would otherwise go on to random cases, whose verdict could pass
 	// for the file's.
 	FailFile string
+	// Replay, when set, builds the command that reproduces a failing case
+	// from its seed, in place of `nodeproof replay` and `go test`: for
+	// properties that are not a registered suite, such as plugincheck's.
+	Replay func(seed uint64) string
 	// Progress, when set, is called every few completed cases with the number done
 	// and the number requested. It runs on the caller's goroutine.
 	Progress func(done, total int)
@@ -123,7 +127,7 @@ func Run(s Suite, opts RunOptions) Result {
 		res.FailFileIgnored = rec.failFileIgnored()
 	}
 	if rec.failed {
-		res.Failure = rec.failure(s, steps)
+		res.Failure = rec.failure(s, steps, opts.Replay)
 	}
 	return res
 }
@@ -299,7 +303,7 @@ func (r *recorder) failFileIgnored() string {
 }
 
 // failure turns rapid's verdict into a Failure attributed to an invariant.
-func (r *recorder) failure(s Suite, steps int) *Failure {
+func (r *recorder) failure(s Suite, steps int, replay func(seed uint64) string) *Failure {
 	verdict := strings.Join(r.errors, "\n")
 	f := &Failure{Invariant: "error", Message: verdict}
 	if m := verdictRE.FindStringSubmatch(verdict); m != nil {
@@ -329,6 +333,10 @@ func (r *recorder) failure(s Suite, steps int) *Failure {
 
 	var goTest string
 	switch {
+	case replay != nil:
+		if f.Seed != 0 {
+			f.Replay = replay(f.Seed)
+		}
 	case f.Seed != 0:
 		f.Replay = fmt.Sprintf("nodeproof replay --suite %s --seed %d --steps %d", s.Name, f.Seed, steps)
 		goTest = fmt.Sprintf("go test ./properties -run 'TestSuites/%s$' -rapid.seed=%d -rapid.steps=%d", regexp.QuoteMeta(s.Name), f.Seed, steps)
@@ -339,8 +347,11 @@ func (r *recorder) failure(s Suite, steps int) *Failure {
 	if m := tracebackRE.FindStringSubmatch(verdict); m != nil && f.Invariant == "panic" {
 		f.Message += "\ntraceback:\n" + m[1]
 	}
-	if f.Replay != "" {
+	switch {
+	case f.Replay != "" && goTest != "":
 		f.Message = strings.TrimSuffix(f.Message, "\n") + "\nreplay: " + f.Replay + "\n    or: " + goTest
+	case f.Replay != "":
+		f.Message = strings.TrimSuffix(f.Message, "\n") + "\nreplay: " + f.Replay
 	}
 	return f
 }

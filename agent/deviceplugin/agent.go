@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
-
-	"google.golang.org/grpc"
-	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
@@ -30,9 +26,9 @@ type Agent struct {
 	opts Options
 	log  *slog.Logger
 	// ctx is the parent of every ListAndWatch stream; Stop cancels it.
-	ctx    context.Context
-	cancel context.CancelFunc
-	server *grpc.Server
+	ctx          context.Context
+	cancel       context.CancelFunc
+	registration *RegistrationServer
 
 	// mu serialises every call into core and guards the fields below it.
 	// It is never held across an RPC.
@@ -44,7 +40,7 @@ type Agent struct {
 	active  map[string]bool
 	stopped bool
 
-	// goroutines counts the serve loop, the ListAndWatch loops and the
+	// goroutines counts the ListAndWatch loops and the
 	// Register handlers in flight, so that Stop leaves none behind.
 	goroutines sync.WaitGroup
 	stopOnce   sync.Once
@@ -59,9 +55,8 @@ func Start(opts Options) (*Agent, error) {
 		return nil, errors.New("deviceplugin: Options.Dir: must not be empty")
 	}
 	opts = opts.withDefaults()
-	sock := filepath.Join(opts.Dir, devicemanager.KubeletSocket)
-	if len(sock) > maxSocketPath {
-		return nil, fmt.Errorf("deviceplugin: Options.Dir: socket path %s is %d bytes, over the %d a Unix socket address holds", sock, len(sock), maxSocketPath)
+	if _, err := kubeletSocketPath(opts.Dir); err != nil {
+		return nil, fmt.Errorf("deviceplugin: Options.Dir: %w", err)
 	}
 	if err := os.MkdirAll(opts.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("deviceplugin: %w", err)
@@ -81,27 +76,14 @@ func Start(opts Options) (*Agent, error) {
 	if err := removeStaleSockets(opts.Dir); err != nil {
 		return nil, fmt.Errorf("deviceplugin: cleaning up %s: %w", opts.Dir, err)
 	}
-	lis, err := net.Listen("unix", sock)
-	if err != nil {
-		return nil, fmt.Errorf("deviceplugin: %w", err)
-	}
-	// Plugins run as root or in the node's device plugin group; nobody else
-	// may connect, let alone register a resource.
-	if err := os.Chmod(sock, 0o660); err != nil {
-		lis.Close()
-		return nil, fmt.Errorf("deviceplugin: %w", err)
-	}
 	a.ctx, a.cancel = context.WithCancel(context.Background())
-	a.server = grpc.NewServer()
-	v1beta1.RegisterRegistrationServer(a.server, registrar{agent: a})
-	a.goroutines.Add(1)
-	go func() {
-		defer a.goroutines.Done()
-		if err := a.server.Serve(lis); err != nil {
-			a.log.Error("registration server stopped", "socket", sock, "err", err)
-		}
-	}()
-	a.log.Info("serving device plugin registration", "socket", sock)
+	registration, err := ServeRegistration(opts.Dir, registrar{agent: a}, a.log)
+	if err != nil {
+		a.cancel()
+		return nil, fmt.Errorf("deviceplugin: %w", err)
+	}
+	a.registration = registration
+	a.log.Info("serving device plugin registration", "socket", registration.Socket())
 	return a, nil
 }
 
@@ -167,7 +149,7 @@ func (a *Agent) Stop() {
 		// No client is added once stopped is set, so closing the current
 		// ones (and cancelling their streams) ends every ListAndWatch loop.
 		a.cancel()
-		a.server.Stop()
+		a.registration.Stop()
 		a.mu.Lock()
 		clients := slices.Collect(maps.Values(a.clients))
 		a.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeproof/nodeproof/agent/plugincheck"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
 )
@@ -96,6 +97,10 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	var ids []string
 	for _, inv := range properties.Invariants() {
 		ids = append(ids, inv.ID)
+	}
+	// The plugin checker's checks attribute its mutants (mutants/pc-*).
+	for _, c := range plugincheck.Checks() {
+		ids = append(ids, c.ID)
 	}
 	if err := mutants.Check(root, selected, ids); err != nil {
 		// A header naming a missing package or an unknown check is a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,7 +15,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
 
@@ -69,6 +72,17 @@ type Config struct {
 	// writer wins, in map order upstream, so plugins whose answers meet in
 	// one container need keys of their own for the merge to be observable.
 	AnswerKey string
+	// RejectUnknownIDs makes Allocate fail with InvalidArgument for a
+	// device the plugin does not list as healthy, as a careful plugin does.
+	// Off by default: a kubelet may allocate a device whose turn to
+	// unhealthy it has not seen yet, and tests of that race need an answer.
+	RejectUnknownIDs bool
+	// Faults are in force from the start, before the first call; SetFault
+	// changes them later.
+	Faults map[RPC]Fault
+	// NoReregister stops the plugin registering again when kubelet.sock is
+	// created anew: a plugin that misses a kubelet restart.
+	NoReregister bool
 }
 
 // RPC names a device plugin RPC.
@@ -99,8 +113,20 @@ const (
 	// offered.
 	UnknownDeviceIDs
 	// DuplicateDeviceIDs makes every later ListAndWatch snapshot list the
-	// first device a second time, as unhealthy.
+	// first device a second time, as unhealthy; set before the plugin
+	// starts, the first snapshot too.
 	DuplicateDeviceIDs
+	// WrongPreferredSize answers GetPreferredAllocation with one device
+	// fewer than the allocation size.
+	WrongPreferredSize
+	// MissingMustInclude answers GetPreferredAllocation without the devices
+	// it must include (the highest other available ones instead).
+	MissingMustInclude
+	// RelativeDevicePaths adds a device to every Allocate answer whose host
+	// path is relative.
+	RelativeDevicePaths
+	// EndsStream makes ListAndWatch return after its first snapshot.
+	EndsStream
 )
 
 // Fault changes how the plugin answers one RPC. The steps apply in field
@@ -185,7 +211,10 @@ func Start(cfg Config) (*Plugin, error) {
 		socket:  filepath.Join(cfg.Dir, cfg.Endpoint),
 		devices: slices.Clone(cfg.Devices),
 		changed: make(chan struct{}),
-		faults:  map[RPC]Fault{},
+		faults:  maps.Clone(cfg.Faults),
+	}
+	if p.faults == nil {
+		p.faults = map[RPC]Fault{}
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	p.mu.Lock()
@@ -281,7 +310,7 @@ func (p *Plugin) reregister() {
 	defer p.goroutines.Done()
 	for p.watcher.wait(kubeletSocket) == nil {
 		p.mu.Lock()
-		if p.crashed || p.stopped {
+		if p.crashed || p.stopped || p.cfg.NoReregister {
 			p.mu.Unlock()
 			continue
 		}
@@ -414,10 +443,11 @@ func (p *Plugin) apply(ctx context.Context, f Fault) error {
 	return f.Err
 }
 
-// snapshot returns the devices to send and the channel that Update closes.
-// A ListAndWatch fault's Malformed field is read for every snapshot, so it
-// applies to open streams; its other steps apply when a stream opens.
-func (p *Plugin) snapshot() ([]*v1beta1.Device, chan struct{}) {
+// snapshot returns the devices to send, the channel that Update closes and
+// whether the stream ends after this snapshot. A ListAndWatch fault's
+// Malformed field is read for every snapshot, so it applies to open
+// streams; its other steps apply when a stream opens.
+func (p *Plugin) snapshot() ([]*v1beta1.Device, chan struct{}, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	malformed := p.faults[ListAndWatch].Malformed
@@ -435,7 +465,7 @@ func (p *Plugin) snapshot() ([]*v1beta1.Device, chan struct{}) {
 	if malformed == DuplicateDeviceIDs && len(out) > 0 {
 		out = append(out, &v1beta1.Device{ID: out[0].ID, Health: v1beta1.Unhealthy})
 	}
-	return out, p.changed
+	return out, p.changed, malformed == EndsStream
 }
 
 // service implements the DevicePlugin gRPC service for a Plugin.
@@ -457,9 +487,12 @@ func (s service) ListAndWatch(_ *v1beta1.Empty, stream v1beta1.DevicePlugin_List
 		return err
 	}
 	for {
-		devices, changed := s.p.snapshot()
+		devices, changed, ends := s.p.snapshot()
 		if err := stream.Send(&v1beta1.ListAndWatchResponse{Devices: devices}); err != nil {
 			return err
+		}
+		if ends {
+			return nil
 		}
 		select {
 		case <-changed:
@@ -486,8 +519,16 @@ func (s service) GetPreferredAllocation(ctx context.Context, req *v1beta1.Prefer
 	resp := &v1beta1.PreferredAllocationResponse{}
 	for _, r := range req.GetContainerRequests() {
 		ids := prefer(r.GetAvailableDeviceIDs(), r.GetMustIncludeDeviceIDs(), int(r.GetAllocationSize()))
-		if f.Malformed == UnknownDeviceIDs {
+		switch f.Malformed {
+		case UnknownDeviceIDs:
 			ids = []string{"no-such-device", "another-unknown-device"}
+		case WrongPreferredSize:
+			ids = ids[:max(0, len(ids)-1)]
+		case MissingMustInclude:
+			if must := r.GetMustIncludeDeviceIDs(); len(must) > 0 {
+				others := slices.DeleteFunc(slices.Clone(r.GetAvailableDeviceIDs()), func(id string) bool { return slices.Contains(must, id) })
+				ids = prefer(others, nil, int(r.GetAllocationSize()))
+			}
 		}
 		resp.ContainerResponses = append(resp.ContainerResponses, &v1beta1.ContainerPreferredAllocationResponse{DeviceIDs: ids})
 	}
@@ -519,6 +560,9 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 	if err := s.p.apply(ctx, f); err != nil {
 		return nil, err
 	}
+	if err := s.p.checkHealthy(ids); err != nil {
+		return nil, err
+	}
 	resp := &v1beta1.AllocateResponse{}
 	for _, r := range req.GetContainerRequests() {
 		resp.ContainerResponses = append(resp.ContainerResponses, s.p.answer(r.GetDevicesIds()))
@@ -528,8 +572,28 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 		resp.ContainerResponses = nil
 	case ExtraContainerResponses:
 		resp.ContainerResponses = append(resp.ContainerResponses, s.p.answer(nil))
+	case RelativeDevicePaths:
+		for _, r := range resp.ContainerResponses {
+			r.Devices = append(r.Devices, &v1beta1.DeviceSpec{ContainerPath: "/dev/testplugin", HostPath: "dev/testplugin", Permissions: "rw"})
+		}
 	}
 	return resp, nil
+}
+
+// checkHealthy fails, with RejectUnknownIDs, for a device the plugin does
+// not list as healthy.
+func (p *Plugin) checkHealthy(ids []string) error {
+	if !p.cfg.RejectUnknownIDs {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		if !slices.ContainsFunc(p.devices, func(d Device) bool { return d.ID == id && d.Health == v1beta1.Healthy }) {
+			return status.Errorf(codes.InvalidArgument, "device %q is not a healthy device of %s", id, p.cfg.ResourceName)
+		}
+	}
+	return nil
 }
 
 // answer tells the container which devices it got, the way real plugins

@@ -1,0 +1,512 @@
+package plugincheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/proto"
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/nodeproof/nodeproof/agent/deviceplugin"
+	"github.com/nodeproof/nodeproof/core/devicemanager"
+)
+
+// Check serves kubelet.sock in opts.Dir, waits for a plugin to register and
+// checks it. The error is for set-up failures only (a bad Options field,
+// kubelet.sock that cannot be served, no registration in time, Launch
+// failing); a plugin that breaks a rule gives a Result with Findings.
+func Check(ctx context.Context, opts Options) (*Result, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	c := &checker{opts: opts, rec: newRecord(), regs: make(chan registration, 4), done: make(chan struct{})}
+	res := &Result{Seed: opts.Seed}
+	defer func() {
+		c.rec.result(res)
+		res.Seconds = time.Since(start).Seconds()
+	}()
+	defer close(c.done)
+	if err := c.serve(); err != nil {
+		return nil, err
+	}
+	defer func() { c.server.Stop() }()
+
+	launched := make(chan error, 1)
+	if opts.Launch != nil {
+		go func() { launched <- opts.Launch(ctx) }()
+	}
+	reg, err := c.awaitRegistration(ctx, launched)
+	if err != nil {
+		return nil, err
+	}
+	res.Plugin = Plugin{ResourceName: reg.req.GetResourceName(), Endpoint: reg.req.GetEndpoint(), Version: reg.req.GetVersion(),
+		Options: PluginOptions{PreStartRequired: reg.req.GetOptions().GetPreStartRequired(),
+			GetPreferredAllocationAvailable: reg.req.GetOptions().GetGetPreferredAllocationAvailable()}}
+	if !c.registered(reg) {
+		return res, nil
+	}
+	conn, err := c.connect(ctx, reg)
+	if err != nil {
+		return res, nil
+	}
+	defer conn.Close()
+	plugin := v1beta1.NewDevicePluginClient(conn)
+
+	w := c.watch(ctx, plugin)
+	first, ok := w.first(c.opts.CallTimeout)
+	c.rec.check(LawFirstSnapshot, true)
+	if !ok {
+		w.stop()
+		c.rec.fail(LawFirstSnapshot, "no device list within %v of opening ListAndWatch%s", c.opts.CallTimeout, w.endReason())
+		return res, nil
+	}
+	res.Plugin.Devices = len(first)
+	res.Plugin.Healthy = len(healthyIDs(first))
+
+	if c.smoke(ctx, plugin, res.Plugin.Options, first) {
+		c.properties(ctx, plugin, res, w)
+	}
+
+	w.stop()
+	c.rec.check(LawStreamOpen, true)
+	if end := w.ended(); end != nil {
+		c.rec.fail(LawStreamOpen, "the ListAndWatch stream ended before the kubelet closed it: %v", end)
+	}
+	c.streamDrop(ctx, plugin)
+	if opts.Restart {
+		c.restart(ctx, reg, first)
+	}
+	return res, nil
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Dir == "" {
+		return o, errors.New("plugincheck: Options.Dir: must name the device plugin directory")
+	}
+	if o.RegisterTimeout < 0 || o.CallTimeout < 0 || o.Checks < 0 {
+		return o, errors.New("plugincheck: Options.RegisterTimeout, CallTimeout and Checks must not be negative")
+	}
+	if o.RegisterTimeout == 0 {
+		o.RegisterTimeout = DefaultRegisterTimeout
+	}
+	if o.CallTimeout == 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.Checks == 0 {
+		o.Checks = DefaultChecks
+	}
+	if o.Seed == 0 {
+		// Within 53 bits, so that JSON readers holding numbers as float64
+		// see the exact seed.
+		o.Seed = uint64(time.Now().UnixNano())&(1<<53-1) | 1
+	}
+	if o.ReplayCommand == "" {
+		o.ReplayCommand = "nodeproof plugin-check --dir " + o.Dir
+	}
+	return o, nil
+}
+
+// checker is one run's kubelet side.
+type checker struct {
+	opts   Options
+	rec    *record
+	server *deviceplugin.RegistrationServer
+	regs   chan registration
+	// done ends Register handlers still waiting to hand over a request.
+	done chan struct{}
+}
+
+// registration is a Register request with the checker's verdicts on it.
+type registration struct {
+	req      *v1beta1.RegisterRequest
+	problems []problem
+}
+
+type problem struct{ check, reason string }
+
+// registrar answers Register as a kubelet would: a registration that
+// breaks the contract is refused with the reason.
+type registrar struct {
+	v1beta1.UnimplementedRegistrationServer
+	c *checker
+}
+
+func (r registrar) Register(ctx context.Context, req *v1beta1.RegisterRequest) (*v1beta1.Empty, error) {
+	reg := registration{req: req, problems: registrationProblems(r.c.opts.Dir, req)}
+	select {
+	case r.c.regs <- reg:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-r.c.done:
+		return nil, errors.New("the plugin checker has finished")
+	}
+	if len(reg.problems) > 0 {
+		return nil, errors.New(reg.problems[0].reason)
+	}
+	return &v1beta1.Empty{}, nil
+}
+
+func registrationProblems(dir string, req *v1beta1.RegisterRequest) []problem {
+	var out []problem
+	if !slices.Contains(devicemanager.SupportedVersions[:], req.GetVersion()) {
+		out = append(out, problem{RegVersion, fmt.Sprintf("Register names version %q; the kubelet supports %q", req.GetVersion(), devicemanager.SupportedVersions)})
+	}
+	if !devicemanager.IsExtendedResourceName(req.GetResourceName()) {
+		out = append(out, problem{RegResourceName, fmt.Sprintf("Register names resource %q, which is not an extended resource name", req.GetResourceName())})
+	}
+	if _, err := deviceplugin.EndpointPath(dir, req.GetEndpoint()); err != nil {
+		out = append(out, problem{RegEndpoint, fmt.Sprintf("Register's endpoint: %v", err)})
+	}
+	return out
+}
+
+// serve removes a stale kubelet.sock and serves a new one.
+func (c *checker) serve() error {
+	sock := filepath.Join(c.opts.Dir, devicemanager.KubeletSocket)
+	if err := os.Remove(sock); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("plugincheck: removing the stale %s: %w", sock, err)
+	}
+	server, err := deviceplugin.ServeRegistration(c.opts.Dir, registrar{c: c}, nil)
+	if err != nil {
+		return fmt.Errorf("plugincheck: Options.Dir: %w", err)
+	}
+	c.server = server
+	return nil
+}
+
+// awaitRegistration waits for the first Register, at most RegisterTimeout.
+func (c *checker) awaitRegistration(ctx context.Context, launched <-chan error) (registration, error) {
+	timer := time.NewTimer(c.opts.RegisterTimeout)
+	defer timer.Stop()
+	for {
+		select {
+		case reg := <-c.regs:
+			return reg, nil
+		case err := <-launched:
+			if err != nil {
+				return registration{}, fmt.Errorf("plugincheck: starting the plugin: %w", err)
+			}
+			launched = nil // it started; wait for the registration
+		case <-timer.C:
+			return registration{}, fmt.Errorf("plugincheck: no plugin registered on %s within %v", c.server.Socket(), c.opts.RegisterTimeout)
+		case <-ctx.Done():
+			return registration{}, fmt.Errorf("plugincheck: waiting for a registration: %w", ctx.Err())
+		}
+	}
+}
+
+// registered records the registration checks and reports whether the
+// registration was accepted.
+func (c *checker) registered(reg registration) bool {
+	for _, id := range []string{RegVersion, RegResourceName, RegEndpoint} {
+		c.rec.check(id, true)
+	}
+	for _, p := range reg.problems {
+		c.rec.fail(p.check, "%s", p.reason)
+	}
+	return len(reg.problems) == 0
+}
+
+// connect dials the plugin and compares its options with its registration.
+func (c *checker) connect(ctx context.Context, reg registration) (*grpc.ClientConn, error) {
+	socket, _ := deviceplugin.EndpointPath(c.opts.Dir, reg.req.GetEndpoint())
+	conn, err := deviceplugin.Dial(ctx, socket, c.opts.CallTimeout)
+	if err != nil {
+		c.rec.fail(RegEndpoint, "the plugin does not accept connections on %s: %v", socket, err)
+		return nil, err
+	}
+	c.rec.check(RegOptions, true)
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
+	got, err := v1beta1.NewDevicePluginClient(conn).GetDevicePluginOptions(callCtx, &v1beta1.Empty{})
+	switch {
+	case err != nil:
+		c.rec.fail(RegOptions, "GetDevicePluginOptions failed: %v", err)
+	case !proto.Equal(optionsOf(got), optionsOf(reg.req.GetOptions())):
+		c.rec.fail(RegOptions, "GetDevicePluginOptions answers %v, Register sent %v", describeOptions(got), describeOptions(reg.req.GetOptions()))
+	}
+	return conn, nil
+}
+
+// optionsOf keeps the fields of DevicePluginOptions the kubelet reads.
+func optionsOf(o *v1beta1.DevicePluginOptions) *v1beta1.DevicePluginOptions {
+	return &v1beta1.DevicePluginOptions{PreStartRequired: o.GetPreStartRequired(), GetPreferredAllocationAvailable: o.GetGetPreferredAllocationAvailable()}
+}
+
+func describeOptions(o *v1beta1.DevicePluginOptions) string {
+	return fmt.Sprintf("{pre_start_required: %t, get_preferred_allocation_available: %t}", o.GetPreStartRequired(), o.GetGetPreferredAllocationAvailable())
+}
+
+// alive asks the plugin for its options, as a sign of life.
+func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	defer cancel()
+	_, err := plugin.GetDevicePluginOptions(ctx, &v1beta1.Empty{})
+	return err
+}
+
+// smoke makes each kind of call once, with the simplest arguments, and
+// reports whether all of them were answered. A plugin that fails or hangs
+// here is broken at the basics: the failure is reported as it is, without
+// rapid, whose shrinking would repeat a hung call until its time runs out.
+func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, opts PluginOptions, devs []*v1beta1.Device) bool {
+	healthy := healthyIDs(devs)
+	if len(healthy) == 0 {
+		return true
+	}
+	one := healthy[:1]
+	calls := []struct {
+		check, step string
+		call        func(context.Context) error
+	}{
+		{AllocAnswer, fmt.Sprintf("Allocate(%v)", one), func(ctx context.Context) error {
+			_, err := plugin.Allocate(ctx, &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: one}}})
+			return err
+		}},
+	}
+	if opts.PreStartRequired {
+		calls = append(calls, struct {
+			check, step string
+			call        func(context.Context) error
+		}{PreStart, fmt.Sprintf("PreStartContainer(%v)", one), func(ctx context.Context) error {
+			_, err := plugin.PreStartContainer(ctx, &v1beta1.PreStartContainerRequest{DevicesIds: one})
+			return err
+		}})
+	}
+	if opts.GetPreferredAllocationAvailable {
+		calls = append(calls, struct {
+			check, step string
+			call        func(context.Context) error
+		}{PrefAnswer, fmt.Sprintf("GetPreferredAllocation(available %v, size 1)", healthy), func(ctx context.Context) error {
+			_, err := plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{{AvailableDeviceIDs: healthy, AllocationSize: 1}}})
+			return err
+		}})
+	}
+	for _, call := range calls {
+		c.rec.check(call.check, true)
+		callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+		err := call.call(callCtx)
+		cancel()
+		if err == nil {
+			continue
+		}
+		c.rec.check(PluginAlive, true)
+		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
+			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
+				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})
+		} else {
+			c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
+		}
+		return false
+	}
+	return true
+}
+
+// streamDrop closes the kubelet's side of a stream and checks that the
+// plugin answers a new one.
+func (c *checker) streamDrop(ctx context.Context, plugin v1beta1.DevicePluginClient) {
+	c.rec.check(RestartStreamDrop, true)
+	if err := c.alive(ctx, plugin); err != nil {
+		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream the plugin no longer answers GetDevicePluginOptions: %v", err)
+		return
+	}
+	w := c.watch(ctx, plugin)
+	defer w.stop()
+	if _, ok := w.first(c.opts.CallTimeout); !ok {
+		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream a new stream sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
+	}
+}
+
+// restart plays a kubelet restart: kubelet.sock and every other socket in
+// the directory go (upstream CleanupPluginDirectory), kubelet.sock is served
+// anew, and the plugin must register again.
+func (c *checker) restart(ctx context.Context, before registration, first []*v1beta1.Device) {
+	c.rec.check(RestartReregister, true)
+	c.server.Stop()
+	// Drop any registration that arrived since the first.
+	for len(c.regs) > 0 {
+		<-c.regs
+	}
+	if err := deviceplugin.RemoveSockets(c.opts.Dir); err != nil {
+		c.rec.fail(RestartReregister, "the checker could not remove the sockets in %s: %v", c.opts.Dir, err)
+		return
+	}
+	server, err := deviceplugin.ServeRegistration(c.opts.Dir, registrar{c: c}, nil)
+	if err != nil {
+		c.rec.fail(RestartReregister, "the checker could not serve kubelet.sock again: %v", err)
+		return
+	}
+	c.server = server
+	reg, err := c.awaitRegistration(ctx, nil)
+	if err != nil {
+		c.rec.fail(RestartReregister, "after kubelet.sock was served anew no registration came within %v", c.opts.RegisterTimeout)
+		return
+	}
+	if len(reg.problems) > 0 || !proto.Equal(reg.req, before.req) {
+		c.rec.fail(RestartReregister, "the plugin registered again with %v, first with %v", reg.req, before.req)
+		return
+	}
+	socket, _ := deviceplugin.EndpointPath(c.opts.Dir, reg.req.GetEndpoint())
+	conn, err := deviceplugin.Dial(ctx, socket, c.opts.CallTimeout)
+	if err != nil {
+		c.rec.fail(RestartReregister, "the plugin registered again but does not accept connections on %s: %v", socket, err)
+		return
+	}
+	defer conn.Close()
+	w := c.watch(ctx, v1beta1.NewDevicePluginClient(conn))
+	defer w.stop()
+	again, ok := w.first(c.opts.CallTimeout)
+	if !ok {
+		c.rec.fail(RestartReregister, "the plugin registered again but its ListAndWatch sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
+		return
+	}
+	c.rec.check(LawStableIDs, true)
+	if was, is := sortedIDs(first), sortedIDs(again); !slices.Equal(was, is) {
+		c.rec.fail(LawStableIDs, "the first device list after re-registering has IDs %v, before the restart %v", is, was)
+	}
+}
+
+func sortedIDs(devs []*v1beta1.Device) []string {
+	ids := make([]string, len(devs))
+	for i, d := range devs {
+		ids[i] = d.GetID()
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func healthyIDs(devs []*v1beta1.Device) []string {
+	var ids []string
+	for _, d := range devs {
+		if d.GetHealth() == v1beta1.Healthy {
+			ids = append(ids, d.GetID())
+		}
+	}
+	return ids
+}
+
+// watcher runs one ListAndWatch stream, checking every list it receives.
+type watcher struct {
+	c      *checker
+	cancel context.CancelFunc
+	done   chan struct{}
+	// firstList is closed when the first list arrives.
+	firstList chan struct{}
+
+	mu     sync.Mutex
+	lists  [][]*v1beta1.Device
+	endErr error // why the stream ended, if it did before stop
+}
+
+func (c *checker) watch(ctx context.Context, plugin v1beta1.DevicePluginClient) *watcher {
+	ctx, cancel := context.WithCancel(ctx)
+	w := &watcher{c: c, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{})}
+	go w.run(ctx, plugin)
+	return w
+}
+
+func (w *watcher) run(ctx context.Context, plugin v1beta1.DevicePluginClient) {
+	defer close(w.done)
+	stream, err := plugin.ListAndWatch(ctx, &v1beta1.Empty{})
+	for err == nil {
+		var resp *v1beta1.ListAndWatchResponse
+		if resp, err = stream.Recv(); err == nil {
+			w.received(resp.GetDevices())
+		}
+	}
+	if ctx.Err() == nil {
+		if errors.Is(err, io.EOF) {
+			err = errors.New("the plugin returned from ListAndWatch")
+		}
+		w.mu.Lock()
+		w.endErr = err
+		w.mu.Unlock()
+	}
+}
+
+// received checks one list and keeps it.
+func (w *watcher) received(devs []*v1beta1.Device) {
+	rec := w.c.rec
+	rec.check(LawIDs, len(devs) > 0)
+	if p := snapshotIDsProblem(devs); p != "" {
+		rec.fail(LawIDs, "%s", p)
+	}
+	rec.check(LawHealth, len(devs) > 0)
+	if p := healthProblem(devs); p != "" {
+		rec.fail(LawHealth, "%s", p)
+	}
+	rec.check(LawTopology, hasTopology(devs))
+	if p := topologyProblem(devs); p != "" {
+		rec.fail(LawTopology, "%s", p)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if n := len(w.lists); n > 0 {
+		was, is := sortedIDs(w.lists[n-1]), sortedIDs(devs)
+		rec.check(LawStableIDs, true)
+		if !slices.Equal(was, is) {
+			rec.fail(LawStableIDs, "with nothing changing on the node, a device list changed its IDs from %v to %v", was, is)
+		}
+	}
+	w.lists = append(w.lists, devs)
+	if len(w.lists) == 1 {
+		close(w.firstList)
+	}
+}
+
+// first waits at most timeout for the first list.
+func (w *watcher) first(timeout time.Duration) ([]*v1beta1.Device, bool) {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-w.firstList:
+	case <-w.done:
+		select {
+		case <-w.firstList:
+		default:
+			return nil, false
+		}
+	case <-timer.C:
+		return nil, false
+	}
+	return w.latest(), true
+}
+
+// latest is the last list received.
+func (w *watcher) latest() []*v1beta1.Device {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lists[len(w.lists)-1]
+}
+
+// ended returns why the stream ended before stop, or nil.
+func (w *watcher) ended() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.endErr
+}
+
+// endReason says why the stream ended, for a message; "" if it is open.
+func (w *watcher) endReason() string {
+	if err := w.ended(); err != nil {
+		return " (the stream ended: " + strings.TrimSpace(err.Error()) + ")"
+	}
+	return ""
+}
+
+// stop ends the stream from the kubelet's side and waits for its goroutine.
+func (w *watcher) stop() {
+	w.cancel()
+	<-w.done
+}

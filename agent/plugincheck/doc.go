@@ -1,0 +1,22 @@
+// Package plugincheck checks a device plugin against the v1beta1 device
+// plugin API contract by playing the kubelet: it serves kubelet.sock in a
+// directory, waits for the plugin to register, dials the plugin's socket
+// and drives it with the calls a kubelet makes, drawn by rapid.
+//
+// Every check has an ID (PC-...), a one-sentence rule, a source (the
+// api.proto comment or the section of spec/devicemanager.md it rests on) and
+// a severity: Contract (the plugin breaks the API contract), Kubelet (the
+// contract is silent but a kubelet would misbehave) or Advice (worth fixing,
+// harmless to the kubelet). Checks lists them in a fixed order; a Finding's
+// message starts with its check's ID, so tools can attribute it.
+//
+// Registration, ListAndWatch and the kubelet restart are checked once per
+// run; GetPreferredAllocation, Allocate and PreStartContainer are rapid
+// properties over sequences of kubelet calls, run in-process through
+// properties.Run, so a failure comes back shrunk with a replay line. A
+// Result counts, for each check, how often it ran and how often it had
+// something to judge (Applied): a check that never applied said nothing.
+//
+// Check is for programs (nodeproof plugin-check); Run is for a plugin
+// author's go test.
+package plugincheck

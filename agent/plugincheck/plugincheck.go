@@ -1,0 +1,132 @@
+package plugincheck
+
+import (
+	"context"
+	"time"
+)
+
+// Severity says how much a failed check matters.
+type Severity string
+
+// The severities, from the most to the least serious.
+const (
+	// Contract: the plugin breaks the device plugin API contract.
+	Contract Severity = "contract"
+	// Kubelet: the contract is silent, but a kubelet would misbehave.
+	Kubelet Severity = "kubelet"
+	// Advice: worth fixing, harmless to a kubelet.
+	Advice Severity = "advice"
+)
+
+// CheckSpec is one rule the checker holds a plugin to. (It is not called
+// Check: that name is the function that runs them.)
+type CheckSpec struct {
+	// ID is stable, such as PC-REG-VERSION; a finding's message starts with it.
+	ID string
+	// Rule is one sentence a plugin author can read without the code.
+	Rule string
+	// Source is the api.proto comment or spec/devicemanager.md section the
+	// rule rests on.
+	Source   string
+	Severity Severity
+}
+
+// Defaults for zero Options fields.
+const (
+	DefaultRegisterTimeout = 30 * time.Second
+	DefaultCallTimeout     = 10 * time.Second
+	DefaultChecks          = 100
+)
+
+// Options configure a run. Only Dir is required.
+type Options struct {
+	// Dir is where the checker serves kubelet.sock; the plugin registers
+	// there and serves its own socket there.
+	Dir string
+	// RegisterTimeout bounds the wait for Register, at the start and after
+	// the kubelet restart. Zero means DefaultRegisterTimeout.
+	RegisterTimeout time.Duration
+	// CallTimeout bounds every call to the plugin and the wait for a
+	// ListAndWatch snapshot. Zero means DefaultCallTimeout.
+	CallTimeout time.Duration
+	// Checks is the number of rapid cases per property. Zero means
+	// DefaultChecks.
+	Checks int
+	// Seed is rapid's base seed; 0 picks one and reports it in Result.Seed.
+	Seed uint64
+	// Progress, when set, is called with the cases done and the cases
+	// requested over all properties.
+	Progress func(done, total int)
+	// Restart runs the kubelet-restart check: kubelet.sock is removed and
+	// served anew, and the plugin must register again.
+	Restart bool
+	// Launch, when set, starts the plugin once kubelet.sock is served. It
+	// runs on its own goroutine and may block until the plugin registered
+	// (testplugin.Start does); an error it returns before any registration
+	// ends Check with that error. The caller stops the plugin after Check.
+	Launch func(ctx context.Context) error
+	// ReplayCommand is the command line that repeats this run, without
+	// --seed; a replay line appends " --seed N". Empty means
+	// "nodeproof plugin-check --dir <Dir>".
+	ReplayCommand string
+}
+
+// Finding is one failed check.
+type Finding struct {
+	Check    string   `json:"check"`
+	Severity Severity `json:"severity"`
+	// Message starts with the check's ID.
+	Message string `json:"message"`
+	// Steps are the kubelet calls of the shrunk case that failed, for the
+	// rapid properties; empty for the checks that run once.
+	Steps []string `json:"steps,omitempty"`
+	// Replay is the command that repeats the failing case; empty for the
+	// checks that run once.
+	Replay string `json:"replay,omitempty"`
+}
+
+// PluginOptions are the options a plugin registered with.
+type PluginOptions struct {
+	PreStartRequired                bool `json:"pre_start_required"`
+	GetPreferredAllocationAvailable bool `json:"get_preferred_allocation_available"`
+}
+
+// Plugin is what registered.
+type Plugin struct {
+	ResourceName string        `json:"resource_name"`
+	Endpoint     string        `json:"endpoint"`
+	Version      string        `json:"version"`
+	Options      PluginOptions `json:"options"`
+	// Devices and Healthy count the devices of the first snapshot.
+	Devices int `json:"devices"`
+	Healthy int `json:"healthy"`
+}
+
+// Count says how often a check ran and how often it had something to judge.
+type Count struct {
+	Run     int `json:"run"`
+	Applied int `json:"applied"`
+}
+
+// Result is the outcome of a run.
+type Result struct {
+	Seed    uint64  `json:"seed"`
+	Seconds float64 `json:"seconds"`
+	Plugin  Plugin  `json:"plugin"`
+	// Counts holds every check of Checks, by ID.
+	Counts map[string]Count `json:"counts"`
+	// Findings are the failed checks in Checks order.
+	Findings []Finding `json:"findings"`
+}
+
+// Passed reports whether no Contract and no Kubelet check failed. A Kubelet
+// finding fails the run too: a plugin the kubelet mishandles is broken on a
+// node, whatever the contract says. Advice does not fail a run.
+func (r *Result) Passed() bool {
+	for _, f := range r.Findings {
+		if f.Severity != Advice {
+			return false
+		}
+	}
+	return true
+}

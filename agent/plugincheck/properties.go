@@ -1,0 +1,263 @@
+package plugincheck
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties"
+)
+
+// propertyChecks are the checks the rapid property evaluates.
+var propertyChecks = []string{PrefAnswer, PrefSize, PrefAvailable, PrefMustInclude,
+	AllocAnswer, AllocSpecs, AllocUnknown, AllocConcurrent, PreStart, PluginAlive}
+
+// properties draws sequences of kubelet calls against the devices of the
+// plugin's latest list, through properties.Run: rapid runs in-process,
+// shrinks a failing sequence and reports its seed.
+func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginClient, res *Result, w *watcher) {
+	calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, devices: w.latest()}
+	suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
+	for _, id := range propertyChecks {
+		suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
+	}
+	run := properties.Run(suite, properties.RunOptions{
+		Checks:   c.opts.Checks,
+		Seed:     c.opts.Seed,
+		Progress: c.opts.Progress,
+		Replay:   func(seed uint64) string { return fmt.Sprintf("%s --seed %d", c.opts.ReplayCommand, seed) },
+	})
+	for _, id := range propertyChecks {
+		c.rec.add(id, run.Tally.Checked[id], run.Tally.Applied[id])
+	}
+	if f := run.Failure; f != nil {
+		id := f.Invariant
+		if !slices.Contains(propertyChecks, id) {
+			// A panic or an unattributed failure inside the checker's
+			// own calls: the plugin still failed a kubelet call sequence.
+			id = PluginAlive
+			f.Message = id + ": the checker failed (" + f.Invariant + "): " + f.Message
+		}
+		c.rec.finding(Finding{Check: id, Message: f.Message, Steps: f.Steps, Replay: f.Replay})
+	}
+}
+
+// kubeletCalls is the property: one case is a short sequence of the calls
+// a kubelet makes while admitting pods.
+type kubeletCalls struct {
+	c       *checker
+	ctx     context.Context
+	plugin  v1beta1.DevicePluginClient
+	options PluginOptions
+	devices []*v1beta1.Device
+}
+
+// The kinds of call a step makes.
+const (
+	callPreferred  = "GetPreferredAllocation"
+	callAllocate   = "Allocate"
+	callUnknown    = "Allocate(unknown or unhealthy)"
+	callConcurrent = "Allocate(concurrent)"
+)
+
+func (k kubeletCalls) property(t *rapid.T, tally *properties.Tally) {
+	kinds := []string{callAllocate, callUnknown, callConcurrent}
+	if k.options.GetPreferredAllocationAvailable {
+		kinds = append(kinds, callPreferred)
+	}
+	n := rapid.IntRange(1, 4).Draw(t, "calls")
+	for step := 1; step <= n; step++ {
+		kind := rapid.SampledFrom(kinds).Draw(t, "call")
+		tally.Action(kind)
+		tally.Steps++
+		switch kind {
+		case callPreferred:
+			k.preferred(t, tally, step)
+		case callAllocate:
+			k.allocate(t, tally, step)
+		case callUnknown:
+			k.unknown(t, tally, step)
+		case callConcurrent:
+			k.concurrent(t, tally, step)
+		}
+	}
+}
+
+func (k kubeletCalls) healthy() []string { return healthyIDs(k.devices) }
+
+// drawIDs draws 1 to 8 distinct IDs from ids.
+func drawIDs(t *rapid.T, ids []string, label string) []string {
+	return rapid.SliceOfNDistinct(rapid.SampledFrom(ids), 1, min(len(ids), 8), rapid.ID[string]).Draw(t, label)
+}
+
+func (k kubeletCalls) call() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(k.ctx, k.c.opts.CallTimeout)
+}
+
+// failedCall reports a failed call: as PluginAlive when the plugin no
+// longer answers at all, else as check.
+func (k kubeletCalls) failedCall(t *rapid.T, tally *properties.Tally, check, format string, args ...any) {
+	tally.Check(PluginAlive, true)
+	if err := k.c.alive(k.ctx, k.plugin); err != nil {
+		t.Fatalf("%s: after %s the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, fmt.Sprintf(format, args...), err)
+	}
+	t.Fatalf("%s: %s", check, fmt.Sprintf(format, args...))
+}
+
+func (k kubeletCalls) preferred(t *rapid.T, tally *properties.Tally, step int) {
+	healthy := k.healthy()
+	tally.Check(PrefAnswer, len(healthy) > 0)
+	if len(healthy) == 0 {
+		return
+	}
+	available := drawIDs(t, healthy, "available")
+	size := rapid.IntRange(1, len(available)).Draw(t, "size")
+	must := rapid.SliceOfNDistinct(rapid.SampledFrom(available), 0, size, rapid.ID[string]).Draw(t, "must include")
+	req := &v1beta1.ContainerPreferredAllocationRequest{AvailableDeviceIDs: available, MustIncludeDeviceIDs: must, AllocationSize: int32(size)}
+	t.Logf("step %d: GetPreferredAllocation(available %v, must include %v, size %d)", step, available, must, size)
+	ctx, cancel := k.call()
+	defer cancel()
+	resp, err := k.plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{req}})
+	if err != nil {
+		k.failedCall(t, tally, PrefAnswer, "GetPreferredAllocation failed: %v", err)
+	}
+	if got := len(resp.GetContainerResponses()); got != 1 {
+		t.Fatalf("%s: GetPreferredAllocation answered %d container responses to 1 container request", PrefAnswer, got)
+	}
+	ids := resp.GetContainerResponses()[0].GetDeviceIDs()
+	t.Logf("  answer %v", ids)
+	for _, id := range []string{PrefAvailable, PrefMustInclude, PrefSize} {
+		tally.Check(id, true)
+	}
+	if check, reason := preferredProblem(req, ids); check != "" {
+		t.Fatalf("%s: %s", check, reason)
+	}
+}
+
+// allocateRequest draws one to two containers' devices.
+func allocateRequest(t *rapid.T, healthy []string) *v1beta1.AllocateRequest {
+	req := &v1beta1.AllocateRequest{}
+	for range rapid.IntRange(1, 2).Draw(t, "containers") {
+		req.ContainerRequests = append(req.ContainerRequests, &v1beta1.ContainerAllocateRequest{DevicesIds: drawIDs(t, healthy, "devices")})
+	}
+	return req
+}
+
+func describeAllocate(req *v1beta1.AllocateRequest) string {
+	var parts []string
+	for _, c := range req.GetContainerRequests() {
+		parts = append(parts, fmt.Sprint(c.GetDevicesIds()))
+	}
+	return "Allocate(" + strings.Join(parts, ", ") + ")"
+}
+
+func (k kubeletCalls) allocate(t *rapid.T, tally *properties.Tally, step int) {
+	healthy := k.healthy()
+	tally.Check(AllocAnswer, len(healthy) > 0)
+	if len(healthy) == 0 {
+		return
+	}
+	req := allocateRequest(t, healthy)
+	t.Logf("step %d: %s", step, describeAllocate(req))
+	k.answer(t, tally, req)
+	if !k.options.PreStartRequired {
+		tally.Check(PreStart, false)
+		return
+	}
+	for _, c := range req.GetContainerRequests() {
+		tally.Check(PreStart, true)
+		t.Logf("  PreStartContainer(%v)", c.GetDevicesIds())
+		ctx, cancel := k.call()
+		_, err := k.plugin.PreStartContainer(ctx, &v1beta1.PreStartContainerRequest{DevicesIds: c.GetDevicesIds()})
+		cancel()
+		if err != nil {
+			k.failedCall(t, tally, PreStart, "PreStartContainer(%v) after %v failed: %v", c.GetDevicesIds(), describeAllocate(req), err)
+		}
+	}
+}
+
+// answer makes one Allocate and checks its answer.
+func (k kubeletCalls) answer(t *rapid.T, tally *properties.Tally, req *v1beta1.AllocateRequest) {
+	ctx, cancel := k.call()
+	defer cancel()
+	resp, err := k.plugin.Allocate(ctx, req)
+	if err != nil {
+		k.failedCall(t, tally, AllocAnswer, "%s failed: %v", describeAllocate(req), err)
+	}
+	k.checkAnswer(t, tally, req, resp)
+}
+
+func (k kubeletCalls) checkAnswer(t *rapid.T, tally *properties.Tally, req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) {
+	if got, want := len(resp.GetContainerResponses()), len(req.GetContainerRequests()); got != want {
+		t.Fatalf("%s: %s answered %d container responses to %d container requests", AllocAnswer, describeAllocate(req), got, want)
+	}
+	for i, r := range resp.GetContainerResponses() {
+		tally.Check(AllocSpecs, len(r.GetEnvs())+len(r.GetMounts())+len(r.GetDevices())+len(r.GetAnnotations())+len(r.GetCdiDevices()) > 0)
+		if p := allocateSpecsProblem(r); p != "" {
+			t.Fatalf("%s: %s, container %d: %s", AllocSpecs, describeAllocate(req), i, p)
+		}
+	}
+}
+
+func (k kubeletCalls) unknown(t *rapid.T, tally *properties.Tally, step int) {
+	var unhealthy []string
+	for _, d := range k.devices {
+		if d.GetHealth() != v1beta1.Healthy {
+			unhealthy = append(unhealthy, d.GetID())
+		}
+	}
+	ids := []string{fmt.Sprintf("plugincheck-unknown-%d", rapid.IntRange(0, 9).Draw(t, "unknown"))}
+	if len(unhealthy) > 0 && rapid.Bool().Draw(t, "unhealthy") {
+		ids = drawIDs(t, unhealthy, "unhealthy devices")
+	}
+	req := &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: ids}}}
+	t.Logf("step %d: %s", step, describeAllocate(req))
+	tally.Check(AllocUnknown, true)
+	tally.Check(PluginAlive, true)
+	ctx, cancel := k.call()
+	defer cancel()
+	_, err := k.plugin.Allocate(ctx, req)
+	if aliveErr := k.c.alive(k.ctx, k.plugin); aliveErr != nil {
+		t.Fatalf("%s: after %s (answered %v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, describeAllocate(req), err, aliveErr)
+	}
+	if err == nil {
+		t.Fatalf("%s: %s of devices the plugin does not list as healthy succeeded", AllocUnknown, describeAllocate(req))
+	}
+}
+
+func (k kubeletCalls) concurrent(t *rapid.T, tally *properties.Tally, step int) {
+	healthy := k.healthy()
+	tally.Check(AllocConcurrent, len(healthy) > 0)
+	if len(healthy) == 0 {
+		return
+	}
+	req := allocateRequest(t, healthy)
+	n := rapid.IntRange(2, 3).Draw(t, "in flight")
+	t.Logf("step %d: %d × %s at once", step, n, describeAllocate(req))
+	resps := make([]*v1beta1.AllocateResponse, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := k.call()
+			defer cancel()
+			resps[i], errs[i] = k.plugin.Allocate(ctx, req)
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil {
+			k.failedCall(t, tally, AllocAnswer, "%s, one of %d at once, failed: %v", describeAllocate(req), n, errs[i])
+		}
+		k.checkAnswer(t, tally, req, resps[i])
+		if !proto.Equal(resps[i], resps[0]) {
+			t.Fatalf("%s: %d identical %s at once got different answers:\n  %v\n  %v", AllocConcurrent, n, describeAllocate(req), resps[0], resps[i])
+		}
+	}
+}

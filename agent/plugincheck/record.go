@@ -1,0 +1,84 @@
+package plugincheck
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// record collects counts and findings. The ListAndWatch goroutine writes to
+// it while the properties run, hence the mutex.
+type record struct {
+	mu       sync.Mutex
+	counts   map[string]Count
+	findings map[string]Finding
+}
+
+func newRecord() *record {
+	r := &record{counts: map[string]Count{}, findings: map[string]Finding{}}
+	for _, c := range catalogue {
+		r.counts[c.ID] = Count{}
+	}
+	return r
+}
+
+// check counts one evaluation of id; applied says it had something to judge.
+func (r *record) check(id string, applied bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.counts[id]
+	c.Run++
+	if applied {
+		c.Applied++
+	}
+	r.counts[id] = c
+}
+
+// add counts n evaluations at once, applied of them applied.
+func (r *record) add(id string, run, applied int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.counts[id]
+	c.Run += run
+	c.Applied += applied
+	r.counts[id] = c
+}
+
+// fail records a finding of id unless one is recorded already: the first
+// failure of a check is the one to read.
+func (r *record) fail(id, format string, args ...any) {
+	r.finding(Finding{Check: id, Message: id + ": " + fmt.Sprintf(format, args...)})
+}
+
+func (r *record) finding(f Finding) {
+	f.Severity = severityOf(f.Check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.findings[f.Check]; !ok {
+		r.findings[f.Check] = f
+	}
+}
+
+func (r *record) failed(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.findings[id]
+	return ok
+}
+
+// result fills res's counts and findings, in catalogue order.
+func (r *record) result(res *Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res.Counts = map[string]Count{}
+	for id, c := range r.counts {
+		res.Counts[id] = c
+	}
+	res.Findings = res.Findings[:0]
+	for _, c := range catalogue {
+		if f, ok := r.findings[c.ID]; ok {
+			res.Findings = append(res.Findings, f)
+		}
+	}
+	res.Findings = slices.Clip(res.Findings)
+}

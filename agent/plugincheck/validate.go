@@ -1,0 +1,155 @@
+package plugincheck
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+)
+
+// maxDeviceID is the longest device ID api.proto allows.
+const maxDeviceID = 63
+
+// snapshotIDsProblem says what is wrong with a list's IDs, or "".
+func snapshotIDsProblem(devs []*v1beta1.Device) string {
+	seen := map[string]bool{}
+	for i, d := range devs {
+		switch id := d.GetID(); {
+		case id == "":
+			return fmt.Sprintf("device %d of %d has an empty ID", i, len(devs))
+		case len(id) > maxDeviceID:
+			return fmt.Sprintf("device ID %q is %d characters, over %d", id, len(id), maxDeviceID)
+		case seen[id]:
+			return fmt.Sprintf("device ID %q is listed twice", id)
+		default:
+			seen[id] = true
+		}
+	}
+	return ""
+}
+
+// healthProblem says which device has a health the kubelet does not know.
+func healthProblem(devs []*v1beta1.Device) string {
+	for _, d := range devs {
+		if h := d.GetHealth(); h != v1beta1.Healthy && h != v1beta1.Unhealthy {
+			return fmt.Sprintf("device %q has health %q; the kubelet knows %q and %q only", d.GetID(), h, v1beta1.Healthy, v1beta1.Unhealthy)
+		}
+	}
+	return ""
+}
+
+// topologyProblem says which device has a malformed topology.
+func topologyProblem(devs []*v1beta1.Device) string {
+	for _, d := range devs {
+		seen := map[int64]bool{}
+		for _, n := range d.GetTopology().GetNodes() {
+			switch {
+			case n.GetID() < 0:
+				return fmt.Sprintf("device %q lists NUMA node %d", d.GetID(), n.GetID())
+			case seen[n.GetID()]:
+				return fmt.Sprintf("device %q lists NUMA node %d twice", d.GetID(), n.GetID())
+			}
+			seen[n.GetID()] = true
+		}
+	}
+	return ""
+}
+
+// hasTopology reports whether any device lists a NUMA node.
+func hasTopology(devs []*v1beta1.Device) bool {
+	return slices.ContainsFunc(devs, func(d *v1beta1.Device) bool { return len(d.GetTopology().GetNodes()) > 0 })
+}
+
+// preferredProblems checks one container's preferred allocation against its
+// request and returns the failed check with its reason, or "" and "".
+func preferredProblem(req *v1beta1.ContainerPreferredAllocationRequest, ids []string) (string, string) {
+	available := req.GetAvailableDeviceIDs()
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !slices.Contains(available, id) {
+			return PrefAvailable, fmt.Sprintf("preferred %q, which is not among the available %v", id, available)
+		}
+		if seen[id] {
+			return PrefAvailable, fmt.Sprintf("preferred %q twice: %v", id, ids)
+		}
+		seen[id] = true
+	}
+	for _, id := range req.GetMustIncludeDeviceIDs() {
+		if !seen[id] {
+			return PrefMustInclude, fmt.Sprintf("preferred %v without %q, which must be included (must include %v)", ids, id, req.GetMustIncludeDeviceIDs())
+		}
+	}
+	if len(ids) != int(req.GetAllocationSize()) {
+		return PrefSize, fmt.Sprintf("preferred %d devices %v for an allocation size of %d", len(ids), ids, req.GetAllocationSize())
+	}
+	return "", ""
+}
+
+// allocateSpecsProblem says what is malformed in one container's Allocate
+// answer, or "".
+func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {
+	for name, value := range r.GetEnvs() {
+		switch {
+		case name == "":
+			return "an environment variable has an empty name"
+		case strings.ContainsAny(name, "=\x00"):
+			return fmt.Sprintf("environment variable name %q contains '=' or NUL", name)
+		case strings.ContainsRune(value, 0):
+			return fmt.Sprintf("environment variable %s's value contains NUL", name)
+		}
+	}
+	mounts := map[string]bool{}
+	for _, m := range r.GetMounts() {
+		if p := pathProblem("mount", m.GetContainerPath(), m.GetHostPath()); p != "" {
+			return p
+		}
+		if mounts[m.GetContainerPath()] {
+			return fmt.Sprintf("two mounts at container path %q", m.GetContainerPath())
+		}
+		mounts[m.GetContainerPath()] = true
+	}
+	devices := map[string]bool{}
+	for _, d := range r.GetDevices() {
+		if p := pathProblem("device", d.GetContainerPath(), d.GetHostPath()); p != "" {
+			return p
+		}
+		if devices[d.GetContainerPath()] {
+			return fmt.Sprintf("two devices at container path %q", d.GetContainerPath())
+		}
+		devices[d.GetContainerPath()] = true
+		if p := d.GetPermissions(); p == "" || strings.Trim(p, "rwm") != "" || hasRepeat(p) {
+			return fmt.Sprintf("device %q has permissions %q; want one or more of r, w and m, each once", d.GetContainerPath(), p)
+		}
+	}
+	for name := range r.GetAnnotations() {
+		if name == "" {
+			return "an annotation has an empty name"
+		}
+	}
+	for _, c := range r.GetCdiDevices() {
+		if kind, name, ok := strings.Cut(c.GetName(), "="); !ok || kind == "" || name == "" {
+			return fmt.Sprintf("CDI device name %q is not fully qualified (vendor.com/class=name)", c.GetName())
+		}
+	}
+	return ""
+}
+
+func pathProblem(what, containerPath, hostPath string) string {
+	for _, p := range []struct{ side, path string }{{"container", containerPath}, {"host", hostPath}} {
+		if !path.IsAbs(p.path) {
+			return fmt.Sprintf("%s %s path %q is not absolute", what, p.side, p.path)
+		}
+	}
+	return ""
+}
+
+func hasRepeat(s string) bool {
+	for i := range len(s) {
+		if strings.IndexByte(s[i+1:], s[i]) >= 0 {
+			return true
+		}
+	}
+	return false
+}
