@@ -74,7 +74,9 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	res.Plugin.Devices = len(first)
 	res.Plugin.Healthy = len(healthyIDs(first))
 
-	c.properties(ctx, plugin, res, w)
+	if c.smoke(ctx, plugin, res.Plugin.Options, first) {
+		c.properties(ctx, plugin, res, w)
+	}
 
 	w.stop()
 	c.rec.check(LawStreamOpen, true)
@@ -252,6 +254,63 @@ func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) 
 	defer cancel()
 	_, err := plugin.GetDevicePluginOptions(ctx, &v1beta1.Empty{})
 	return err
+}
+
+// smoke makes each kind of call once, with the simplest arguments, and
+// reports whether all of them were answered. A plugin that fails or hangs
+// here is broken at the basics: the failure is reported as it is, without
+// rapid, whose shrinking would repeat a hung call until its time runs out.
+func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, opts PluginOptions, devs []*v1beta1.Device) bool {
+	healthy := healthyIDs(devs)
+	if len(healthy) == 0 {
+		return true
+	}
+	one := healthy[:1]
+	calls := []struct {
+		check, step string
+		call        func(context.Context) error
+	}{
+		{AllocAnswer, fmt.Sprintf("Allocate(%v)", one), func(ctx context.Context) error {
+			_, err := plugin.Allocate(ctx, &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: one}}})
+			return err
+		}},
+	}
+	if opts.PreStartRequired {
+		calls = append(calls, struct {
+			check, step string
+			call        func(context.Context) error
+		}{PreStart, fmt.Sprintf("PreStartContainer(%v)", one), func(ctx context.Context) error {
+			_, err := plugin.PreStartContainer(ctx, &v1beta1.PreStartContainerRequest{DevicesIds: one})
+			return err
+		}})
+	}
+	if opts.GetPreferredAllocationAvailable {
+		calls = append(calls, struct {
+			check, step string
+			call        func(context.Context) error
+		}{PrefAnswer, fmt.Sprintf("GetPreferredAllocation(available %v, size 1)", healthy), func(ctx context.Context) error {
+			_, err := plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{{AvailableDeviceIDs: healthy, AllocationSize: 1}}})
+			return err
+		}})
+	}
+	for _, call := range calls {
+		c.rec.check(call.check, true)
+		callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+		err := call.call(callCtx)
+		cancel()
+		if err == nil {
+			continue
+		}
+		c.rec.check(PluginAlive, true)
+		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
+			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
+				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})
+		} else {
+			c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
+		}
+		return false
+	}
+	return true
 }
 
 // streamDrop closes the kubelet's side of a stream and checks that the

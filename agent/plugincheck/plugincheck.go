@@ -130,4 +130,3 @@ func (r *Result) Passed() bool {
 	}
 	return true
 }
-

@@ -1,0 +1,73 @@
+package plugincheck
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+)
+
+// TestKnobsCaught: every fault knob of the test plugin is caught by the
+// check that names it.
+func TestKnobsCaught(t *testing.T) {
+	fault := func(rpc testplugin.RPC, f testplugin.Fault) func(*testplugin.Config) {
+		return func(c *testplugin.Config) { c.Faults[rpc] = f }
+	}
+	failing := testplugin.Fault{Err: errors.New("knob: failing")}
+	hang := testplugin.Fault{Hang: true}
+	crash := testplugin.Fault{Crash: true}
+	for _, tc := range []struct {
+		knob  string
+		turn  func(*testplugin.Config)
+		check string
+	}{
+		{"version", func(c *testplugin.Config) { c.Version = "v1alpha1" }, RegVersion},
+		{"resource name", func(c *testplugin.Config) { c.ResourceName = "dev" }, RegResourceName},
+		{"options error", fault(testplugin.GetDevicePluginOptions, failing), RegOptions},
+		{"options hang", fault(testplugin.GetDevicePluginOptions, hang), RegOptions},
+		{"options crash", fault(testplugin.GetDevicePluginOptions, crash), RegOptions},
+		{"list error", fault(testplugin.ListAndWatch, failing), LawFirstSnapshot},
+		{"list hang", fault(testplugin.ListAndWatch, hang), LawFirstSnapshot},
+		{"list crash", fault(testplugin.ListAndWatch, crash), LawFirstSnapshot},
+		{"duplicate IDs", fault(testplugin.ListAndWatch, testplugin.Fault{Malformed: testplugin.DuplicateDeviceIDs}), LawIDs},
+		{"stream ends", fault(testplugin.ListAndWatch, testplugin.Fault{Malformed: testplugin.EndsStream}), LawStreamOpen},
+		{"unknown health", func(c *testplugin.Config) { c.Devices[0].Health = "Sick" }, LawHealth},
+		{"negative NUMA node", func(c *testplugin.Config) { c.Devices[4].NUMANodes = []int64{-1} }, LawTopology},
+		{"preferred error", fault(testplugin.GetPreferredAllocation, failing), PrefAnswer},
+		{"preferred hang", fault(testplugin.GetPreferredAllocation, hang), PrefAnswer},
+		{"preferred crash", fault(testplugin.GetPreferredAllocation, crash), PluginAlive},
+		{"preferred unknown IDs", fault(testplugin.GetPreferredAllocation, testplugin.Fault{Malformed: testplugin.UnknownDeviceIDs}), PrefAvailable},
+		{"preferred wrong size", fault(testplugin.GetPreferredAllocation, testplugin.Fault{Malformed: testplugin.WrongPreferredSize}), PrefSize},
+		{"preferred misses must-include", fault(testplugin.GetPreferredAllocation, testplugin.Fault{Malformed: testplugin.MissingMustInclude}), PrefMustInclude},
+		{"allocate error", fault(testplugin.Allocate, failing), AllocAnswer},
+		{"allocate hang", fault(testplugin.Allocate, hang), AllocAnswer},
+		{"allocate blocked", fault(testplugin.Allocate, testplugin.Fault{Block: make(chan struct{})}), AllocAnswer},
+		{"allocate slow", fault(testplugin.Allocate, testplugin.Fault{Delay: time.Minute}), AllocAnswer},
+		{"allocate crash", fault(testplugin.Allocate, crash), PluginAlive},
+		{"no container responses", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.NoContainerResponses}), AllocAnswer},
+		{"extra container responses", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.ExtraContainerResponses}), AllocAnswer},
+		{"relative device paths", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.RelativeDevicePaths}), AllocSpecs},
+		{"accepts unknown IDs", func(c *testplugin.Config) { c.RejectUnknownIDs = false }, AllocUnknown},
+		{"prestart error", fault(testplugin.PreStartContainer, failing), PreStart},
+		{"prestart hang", fault(testplugin.PreStartContainer, hang), PreStart},
+		{"prestart crash", fault(testplugin.PreStartContainer, crash), PluginAlive},
+		{"never re-registers", func(c *testplugin.Config) { c.NoReregister = true }, RestartReregister},
+	} {
+		t.Run(tc.knob, func(t *testing.T) {
+			cfg := cleanPlugin(socketDir(t))
+			tc.turn(&cfg)
+			res, err := checkPlugin(t, cfg, Options{Restart: true, Checks: 20, CallTimeout: 200 * time.Millisecond, RegisterTimeout: time.Second})
+			require.NoError(t, err)
+			var checks []string
+			for _, f := range res.Findings {
+				checks = append(checks, f.Check)
+			}
+			require.Contains(t, checks, tc.check, "findings: %+v", res.Findings)
+			assert.Equal(t, severityOf(tc.check) == Advice, res.Passed(), "Passed() with findings %+v", res.Findings)
+		})
+	}
+}
