@@ -132,7 +132,7 @@ func TestPluginCheckUpstreamStub(t *testing.T) {
 		// Watch waits one 10 s poll interval before it restarts the server
 		// and registers again (wait.PollUntilContextTimeout, immediate false).
 		RegisterTimeout: 30 * time.Second,
-		ReplayCommand:   "go test ./conformance -run TestPluginCheckUpstreamStub # seed",
+		ReplayCommand:   "(cd conformance && go test -run '^TestPluginCheckUpstreamStub$' .) # the test's",
 		Launch: func(ctx context.Context) error {
 			if err := stub.Start(ctx); err != nil {
 				return err
@@ -146,9 +146,12 @@ func TestPluginCheckUpstreamStub(t *testing.T) {
 		"k8s.io/kubernetes@v1.36.3/pkg/kubelet/cm/devicemanager/plugin/v1beta1/stub.go", res)
 	assert.Equal(t, plugincheck.Plugin{ResourceName: resource, Endpoint: "stub.sock", Version: pluginapi.Version,
 		Options: plugincheck.PluginOptions{PreStartRequired: true, GetPreferredAllocationAvailable: true}, Devices: 4, Healthy: 3}, res.Plugin)
-	// docs/findings.md, F1 and F2: the default functions answer with no
-	// container responses at all.
-	assert.Equal(t, []string{plugincheck.PrefAnswer, plugincheck.AllocAnswer}, ids)
+	// docs/findings.md, F1: Allocate of a device the stub does not list
+	// succeeds. Its default Allocate and GetPreferredAllocation also answer
+	// with no container response at all (F2), which the checker does not
+	// report today: its one rapid property stops at the first failure,
+	// this advice, and the smoke pass before it judges errors only.
+	assert.Equal(t, []string{plugincheck.AllocUnknown}, ids)
 }
 
 // sampleDevicePluginNamespace is the shell that runs the sample device
@@ -207,7 +210,7 @@ func TestPluginCheckSampleDevicePlugin(t *testing.T) {
 		Dir: dir, Seed: pluginCheckSeed, Checks: pluginCheckBudget, Restart: true,
 		// Its Watch waits one 10 s poll interval before it registers again.
 		RegisterTimeout: 30 * time.Second,
-		ReplayCommand:   "go test ./conformance -run TestPluginCheckSampleDevicePlugin # seed",
+		ReplayCommand:   "(cd conformance && go test -run '^TestPluginCheckSampleDevicePlugin$' .) # the test's",
 		Launch: func(context.Context) error {
 			if err := plugin.Start(); err != nil {
 				close(exited)
@@ -229,8 +232,19 @@ func TestPluginCheckSampleDevicePlugin(t *testing.T) {
 		}
 	}
 	outputMu.Lock()
-	t.Logf("the sample device plugin's output:\n%s", output.String())
+	lines := strings.Split(strings.TrimRight(output.String(), "\n"), "\n")
 	outputMu.Unlock()
+	// Stub.Stop closes the fsnotify watcher and Watch, which has no way
+	// out, then logs "inotify error" on the closed channels until the
+	// process exits (docs/findings.md, F3).
+	spins := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"inotify error"`) {
+			spins++
+		}
+	}
+	t.Logf("the sample device plugin's output: %d lines, %d of them \"inotify error\" after SIGTERM; the first 30:\n%s",
+		len(lines), spins, strings.Join(lines[:min(30, len(lines))], "\n"))
 	require.NoError(t, err)
 	ids := recordPluginCheck(t, "Kubernetes sample device plugin", "k8s.io/kubernetes@v1.36.3/test/images/sample-device-plugin/sampledeviceplugin.go", res)
 	assert.Equal(t, "example.com/resource", res.Plugin.ResourceName)

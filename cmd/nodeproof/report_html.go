@@ -160,6 +160,12 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 {{with .Conformance}}{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
 </section>
 
+<section id="plugin-check">
+<h2>Plugins nobody here wrote</h2>
+{{with .PluginCheck}}<p>agent/plugincheck against upstream's device plugin stub and the Kubernetes sample device plugin (<code>make conformance</code>). Their findings are facts about their code (docs/findings.md), not part of this report's verdict.</p>
+{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+</section>
+
 <section id="mutants">
 <h2>Mutants</h2>
 {{with .Mutants}}<p>{{killed .}} of {{len .}} killed.</p>

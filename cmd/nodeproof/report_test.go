@@ -228,6 +228,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Linearizability []map[string]any `json:"linearizability"`
 		Mutants         []map[string]any `json:"mutants"`
 		Conformance     []map[string]any `json:"conformance"`
+		PluginCheck     []map[string]any `json:"plugin_check"`
 		Passed          bool             `json:"passed"`
 		Matrix          []matrixRow      `json:"matrix"`
 		NotRun          []notRun         `json:"not_run"`
