@@ -60,7 +60,7 @@ var (
 func recordPluginCheck(t *testing.T, plugin, source string, res *plugincheck.Result) []string {
 	t.Helper()
 	row := PluginCheckRow{Plugin: plugin, Source: source, Passed: res.Passed(), Seed: res.Seed,
-		Seconds: float64(time.Duration(res.Seconds*float64(time.Second)).Round(time.Millisecond)) / float64(time.Second),
+		Seconds:  float64(time.Duration(res.Seconds*float64(time.Second)).Round(time.Millisecond)) / float64(time.Second),
 		Findings: []string{}}
 	for _, c := range res.Counts {
 		row.Evaluations += c.Run
