@@ -60,11 +60,13 @@ fuzz:
 	done
 
 # conformance/ is a module of its own (it requires k8s.io/kubernetes), so
-# the root's `go test ./...` never builds it. Its JSON result feeds
-# `nodeproof report --conformance`.
+# the root's `go test ./...` never builds it. Its JSON results feed
+# `nodeproof report --conformance` and, for the plugin checker's runs
+# against upstream's stub and sample device plugin, --plugin-check.
 conformance:
 	mkdir -p report
-	cd conformance && $(GO) vet ./... && NODEPROOF_CONFORMANCE_JSON=$(CURDIR)/report/conformance.json $(GO) test -count=1 ./...
+	cd conformance && $(GO) vet ./... && NODEPROOF_CONFORMANCE_JSON=$(CURDIR)/report/conformance.json \
+		NODEPROOF_PLUGINCHECK_JSON=$(CURDIR)/report/plugincheck.json $(GO) test -count=1 ./...
 
 # Debian's containerd 1.6 never sets CRI's pinned flag, so `make test`
 # sees the sandbox image unprotected (#111796). containerd 1.7 pins it: this

@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 	// cases would bury a mismatch report.
 	klog.SetLogger(logr.Discard())
 	code := m.Run()
+	if err := writePluginCheckResults(); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance: plugin-check results:", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := WriteResults(); err != nil {
 		fmt.Fprintln(os.Stderr, "conformance:", err)
 		if code == 0 {

@@ -2,7 +2,8 @@
 // the invariant report, replays of failures, the mutant runner, the
 // checkpoint inspector, the cgroup tree of Pod manifests, the admission
 // of pods to a node, the image GC prediction for a live runtime and the
-// timeline of a pod's probes, and the simulation of a whole node from one seed.
+// timeline of a pod's probes, the simulation of a whole node from one seed,
+// and the check of a device plugin against the v1beta1 API.
 //
 // The command line follows the Kubernetes tools (kubectl, kubeadm): spf13/cobra
 // commands with pflag's --long flags, help for every command on stdout, shell
@@ -34,6 +35,7 @@ func defaultCommands() []*cobra.Command {
 		newCheckpointCommand(),
 		newImageGCCommand(time.Now),
 		newMutantsCommand(),
+		newPluginCheckCommand(),
 		newProbeCommand(wallClock{}),
 		newReplayCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),

@@ -45,6 +45,7 @@ type reportOptions struct {
 	mutants         []mutantRow
 	linearizability *tableSection
 	conformance     *tableSection
+	pluginCheck     *tableSection
 }
 
 // The places `make mutants` and `make conformance` write their results,
@@ -54,12 +55,15 @@ const (
 	defaultConformanceFile = "report/conformance.json"
 	// defaultSimFile is where `make sim` leaves its sweep.
 	defaultSimFile = "report/sim.json"
+	// defaultPluginCheckFile is where `make conformance` leaves the plugin
+	// checker's runs against upstream's plugins.
+	defaultPluginCheckFile = "report/plugincheck.json"
 )
 
 func newReportCommand() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE]",
+		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
 		Long: `Runs every invariant suite, simulates the node from --sim-seeds seeds and records and
 checks the linearizability histories in-process, shows the progress on stderr and writes index.html, report.md and report.json
@@ -120,6 +124,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		Mutants:         opts.mutants,
 		Linearizability: opts.linearizability,
 		Conformance:     opts.conformance,
+		PluginCheck:     opts.pluginCheck,
 	}
 	recording := data.Linearizability == nil && opts.histories > 0
 	width := len("sim")
@@ -225,7 +230,7 @@ type reportFlags struct {
 	simHours                                          float64
 	seed                                              uint64
 	mutantsFile, linearizabilityFile, conformanceFile string
-	simFile                                           string
+	simFile, pluginCheckFile                          string
 }
 
 // define adds the flags to fl, with their defaults.
@@ -242,6 +247,7 @@ func (f *reportFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include (default "+defaultMutantsFile+" if it exists)")
 	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include instead of recording histories")
 	fl.StringVar(&f.conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include (default "+defaultConformanceFile+" if it exists)")
+	fl.StringVar(&f.pluginCheckFile, "plugin-check", "", "`FILE` holding a JSON array of plugin checker runs against upstream's plugins, to include (default "+defaultPluginCheckFile+" if it exists)")
 }
 
 // options validates the flags and reads the result files to include.
@@ -284,6 +290,11 @@ func (f reportFlags) options() (reportOptions, error) {
 	if conformanceFile != "" {
 		if opts.conformance, err = loadTable(conformanceFile); err != nil {
 			return opts, fmt.Errorf("--conformance: %v", err)
+		}
+	}
+	if file := orExisting(f.pluginCheckFile, defaultPluginCheckFile); file != "" {
+		if opts.pluginCheck, err = loadTable(file); err != nil {
+			return opts, fmt.Errorf("--plugin-check: %v", err)
 		}
 	}
 	if simFile := orExisting(f.simFile, defaultSimFile); simFile != "" {

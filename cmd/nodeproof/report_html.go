@@ -61,31 +61,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nodeproof invariant report</title>
 <style>
-body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 80rem; padding: 0 1rem; color: #1b1f24; }
-table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
-th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
-th { background: #f6f8fa; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.passed { color: #1a7f37; font-weight: 600; }
-.failed { color: #cf222e; font-weight: 600; }
-.verdict { padding: 0.8rem 1rem; border-radius: 6px; font-size: 1.25rem; margin: 1rem 0; }
-.verdict.passed { background: #dafbe1; border: 1px solid #1a7f37; }
-.verdict.failed { background: #ffebe9; border: 1px solid #cf222e; }
-.verdict ul { font-size: 1rem; font-weight: normal; margin: 0.4rem 0 0; }
-table.matrix { width: 100%; }
-table.matrix td.cell-passed { background: #dafbe1; }
-table.matrix td.cell-failed { background: #ffebe9; font-weight: 600; }
-table.matrix td.cell-built { background: #ddf4ff; }
-table.matrix td.cell-not-run { background: #fff8c5; }
-table.matrix td.cell-not-built { color: #656d76; font-style: italic; }
-pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; }
-code { font-family: ui-monospace, monospace; }
-section { border-top: 1px solid #d0d7de; margin-top: 2rem; }
-.counterexample { border-left: 4px solid #cf222e; padding-left: 1rem; }
-svg { max-width: 100%; height: auto; }
-svg text { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; fill: #1b1f24; }
-svg rect { fill: #0969da; }
-</style>
+` + reportStyle + `</style>
 </head>
 <body>
 <h1>nodeproof invariant report</h1>
@@ -184,6 +160,12 @@ svg rect { fill: #0969da; }
 {{with .Conformance}}{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
 </section>
 
+<section id="plugin-check">
+<h2>Plugins nobody here wrote</h2>
+{{with .PluginCheck}}<p>agent/plugincheck against upstream's device plugin stub and the Kubernetes sample device plugin (<code>make conformance</code>). Their findings are facts about their code (docs/findings.md), not part of this report's verdict.</p>
+{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+</section>
+
 <section id="mutants">
 <h2>Mutants</h2>
 {{with .Mutants}}<p>{{killed .}} of {{len .}} killed.</p>
@@ -220,6 +202,34 @@ svg rect { fill: #0969da; }
 <rect x="{{$c.BarX}}" y="{{.Y}}" width="{{.Width}}" height="{{$c.BarHeight}}"></rect>
 <text x="{{.ValueX}}" y="{{.TextY}}">{{.Value}}</text></g>
 {{end}}</svg>{{end}}`))
+
+// reportStyle is the style of every page nodeproof writes (the invariant
+// report, plugin-check's report), inline so that a page needs no network.
+const reportStyle = `body { font-family: system-ui, sans-serif; margin: 2rem auto; max-width: 80rem; padding: 0 1rem; color: #1b1f24; }
+table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
+th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.passed { color: #1a7f37; font-weight: 600; }
+.failed { color: #cf222e; font-weight: 600; }
+.verdict { padding: 0.8rem 1rem; border-radius: 6px; font-size: 1.25rem; margin: 1rem 0; }
+.verdict.passed { background: #dafbe1; border: 1px solid #1a7f37; }
+.verdict.failed { background: #ffebe9; border: 1px solid #cf222e; }
+.verdict ul { font-size: 1rem; font-weight: normal; margin: 0.4rem 0 0; }
+table.matrix { width: 100%; }
+table.matrix td.cell-passed { background: #dafbe1; }
+table.matrix td.cell-failed { background: #ffebe9; font-weight: 600; }
+table.matrix td.cell-built { background: #ddf4ff; }
+table.matrix td.cell-not-run { background: #fff8c5; }
+table.matrix td.cell-not-built { color: #656d76; font-style: italic; }
+pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; }
+code { font-family: ui-monospace, monospace; }
+section { border-top: 1px solid #d0d7de; margin-top: 2rem; }
+.counterexample { border-left: 4px solid #cf222e; padding-left: 1rem; }
+svg { max-width: 100%; height: auto; }
+svg text { font: 12px ui-monospace, "DejaVu Sans Mono", monospace; fill: #1b1f24; }
+svg rect { fill: #0969da; }
+`
 
 // statusClass turns a cell state into a CSS class name.
 func statusClass(status string) string { return strings.ReplaceAll(status, " ", "-") }

@@ -138,7 +138,7 @@ func markdownBlocks(data *reportData) []string {
 	for _, section := range []struct {
 		title string
 		table *tableSection
-	}{{"Linearizability", data.Linearizability}, {"Conformance against upstream", data.Conformance}} {
+	}{{"Linearizability", data.Linearizability}, {"Conformance against upstream", data.Conformance}, {"Plugins nobody here wrote", data.PluginCheck}} {
 		fmt.Fprintf(&b, "\n## %s\n\n", section.title)
 		if section.table == nil {
 			b.WriteString("Not run.\n")

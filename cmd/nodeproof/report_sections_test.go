@@ -51,6 +51,12 @@ func TestReportIncludesDefaultResults(t *testing.T) {
 	assert.Equal(t, []mutantRow{{ID: "dm-x", Subsystem: "dm", Killed: true}}, opts.mutants)
 	require.NotNil(t, opts.conformance)
 	assert.Equal(t, [][]string{{"pod.QOS", "5", "0"}}, opts.conformance.Cells)
+	assert.Nil(t, opts.pluginCheck)
+	require.NoError(t, os.WriteFile(defaultPluginCheckFile, []byte(`[{"plugin":"stub","passed":false,"findings":["PC-X (contract): m"]}]`), 0o644))
+	opts, err = parseReportArgs()
+	require.NoError(t, err)
+	require.NotNil(t, opts.pluginCheck)
+	assert.Equal(t, [][]string{{"stub", "false", `["PC-X (contract): m"]`}}, opts.pluginCheck.Cells)
 
 	// A file named by flag that is missing is still an error.
 	_, err = parseReportArgs("--mutants", "missing.json")
@@ -65,7 +71,7 @@ func TestReportRecordsHistories(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := report(reportOptions{out: dir, checks: 5, steps: 5, seed: 1, histories: 1, simSeeds: 1, simHours: 0.1, mutants: []mutantRow{},
-		conformance: &tableSection{}}, []properties.Suite{counterSuite("counter", 0)}, &stdout, &stderr)
+		conformance: &tableSection{}, pluginCheck: &tableSection{}}, []properties.Suite{counterSuite("counter", 0)}, &stdout, &stderr)
 	require.Equal(t, 0, code, stderr.String())
 	assert.Contains(t, stderr.String(), "linearizability  passed  1/1 histories linearizable")
 	assert.Contains(t, stderr.String(), "sim              passed  1 seed × 0.1 simulated hours (seeds 1..1), ")

@@ -228,6 +228,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Linearizability []map[string]any `json:"linearizability"`
 		Mutants         []map[string]any `json:"mutants"`
 		Conformance     []map[string]any `json:"conformance"`
+		PluginCheck     []map[string]any `json:"plugin_check"`
 		Passed          bool             `json:"passed"`
 		Matrix          []matrixRow      `json:"matrix"`
 		NotRun          []notRun         `json:"not_run"`
@@ -309,7 +310,7 @@ func TestReportFlagErrors(t *testing.T) {
 	simVerdict := filepath.Join(dir, "sim-verdict.json")
 	for path, content := range map[string]string{notArray: `{"a":1}`, notObjects: `[1,2]`, noID: `[{"killed":true}]`,
 		simUnknownKey: `{"seeds":1,"speed":3}`, simNoRuns: `{"seeds":2,"runs":[{"seed":1}]}`,
-		simEvents: `{"seeds":1,"events":9,"passed":true,"runs":[{"seed":1,"events":8}]}`,
+		simEvents:  `{"seeds":1,"events":9,"passed":true,"runs":[{"seed":1,"events":8}]}`,
 		simVerdict: `{"seeds":1,"events":8,"passed":false,"runs":[{"seed":1,"events":8}]}`} {
 		require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	}

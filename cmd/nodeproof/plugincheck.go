@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/nodeproof/nodeproof/agent/plugincheck"
+)
+
+// defaultExecEnv is the environment variable --exec hands the directory
+// in: the name the Kubernetes sample device plugin reads its socket
+// directory from (test/images/sample-device-plugin), which nodeproof's
+// testplugin reads too.
+const defaultExecEnv = "PLUGIN_SOCK_DIR"
+
+// execDirPlaceholder in --exec's command line is replaced by the directory.
+const execDirPlaceholder = "{dir}"
+
+// pluginCheckFlags are the flags of `nodeproof plugin-check` as typed.
+type pluginCheckFlags struct {
+	dir, exec, execEnv, out      string
+	checks                       int
+	seed                         uint64
+	restart                      bool
+	registerTimeout, callTimeout time.Duration
+}
+
+// pluginCheckOptions are the validated flags.
+type pluginCheckOptions struct {
+	// dir is --dir; empty with --exec, whose directory is made per run.
+	dir     string
+	exec    string
+	execEnv string
+	out     string
+	check   plugincheck.Options
+}
+
+func newPluginCheckCommand() *cobra.Command {
+	var f pluginCheckFlags
+	cmd := &cobra.Command{
+		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--restart] [--register-timeout D] [--call-timeout D] [--out DIR]",
+		Short: "check a device plugin against the v1beta1 device plugin API by playing the kubelet",
+		Long: `Plays the kubelet against a device plugin (package agent/plugincheck): serves kubelet.sock, waits for
+the plugin to register and drives it with the calls a kubelet makes, drawn at random and shrunk on a
+failure. With --dir it serves kubelet.sock in DIR and waits for a plugin already running there; with
+--exec it makes a directory of its own, starts the command (through /bin/sh) with the directory in the
+environment variable --exec-env and in place of {dir} in the command line, and stops it afterwards,
+showing its output when the run fails. Prints one line per check (severity, how often it ran and had
+something to judge, result), then every finding with its shrunk kubelet calls and replay line; --out
+writes index.html, report.md and report.json.
+Exit status: 1 when a contract or kubelet check fails (advice does not fail a run), 2 for bad flags or
+when the check cannot start (no registration in time, a command that does not start, --out unwritable).`,
+		Example: `  nodeproof plugin-check --exec 'testplugin'
+  nodeproof plugin-check --exec 'my-plugin --socket-dir {dir}' --exec-env '' --checks 300 --out plugin-report
+  nodeproof plugin-check --dir /var/lib/kubelet/device-plugins --restart`,
+		DisableFlagsInUseLine: true,
+		Args:                  noArguments,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := f.options(cmd.Flags().Changed)
+			if err != nil {
+				return usageError(err)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runPluginCheck(ctx, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f.define(cmd.Flags())
+	_ = cmd.MarkFlagDirname("dir")
+	_ = cmd.MarkFlagDirname("out")
+	return cmd
+}
+
+func (f *pluginCheckFlags) define(fl *pflag.FlagSet) {
+	fl.StringVar(&f.dir, "dir", "", "serve kubelet.sock in `DIR` and wait for a plugin running there")
+	fl.StringVar(&f.exec, "exec", "", "start the plugin with this shell `COMMAND` in a directory of its own, and stop it after")
+	fl.StringVar(&f.execEnv, "exec-env", defaultExecEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
+	fl.IntVar(&f.checks, "checks", plugincheck.DefaultChecks, "`N` generated kubelet-call sequences per property")
+	fl.Uint64Var(&f.seed, "seed", 0, "the seed `N` of the generated calls; 0 picks one and prints it")
+	fl.BoolVar(&f.restart, "restart", false, "play a kubelet restart at the end: sockets removed, kubelet.sock served anew, the plugin must register again (default true with --exec)")
+	fl.DurationVar(&f.registerTimeout, "register-timeout", plugincheck.DefaultRegisterTimeout, "how long to wait for the plugin to register, at the start and after the restart")
+	fl.DurationVar(&f.callTimeout, "call-timeout", plugincheck.DefaultCallTimeout, "the bound on every call to the plugin and on ListAndWatch's first list")
+	fl.StringVar(&f.out, "out", "", "write index.html, report.md and report.json of the run into `DIR`")
+}
+
+// options validates the flags; changed says whether a flag was given.
+func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions, error) {
+	opts := pluginCheckOptions{dir: f.dir, exec: strings.TrimSpace(f.exec), execEnv: f.execEnv, out: f.out}
+	switch {
+	case changed("dir") == changed("exec"):
+		return opts, errors.New("give exactly one of --dir (a plugin already running) and --exec (a plugin to start)")
+	case changed("dir") && f.dir == "":
+		return opts, errors.New("--dir must name a directory")
+	case changed("exec") && opts.exec == "":
+		return opts, errors.New("--exec must name a command")
+	case changed("exec-env") && !changed("exec"):
+		return opts, errors.New("--exec-env goes with --exec")
+	case f.execEnv != "" && (strings.ContainsAny(f.execEnv, "= \t\n") || f.execEnv[0] >= '0' && f.execEnv[0] <= '9'):
+		return opts, fmt.Errorf("--exec-env must be an environment variable name (no '=', no white space, not starting with a digit), got %q", f.execEnv)
+	case f.checks <= 0:
+		return opts, fmt.Errorf("--checks must be positive, got %d", f.checks)
+	case f.registerTimeout <= 0:
+		return opts, fmt.Errorf("--register-timeout must be positive, got %v", f.registerTimeout)
+	case f.callTimeout <= 0:
+		return opts, fmt.Errorf("--call-timeout must be positive, got %v", f.callTimeout)
+	case changed("out") && f.out == "":
+		return opts, errors.New("--out must name a directory")
+	}
+	if opts.dir != "" {
+		info, err := os.Stat(opts.dir)
+		if err != nil {
+			return opts, fmt.Errorf("--dir %q must be an existing directory: %v", opts.dir, err)
+		}
+		if !info.IsDir() {
+			return opts, fmt.Errorf("--dir %q must be a directory, not a file", opts.dir)
+		}
+	}
+	restart := f.restart
+	if !changed("restart") {
+		restart = opts.exec != ""
+	}
+	opts.check = plugincheck.Options{Dir: opts.dir, RegisterTimeout: f.registerTimeout, CallTimeout: f.callTimeout,
+		Checks: f.checks, Seed: f.seed, Restart: restart, ReplayCommand: f.replayCommand(changed, restart)}
+	return opts, nil
+}
+
+// replayCommand repeats the run's flags but --seed, which the checker adds.
+func (f pluginCheckFlags) replayCommand(changed func(string) bool, restart bool) string {
+	parts := []string{"nodeproof plugin-check"}
+	if changed("dir") {
+		parts = append(parts, "--dir", shellQuote(f.dir))
+	} else {
+		parts = append(parts, "--exec", shellQuote(f.exec))
+		if f.execEnv != defaultExecEnv {
+			parts = append(parts, "--exec-env", shellQuote(f.execEnv))
+		}
+	}
+	parts = append(parts, "--checks", fmt.Sprint(f.checks))
+	if restart != (f.exec != "") {
+		parts = append(parts, fmt.Sprintf("--restart=%t", restart))
+	}
+	if f.registerTimeout != plugincheck.DefaultRegisterTimeout {
+		parts = append(parts, "--register-timeout", f.registerTimeout.String())
+	}
+	if f.callTimeout != plugincheck.DefaultCallTimeout {
+		parts = append(parts, "--call-timeout", f.callTimeout.String())
+	}
+	return strings.Join(parts, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// runPluginCheck runs the checker, starting and stopping the plugin for
+// --exec, prints the summary and writes --out.
+func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr io.Writer) error {
+	if opts.out != "" {
+		if err := checkOutDir(opts.out); err != nil {
+			return usageError(err)
+		}
+	}
+	var plugin *pluginProcess
+	if opts.exec != "" {
+		// A directory of the run's own, under $TMPDIR: short enough for
+		// the socket paths (108 bytes at most), and never a kubelet's.
+		dir, err := os.MkdirTemp("", "plugin-check-")
+		if err != nil {
+			return usageError(fmt.Errorf("making the plugin's directory: %v", err))
+		}
+		defer os.RemoveAll(dir)
+		opts.check.Dir = dir
+		plugin = newPluginProcess(opts.exec, opts.execEnv, dir)
+		opts.check.Launch = plugin.launch
+	}
+	var bar progress
+	if isTerminal(stderr) {
+		bar = newProgress(stderr, true, "plugin-check", "cases", len("plugin-check"))
+		opts.check.Progress = bar.update
+	}
+	started := time.Now()
+	res, err := plugincheck.Check(ctx, opts.check)
+	if bar != nil {
+		bar.finish()
+	}
+	if plugin != nil {
+		if stopErr := plugin.stop(); stopErr != nil && err == nil && res.Passed() {
+			fmt.Fprintf(stderr, "nodeproof plugin-check: stopping the plugin: %v\n", stopErr)
+		}
+	}
+	if err != nil {
+		if plugin != nil {
+			plugin.printOutput(stderr)
+		}
+		return usageError(err)
+	}
+	section := newPluginCheckSection(res, opts, started)
+	printPluginCheck(stdout, section)
+	if !section.Passed && plugin != nil {
+		plugin.printOutput(stderr)
+	}
+	if opts.out != "" {
+		paths, err := writePluginCheckReport(opts.out, section)
+		if err != nil {
+			return usageError(fmt.Errorf("--out: %v", err))
+		}
+		for _, p := range paths {
+			fmt.Fprintln(stdout, p)
+		}
+	}
+	if !section.Passed {
+		return exitWith(exitFailed)
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/agent/plugincheck"
+)
+
+// testpluginBinary builds cmd/testplugin once per test binary.
+var testpluginBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "testplugin-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "testplugin")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/nodeproof/nodeproof/cmd/testplugin").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build cmd/testplugin: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+func buildTestplugin(t *testing.T) string {
+	t.Helper()
+	bin, err := testpluginBinary()
+	require.NoError(t, err)
+	return bin
+}
+
+// TestPluginCheckFlagErrors: every bad flag is exit 2 naming the flag,
+// before any plugin starts.
+func TestPluginCheckFlagErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct{ args, want string }{
+		{"", "give exactly one of --dir (a plugin already running) and --exec (a plugin to start)"},
+		{"--dir /tmp --exec true", "give exactly one of --dir"},
+		{"--dir=", "--dir must name a directory"},
+		{"--exec=", "--exec must name a command"},
+		{"--dir /no/such/dir", `--dir "/no/such/dir" must be an existing directory`},
+		{"--dir " + file, "must be a directory, not a file"},
+		{"--dir /tmp --exec-env X", "--exec-env goes with --exec"},
+		{"--exec true --exec-env A=B", `--exec-env must be an environment variable name`},
+		{"--exec true --exec-env 1X", `--exec-env must be an environment variable name`},
+		{"--exec true --checks 0", "--checks must be positive, got 0"},
+		{"--exec true --register-timeout 0s", "--register-timeout must be positive"},
+		{"--exec true --call-timeout -1s", "--call-timeout must be positive"},
+		{"--exec true --out=", "--out must name a directory"},
+		{"--exec true --seed x", `invalid argument "x" for "--seed" flag`},
+		{"--exec true extra", `unexpected argument "extra"`},
+	} {
+		t.Run(tc.args, func(t *testing.T) {
+			code, stdout, stderr := runNodeproof("", append([]string{"plugin-check"}, strings.Fields(tc.args)...)...)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr, "nodeproof plugin-check: ")
+			assert.Contains(t, stderr, tc.want)
+			assert.Empty(t, stdout)
+		})
+	}
+}
+
+// TestPluginCheckCleanTestplugin runs the built testplugin through --exec:
+// every check passes and --out holds the three files, which agree.
+func TestPluginCheckCleanTestplugin(t *testing.T) {
+	bin := buildTestplugin(t)
+	out := filepath.Join(t.TempDir(), "report")
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--checks", "30", "--out", out)
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Empty(t, stderr, "no progress off a terminal, no plugin output on success")
+	for _, c := range plugincheck.Checks() {
+		assert.Regexp(t, `\n`+c.ID+` +`+string(c.Severity)+` +\d+ +\d+  passed\n`, stdout)
+	}
+	assert.Contains(t, stdout, "plugin example.com/testplugin on testplugin.sock, version v1beta1,")
+	assert.Regexp(t, `\npassed: 0 findings; \d+ check evaluations in `, stdout)
+
+	var report pluginCheckSection
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &report))
+	assert.True(t, report.Passed)
+	assert.Equal(t, uint64(1), report.Seed)
+	assert.Equal(t, "--exec "+shellQuote(bin), report.Target)
+	assert.Equal(t, "nodeproof plugin-check --exec "+shellQuote(bin)+" --checks 30 --seed 1", report.Replay)
+	assert.Equal(t, plugincheck.Plugin{ResourceName: "example.com/testplugin", Endpoint: "testplugin.sock", Version: "v1beta1",
+		Options: plugincheck.PluginOptions{PreStartRequired: true, GetPreferredAllocationAvailable: true}, Devices: 5, Healthy: 4}, report.Plugin)
+	require.Len(t, report.Checks, len(plugincheck.Checks()))
+	assert.Empty(t, report.Findings)
+	assert.Contains(t, string(data), `"findings": []`, "no findings is [], not null")
+	// The restart ran by default with --exec.
+	for _, c := range report.Checks {
+		if c.ID == plugincheck.RestartReregister {
+			assert.Equal(t, 1, c.Run)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "**PASSED: no contract or kubelet check failed.**")
+	assert.Contains(t, string(md), "| PC-RESTART-REREGISTER | kubelet |")
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `<div id="verdict" class="verdict passed">`)
+	assert.Contains(t, string(page), "<code>PC-ALLOC-ANSWER</code>")
+}
+
+// TestPluginCheckFaultyKnobs: a knob of the test plugin makes the run exit
+// 1, naming the check that catches it, with the plugin's output shown.
+func TestPluginCheckFaultyKnobs(t *testing.T) {
+	bin := buildTestplugin(t)
+	for _, tc := range []struct{ flags, check string }{
+		{"--fault GetPreferredAllocation=missing-must-include", plugincheck.PrefMustInclude},
+		{"--fault Allocate=no-container-responses", plugincheck.AllocAnswer},
+		{"--fault ListAndWatch=duplicate-ids", plugincheck.LawIDs},
+		{"--no-reregister", plugincheck.RestartReregister},
+	} {
+		t.Run(tc.flags, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "report")
+			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "30",
+				"--register-timeout", "2s", "--call-timeout", "2s", "--out", out)
+			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
+			assert.Contains(t, stdout, "\n"+tc.check+" (")
+			assert.Regexp(t, `\nFAILED: \d+ findings?; `, stdout)
+			assert.Contains(t, stderr, "the plugin's output ("+bin+" "+tc.flags+"):\n")
+			assert.Contains(t, stderr, "msg=serving")
+
+			var report pluginCheckSection
+			data, err := os.ReadFile(filepath.Join(out, "report.json"))
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(data, &report))
+			assert.False(t, report.Passed)
+			var checks []string
+			for _, f := range report.Findings {
+				checks = append(checks, f.Check)
+			}
+			assert.Contains(t, checks, tc.check)
+			md, err := os.ReadFile(filepath.Join(out, "report.md"))
+			require.NoError(t, err)
+			assert.Contains(t, string(md), "### "+tc.check+" (")
+		})
+	}
+}
+
+// TestPluginCheckExecFails: a command that exits before registering is a
+// set-up failure, exit 2, with its status and output.
+func TestPluginCheckExecFails(t *testing.T) {
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", "echo no plugin here; exit 3", "--register-timeout", "30s")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "no plugin here\n")
+	assert.Contains(t, stderr, `exited before it registered: exit status 3`)
+}
+
+// TestPluginCheckDirAndPlaceholder: --exec-env ” hands the directory
+// through {dir} alone, and --dir with a plugin already waiting there works.
+func TestPluginCheckDirAndPlaceholder(t *testing.T) {
+	bin := buildTestplugin(t)
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --dir {dir}", "--exec-env", "", "--seed", "2", "--checks", "10")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stdout, "--exec-env '' --checks 10 --seed 2")
+
+	dir, err := os.MkdirTemp("", "pcdir")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	plugin := exec.Command(bin, "--dir", dir)
+	require.NoError(t, plugin.Start())
+	t.Cleanup(func() {
+		_ = plugin.Process.Kill()
+		_ = plugin.Wait()
+	})
+	code, stdout, stderr = runNodeproof("", "plugin-check", "--dir", dir, "--seed", "3", "--checks", "10")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Regexp(t, `\n`+plugincheck.RestartReregister+` +kubelet +0 +0  not run\n`, stdout, "no restart by default with --dir")
+}

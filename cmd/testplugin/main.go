@@ -1,0 +1,192 @@
+// Command testplugin runs agent/deviceplugin/testplugin as a process: a real
+// device plugin whose faults are chosen on the command line, so that
+// `nodeproof plugin-check --exec` (or a real kubelet) can be tried against a
+// plugin that breaks the rules in a known way.
+//
+// It reads the device plugin directory from --dir, else from the
+// PLUGIN_SOCK_DIR environment variable (the name the Kubernetes sample
+// device plugin reads), else /var/lib/kubelet/device-plugins. It serves
+// until SIGINT or SIGTERM, then removes its socket and exits 0; a refused
+// registration exits 1. Being a test fixture with a flat set of knobs, it
+// uses the standard flag package rather than nodeproof's cobra tree.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+
+	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+)
+
+// dirEnv is the environment variable the directory is read from when --dir
+// is not given.
+const dirEnv = "PLUGIN_SOCK_DIR"
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Getenv, os.Stderr, waitForSignal))
+}
+
+// waitForSignal blocks until the process is asked to stop.
+func waitForSignal() {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	<-stop
+}
+
+// run parses args, starts the plugin, waits for wait to return and stops
+// it. It returns the exit status: 2 for bad flags, 1 when the plugin
+// cannot start or register.
+func run(args []string, getenv func(string) string, stderr io.Writer, wait func()) int {
+	cfg, err := parse(args, getenv, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "testplugin: %v\n", err)
+		return 2
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	p, err := testplugin.Start(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "testplugin: %v\n", err)
+		return 1
+	}
+	cfg.Logger.Info("serving", "dir", cfg.Dir, "endpoint", cfg.Endpoint, "resource", cfg.ResourceName)
+	wait()
+	p.Stop()
+	return 0
+}
+
+// faultFlags collects repeated --fault RPC=KIND flags.
+type faultFlags map[testplugin.RPC]testplugin.Fault
+
+func (f faultFlags) String() string { return "" }
+
+// Set reads one RPC=KIND; several for one RPC combine.
+func (f faultFlags) Set(value string) error {
+	name, kind, ok := strings.Cut(value, "=")
+	if !ok {
+		return fmt.Errorf("%q: want RPC=KIND", value)
+	}
+	rpc := testplugin.RPC(name)
+	if !slices.Contains(rpcs, rpc) {
+		return fmt.Errorf("%q: unknown RPC; RPCs: %s", name, joinRPCs())
+	}
+	fault := f[rpc]
+	switch {
+	case kind == "error":
+		fault.Err = fmt.Errorf("testplugin: --fault %s", value)
+	case kind == "hang":
+		fault.Hang = true
+	case kind == "crash":
+		fault.Crash = true
+	case strings.HasPrefix(kind, "delay:"):
+		d, err := time.ParseDuration(strings.TrimPrefix(kind, "delay:"))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("%q: delay:DURATION needs a positive duration such as 2s", value)
+		}
+		fault.Delay = d
+	default:
+		m, known := malformations[kind]
+		if !known {
+			return fmt.Errorf("%q: unknown kind %q; kinds: error, hang, crash, delay:DURATION, %s", value, kind, strings.Join(sortedNames(), ", "))
+		}
+		fault.Malformed = m
+	}
+	f[rpc] = fault
+	return nil
+}
+
+var rpcs = []testplugin.RPC{testplugin.GetDevicePluginOptions, testplugin.ListAndWatch, testplugin.GetPreferredAllocation,
+	testplugin.Allocate, testplugin.PreStartContainer}
+
+func joinRPCs() string {
+	names := make([]string, len(rpcs))
+	for i, r := range rpcs {
+		names[i] = string(r)
+	}
+	return strings.Join(names, ", ")
+}
+
+// malformations are the malformed answers by the name --fault takes.
+var malformations = map[string]testplugin.Malformation{
+	"no-container-responses":    testplugin.NoContainerResponses,
+	"extra-container-responses": testplugin.ExtraContainerResponses,
+	"unknown-ids":               testplugin.UnknownDeviceIDs,
+	"duplicate-ids":             testplugin.DuplicateDeviceIDs,
+	"wrong-preferred-size":      testplugin.WrongPreferredSize,
+	"missing-must-include":      testplugin.MissingMustInclude,
+	"relative-device-paths":     testplugin.RelativeDevicePaths,
+	"ends-stream":               testplugin.EndsStream,
+}
+
+func sortedNames() []string {
+	names := make([]string, 0, len(malformations))
+	for n := range malformations {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// parse reads the flags into a plugin configuration.
+func parse(args []string, getenv func(string) string, stderr io.Writer) (testplugin.Config, error) {
+	fs := flag.NewFlagSet("testplugin", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	faults := faultFlags{}
+	dir := fs.String("dir", "", "the device plugin `DIR` holding kubelet.sock (default $"+dirEnv+", else "+v1beta1.DevicePluginPath+")")
+	endpoint := fs.String("endpoint", "testplugin.sock", "the `NAME` of the plugin's socket in the directory")
+	resource := fs.String("resource", "example.com/testplugin", "the extended resource `NAME` to register")
+	healthy := fs.Int("devices", 4, "`N` healthy devices, dev-0 to dev-N-1")
+	unhealthy := fs.Int("unhealthy", 1, "`N` unhealthy devices after the healthy ones")
+	health := fs.String("health", v1beta1.Unhealthy, "the health `VALUE` the unhealthy devices report (anything, to try a kubelet)")
+	version := fs.String("version", v1beta1.Version, "the API `VERSION` sent in Register")
+	preStart := fs.Bool("prestart", true, "ask the kubelet to call PreStartContainer")
+	preferred := fs.Bool("preferred", true, "offer GetPreferredAllocation")
+	acceptUnknown := fs.Bool("accept-unknown", false, "answer Allocate of unknown or unhealthy devices instead of failing")
+	noReregister := fs.Bool("no-reregister", false, "never register again when kubelet.sock is created anew")
+	registerTimeout := fs.Duration("register-timeout", 10*time.Second, "bound on each Register call")
+	fs.Var(faults, "fault", "`RPC=KIND`, repeatable: KIND is error, hang, crash, delay:DURATION or a malformed answer ("+
+		strings.Join(sortedNames(), ", ")+")")
+	if err := fs.Parse(args); err != nil {
+		return testplugin.Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return testplugin.Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *healthy < 0 || *unhealthy < 0 || *healthy+*unhealthy > 1000 {
+		return testplugin.Config{}, fmt.Errorf("--devices and --unhealthy must not be negative and add up to at most 1000, got %d and %d", *healthy, *unhealthy)
+	}
+	if *dir == "" {
+		*dir = getenv(dirEnv)
+	}
+	if *dir == "" {
+		*dir = v1beta1.DevicePluginPath
+	}
+	cfg := testplugin.Config{
+		Dir: *dir, Endpoint: *endpoint, ResourceName: *resource, Version: *version,
+		PreStartRequired: *preStart, GetPreferredAllocationAvailable: *preferred,
+		RejectUnknownIDs: !*acceptUnknown, NoReregister: *noReregister, RegisterTimeout: *registerTimeout,
+		Faults: faults,
+	}
+	for i := range *healthy + *unhealthy {
+		d := testplugin.Device{ID: fmt.Sprintf("dev-%d", i), Health: v1beta1.Healthy}
+		if i >= *healthy {
+			d.Health = *health
+		}
+		cfg.Devices = append(cfg.Devices, d)
+	}
+	return cfg, nil
+}
