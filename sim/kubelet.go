@@ -55,10 +55,12 @@ type admitting struct {
 }
 
 // gcPass is an image GC pass in progress; detectedAt is when its
-// detection read the runtime.
+// detection read the runtime, and seenStarts how many container starts the
+// runtime had made by then (simContainer.startSeq).
 type gcPass struct {
 	pass       *imagegc.Pass
 	detectedAt time.Time
+	seenStarts int
 	removal    imagegc.Removal
 }
 

@@ -127,6 +127,10 @@ func TestSeededRegressions(t *testing.T) {
 		{"ready of an unstarted container", "kill-error=0.1,kubelet-restart=0.02", 43, 0.5, 4},
 		// SIM-DEVICES-HELD, as TestARejectedPodsDevicesWaitForTheNextCollection.
 		{"a collection before the pod's own admission", "kill-error=0.3,kubelet-restart=0.01", 36, 4, 40},
+		// SIM-GC-IN-USE: a container started at the instant of a GC pass's
+		// detection, but after it, was judged by its start time as one the
+		// detection saw.
+		{"a start at the detection's instant", "default", 39, 2.7, 60},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rates, err := ParseRates(tc.faults)

@@ -82,8 +82,11 @@ func (p *simPod) live() bool { return p.phase == phaseRunning || p.phase == phas
 // runtime.
 type simContainer struct {
 	name, image string
-	// id is the current instance's runtime ID, "" before the first start.
+	// id is the current instance's runtime ID, "" before the first start;
+	// startSeq numbers the instance among every start on the node, so that
+	// two starts at the same simulated instant still have an order.
 	id        string
+	startSeq  int
 	running   bool
 	startedAt time.Time
 	// The probe target's behaviour and what it answered the current
