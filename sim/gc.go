@@ -35,7 +35,7 @@ func (s *Sim) gcStart() string {
 		s.coreErr("imagegc.GarbageCollect", err)
 		return "refused"
 	}
-	k.pass = &gcPass{pass: pass, detectedAt: s.now}
+	k.pass = &gcPass{pass: pass, detectedAt: s.now, seenStarts: s.runtime.nextID}
 	return fmt.Sprintf("usage %d%%; %s", 100-s.fsStats().AvailableBytes*100/imageFsBytes, s.advanceGC())
 }
 
@@ -76,7 +76,7 @@ func (s *Sim) gcStep() string {
 	if s.fault(ImageRemoveError) {
 		err = fmt.Errorf("rpc error: code = Unknown desc = failed to remove image %q: image is being used", id)
 	} else {
-		s.imageRemoved(id, gp.detectedAt)
+		s.imageRemoved(id, gp)
 	}
 	s.coreErr("imagegc.RemoveImageDone", gp.pass.RemoveImageDone(err))
 	return id + ": " + s.advanceGC()
@@ -85,8 +85,11 @@ func (s *Sim) gcStep() string {
 // imageRemoved takes the image off the filesystem and judges it against
 // the containers running it: one that started before the pass's detection
 // was in use and must not lose its image; one that started after it is
-// upstream's #123631 window, reported as observed behaviour.
-func (s *Sim) imageRemoved(id string, detectedAt time.Time) {
+// upstream's #123631 window, reported as observed behaviour. Which came
+// first is judged by the order of the starts, not by their time: a
+// container started at the detection's instant but after it is in the
+// window too.
+func (s *Sim) imageRemoved(id string, gp *gcPass) {
 	delete(s.runtime.images, id)
 	for _, uid := range s.podOrder {
 		p := s.pods[uid]
@@ -94,13 +97,13 @@ func (s *Sim) imageRemoved(id string, detectedAt time.Time) {
 			if !c.running || c.image != id {
 				continue
 			}
-			if c.startedAt.After(detectedAt) {
+			if c.startSeq > gp.seenStarts {
 				c.imageRemovedInWindow = true
 				s.stats.Observed["image GC removed the image of a container started after the pass's detection (#123631)"]++
 				continue
 			}
 			s.gcBad = append(s.gcBad, fmt.Sprintf("image GC removed %s, in use by %s/%s (%s) running since %v, before the pass's detection at %v",
-				id, uid, c.name, c.id, c.startedAt.Sub(simStart), detectedAt.Sub(simStart)))
+				id, uid, c.name, c.id, c.startedAt.Sub(simStart), gp.detectedAt.Sub(simStart)))
 		}
 	}
 }

@@ -55,10 +55,12 @@ type admitting struct {
 }
 
 // gcPass is an image GC pass in progress; detectedAt is when its
-// detection read the runtime.
+// detection read the runtime, and seenStarts how many container starts the
+// runtime had made by then (simContainer.startSeq).
 type gcPass struct {
 	pass       *imagegc.Pass
 	detectedAt time.Time
+	seenStarts int
 	removal    imagegc.Removal
 }
 
@@ -70,7 +72,7 @@ func (s *Sim) startKubelet() {
 	k.devices = dm.New(dm.DefaultLimits())
 	k.devices.SetSourcesReady()
 	var err error
-	k.node, err = admission.NewNode(nodeCapacity(), k.devices)
+	k.node, err = admission.NewNode(s.nodeCapacity(), k.devices)
 	s.coreErr("admission.NewNode", err)
 	k.prober, err = prober.NewManager(prober.Options{KubeletStart: s.now})
 	s.coreErr("prober.NewManager", err)
@@ -117,7 +119,7 @@ func (k *kubelet) reregister(s *Sim, p *plugin) {
 func (s *Sim) nodeStatus() {
 	k := s.kubelet
 	c := k.devices.GetCapacity(s.now)
-	alloc := nodeCapacity()
+	alloc := s.nodeCapacity()
 	for _, r := range sortedKeys(c.Allocatable) {
 		alloc[pod.ResourceName(r)] = c.Allocatable[r]
 	}

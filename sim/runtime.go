@@ -44,6 +44,7 @@ func (r *runtime) usedBytes() int64 {
 // will behave. The image must be present.
 func (s *Sim) startContainer(p *simPod, c *simContainer) {
 	c.id = s.runtime.newContainerID()
+	c.startSeq = s.runtime.nextID
 	c.running = true
 	c.startedAt = s.now
 	c.startupProbes, c.livenessProbes, c.livenessFails = 0, 0, 0

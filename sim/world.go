@@ -61,6 +61,11 @@ type simPod struct {
 	// being active, so the device manager must no longer hold its devices.
 	mustRelease bool
 	deadAt      time.Time
+	// unreported are the extended resources the pod requests of which the
+	// node's allocatable had none when its admission's fit ran: v1.36's
+	// predicate drops them from the pod's requests
+	// (removeMissingExtendedResources), so the pod runs without them.
+	unreported map[pod.ResourceName]bool
 	// survivedRestart: the pod ran, with every container started at least
 	// the prober's restart grace before the latest kubelet restart;
 	// readyAtRestart was its Ready condition then, and readinessProbed says
@@ -77,8 +82,11 @@ func (p *simPod) live() bool { return p.phase == phaseRunning || p.phase == phas
 // runtime.
 type simContainer struct {
 	name, image string
-	// id is the current instance's runtime ID, "" before the first start.
+	// id is the current instance's runtime ID, "" before the first start;
+	// startSeq numbers the instance among every start on the node, so that
+	// two starts at the same simulated instant still have an order.
 	id        string
+	startSeq  int
 	running   bool
 	startedAt time.Time
 	// The probe target's behaviour and what it answered the current
@@ -131,7 +139,7 @@ func (fs *cgroupfs) remove(path string) {
 const (
 	nodeCPUMilli       = 8000
 	nodeMemoryBytes    = 16 << 30
-	nodeMaxPods        = 110
+	defaultNodeMaxPods = 110
 	imageFsBytes       = 40 << 30
 	gpuResource        = "example.com/gpu"
 	fpgaResource       = "example.com/fpga"
@@ -141,8 +149,8 @@ const (
 	deadRecordLifetime = 10 * time.Minute
 )
 
-func nodeCapacity() pod.ResourceList {
-	return pod.ResourceList{pod.CPU: nodeCPUMilli, pod.Memory: nodeMemoryBytes, pod.Pods: nodeMaxPods}
+func (s *Sim) nodeCapacity() pod.ResourceList {
+	return pod.ResourceList{pod.CPU: nodeCPUMilli, pod.Memory: nodeMemoryBytes, pod.Pods: s.cfg.nodeMaxPods()}
 }
 
 func imagePool() []imageSpec {
