@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/admission"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/nodeproof/nodeproof/core/prober"
 )
 
 // admitNext is the kubelet's HandlePodAdditions for the next pod: the
@@ -126,7 +127,7 @@ func (s *Sim) kill(ev preemption.Eviction) error {
 		s.schedule(&queued{at: s.now.Add(time.Duration(1+s.src.Intn(30)) * time.Second), kind: evKillRetry, podUID: v.spec.UID, kubelet: s.kubelet.gen})
 		return fmt.Errorf("failed to kill pod %q: rpc error: code = DeadlineExceeded", v.spec.UID)
 	}
-	s.kubelet.terminate(s, v)
+	s.kubelet.terminate(s, v, prober.PodFailed)
 	v.preempted = true
 	s.setDead(v)
 	return nil
@@ -139,7 +140,7 @@ func (s *Sim) killRetry(uid string) string {
 	if v == nil || !v.killFailed || v.phase != phaseTerminating {
 		return uid + " no kill to retry"
 	}
-	s.kubelet.terminate(s, v)
+	s.kubelet.terminate(s, v, prober.PodFailed)
 	s.coreErr("admission.Remove", s.kubelet.node.Remove(uid))
 	v.preempted = true
 	s.setDead(v)
@@ -171,7 +172,7 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 		}
 	}
 	s.liveGen++
-	k.pods = append(k.pods, p.spec.UID)
+	k.runPod(p.spec.UID)
 	k.addPod(s, p)
 	s.syncCgroups()
 	s.pullOrStart(p)
