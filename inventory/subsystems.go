@@ -341,5 +341,15 @@ var subsystems = []Subsystem{
 		Suites: []string{
 			"sim",
 		},
+		Mutants: []string{
+			"sim-gc-view-skips-terminating",
+			"sim-liveness-restart-keeps-id",
+			"sim-qos-counts-preempted",
+			"sim-restart-pods-not-synced",
+			"sim-restart-readiness-dropped",
+			"sim-terminated-probes-kept",
+			"sim-terminated-status-kept",
+			"sim-terminating-devices-collected",
+		},
 	},
 }
