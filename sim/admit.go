@@ -2,9 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nodeproof/nodeproof/core/admission"
+	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	"github.com/nodeproof/nodeproof/core/prober"
 )
@@ -25,6 +27,9 @@ func (s *Sim) admitNext() string {
 		return uid + " no longer pending"
 	}
 	s.nodeStatus()
+	// Its own admission may allocate it devices again: an earlier
+	// collection, run while it waited, no longer speaks for what it holds.
+	p.mustRelease = false
 	if s.requestsRegisteredDevice(p) {
 		// The allocation garbage-collects the devices of every pod that is
 		// not active; from now on those pods must not hold any.
@@ -162,6 +167,10 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 		return fmt.Sprintf("rejected: %s: %s", r.Reason, r.Message)
 	}
 	p.phase = phaseRunning
+	p.unreported = s.unreportedResources(p)
+	if len(p.unreported) > 0 {
+		s.stats.Observed[observedUnreported]++
+	}
 	p.granted = map[string]map[string][]string{}
 	for _, pl := range s.plugins {
 		for c, ids := range pl.answers[p.spec.UID] {
@@ -177,4 +186,40 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 	s.syncCgroups()
 	s.pullOrStart(p)
 	return fmt.Sprintf("admitted, %d evicted", len(r.Evicted))
+}
+
+// observedUnreported is the Stats.Observed key of pods admitted without
+// devices they request (unreportedResources).
+const observedUnreported = "a pod admitted without devices it requests, allocatable having none of them yet (removeMissingExtendedResources)"
+
+// unreportedResources are the extended resources p requests that the fit
+// of its admission, which has just decided, did not check: those of which
+// the node's allocatable has none. For a pod holding devices the fit first
+// raises each device resource's allocatable to the devices allocated
+// (UpdatePluginResources). Upstream's predicate drops such requests
+// (removeMissingExtendedResources in pkg/kubelet/lifecycle/predicate.go,
+// whose comment calls it a caveat for pods bound to the node by hand) and
+// the device manager skips a resource no plugin registered, so the pod
+// runs without those devices.
+func (s *Sim) unreportedResources(p *simPod) map[pod.ResourceName]bool {
+	k := s.kubelet
+	alloc := k.node.Allocatable()
+	holds := false
+	for _, h := range k.devices.Holdings() {
+		if h.PodUID == p.spec.UID {
+			holds = true
+		}
+	}
+	allocated := k.devices.Allocated()
+	var out map[pod.ResourceName]bool
+	for name, q := range p.spec.EffectiveRequests(pod.Options{}) {
+		if q <= 0 || !strings.Contains(string(name), "/") || alloc[name] > 0 || (holds && len(allocated[string(name)]) > 0) {
+			continue
+		}
+		if out == nil {
+			out = map[pod.ResourceName]bool{}
+		}
+		out[name] = true
+	}
+	return out
 }

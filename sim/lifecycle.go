@@ -367,6 +367,13 @@ func (k *kubelet) updateStatus(s *Sim, p *simPod) {
 	if st == nil {
 		return
 	}
+	// The kubelet generates each container's Ready afresh as false
+	// (convertToAPIContainerStatuses) and only the prober sets it, for a
+	// started container: one whose Started the prober has just turned
+	// false must not keep the Ready of its last status.
+	for i := range st.ContainerStatuses {
+		st.ContainerStatuses[i].Ready = false
+	}
 	api := p.probes
 	api.Ready = p.apiReady
 	res, err := k.prober.UpdatePodStatus(s.now, api, *st)

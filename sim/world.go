@@ -61,6 +61,11 @@ type simPod struct {
 	// being active, so the device manager must no longer hold its devices.
 	mustRelease bool
 	deadAt      time.Time
+	// unreported are the extended resources the pod requests of which the
+	// node's allocatable had none when its admission's fit ran: v1.36's
+	// predicate drops them from the pod's requests
+	// (removeMissingExtendedResources), so the pod runs without them.
+	unreported map[pod.ResourceName]bool
 	// survivedRestart: the pod ran, with every container started at least
 	// the prober's restart grace before the latest kubelet restart;
 	// readyAtRestart was its Ready condition then, and readinessProbed says
