@@ -28,6 +28,11 @@ type Config struct {
 	// Pods is the number of pods the node holds at once on average: arrivals
 	// are paced so that about this many are admitted or pending.
 	Pods int
+	// NodeMaxPods is the node's pod capacity (the kubelet's --max-pods);
+	// 0 means the kubelet's default, 110. A node whose pod slots run out
+	// turns pods away and makes its critical pods preempt even when its
+	// pods request no CPU or memory.
+	NodeMaxPods int
 	// Faults gives each fault kind its rate: the probability that the fault
 	// fires at each opportunity for it (a plugin answering, a GC removal, a
 	// probe running, ...). A kind left out never fires.

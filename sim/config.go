@@ -25,6 +25,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("duration: %v must be positive", c.Duration)
 	case c.Pods < 1 || c.Pods > MaxPods:
 		return fmt.Errorf("pods: %d must be between 1 and %d", c.Pods, MaxPods)
+	case c.NodeMaxPods < 0 || c.NodeMaxPods > defaultNodeMaxPods:
+		return fmt.Errorf("nodeMaxPods: %d must be between 0 (the default, %d) and %d", c.NodeMaxPods, defaultNodeMaxPods, defaultNodeMaxPods)
 	case c.TraceLen < 0:
 		return fmt.Errorf("traceLen: %d must not be negative", c.TraceLen)
 	}
@@ -38,8 +40,19 @@ func (c Config) traceLen() int {
 	return c.TraceLen
 }
 
+func (c Config) nodeMaxPods() int64 {
+	if c.NodeMaxPods == 0 {
+		return defaultNodeMaxPods
+	}
+	return int64(c.NodeMaxPods)
+}
+
 // ReplayCommand is the nodeproof command line that reruns this config.
 func (c Config) ReplayCommand() string {
 	hours := strconv.FormatFloat(c.Duration.Hours(), 'f', -1, 64)
-	return fmt.Sprintf("nodeproof sim --seed %d --hours %s --pods %d --faults '%s'", c.Seed, hours, c.Pods, c.Faults.String())
+	maxPods := ""
+	if c.NodeMaxPods != 0 {
+		maxPods = fmt.Sprintf(" --max-pods %d", c.NodeMaxPods)
+	}
+	return fmt.Sprintf("nodeproof sim --seed %d --hours %s --pods %d%s --faults '%s'", c.Seed, hours, c.Pods, maxPods, c.Faults.String())
 }

@@ -67,6 +67,8 @@ func TestValidate(t *testing.T) {
 		{func(c *Config) { c.Duration = 0 }, "duration: 0s must be positive"},
 		{func(c *Config) { c.Pods = 0 }, "pods: 0 must be between 1 and 100"},
 		{func(c *Config) { c.Pods = 101 }, "pods: 101 must be between 1 and 100"},
+		{func(c *Config) { c.NodeMaxPods = -1 }, "nodeMaxPods: -1 must be between 0 (the default, 110) and 110"},
+		{func(c *Config) { c.NodeMaxPods = 111 }, "nodeMaxPods: 111 must be between 0 (the default, 110) and 110"},
 		{func(c *Config) { c.TraceLen = -1 }, "traceLen: -1 must not be negative"},
 		{func(c *Config) { c.Faults = Rates{"meteor": 0.1} }, `faults: "meteor": unknown fault kind`},
 		{func(c *Config) { c.Faults = Rates{KillError: 2} }, "faults: kill-error: rate 2 must be in [0, 1]"},
@@ -88,6 +90,8 @@ func TestReplayCommand(t *testing.T) {
 	c.Duration = 90 * time.Minute
 	c.Seed, c.Pods = 7, 3
 	require.Equal(t, "nodeproof sim --seed 7 --hours 1.5 --pods 3 --faults 'kill-error=0.5'", c.ReplayCommand())
+	c.NodeMaxPods = 2
+	require.Equal(t, "nodeproof sim --seed 7 --hours 1.5 --pods 3 --max-pods 2 --faults 'kill-error=0.5'", c.ReplayCommand())
 }
 
 func TestSeededSource(t *testing.T) {

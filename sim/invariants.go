@@ -244,7 +244,7 @@ func (s *Sim) checkAllocatable() CheckResult {
 			}
 		}
 	}
-	limit := nodeCapacity()
+	limit := s.nodeCapacity()
 	for _, pl := range s.plugins {
 		limit[pod.ResourceName(pl.resource)] = int64(len(pl.devices))
 	}

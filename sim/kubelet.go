@@ -78,7 +78,7 @@ func (s *Sim) startKubelet() {
 	k.devices = dm.New(dm.DefaultLimits())
 	k.devices.SetSourcesReady()
 	var err error
-	k.node, err = admission.NewNode(nodeCapacity(), k.devices)
+	k.node, err = admission.NewNode(s.nodeCapacity(), k.devices)
 	s.coreErr("admission.NewNode", err)
 	k.prober, err = prober.NewManager(prober.Options{KubeletStart: s.now})
 	s.coreErr("prober.NewManager", err)
@@ -125,7 +125,7 @@ func (k *kubelet) reregister(s *Sim, p *plugin) {
 func (s *Sim) nodeStatus() {
 	k := s.kubelet
 	c := k.devices.GetCapacity(s.now)
-	alloc := nodeCapacity()
+	alloc := s.nodeCapacity()
 	for _, r := range sortedKeys(c.Allocatable) {
 		alloc[pod.ResourceName(r)] = c.Allocatable[r]
 	}

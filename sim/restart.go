@@ -52,7 +52,7 @@ func (s *Sim) restartKubelet(where string) string {
 		}
 	}
 
-	k.node, err = admission.NewNode(nodeCapacity(), k.devices)
+	k.node, err = admission.NewNode(s.nodeCapacity(), k.devices)
 	s.coreErr("admission.NewNode", err)
 	k.prober, err = prober.NewManager(prober.Options{KubeletStart: s.now})
 	s.coreErr("prober.NewManager", err)

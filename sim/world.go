@@ -136,7 +136,7 @@ func (fs *cgroupfs) remove(path string) {
 const (
 	nodeCPUMilli       = 8000
 	nodeMemoryBytes    = 16 << 30
-	nodeMaxPods        = 110
+	defaultNodeMaxPods = 110
 	imageFsBytes       = 40 << 30
 	gpuResource        = "example.com/gpu"
 	fpgaResource       = "example.com/fpga"
@@ -146,8 +146,8 @@ const (
 	deadRecordLifetime = 10 * time.Minute
 )
 
-func nodeCapacity() pod.ResourceList {
-	return pod.ResourceList{pod.CPU: nodeCPUMilli, pod.Memory: nodeMemoryBytes, pod.Pods: nodeMaxPods}
+func (s *Sim) nodeCapacity() pod.ResourceList {
+	return pod.ResourceList{pod.CPU: nodeCPUMilli, pod.Memory: nodeMemoryBytes, pod.Pods: s.cfg.nodeMaxPods()}
 }
 
 func imagePool() []imageSpec {

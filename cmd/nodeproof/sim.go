@@ -35,13 +35,14 @@ type simOptions struct {
 	first, last uint64
 	duration    time.Duration
 	pods        int
+	maxPods     int
 	faults      sim.Rates
 	jsonPath    string
 }
 
 // config is the configuration of the run of one seed.
 func (o simOptions) config(seed uint64) sim.Config {
-	return sim.Config{Seed: seed, Duration: o.duration, Pods: o.pods, Faults: o.faults}
+	return sim.Config{Seed: seed, Duration: o.duration, Pods: o.pods, NodeMaxPods: o.maxPods, Faults: o.faults}
 }
 
 // simFlags are the flags of `nodeproof sim` as typed.
@@ -51,13 +52,14 @@ type simFlags struct {
 	hours    float64
 	faults   string
 	pods     int
+	maxPods  int
 	jsonPath string
 }
 
 func newSimCommand(run simRunner) *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim [--seed N | --seeds A..B] [--hours H] [--faults RATES] [--pods P] [--json FILE]",
+		Use:   "sim [--seed N | --seeds A..B] [--hours H] [--faults RATES] [--pods P] [--max-pods M] [--json FILE]",
 		Short: "simulate a whole node from one seed, with faults, checking the cross-subsystem invariants after every event",
 		Long: `Runs the node simulation (package sim): one kubelet composed of every core, with simulated device
 plugins, container runtime and probe targets, on a virtual clock, with faults drawn from the seed. The
@@ -92,12 +94,13 @@ func (f *simFlags) define(fl *pflag.FlagSet) {
 	fl.Float64Var(&f.hours, "hours", def.Duration.Hours(), "simulated `H`ours per seed (a decimal fraction is fine)")
 	fl.StringVar(&f.faults, "faults", "default", "fault `RATES`: default, none, or kind=rate,... (a rate in [0, 1] per opportunity)")
 	fl.IntVar(&f.pods, "pods", def.Pods, "`P` pods the node holds at once on average")
+	fl.IntVar(&f.maxPods, "max-pods", 0, "the node's pod capacity `M` (the kubelet's --max-pods); 0 is its default, 110")
 	fl.StringVar(&f.jsonPath, "json", "", "write the summaries as JSON to this `FILE`, creating its directory")
 }
 
 // options validates the flags; changed says whether a flag was given.
 func (f simFlags) options(changed func(string) bool) (simOptions, error) {
-	opts := simOptions{first: f.seed, last: f.seed, pods: f.pods, jsonPath: f.jsonPath}
+	opts := simOptions{first: f.seed, last: f.seed, pods: f.pods, maxPods: f.maxPods, jsonPath: f.jsonPath}
 	if changed("seeds") {
 		if changed("seed") {
 			return opts, errors.New("--seed and --seeds are mutually exclusive: give one seed or a range")
@@ -125,7 +128,7 @@ func (f simFlags) options(changed func(string) bool) (simOptions, error) {
 
 // simFlagErrors name the flag behind each field of sim.Config, whose
 // errors start with the field ("pods: 0 must be between 1 and 100").
-var simFlagErrors = map[string]string{"duration": "--hours", "pods": "--pods", "faults": "--faults"}
+var simFlagErrors = map[string]string{"duration": "--hours", "pods": "--pods", "nodeMaxPods": "--max-pods", "faults": "--faults"}
 
 // simFlagError names the flag in an error of sim.Config or sim.ParseRates.
 func simFlagError(err error) error {

@@ -33,6 +33,8 @@ func TestSimFlagErrors(t *testing.T) {
 		{"--hours 9000", "--hours must be more than 0 and at most 8760, got 9000"},
 		{"--pods 0", "nodeproof sim: --pods: 0 must be between 1 and"},
 		{"--pods 1000", "nodeproof sim: --pods: 1000 must be between 1 and"},
+		{"--max-pods -1", "nodeproof sim: --max-pods: -1 must be between 0 (the default, 110) and 110"},
+		{"--max-pods 111", "nodeproof sim: --max-pods: 111 must be between 0"},
 		{"--faults nope=0.1", `nodeproof sim: --faults: "nope": unknown fault kind; known kinds: plugin-crash`},
 		{"--faults plugin-crash=2", "nodeproof sim: --faults: plugin-crash: rate 2 must be in [0, 1]"},
 		{"--faults plugin-crash", `nodeproof sim: --faults: "plugin-crash": want kind=rate`},
@@ -173,7 +175,9 @@ func TestSimViolation(t *testing.T) {
 func TestSimJSONUnwritable(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary { return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()} }
+	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
+	}
 	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--json", filepath.Join(file, "sim.json"))
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stdout, "total: 1 seed, passed")
