@@ -355,5 +355,15 @@ var subsystems = []Subsystem{
 		Suites: []string{
 			"sim",
 		},
+		Mutants: []string{
+			"sim-liveness-restart-keeps-id",
+			"sim-qos-counts-preempted",
+			"sim-restart-pods-not-synced",
+			"sim-restart-readiness-dropped",
+			"sim-terminated-probes-kept",
+			"sim-terminated-status-kept",
+			"sim-terminated-worker-kept",
+			"sim-terminating-devices-collected",
+		},
 	},
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/admission"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/nodeproof/nodeproof/core/prober"
 )
 
 // admitNext is the kubelet's HandlePodAdditions for the next pod: the
@@ -131,7 +132,7 @@ func (s *Sim) kill(ev preemption.Eviction) error {
 		s.schedule(&queued{at: s.now.Add(time.Duration(1+s.src.Intn(30)) * time.Second), kind: evKillRetry, podUID: v.spec.UID, kubelet: s.kubelet.gen})
 		return fmt.Errorf("failed to kill pod %q: rpc error: code = DeadlineExceeded", v.spec.UID)
 	}
-	s.kubelet.terminate(s, v)
+	s.kubelet.terminate(s, v, prober.PodFailed)
 	v.preempted = true
 	s.setDead(v)
 	return nil
@@ -144,7 +145,7 @@ func (s *Sim) killRetry(uid string) string {
 	if v == nil || !v.killFailed || v.phase != phaseTerminating {
 		return uid + " no kill to retry"
 	}
-	s.kubelet.terminate(s, v)
+	s.kubelet.terminate(s, v, prober.PodFailed)
 	s.coreErr("admission.Remove", s.kubelet.node.Remove(uid))
 	v.preempted = true
 	s.setDead(v)
@@ -180,7 +181,7 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 		}
 	}
 	s.liveGen++
-	k.pods = append(k.pods, p.spec.UID)
+	k.runPod(p.spec.UID)
 	k.addPod(s, p)
 	s.syncCgroups()
 	s.pullOrStart(p)

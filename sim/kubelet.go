@@ -33,8 +33,16 @@ type kubelet struct {
 	// last computed it.
 	status map[string]*prober.PodStatus
 	// pods are the pod workers: the admitted pods the kubelet runs, in
-	// admission order.
+	// admission order. The pod cgroups follow them.
 	pods []string
+	// podManager holds the pods this kubelet admitted, in admission order,
+	// finished ones included until the API server deletes them, and phases
+	// the phase the status manager last gave each. The QoS container
+	// manager takes its active pods from these two (qosActivePods), as
+	// upstream's GetActivePods filters the pod manager's pods by their
+	// terminal phase.
+	podManager []string
+	phases     map[string]prober.Phase
 	// admitQueue holds pods awaiting admission, in arrival order.
 	admitQueue []string
 	admitting  *admitting
@@ -68,7 +76,7 @@ type gcPass struct {
 func (s *Sim) startKubelet() {
 	s.kubeletGen++
 	k := &kubelet{gen: s.kubeletGen, started: s.now, endpoints: map[string]dm.EndpointID{},
-		status: map[string]*prober.PodStatus{}, beganGC: s.now}
+		status: map[string]*prober.PodStatus{}, phases: map[string]prober.Phase{}, beganGC: s.now}
 	k.devices = dm.New(dm.DefaultLimits())
 	k.devices.SetSourcesReady()
 	var err error

@@ -107,12 +107,23 @@ func (k *kubelet) stopProbes(s *Sim, p *simPod) {
 	k.prober.StopLivenessAndStartup(s.now, p.probes)
 }
 
+// runPod starts the pod worker of an admitted pod, or of a running one a
+// restarted kubelet found, and puts it in the pod manager.
+func (k *kubelet) runPod(uid string) {
+	k.pods = append(k.pods, uid)
+	k.podManager = append(k.podManager, uid)
+	k.phases[uid] = prober.PodRunning
+}
+
 // terminate is the end of a pod on the node: its containers stop, its
-// probe workers go, its cgroups are removed and it leaves the kubelet's
-// pods. Leaving the admission node is the caller's business, since a
-// preemption victim has already left it.
-func (k *kubelet) terminate(s *Sim, p *simPod) {
+// probe workers go, the status manager gives it its terminal phase
+// (Failed for a preemption victim, Succeeded for a deleted pod), its
+// cgroups are removed and it leaves the kubelet's pods. Leaving the
+// admission node is the caller's business, since a preemption victim has
+// already left it.
+func (k *kubelet) terminate(s *Sim, p *simPod, phase prober.Phase) {
 	uid := p.spec.UID
+	k.phases[uid] = phase
 	for _, c := range p.containers {
 		c.running = false
 	}
@@ -158,8 +169,8 @@ func (s *Sim) syncCgroups() {
 		s.coreErr("cgroups.Values", err)
 		s.fs.write(cg.Path, files)
 	}
-	// The QoS manager's update, from the pods the kubelet runs.
-	qos, err := cgroups.QOSTierConfigs(s.cgCfg, specs)
+	// The QoS manager's update, from its own view of the active pods.
+	qos, err := cgroups.QOSTierConfigs(s.cgCfg, k.qosActivePods(s))
 	s.coreErr("cgroups.QOSTierConfigs", err)
 	for _, cg := range h {
 		var rc cgroups.ResourceConfig
@@ -187,6 +198,28 @@ func (s *Sim) syncCgroups() {
 			s.fs.remove(path)
 		}
 	}
+}
+
+// qosActivePods are the pods the QoS container manager counts in the tier
+// sums: the pod manager's pods whose phase is not terminal. Pods the API
+// server has deleted leave the pod manager here, which keeps it bounded.
+func (k *kubelet) qosActivePods(s *Sim) []*pod.Pod {
+	var active []*pod.Pod
+	kept := k.podManager[:0]
+	for _, uid := range k.podManager {
+		p := s.pods[uid]
+		if p == nil {
+			delete(k.phases, uid)
+			continue
+		}
+		kept = append(kept, uid)
+		if ph := k.phases[uid]; ph == prober.PodSucceeded || ph == prober.PodFailed {
+			continue
+		}
+		active = append(active, p.spec)
+	}
+	k.podManager = kept
+	return active
 }
 
 func sameFiles(a, b []cgroups.File) bool {

@@ -147,7 +147,7 @@ func (s *Sim) podTerminated(uid string) string {
 	if p == nil || p.phase != phaseTerminating || p.killFailed {
 		return uid + " not terminating"
 	}
-	s.kubelet.terminate(s, p)
+	s.kubelet.terminate(s, p, prober.PodSucceeded)
 	s.setDead(p)
 	return uid + " terminated"
 }

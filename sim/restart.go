@@ -21,7 +21,7 @@ import (
 func (s *Sim) restartKubelet(where string) string {
 	s.kubeletGen++
 	k := &kubelet{gen: s.kubeletGen, started: s.now, endpoints: map[string]dm.EndpointID{},
-		status: map[string]*prober.PodStatus{}, beganGC: s.now}
+		status: map[string]*prober.PodStatus{}, phases: map[string]prober.Phase{}, beganGC: s.now}
 	s.kubelet = k
 
 	// The device manager, from the checkpoint file and the runtime.
@@ -91,7 +91,7 @@ func (s *Sim) restartKubelet(where string) string {
 			k.admitQueue = append(k.admitQueue, uid)
 		case p.live():
 			s.coreErr("admission.AddRunning", k.node.AddRunning(p.spec))
-			k.pods = append(k.pods, uid)
+			k.runPod(uid)
 			if p.phase == phaseRunning {
 				p.survivedRestart = p.startedBefore(s.now.Add(-probeRestartGrace))
 				p.readyAtRestart = p.apiReady
