@@ -42,7 +42,7 @@ func describe(f Finding) string {
 			b.WriteString("\n  " + s)
 		}
 	}
-	if f.Replay != "" && !strings.Contains(f.Message, f.Replay) {
+	if f.Replay != "" {
 		b.WriteString("\nreplay: " + f.Replay)
 	}
 	return b.String()
