@@ -47,30 +47,40 @@ func socketDir(t testing.TB) string {
 }
 
 // checkPlugin runs the checker against a test plugin of cfg, started by
-// Launch, and stops the plugin afterwards.
+// Launch, and stops the plugin afterwards. A zero Seed is 1.
 func checkPlugin(t testing.TB, cfg testplugin.Config, opts Options) (*Result, error) {
-	opts.Dir = cfg.Dir
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
+	opts.Dir = cfg.Dir
+	var stop func()
+	opts.Launch, stop = launcher(t, cfg)
+	defer stop()
+	return Check(context.Background(), opts)
+}
+
+// launcher returns a Launch that starts a test plugin of cfg, and the
+// function that stops it once the run is over.
+func launcher(t testing.TB, cfg testplugin.Config) (launch func(context.Context) error, stop func()) {
 	started := make(chan *testplugin.Plugin, 1)
-	opts.Launch = func(context.Context) error {
+	launch = func(context.Context) error {
 		// A refused registration makes Start fail; reporting it is the
 		// checker's job, so the error is not Launch's.
 		p, _ := testplugin.Start(cfg)
 		started <- p
 		return nil
 	}
-	res, err := Check(context.Background(), opts)
-	select {
-	case p := <-started:
-		if p != nil {
-			p.Stop()
+	stop = func() {
+		select {
+		case p := <-started:
+			if p != nil {
+				p.Stop()
+			}
+		case <-time.After(2 * cfg.RegisterTimeout):
+			t.Fatal("the test plugin did not finish starting")
 		}
-	case <-time.After(2 * cfg.RegisterTimeout):
-		t.Fatal("the test plugin did not finish starting")
 	}
-	return res, err
+	return launch, stop
 }
 
 // TestCleanTestPluginPasses: the clean plugin passes every check, and every
