@@ -144,6 +144,9 @@ type checker struct {
 	regs   chan registration
 	// done ends Register handlers still waiting to hand over a request.
 	done chan struct{}
+	// optionsAnswered says GetDevicePluginOptions answered when the
+	// checker connected: only then is it a sign of life (alive).
+	optionsAnswered bool
 }
 
 // registration is a Register request with the checker's verdicts on it.
@@ -249,6 +252,7 @@ func (c *checker) connect(ctx context.Context, reg registration) (*grpc.ClientCo
 	callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	got, err := v1beta1.NewDevicePluginClient(conn).GetDevicePluginOptions(callCtx, &v1beta1.Empty{})
+	c.optionsAnswered = err == nil
 	switch {
 	case err != nil:
 		c.rec.fail(RegOptions, "GetDevicePluginOptions failed: %v", err)
@@ -267,8 +271,15 @@ func describeOptions(o *v1beta1.DevicePluginOptions) string {
 	return fmt.Sprintf("{pre_start_required: %t, get_preferred_allocation_available: %t}", o.GetPreStartRequired(), o.GetGetPreferredAllocationAvailable())
 }
 
-// alive asks the plugin for its options, as a sign of life.
+// alive asks the plugin for its options, as a sign of life. A plugin
+// whose GetDevicePluginOptions failed from the start (PC-REG-OPTIONS) gives
+// none: alive then says nothing (nil), and PC-PLUGIN-ALIVE is not applied,
+// rather than blaming every later failure, and a wait for the call bound
+// each time, on a plugin that is gone.
 func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) error {
+	if !c.optionsAnswered {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	_, err := plugin.GetDevicePluginOptions(ctx, &v1beta1.Empty{})
@@ -343,7 +354,7 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		if err == nil {
 			continue
 		}
-		c.rec.check(PluginAlive, true)
+		c.rec.check(PluginAlive, c.optionsAnswered)
 		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
 			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
 				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})

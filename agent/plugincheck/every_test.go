@@ -1,6 +1,7 @@
 package plugincheck
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestEveryFailingCheckReported(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.RejectUnknownIDs = false
 	cfg.Faults[testplugin.GetPreferredAllocation] = testplugin.Fault{Malformed: testplugin.MissingMustInclude}
-	res, err := checkPlugin(t, cfg, Options{Checks: 30, CallTimeout: 2 * time.Second})
+	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: 2 * time.Second})
 	require.NoError(t, err)
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res), "findings: %+v", res.Findings)
 	for _, f := range res.Findings {
@@ -48,7 +49,7 @@ func TestSmokeJudgesAnswers(t *testing.T) {
 	cfg.RejectUnknownIDs = false
 	cfg.Faults[testplugin.Allocate] = testplugin.Fault{Malformed: testplugin.NoContainerResponses}
 	cfg.Faults[testplugin.GetPreferredAllocation] = testplugin.Fault{Malformed: testplugin.WrongPreferredSize}
-	res, err := checkPlugin(t, cfg, Options{Checks: 30, CallTimeout: 2 * time.Second})
+	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: 2 * time.Second})
 	require.NoError(t, err)
 	// The preferred allocation one device short drops a device it must
 	// include, too: the sequences find that after the smoke pass.
@@ -60,4 +61,24 @@ func TestSmokeJudgesAnswers(t *testing.T) {
 		Message: "PC-PREF-SIZE: preferred 0 devices [] for an allocation size of 1",
 		Steps:   []string{"GetPreferredAllocation(available [d0 d1 d2 d3], size 1)", "  answer []"}}, res.Findings[0])
 	assert.Regexp(t, ` --seed \d+ --mute PC-ALLOC-ANSWER,PC-PREF-SIZE$`, res.Findings[3].Replay)
+}
+
+// TestOptionsFailureBlamedOnce: a plugin whose GetDevicePluginOptions
+// fails or hangs is PC-REG-OPTIONS alone. The checker uses that call as its
+// sign of life, so it must not read the failure as a plugin gone
+// (PC-PLUGIN-ALIVE, PC-RESTART-STREAM-DROP), nor wait the call bound for it
+// on every call of every case it shrinks.
+func TestOptionsFailureBlamedOnce(t *testing.T) {
+	for name, fault := range map[string]testplugin.Fault{"error": {Err: errors.New("no options")}, "hang": {Hang: true}} {
+		t.Run(name, func(t *testing.T) {
+			cfg := cleanPlugin(socketDir(t))
+			cfg.Faults[testplugin.GetDevicePluginOptions] = fault
+			start := time.Now()
+			res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: 300 * time.Millisecond})
+			require.NoError(t, err)
+			assert.Equal(t, []string{RegOptions}, findingChecks(res), "findings: %+v", res.Findings)
+			assert.Zero(t, res.Counts[PluginAlive].Applied, "no sign of life to judge by")
+			t.Logf("the run took %v", time.Since(start))
+		})
+	}
 }

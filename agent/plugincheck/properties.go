@@ -170,7 +170,7 @@ func (k kubeletCalls) fail(t *rapid.T, check, format string, args ...any) {
 // failedCall reports a failed call: as PluginAlive when the plugin no
 // longer answers at all, else as check. The caller ends the step.
 func (k kubeletCalls) failedCall(t *rapid.T, tally *properties.Tally, check, format string, args ...any) {
-	tally.Check(PluginAlive, true)
+	tally.Check(PluginAlive, k.c.optionsAnswered)
 	if err := k.c.alive(k.ctx, k.plugin); err != nil {
 		k.fail(t, PluginAlive, "after %s the plugin no longer answers GetDevicePluginOptions: %v", fmt.Sprintf(format, args...), err)
 		return
@@ -288,7 +288,7 @@ func (k kubeletCalls) unknown(t *rapid.T, tally *properties.Tally, step int) {
 	req := &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: ids}}}
 	t.Logf("step %d: %s", step, describeAllocate(req))
 	tally.Check(AllocUnknown, true)
-	tally.Check(PluginAlive, true)
+	tally.Check(PluginAlive, k.c.optionsAnswered)
 	ctx, cancel := k.call()
 	defer cancel()
 	_, err := k.plugin.Allocate(ctx, req)

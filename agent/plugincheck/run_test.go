@@ -42,9 +42,9 @@ func TestRunReplayLines(t *testing.T) {
 	}
 	cfg := broken()
 	rec := &recordingTB{TB: t}
-	launch, stop := launcher(t, cfg)
+	launch, stop := launcher(cfg)
 	res := Run(rec, Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: 2 * time.Second})
-	stop()
+	require.NoError(t, stop())
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res))
 	// The contract finding is an error, the advice a log line.
 	require.Len(t, rec.errors, 1)
@@ -65,9 +65,9 @@ func TestRunReplayLines(t *testing.T) {
 		t.Setenv(SeedEnv, m[2])
 		t.Setenv(MuteEnv, m[3])
 		cfg := broken()
-		launch, stop := launcher(t, cfg)
+		launch, stop := launcher(cfg)
 		again, err := Check(context.Background(), Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: 2 * time.Second})
-		stop()
+		require.NoError(t, stop())
 		require.NoError(t, err)
 		assert.Equal(t, m[2], fmt.Sprint(again.Seed))
 		var replayed *Finding

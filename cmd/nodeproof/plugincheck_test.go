@@ -152,6 +152,24 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 	}
 }
 
+// TestPluginCheckRegistrationKnobs: testplugin's registration knobs are
+// caught by their checks. The run may end before the plugin logs anything
+// (its socket is not where it said), so its output is not asserted.
+func TestPluginCheckRegistrationKnobs(t *testing.T) {
+	bin := buildTestplugin(t)
+	for _, tc := range []struct{ flags, check string }{
+		{"--register-endpoint elsewhere.sock", plugincheck.RegEndpoint},
+		{"--register-options none", plugincheck.RegOptions},
+	} {
+		t.Run(tc.flags, func(t *testing.T) {
+			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "10",
+				"--register-timeout", "2s", "--call-timeout", "2s")
+			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
+		})
+	}
+}
+
 // TestPluginCheckEveryFinding: a plugin with two faults gets both
 // findings, each with its calls and a replay line of its own, and the
 // replay line of the one found second (with the first muted) repeats it.
