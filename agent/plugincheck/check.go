@@ -117,7 +117,7 @@ func (o Options) withDefaults() (Options, error) {
 		}
 	}
 	if env := os.Getenv(MuteEnv); env != "" {
-		o.Mute = append(slices.Clone(o.Mute), strings.Split(env, ",")...)
+		o.Mute = appendNew(slices.Clone(o.Mute), strings.Split(env, ",")...)
 	}
 	for _, id := range o.Mute {
 		if !slices.Contains(propertyChecks, id) {

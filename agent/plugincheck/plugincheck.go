@@ -57,8 +57,8 @@ type Options struct {
 	// sets; without it one is picked. Result.Seed reports the seed used.
 	Seed uint64
 	// Mute lists checks of the kubelet-call properties (PropertyChecks)
-	// that are judged and counted but neither reported nor allowed to stop
-	// a case. A finding's replay line mutes the checks that had failed
+	// that the properties judge and count but neither report nor let stop
+	// a case (the smoke pass still reports them). A finding's replay line mutes the checks that had failed
 	// before it, so that its case runs as it did. The checks listed in the
 	// environment variable NODEPROOF_PLUGINCHECK_MUTE (MuteEnv, comma
 	// separated) are muted too.

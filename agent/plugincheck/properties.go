@@ -36,7 +36,7 @@ func PropertyChecks() []string {
 // pass found) are muted from the start. Each finding's replay line names
 // the seed of its failing case and the checks muted in its run.
 func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginClient, res *Result, w *watcher, muted []string) {
-	muted = slices.Concat(c.opts.Mute, muted)
+	muted = appendNew(slices.Clone(c.opts.Mute), muted...)
 	devices := w.latest()
 	cases := 0
 	for range propertyChecks {
@@ -88,6 +88,16 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 		}
 		muted = append(muted, id)
 	}
+}
+
+// appendNew appends the ids that list does not hold yet, in order.
+func appendNew(list []string, ids ...string) []string {
+	for _, id := range ids {
+		if !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
 }
 
 // replay is the replay line of a property's failing case.

@@ -91,7 +91,7 @@ func (f *pluginCheckFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.execEnv, "exec-env", defaultExecEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
 	fl.IntVar(&f.checks, "checks", plugincheck.DefaultChecks, "`N` generated kubelet-call sequences per property")
 	fl.Uint64Var(&f.seed, "seed", 0, "the seed `N` of the generated calls; 0 picks one and prints it")
-	fl.StringSliceVar(&f.mute, "mute", nil, "`CHECK`s of the generated calls to judge and count but neither report nor stop at (a replay line sets them)")
+	fl.StringSliceVar(&f.mute, "mute", nil, "`CHECK`s the generated calls judge and count but neither report nor stop at (the smoke pass still reports them; replay lines set them)")
 	fl.BoolVar(&f.restart, "restart", false, "play a kubelet restart at the end: sockets removed, kubelet.sock served anew, the plugin must register again (default true with --exec)")
 	fl.DurationVar(&f.registerTimeout, "register-timeout", plugincheck.DefaultRegisterTimeout, "how long to wait for the plugin to register, at the start and after the restart")
 	fl.DurationVar(&f.callTimeout, "call-timeout", plugincheck.DefaultCallTimeout, "the bound on every call to the plugin and on ListAndWatch's first list")
