@@ -106,6 +106,8 @@ var subsystems = []Subsystem{
 			"pc-preferred-unknown-ids",
 			"pc-preferred-wrong-size",
 			"pc-prestart-hang",
+			"pc-register-endpoint",
+			"pc-register-options",
 			"pc-stream-ends",
 			"pc-unknown-health",
 			"pc-version",

@@ -14,7 +14,7 @@ import (
 func BenchmarkDefaultRun(b *testing.B) {
 	cases := 0
 	for b.Loop() {
-		res, err := checkPlugin(b, cleanPlugin(socketDir(b)), Options{Restart: true})
+		res, err := checkPlugin(cleanPlugin(socketDir(b)), Options{Restart: true})
 		require.NoError(b, err)
 		require.True(b, res.Passed(), "findings: %+v", res.Findings)
 		cases += DefaultChecks

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -74,8 +75,8 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	res.Plugin.Devices = len(first)
 	res.Plugin.Healthy = len(healthyIDs(first))
 
-	if c.smoke(ctx, plugin, res.Plugin.Options, first) {
-		c.properties(ctx, plugin, res, w)
+	if failed, ok := c.smoke(ctx, plugin, res.Plugin.Options, first); ok {
+		c.properties(ctx, plugin, res, w, failed)
 	}
 
 	w.stop()
@@ -107,6 +108,24 @@ func (o Options) withDefaults() (Options, error) {
 		o.Checks = DefaultChecks
 	}
 	if o.Seed == 0 {
+		if env := os.Getenv(SeedEnv); env != "" {
+			seed, err := strconv.ParseUint(env, 10, 64)
+			if err != nil || seed == 0 {
+				return o, fmt.Errorf("plugincheck: %s=%q: must be a positive integer, the seed of a replay line", SeedEnv, env)
+			}
+			o.Seed = seed
+		}
+	}
+	if env := os.Getenv(MuteEnv); env != "" {
+		o.Mute = appendNew(slices.Clone(o.Mute), strings.Split(env, ",")...)
+	}
+	for _, id := range o.Mute {
+		if !slices.Contains(propertyChecks, id) {
+			return o, fmt.Errorf("plugincheck: Options.Mute (or %s): %q is not a check of the kubelet-call properties; they are %s",
+				MuteEnv, id, strings.Join(propertyChecks, ", "))
+		}
+	}
+	if o.Seed == 0 {
 		// Within 53 bits, so that JSON readers holding numbers as float64
 		// see the exact seed.
 		o.Seed = uint64(time.Now().UnixNano())&(1<<53-1) | 1
@@ -125,6 +144,9 @@ type checker struct {
 	regs   chan registration
 	// done ends Register handlers still waiting to hand over a request.
 	done chan struct{}
+	// optionsAnswered says GetDevicePluginOptions answered when the
+	// checker connected: only then is it a sign of life (alive).
+	optionsAnswered bool
 }
 
 // registration is a Register request with the checker's verdicts on it.
@@ -230,6 +252,7 @@ func (c *checker) connect(ctx context.Context, reg registration) (*grpc.ClientCo
 	callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	got, err := v1beta1.NewDevicePluginClient(conn).GetDevicePluginOptions(callCtx, &v1beta1.Empty{})
+	c.optionsAnswered = err == nil
 	switch {
 	case err != nil:
 		c.rec.fail(RegOptions, "GetDevicePluginOptions failed: %v", err)
@@ -248,8 +271,15 @@ func describeOptions(o *v1beta1.DevicePluginOptions) string {
 	return fmt.Sprintf("{pre_start_required: %t, get_preferred_allocation_available: %t}", o.GetPreStartRequired(), o.GetGetPreferredAllocationAvailable())
 }
 
-// alive asks the plugin for its options, as a sign of life.
+// alive asks the plugin for its options, as a sign of life. A plugin
+// whose GetDevicePluginOptions failed from the start (PC-REG-OPTIONS) gives
+// none: alive then says nothing (nil), and PC-PLUGIN-ALIVE is not applied,
+// rather than blaming every later failure, and a wait for the call bound
+// each time, on a plugin that is gone.
 func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) error {
+	if !c.optionsAnswered {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	_, err := plugin.GetDevicePluginOptions(ctx, &v1beta1.Empty{})
@@ -257,60 +287,83 @@ func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) 
 }
 
 // smoke makes each kind of call once, with the simplest arguments, and
-// reports whether all of them were answered. A plugin that fails or hangs
-// here is broken at the basics: the failure is reported as it is, without
-// rapid, whose shrinking would repeat a hung call until its time runs out.
-func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, opts PluginOptions, devs []*v1beta1.Device) bool {
+// judges the answers with the properties' checks. A plugin that fails or
+// hangs here is broken at the basics: the failure is reported as it is,
+// without rapid, whose shrinking would repeat a hung call until its time
+// runs out, and ok is false. A malformed answer is reported too, and its
+// check returned in failed: the properties mute it and look for the rest.
+func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, opts PluginOptions, devs []*v1beta1.Device) (failed []string, ok bool) {
 	healthy := healthyIDs(devs)
 	if len(healthy) == 0 {
-		return true
+		return nil, true
 	}
 	one := healthy[:1]
-	calls := []struct {
-		check, step string
-		call        func(context.Context) error
-	}{
-		{AllocAnswer, fmt.Sprintf("Allocate(%v)", one), func(ctx context.Context) error {
-			_, err := plugin.Allocate(ctx, &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: one}}})
-			return err
-		}},
+	// A smoke call's verdict on an answer: the check it fails (none when
+	// check is "") with the reason, and the answer's detail lines.
+	type verdict struct {
+		check, reason string
+		detail        []string
 	}
+	type smokeCall struct {
+		check, step string
+		call        func(context.Context) (verdict, error)
+	}
+	calls := []smokeCall{{AllocAnswer, fmt.Sprintf("Allocate(%v)", one), func(ctx context.Context) (verdict, error) {
+		req := &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: one}}}
+		resp, err := plugin.Allocate(ctx, req)
+		if err != nil {
+			return verdict{}, err
+		}
+		c.rec.check(AllocSpecs, len(resp.GetContainerResponses()) > 0)
+		check, reason := allocateProblem(req, resp)
+		return verdict{check: check, reason: reason}, nil
+	}}}
 	if opts.PreStartRequired {
-		calls = append(calls, struct {
-			check, step string
-			call        func(context.Context) error
-		}{PreStart, fmt.Sprintf("PreStartContainer(%v)", one), func(ctx context.Context) error {
+		calls = append(calls, smokeCall{PreStart, fmt.Sprintf("PreStartContainer(%v)", one), func(ctx context.Context) (verdict, error) {
 			_, err := plugin.PreStartContainer(ctx, &v1beta1.PreStartContainerRequest{DevicesIds: one})
-			return err
+			return verdict{}, err
 		}})
 	}
 	if opts.GetPreferredAllocationAvailable {
-		calls = append(calls, struct {
-			check, step string
-			call        func(context.Context) error
-		}{PrefAnswer, fmt.Sprintf("GetPreferredAllocation(available %v, size 1)", healthy), func(ctx context.Context) error {
-			_, err := plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{{AvailableDeviceIDs: healthy, AllocationSize: 1}}})
-			return err
+		calls = append(calls, smokeCall{PrefAnswer, fmt.Sprintf("GetPreferredAllocation(available %v, size 1)", healthy), func(ctx context.Context) (verdict, error) {
+			req := &v1beta1.ContainerPreferredAllocationRequest{AvailableDeviceIDs: healthy, AllocationSize: 1}
+			resp, err := plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{req}})
+			if err != nil {
+				return verdict{}, err
+			}
+			if got := len(resp.GetContainerResponses()); got != 1 {
+				return verdict{check: PrefAnswer, reason: fmt.Sprintf("GetPreferredAllocation answered %s to 1 container request", plural(got, "container response"))}, nil
+			}
+			ids := resp.GetContainerResponses()[0].GetDeviceIDs()
+			for _, id := range []string{PrefAvailable, PrefMustInclude, PrefSize} {
+				c.rec.check(id, true)
+			}
+			check, reason := preferredProblem(req, ids)
+			return verdict{check: check, reason: reason, detail: []string{fmt.Sprintf("  answer %v", ids)}}, nil
 		}})
 	}
 	for _, call := range calls {
 		c.rec.check(call.check, true)
 		callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
-		err := call.call(callCtx)
+		v, err := call.call(callCtx)
 		cancel()
+		if v.check != "" {
+			c.rec.finding(Finding{Check: v.check, Message: v.check + ": " + v.reason, Steps: append([]string{call.step}, v.detail...)})
+			failed = append(failed, v.check)
+		}
 		if err == nil {
 			continue
 		}
-		c.rec.check(PluginAlive, true)
+		c.rec.check(PluginAlive, c.optionsAnswered)
 		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
 			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
 				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})
 		} else {
 			c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
 		}
-		return false
+		return failed, false
 	}
-	return true
+	return failed, true
 }
 
 // streamDrop closes the kubelet's side of a stream and checks that the

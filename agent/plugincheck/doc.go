@@ -11,12 +11,20 @@
 // message starts with its check's ID, so tools can attribute it.
 //
 // Registration, ListAndWatch and the kubelet restart are checked once per
-// run; GetPreferredAllocation, Allocate and PreStartContainer are rapid
+// run. A smoke pass makes each call once and judges the answers; then
+// GetPreferredAllocation, Allocate and PreStartContainer are rapid
 // properties over sequences of kubelet calls, run in-process through
-// properties.Run, so a failure comes back shrunk with a replay line. A
-// Result counts, for each check, how often it ran and how often it had
-// something to judge (Applied): a check that never applied said nothing.
+// properties.Run, so a failure comes back shrunk with a replay line. Every
+// failing check is reported: after a failure the properties run again with
+// its check muted (Options.Mute: judged and counted, never stopping a case)
+// until nothing new fails. A Finding's Message is the one-line verdict; its
+// Steps are the calls that failed and Replay the command that repeats the
+// case, with the seed and the muted checks. A Result counts, for each
+// check, how often it ran and how often it had something to judge
+// (Applied): a check that never applied said nothing.
 //
 // Check is for programs (nodeproof plugin-check); Run is for a plugin
-// author's go test.
+// author's go test, and its replay lines are go test commands that pass
+// the seed and the muted checks in the environment (SeedEnv, MuteEnv),
+// which Check reads.
 package plugincheck

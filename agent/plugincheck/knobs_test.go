@@ -2,11 +2,13 @@ package plugincheck
 
 import (
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 )
@@ -20,6 +22,7 @@ func TestKnobsCaught(t *testing.T) {
 	failing := testplugin.Fault{Err: errors.New("knob: failing")}
 	hang := testplugin.Fault{Hang: true}
 	crash := testplugin.Fault{Crash: true}
+	var knobs []knob
 	for _, tc := range []struct {
 		knob  string
 		turn  func(*testplugin.Config)
@@ -27,6 +30,10 @@ func TestKnobsCaught(t *testing.T) {
 	}{
 		{"version", func(c *testplugin.Config) { c.Version = "v1alpha1" }, RegVersion},
 		{"resource name", func(c *testplugin.Config) { c.ResourceName = "dev" }, RegResourceName},
+		{"registered endpoint not served", func(c *testplugin.Config) { c.RegisteredEndpoint = "elsewhere.sock" }, RegEndpoint},
+		{"registered options differ", func(c *testplugin.Config) {
+			c.RegisteredOptions = &v1beta1.DevicePluginOptions{PreStartRequired: true}
+		}, RegOptions},
 		{"options error", fault(testplugin.GetDevicePluginOptions, failing), RegOptions},
 		{"options hang", fault(testplugin.GetDevicePluginOptions, hang), RegOptions},
 		{"options crash", fault(testplugin.GetDevicePluginOptions, crash), RegOptions},
@@ -57,17 +64,43 @@ func TestKnobsCaught(t *testing.T) {
 		{"prestart crash", fault(testplugin.PreStartContainer, crash), PluginAlive},
 		{"never re-registers", func(c *testplugin.Config) { c.NoReregister = true }, RestartReregister},
 	} {
-		t.Run(tc.knob, func(t *testing.T) {
-			cfg := cleanPlugin(socketDir(t))
-			tc.turn(&cfg)
-			res, err := checkPlugin(t, cfg, Options{Restart: true, Checks: 20, CallTimeout: 200 * time.Millisecond, RegisterTimeout: time.Second})
-			require.NoError(t, err)
-			var checks []string
-			for _, f := range res.Findings {
-				checks = append(checks, f.Check)
-			}
-			require.Contains(t, checks, tc.check, "findings: %+v", res.Findings)
-			assert.Equal(t, severityOf(tc.check) == Advice, res.Passed(), "Passed() with findings %+v", res.Findings)
+		tc := tc
+		knobs = append(knobs, knob{name: tc.knob, check: tc.check, cfg: cleanPlugin(socketDir(t))})
+		tc.turn(&knobs[len(knobs)-1].cfg)
+	}
+	// Most of a knob's run waits on a bound (a hung call, a registration
+	// that never comes), so the runs go on together, a few at a time, each
+	// with a directory and a plugin of its own; properties.Run takes their
+	// rapid sequences one at a time. The verdicts are then subtests.
+	results := make([]knobResult, len(knobs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, k := range knobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			results[i].res, results[i].err = checkPlugin(k.cfg, Options{Restart: true, Checks: 10, CallTimeout: 500 * time.Millisecond, RegisterTimeout: 2 * time.Second})
 		})
 	}
+	wg.Wait()
+	for i, k := range knobs {
+		t.Run(k.name, func(t *testing.T) {
+			res, err := results[i].res, results[i].err
+			require.NoError(t, err)
+			require.Contains(t, findingChecks(res), k.check, "findings: %+v", res.Findings)
+			assert.Equal(t, severityOf(k.check) == Advice, res.Passed(), "Passed() with findings %+v", res.Findings)
+		})
+	}
+}
+
+// knob is one fault of TestKnobsCaught: the plugin with it turned on and
+// the check that must catch it.
+type knob struct {
+	name, check string
+	cfg         testplugin.Config
+}
+
+type knobResult struct {
+	res *Result
+	err error
 }

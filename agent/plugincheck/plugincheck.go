@@ -52,8 +52,17 @@ type Options struct {
 	// Checks is the number of rapid cases per property. Zero means
 	// DefaultChecks.
 	Checks int
-	// Seed is rapid's base seed; 0 picks one and reports it in Result.Seed.
+	// Seed is rapid's base seed. 0 reads the environment variable
+	// NODEPROOF_PLUGINCHECK_SEED (SeedEnv), which a go test replay line
+	// sets; without it one is picked. Result.Seed reports the seed used.
 	Seed uint64
+	// Mute lists checks of the kubelet-call properties (PropertyChecks)
+	// that the properties judge and count but neither report nor let stop
+	// a case (the smoke pass still reports them). A finding's replay line mutes the checks that had failed
+	// before it, so that its case runs as it did. The checks listed in the
+	// environment variable NODEPROOF_PLUGINCHECK_MUTE (MuteEnv, comma
+	// separated) are muted too.
+	Mute []string
 	// Progress, when set, is called with the cases done and the cases
 	// requested over all properties.
 	Progress func(done, total int)
@@ -66,22 +75,36 @@ type Options struct {
 	// ends Check with that error. The caller stops the plugin after Check.
 	Launch func(ctx context.Context) error
 	// ReplayCommand is the command line that repeats this run, without
-	// --seed; a replay line appends " --seed N". Empty means
-	// "nodeproof plugin-check --dir <Dir>".
+	// --seed and --mute; a replay line appends " --seed N" and, when checks
+	// were muted, " --mute A,B". Empty means "nodeproof plugin-check --dir
+	// <Dir>"; Run, given none, writes go test replay lines instead.
 	ReplayCommand string
+
+	// goTestReplay, set by Run, builds the replay lines in place of
+	// ReplayCommand.
+	goTestReplay func(seed uint64, muted []string) string
 }
+
+// The environment variables Check reads, so that a go test replay line
+// can choose the seed and the muted checks of a run it does not build.
+const (
+	SeedEnv = "NODEPROOF_PLUGINCHECK_SEED"
+	MuteEnv = "NODEPROOF_PLUGINCHECK_MUTE"
+)
 
 // Finding is one failed check.
 type Finding struct {
 	Check    string   `json:"check"`
 	Severity Severity `json:"severity"`
-	// Message starts with the check's ID.
+	// Message is the one-line verdict; it starts with the check's ID.
 	Message string `json:"message"`
-	// Steps are the kubelet calls of the shrunk case that failed, for the
-	// rapid properties; empty for the checks that run once.
+	// Steps are the kubelet calls that failed, each with the answer's
+	// detail lines indented under it: the shrunk case of a rapid property,
+	// or the one call of the smoke pass; empty for the other checks.
 	Steps []string `json:"steps,omitempty"`
-	// Replay is the command that repeats the failing case; empty for the
-	// checks that run once.
+	// Replay is the command that repeats the failing case of a rapid
+	// property; empty for the checks that run once, which every run
+	// repeats.
 	Replay string `json:"replay,omitempty"`
 }
 

@@ -2,6 +2,7 @@ package plugincheck
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"os"
@@ -47,36 +48,51 @@ func socketDir(t testing.TB) string {
 }
 
 // checkPlugin runs the checker against a test plugin of cfg, started by
-// Launch, and stops the plugin afterwards.
-func checkPlugin(t testing.TB, cfg testplugin.Config, opts Options) (*Result, error) {
-	opts.Dir = cfg.Dir
+// Launch, and stops the plugin afterwards. A zero Seed is 1. It does not
+// use a testing.TB, so that runs can go on in goroutines of their own.
+func checkPlugin(cfg testplugin.Config, opts Options) (*Result, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
+	opts.Dir = cfg.Dir
+	var stop func() error
+	opts.Launch, stop = launcher(cfg)
+	res, err := Check(context.Background(), opts)
+	if stopErr := stop(); err == nil {
+		err = stopErr
+	}
+	return res, err
+}
+
+// launcher returns a Launch that starts a test plugin of cfg, and the
+// function that stops it once the run is over.
+func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop func() error) {
 	started := make(chan *testplugin.Plugin, 1)
-	opts.Launch = func(context.Context) error {
+	launch = func(context.Context) error {
 		// A refused registration makes Start fail; reporting it is the
 		// checker's job, so the error is not Launch's.
 		p, _ := testplugin.Start(cfg)
 		started <- p
 		return nil
 	}
-	res, err := Check(context.Background(), opts)
-	select {
-	case p := <-started:
-		if p != nil {
-			p.Stop()
+	stop = func() error {
+		select {
+		case p := <-started:
+			if p != nil {
+				p.Stop()
+			}
+			return nil
+		case <-time.After(2 * cfg.RegisterTimeout):
+			return errors.New("the test plugin did not finish starting")
 		}
-	case <-time.After(2 * cfg.RegisterTimeout):
-		t.Fatal("the test plugin did not finish starting")
 	}
-	return res, err
+	return launch, stop
 }
 
 // TestCleanTestPluginPasses: the clean plugin passes every check, and every
 // check had something to judge.
 func TestCleanTestPluginPasses(t *testing.T) {
-	res, err := checkPlugin(t, cleanPlugin(socketDir(t)), Options{Restart: true, CallTimeout: 5 * time.Second})
+	res, err := checkPlugin(cleanPlugin(socketDir(t)), Options{Restart: true, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	for _, f := range res.Findings {
 		t.Error(describe(f))

@@ -18,34 +18,98 @@ import (
 var propertyChecks = []string{PrefAnswer, PrefSize, PrefAvailable, PrefMustInclude,
 	AllocAnswer, AllocSpecs, AllocUnknown, AllocConcurrent, PreStart, PluginAlive}
 
+// PropertyChecks returns the checks the kubelet-call properties evaluate:
+// the ones Options.Mute may name.
+func PropertyChecks() []string {
+	return slices.Clone(propertyChecks)
+}
+
 // properties draws sequences of kubelet calls against the devices of the
 // plugin's latest list, through properties.Run: rapid runs in-process,
 // shrinks a failing sequence and reports its seed.
-func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginClient, res *Result, w *watcher) {
-	calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, devices: w.latest()}
-	suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
-	for _, id := range propertyChecks {
-		suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
-	}
-	run := properties.Run(suite, properties.RunOptions{
-		Checks:   c.opts.Checks,
-		Seed:     c.opts.Seed,
-		Progress: c.opts.Progress,
-		Replay:   func(seed uint64) string { return fmt.Sprintf("%s --seed %d", c.opts.ReplayCommand, seed) },
-	})
-	for _, id := range propertyChecks {
-		c.rec.add(id, run.Tally.Checked[id], run.Tally.Applied[id])
-	}
-	if f := run.Failure; f != nil {
+//
+// One rapid run stops at its first failure, so one failing check would
+// hide the others. After a failure attributed to a check, the property
+// runs again from the same base seed with that check muted (judged and
+// counted, never stopping a case) until a run finds nothing new: at most
+// one run per check. The checks in muted (Options.Mute and what the smoke
+// pass found) are muted from the start. Each finding's replay line names
+// the seed of its failing case and the checks muted in its run.
+func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginClient, res *Result, w *watcher, muted []string) {
+	muted = appendNew(slices.Clone(c.opts.Mute), muted...)
+	devices := w.latest()
+	cases := 0
+	for range propertyChecks {
+		calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, devices: devices, muted: slices.Clone(muted)}
+		suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
+		for _, id := range propertyChecks {
+			suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
+		}
+		var progress func(done, total int)
+		if c.opts.Progress != nil {
+			before := cases
+			progress = func(done, total int) { c.opts.Progress(before+done, before+total) }
+		}
+		run := properties.Run(suite, properties.RunOptions{
+			Checks:   c.opts.Checks,
+			Seed:     c.opts.Seed,
+			Progress: progress,
+			Replay:   func(seed uint64) string { return c.replay(seed, calls.muted) },
+		})
+		cases += run.Tally.Cases
+		for _, id := range propertyChecks {
+			c.rec.add(id, run.Tally.Checked[id], run.Tally.Applied[id])
+		}
+		f := run.Failure
+		if f == nil {
+			return
+		}
 		id := f.Invariant
+		message, _, _ := strings.Cut(f.Message, "\n")
+		// The last of Steps is the verdict, which Message holds, and
+		// Message's other lines are its replay lines, which Replay holds;
+		// a panic's traceback is kept under the steps.
+		steps := f.Steps[:max(0, len(f.Steps)-1)]
+		if _, traceback, ok := strings.Cut(f.Message, "\ntraceback:\n"); ok {
+			traceback, _, _ = strings.Cut(traceback, "\nreplay: ")
+			steps = append(steps, "traceback:\n"+traceback)
+		}
 		if !slices.Contains(propertyChecks, id) {
 			// A panic or an unattributed failure inside the checker's
 			// own calls: the plugin still failed a kubelet call sequence.
 			id = PluginAlive
-			f.Message = id + ": the checker failed (" + f.Invariant + "): " + f.Message
+			message = id + ": the checker failed (" + f.Invariant + "): " + message
 		}
-		c.rec.finding(Finding{Check: id, Message: f.Message, Steps: f.Steps, Replay: f.Replay})
+		c.rec.finding(Finding{Check: id, Message: message, Steps: steps, Replay: f.Replay})
+		if id == PluginAlive || slices.Contains(muted, id) {
+			// A plugin that no longer answers (or a checker that broke)
+			// would fail every later run the same way.
+			return
+		}
+		muted = append(muted, id)
 	}
+}
+
+// appendNew appends the ids that list does not hold yet, in order.
+func appendNew(list []string, ids ...string) []string {
+	for _, id := range ids {
+		if !slices.Contains(list, id) {
+			list = append(list, id)
+		}
+	}
+	return list
+}
+
+// replay is the replay line of a property's failing case.
+func (c *checker) replay(seed uint64, muted []string) string {
+	if c.opts.goTestReplay != nil {
+		return c.opts.goTestReplay(seed, muted)
+	}
+	line := fmt.Sprintf("%s --seed %d", c.opts.ReplayCommand, seed)
+	if len(muted) > 0 {
+		line += " --mute " + strings.Join(muted, ",")
+	}
+	return line
 }
 
 // kubeletCalls is the property: one case is a short sequence of the calls
@@ -56,6 +120,8 @@ type kubeletCalls struct {
 	plugin  v1beta1.DevicePluginClient
 	options PluginOptions
 	devices []*v1beta1.Device
+	// muted checks are judged and counted but do not stop a case.
+	muted []string
 }
 
 // The kinds of call a step makes.
@@ -100,14 +166,26 @@ func (k kubeletCalls) call() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(k.ctx, k.c.opts.CallTimeout)
 }
 
-// failedCall reports a failed call: as PluginAlive when the plugin no
-// longer answers at all, else as check.
-func (k kubeletCalls) failedCall(t *rapid.T, tally *properties.Tally, check, format string, args ...any) {
-	tally.Check(PluginAlive, true)
-	if err := k.c.alive(k.ctx, k.plugin); err != nil {
-		t.Fatalf("%s: after %s the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, fmt.Sprintf(format, args...), err)
+// fail reports a failed check: it ends the case, unless the check is
+// muted: then it logs the failure under the step and returns, and the
+// caller ends the step.
+func (k kubeletCalls) fail(t *rapid.T, check, format string, args ...any) {
+	if slices.Contains(k.muted, check) {
+		t.Logf("  %s (muted): %s", check, fmt.Sprintf(format, args...))
+		return
 	}
 	t.Fatalf("%s: %s", check, fmt.Sprintf(format, args...))
+}
+
+// failedCall reports a failed call: as PluginAlive when the plugin no
+// longer answers at all, else as check. The caller ends the step.
+func (k kubeletCalls) failedCall(t *rapid.T, tally *properties.Tally, check, format string, args ...any) {
+	tally.Check(PluginAlive, k.c.optionsAnswered)
+	if err := k.c.alive(k.ctx, k.plugin); err != nil {
+		k.fail(t, PluginAlive, "after %s the plugin no longer answers GetDevicePluginOptions: %v", fmt.Sprintf(format, args...), err)
+		return
+	}
+	k.fail(t, check, format, args...)
 }
 
 func (k kubeletCalls) preferred(t *rapid.T, tally *properties.Tally, step int) {
@@ -126,9 +204,11 @@ func (k kubeletCalls) preferred(t *rapid.T, tally *properties.Tally, step int) {
 	resp, err := k.plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{req}})
 	if err != nil {
 		k.failedCall(t, tally, PrefAnswer, "GetPreferredAllocation failed: %v", err)
+		return
 	}
 	if got := len(resp.GetContainerResponses()); got != 1 {
-		t.Fatalf("%s: GetPreferredAllocation answered %d container responses to 1 container request", PrefAnswer, got)
+		k.fail(t, PrefAnswer, "GetPreferredAllocation answered %s to 1 container request", plural(got, "container response"))
+		return
 	}
 	ids := resp.GetContainerResponses()[0].GetDeviceIDs()
 	t.Logf("  answer %v", ids)
@@ -136,7 +216,7 @@ func (k kubeletCalls) preferred(t *rapid.T, tally *properties.Tally, step int) {
 		tally.Check(id, true)
 	}
 	if check, reason := preferredProblem(req, ids); check != "" {
-		t.Fatalf("%s: %s", check, reason)
+		k.fail(t, check, "%s", reason)
 	}
 }
 
@@ -149,14 +229,6 @@ func allocateRequest(t *rapid.T, healthy []string) *v1beta1.AllocateRequest {
 	return req
 }
 
-func describeAllocate(req *v1beta1.AllocateRequest) string {
-	var parts []string
-	for _, c := range req.GetContainerRequests() {
-		parts = append(parts, fmt.Sprint(c.GetDevicesIds()))
-	}
-	return "Allocate(" + strings.Join(parts, ", ") + ")"
-}
-
 func (k kubeletCalls) allocate(t *rapid.T, tally *properties.Tally, step int) {
 	healthy := k.healthy()
 	tally.Check(AllocAnswer, len(healthy) > 0)
@@ -165,7 +237,9 @@ func (k kubeletCalls) allocate(t *rapid.T, tally *properties.Tally, step int) {
 	}
 	req := allocateRequest(t, healthy)
 	t.Logf("step %d: %s", step, describeAllocate(req))
-	k.answer(t, tally, req)
+	if !k.answer(t, tally, req) {
+		return
+	}
 	if !k.options.PreStartRequired {
 		tally.Check(PreStart, false)
 		return
@@ -178,31 +252,36 @@ func (k kubeletCalls) allocate(t *rapid.T, tally *properties.Tally, step int) {
 		cancel()
 		if err != nil {
 			k.failedCall(t, tally, PreStart, "PreStartContainer(%v) after %v failed: %v", c.GetDevicesIds(), describeAllocate(req), err)
+			return
 		}
 	}
 }
 
-// answer makes one Allocate and checks its answer.
-func (k kubeletCalls) answer(t *rapid.T, tally *properties.Tally, req *v1beta1.AllocateRequest) {
+// answer makes one Allocate and checks its answer; it reports whether the
+// answer passed.
+func (k kubeletCalls) answer(t *rapid.T, tally *properties.Tally, req *v1beta1.AllocateRequest) bool {
 	ctx, cancel := k.call()
 	defer cancel()
 	resp, err := k.plugin.Allocate(ctx, req)
 	if err != nil {
 		k.failedCall(t, tally, AllocAnswer, "%s failed: %v", describeAllocate(req), err)
+		return false
 	}
-	k.checkAnswer(t, tally, req, resp)
+	return k.checkAnswer(t, tally, req, resp)
 }
 
-func (k kubeletCalls) checkAnswer(t *rapid.T, tally *properties.Tally, req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) {
-	if got, want := len(resp.GetContainerResponses()), len(req.GetContainerRequests()); got != want {
-		t.Fatalf("%s: %s answered %d container responses to %d container requests", AllocAnswer, describeAllocate(req), got, want)
-	}
-	for i, r := range resp.GetContainerResponses() {
-		tally.Check(AllocSpecs, len(r.GetEnvs())+len(r.GetMounts())+len(r.GetDevices())+len(r.GetAnnotations())+len(r.GetCdiDevices()) > 0)
-		if p := allocateSpecsProblem(r); p != "" {
-			t.Fatalf("%s: %s, container %d: %s", AllocSpecs, describeAllocate(req), i, p)
+// checkAnswer judges an Allocate answer and reports whether it passed.
+func (k kubeletCalls) checkAnswer(t *rapid.T, tally *properties.Tally, req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) bool {
+	if len(resp.GetContainerResponses()) == len(req.GetContainerRequests()) {
+		for _, r := range resp.GetContainerResponses() {
+			tally.Check(AllocSpecs, len(r.GetEnvs())+len(r.GetMounts())+len(r.GetDevices())+len(r.GetAnnotations())+len(r.GetCdiDevices()) > 0)
 		}
 	}
+	if check, reason := allocateProblem(req, resp); check != "" {
+		k.fail(t, check, "%s", reason)
+		return false
+	}
+	return true
 }
 
 func (k kubeletCalls) unknown(t *rapid.T, tally *properties.Tally, step int) {
@@ -219,15 +298,16 @@ func (k kubeletCalls) unknown(t *rapid.T, tally *properties.Tally, step int) {
 	req := &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: ids}}}
 	t.Logf("step %d: %s", step, describeAllocate(req))
 	tally.Check(AllocUnknown, true)
-	tally.Check(PluginAlive, true)
+	tally.Check(PluginAlive, k.c.optionsAnswered)
 	ctx, cancel := k.call()
 	defer cancel()
 	_, err := k.plugin.Allocate(ctx, req)
 	if aliveErr := k.c.alive(k.ctx, k.plugin); aliveErr != nil {
-		t.Fatalf("%s: after %s (answered %v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, describeAllocate(req), err, aliveErr)
+		k.fail(t, PluginAlive, "after %s (answered %v) the plugin no longer answers GetDevicePluginOptions: %v", describeAllocate(req), err, aliveErr)
+		return
 	}
 	if err == nil {
-		t.Fatalf("%s: %s of devices the plugin does not list as healthy succeeded", AllocUnknown, describeAllocate(req))
+		k.fail(t, AllocUnknown, "%s of devices the plugin does not list as healthy succeeded", describeAllocate(req))
 	}
 }
 
@@ -254,10 +334,14 @@ func (k kubeletCalls) concurrent(t *rapid.T, tally *properties.Tally, step int) 
 	for i := range n {
 		if errs[i] != nil {
 			k.failedCall(t, tally, AllocAnswer, "%s, one of %d at once, failed: %v", describeAllocate(req), n, errs[i])
+			return
 		}
-		k.checkAnswer(t, tally, req, resps[i])
+		if !k.checkAnswer(t, tally, req, resps[i]) {
+			return
+		}
 		if !proto.Equal(resps[i], resps[0]) {
-			t.Fatalf("%s: %d identical %s at once got different answers:\n  %v\n  %v", AllocConcurrent, n, describeAllocate(req), resps[0], resps[i])
+			k.fail(t, AllocConcurrent, "%d identical %s at once got different answers: %v and %v", n, describeAllocate(req), resps[0], resps[i])
+			return
 		}
 	}
 }

@@ -2,18 +2,33 @@ package plugincheck
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 )
 
 // Run is Check for a plugin author's go test: every Contract and Kubelet
-// finding is a t.Errorf with its steps and replay line, Advice is t.Log,
+// finding is a t.Error with its steps and replay line, Advice is t.Log,
 // and a set-up failure is t.Fatal. Each message starts with the check's ID.
+//
+// Unless opts.ReplayCommand is set, a replay line is a go test command:
+//
+//	cd '/path/to/pkg' && NODEPROOF_PLUGINCHECK_SEED=N NODEPROOF_PLUGINCHECK_MUTE=A,B go test -count=1 -run '^TestName$' .
+//
+// Check reads the seed from SeedEnv when opts.Seed is 0 and mutes the
+// checks of MuteEnv, so the failing case runs first, as it ran. A test
+// that fixes opts.Seed repeats its whole run, findings included; its
+// replay line is the go test command alone.
 func Run(t testing.TB, opts Options) *Result {
 	t.Helper()
 	ctx := context.Background()
 	if d, ok := t.(interface{ Context() context.Context }); ok {
 		ctx = d.Context()
+	}
+	if opts.ReplayCommand == "" && opts.goTestReplay == nil {
+		opts.goTestReplay = goTestReplay(t.Name(), opts.Seed != 0)
 	}
 	res, err := Check(ctx, opts)
 	if err != nil {
@@ -31,7 +46,45 @@ func Run(t testing.TB, opts Options) *Result {
 	return res
 }
 
-// describe writes a finding out in full: message, shrunk steps, replay.
+// goTestReplay builds the replay lines of the test named test, run from
+// the working directory, which go test makes the package's directory.
+func goTestReplay(test string, seedFixed bool) func(seed uint64, muted []string) string {
+	cd := ""
+	if dir, err := os.Getwd(); err == nil {
+		cd = "cd " + shellQuote(dir) + " && "
+	}
+	goTest := "go test -count=1 -run " + shellQuote(anchoredTest(test)) + " ."
+	return func(seed uint64, muted []string) string {
+		if seedFixed {
+			return cd + goTest
+		}
+		env := fmt.Sprintf("%s=%d ", SeedEnv, seed)
+		if len(muted) > 0 {
+			env += MuteEnv + "=" + strings.Join(muted, ",") + " "
+		}
+		return cd + env + goTest
+	}
+}
+
+// anchoredTest turns a test name ("TestA/sub_case") into a -run pattern
+// that matches that test alone.
+func anchoredTest(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// describe writes a finding out in full: message, steps, replay.
 func describe(f Finding) string {
 	var b strings.Builder
 	b.WriteString(f.Message)
@@ -42,7 +95,7 @@ func describe(f Finding) string {
 			b.WriteString("\n  " + s)
 		}
 	}
-	if f.Replay != "" && !strings.Contains(f.Message, f.Replay) {
+	if f.Replay != "" {
 		b.WriteString("\nreplay: " + f.Replay)
 	}
 	return b.String()

@@ -87,6 +87,37 @@ func preferredProblem(req *v1beta1.ContainerPreferredAllocationRequest, ids []st
 	return "", ""
 }
 
+// allocateProblem checks an Allocate answer against its request and
+// returns the failed check with its reason, or "" and "".
+func allocateProblem(req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) (string, string) {
+	if got, want := len(resp.GetContainerResponses()), len(req.GetContainerRequests()); got != want {
+		return AllocAnswer, fmt.Sprintf("%s answered %s to %s", describeAllocate(req), plural(got, "container response"), plural(want, "container request"))
+	}
+	for i, r := range resp.GetContainerResponses() {
+		if p := allocateSpecsProblem(r); p != "" {
+			return AllocSpecs, fmt.Sprintf("%s, container %d: %s", describeAllocate(req), i, p)
+		}
+	}
+	return "", ""
+}
+
+// describeAllocate writes an Allocate request as a step of a case.
+func describeAllocate(req *v1beta1.AllocateRequest) string {
+	var parts []string
+	for _, c := range req.GetContainerRequests() {
+		parts = append(parts, fmt.Sprint(c.GetDevicesIds()))
+	}
+	return "Allocate(" + strings.Join(parts, ", ") + ")"
+}
+
+// plural writes "1 noun" or "n nouns".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // allocateSpecsProblem says what is malformed in one container's Allocate
 // answer, or "".
 func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {

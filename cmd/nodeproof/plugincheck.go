@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -29,6 +30,7 @@ const execDirPlaceholder = "{dir}"
 // pluginCheckFlags are the flags of `nodeproof plugin-check` as typed.
 type pluginCheckFlags struct {
 	dir, exec, execEnv, out      string
+	mute                         []string
 	checks                       int
 	seed                         uint64
 	restart                      bool
@@ -48,16 +50,18 @@ type pluginCheckOptions struct {
 func newPluginCheckCommand() *cobra.Command {
 	var f pluginCheckFlags
 	cmd := &cobra.Command{
-		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--restart] [--register-timeout D] [--call-timeout D] [--out DIR]",
+		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--mute CHECK,...] [--restart] [--register-timeout D] [--call-timeout D] [--out DIR]",
 		Short: "check a device plugin against the v1beta1 device plugin API by playing the kubelet",
 		Long: `Plays the kubelet against a device plugin (package agent/plugincheck): serves kubelet.sock, waits for
 the plugin to register and drives it with the calls a kubelet makes, drawn at random and shrunk on a
 failure. With --dir it serves kubelet.sock in DIR and waits for a plugin already running there; with
 --exec it makes a directory of its own, starts the command (through /bin/sh) with the directory in the
 environment variable --exec-env and in place of {dir} in the command line, and stops it afterwards,
-showing its output when the run fails. Prints one line per check (severity, how often it ran and had
-something to judge, result), then every finding with its shrunk kubelet calls and replay line; --out
-writes index.html, report.md and report.json.
+showing its output when the run fails. Every failing check is reported: after a failure, the
+generated calls run again with that check muted (judged, never stopping a case), so each finding has
+its own shrunk calls and a replay line with --seed and --mute. Prints one line per check (severity, how
+often it ran and had something to judge, result), then every finding with its shrunk kubelet calls and
+replay line; --out writes index.html, report.md and report.json.
 Exit status: 1 when a contract or kubelet check fails (advice does not fail a run), 2 for bad flags or
 when the check cannot start (no registration in time, a command that does not start, --out unwritable).`,
 		Example: `  nodeproof plugin-check --exec 'testplugin'
@@ -87,6 +91,7 @@ func (f *pluginCheckFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.execEnv, "exec-env", defaultExecEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
 	fl.IntVar(&f.checks, "checks", plugincheck.DefaultChecks, "`N` generated kubelet-call sequences per property")
 	fl.Uint64Var(&f.seed, "seed", 0, "the seed `N` of the generated calls; 0 picks one and prints it")
+	fl.StringSliceVar(&f.mute, "mute", nil, "`CHECK`s the generated calls judge and count but neither report nor stop at (the smoke pass still reports them; replay lines set them)")
 	fl.BoolVar(&f.restart, "restart", false, "play a kubelet restart at the end: sockets removed, kubelet.sock served anew, the plugin must register again (default true with --exec)")
 	fl.DurationVar(&f.registerTimeout, "register-timeout", plugincheck.DefaultRegisterTimeout, "how long to wait for the plugin to register, at the start and after the restart")
 	fl.DurationVar(&f.callTimeout, "call-timeout", plugincheck.DefaultCallTimeout, "the bound on every call to the plugin and on ListAndWatch's first list")
@@ -116,6 +121,11 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 	case changed("out") && f.out == "":
 		return opts, errors.New("--out must name a directory")
 	}
+	for _, id := range f.mute {
+		if !slices.Contains(plugincheck.PropertyChecks(), id) {
+			return opts, fmt.Errorf("--mute: %q is not a check of the generated kubelet calls; they are %s", id, strings.Join(plugincheck.PropertyChecks(), ", "))
+		}
+	}
 	if opts.dir != "" {
 		info, err := os.Stat(opts.dir)
 		if err != nil {
@@ -130,11 +140,12 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 		restart = opts.exec != ""
 	}
 	opts.check = plugincheck.Options{Dir: opts.dir, RegisterTimeout: f.registerTimeout, CallTimeout: f.callTimeout,
-		Checks: f.checks, Seed: f.seed, Restart: restart, ReplayCommand: f.replayCommand(changed, restart)}
+		Checks: f.checks, Seed: f.seed, Mute: f.mute, Restart: restart, ReplayCommand: f.replayCommand(changed, restart)}
 	return opts, nil
 }
 
-// replayCommand repeats the run's flags but --seed, which the checker adds.
+// replayCommand repeats the run's flags but --seed and --mute, which the
+// checker adds.
 func (f pluginCheckFlags) replayCommand(changed func(string) bool, restart bool) string {
 	parts := []string{"nodeproof plugin-check"}
 	if changed("dir") {

@@ -51,7 +51,7 @@ type pluginCheckRow struct {
 func newPluginCheckSection(res *plugincheck.Result, opts pluginCheckOptions, started time.Time) pluginCheckSection {
 	s := pluginCheckSection{
 		Version: version(), Started: started.Format(time.RFC3339), Seconds: roundMillis(res.Seconds),
-		Passed: res.Passed(), Seed: res.Seed, Replay: fmt.Sprintf("%s --seed %d", opts.check.ReplayCommand, res.Seed),
+		Passed: res.Passed(), Seed: res.Seed, Replay: runReplay(opts.check, res.Seed),
 		Plugin: res.Plugin, Findings: append([]plugincheck.Finding{}, res.Findings...),
 	}
 	if opts.exec != "" {
@@ -100,16 +100,14 @@ func printPluginCheck(w io.Writer, s pluginCheckSection) {
 		fmt.Fprintf(w, "%-*s  %-8s  %7d  %7d  %s\n", idWidth, c.ID, c.Severity, c.Run, c.Applied, result)
 	}
 	for _, f := range s.Findings {
-		fmt.Fprintf(w, "\n%s (%s): %s\n", f.Check, f.Severity, strings.TrimRight(f.Message, "\n"))
-		// A property's message holds its shrunk steps and replay line
-		// already; they are printed apart only when it does not.
-		if len(f.Steps) > 0 && !strings.Contains(f.Message, f.Steps[0]) {
-			fmt.Fprintln(w, "  kubelet calls (shrunk):")
+		fmt.Fprintf(w, "\n%s (%s): %s\n", f.Check, f.Severity, f.Message)
+		if len(f.Steps) > 0 {
+			fmt.Fprintln(w, "  kubelet calls:")
 			for _, step := range f.Steps {
 				fmt.Fprintf(w, "    %s\n", step)
 			}
 		}
-		if f.Replay != "" && !strings.Contains(f.Message, f.Replay) {
+		if f.Replay != "" {
 			fmt.Fprintf(w, "  replay: %s\n", f.Replay)
 		}
 	}
@@ -119,6 +117,15 @@ func printPluginCheck(w io.Writer, s pluginCheckSection) {
 	}
 	fmt.Fprintf(w, "\n%s: %s; %d check evaluations in %.1fs (%s/s); seed %d (rerun: %s)\n", verdict,
 		count(len(s.Findings), "finding"), s.Evaluations, s.Seconds, formatRate(float64(s.Evaluations), s.Seconds), s.Seed, s.Replay)
+}
+
+// runReplay is the command that repeats the whole run.
+func runReplay(o plugincheck.Options, seed uint64) string {
+	line := fmt.Sprintf("%s --seed %d", o.ReplayCommand, seed)
+	if len(o.Mute) > 0 {
+		line += " --mute " + strings.Join(o.Mute, ",")
+	}
+	return line
 }
 
 func orDash(s string) string {
@@ -204,7 +211,7 @@ func renderPluginCheckMarkdown(s pluginCheckSection) string {
 		}
 		mdCodeBlock(&b, message)
 		if len(f.Steps) > 0 {
-			b.WriteString("\nKubelet calls (shrunk):\n\n")
+			b.WriteString("\nKubelet calls:\n\n")
 			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
 		}
 		if f.Replay != "" {
@@ -255,7 +262,7 @@ var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.Fu
 {{range .Findings}}<div class="counterexample">
 <h3 class="failed">{{.Check}} ({{.Severity}})</h3>
 <pre><code>{{.Message}}</code></pre>
-{{with .Steps}}<p>Kubelet calls (shrunk):</p>
+{{with .Steps}}<p>Kubelet calls:</p>
 <pre><code>{{range .}}{{.}}
 {{end}}</code></pre>{{end}}
 {{with .Replay}}<p>Replay: <code class="replay">{{.}}</code></p>{{end}}

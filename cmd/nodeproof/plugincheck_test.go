@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -57,6 +58,7 @@ func TestPluginCheckFlagErrors(t *testing.T) {
 		{"--exec true --call-timeout -1s", "--call-timeout must be positive"},
 		{"--exec true --out=", "--out must name a directory"},
 		{"--exec true --seed x", `invalid argument "x" for "--seed" flag`},
+		{"--exec true --mute PC-REG-VERSION", `--mute: "PC-REG-VERSION" is not a check of the generated kubelet calls; they are PC-PREF-ANSWER, `},
 		{"--exec true extra", `unexpected argument "extra"`},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
@@ -148,6 +150,54 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 			assert.Contains(t, string(md), "### "+tc.check+" (")
 		})
 	}
+}
+
+// TestPluginCheckRegistrationKnobs: testplugin's registration knobs are
+// caught by their checks. The run may end before the plugin logs anything
+// (its socket is not where it said), so its output is not asserted.
+func TestPluginCheckRegistrationKnobs(t *testing.T) {
+	bin := buildTestplugin(t)
+	for _, tc := range []struct{ flags, check string }{
+		{"--register-endpoint elsewhere.sock", plugincheck.RegEndpoint},
+		{"--register-options none", plugincheck.RegOptions},
+	} {
+		t.Run(tc.flags, func(t *testing.T) {
+			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "10",
+				"--register-timeout", "2s", "--call-timeout", "2s")
+			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
+		})
+	}
+}
+
+// TestPluginCheckEveryFinding: a plugin with two faults gets both
+// findings, each with its calls and a replay line of its own, and the
+// replay line of the one found second (with the first muted) repeats it.
+func TestPluginCheckEveryFinding(t *testing.T) {
+	bin := buildTestplugin(t)
+	plugin := bin + " --accept-unknown --fault GetPreferredAllocation=missing-must-include"
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--seed", "1", "--checks", "30", "--restart=false")
+	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	prefix := regexp.QuoteMeta("nodeproof plugin-check --exec " + shellQuote(plugin) + " --checks 30 --restart=false --seed ")
+	replays := map[string][]string{}
+	for _, check := range []string{plugincheck.PrefMustInclude, plugincheck.AllocUnknown} {
+		finding := regexp.MustCompile(`\n` + check + ` \(\w+\): ` + check + `: [^\n]+\n  kubelet calls:\n(    step [^\n]+\n(?:      [^\n]+\n)*)+  replay: ` +
+			prefix + `(\d+)(?: --mute (\S+))?\n`).FindStringSubmatch(stdout)
+		require.NotNil(t, finding, "%s with its calls and replay line in:\n%s", check, stdout)
+		replays[check] = finding[2:]
+	}
+	// One of the two was found with the other muted.
+	second := plugincheck.AllocUnknown
+	if replays[second][1] == "" {
+		second = plugincheck.PrefMustInclude
+	}
+	seed, muted := replays[second][0], replays[second][1]
+	require.NotEmpty(t, muted, "replays %v", replays)
+	code, again, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--checks", "30", "--restart=false", "--seed", seed, "--mute", muted)
+	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", again, stderr)
+	assert.Contains(t, again, "\n"+second+" (")
+	assert.Contains(t, again, "--seed "+seed+" --mute "+muted+"\n")
+	assert.NotContains(t, again, "\n"+muted+" (", "the muted check is not reported")
 }
 
 // TestPluginCheckExecFails: a command that exits before registering is a

@@ -158,6 +158,8 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 	acceptUnknown := fs.Bool("accept-unknown", false, "answer Allocate of unknown or unhealthy devices instead of failing")
 	noReregister := fs.Bool("no-reregister", false, "never register again when kubelet.sock is created anew")
 	registerTimeout := fs.Duration("register-timeout", 10*time.Second, "bound on each Register call")
+	registerEndpoint := fs.String("register-endpoint", "", "the endpoint `NAME` sent in Register, if not --endpoint (which is still the socket served)")
+	registerOptions := fs.String("register-options", "", "the options sent in Register, if not the ones GetDevicePluginOptions answers: a comma `LIST` of prestart and preferred, or none")
 	fs.Var(faults, "fault", "`RPC=KIND`, repeatable: KIND is error, hang, crash, delay:DURATION or a malformed answer ("+
 		strings.Join(sortedNames(), ", ")+")")
 	if err := fs.Parse(args); err != nil {
@@ -169,6 +171,10 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 	if *healthy < 0 || *unhealthy < 0 || *healthy+*unhealthy > 1000 {
 		return testplugin.Config{}, fmt.Errorf("--devices and --unhealthy must not be negative and add up to at most 1000, got %d and %d", *healthy, *unhealthy)
 	}
+	registered, err := parseOptions(*registerOptions)
+	if err != nil {
+		return testplugin.Config{}, err
+	}
 	if *dir == "" {
 		*dir = getenv(dirEnv)
 	}
@@ -179,7 +185,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 		Dir: *dir, Endpoint: *endpoint, ResourceName: *resource, Version: *version,
 		PreStartRequired: *preStart, GetPreferredAllocationAvailable: *preferred,
 		RejectUnknownIDs: !*acceptUnknown, NoReregister: *noReregister, RegisterTimeout: *registerTimeout,
-		Faults: faults,
+		Faults: faults, RegisteredEndpoint: *registerEndpoint, RegisteredOptions: registered,
 	}
 	for i := range *healthy + *unhealthy {
 		d := testplugin.Device{ID: fmt.Sprintf("dev-%d", i), Health: v1beta1.Healthy}
@@ -189,4 +195,27 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 		cfg.Devices = append(cfg.Devices, d)
 	}
 	return cfg, nil
+}
+
+// parseOptions reads --register-options: "" for none given, "none" or a
+// comma list of prestart and preferred.
+func parseOptions(list string) (*v1beta1.DevicePluginOptions, error) {
+	if list == "" {
+		return nil, nil
+	}
+	opts := &v1beta1.DevicePluginOptions{}
+	if list == "none" {
+		return opts, nil
+	}
+	for _, name := range strings.Split(list, ",") {
+		switch name {
+		case "prestart":
+			opts.PreStartRequired = true
+		case "preferred":
+			opts.GetPreferredAllocationAvailable = true
+		default:
+			return nil, fmt.Errorf("--register-options: %q is not an option; want a comma list of prestart and preferred, or none", name)
+		}
+	}
+	return opts, nil
 }

@@ -8,7 +8,10 @@
 // anew (a kubelet restart), re-creating its own socket first if the kubelet
 // removed it. Its devices, health and options are configurable, Update pushes
 // a new snapshot through every open ListAndWatch stream, and SetFault makes
-// any RPC fail, stall, hang, crash the server or answer malformed. Every call
+// any RPC fail, stall, hang, crash the server or answer malformed. Config's
+// other knobs break the registration: a wrong Version, a RegisteredEndpoint
+// other than the socket served, RegisteredOptions other than the ones
+// GetDevicePluginOptions answers, NoReregister. Every call
 // it receives is recorded, so a test can assert on what the kubelet asked.
 //
 // Nothing in the package sleeps to synchronise: faults wait on the RPC's own

@@ -83,6 +83,14 @@ type Config struct {
 	// NoReregister stops the plugin registering again when kubelet.sock is
 	// created anew: a plugin that misses a kubelet restart.
 	NoReregister bool
+	// RegisteredEndpoint, when set, is the endpoint named in Register in
+	// place of Endpoint, which the plugin still serves: a plugin that
+	// registers a socket it does not serve.
+	RegisteredEndpoint string
+	// RegisteredOptions, when set, are the options sent in Register in
+	// place of the ones GetDevicePluginOptions answers: a plugin whose
+	// registration and options disagree.
+	RegisteredOptions *v1beta1.DevicePluginOptions
 }
 
 // RPC names a device plugin RPC.
@@ -281,12 +289,19 @@ func (p *Plugin) Register(ctx context.Context) error {
 	defer conn.Close()
 	// WaitForReady rides out the moment between the kubelet's bind and
 	// listen, when a connection is refused.
-	_, err = v1beta1.NewRegistrationClient(conn).Register(ctx, &v1beta1.RegisterRequest{
+	req := &v1beta1.RegisterRequest{
 		Version:      p.cfg.Version,
 		Endpoint:     p.cfg.Endpoint,
 		ResourceName: p.cfg.ResourceName,
 		Options:      p.options(),
-	}, grpc.WaitForReady(true))
+	}
+	if p.cfg.RegisteredEndpoint != "" {
+		req.Endpoint = p.cfg.RegisteredEndpoint
+	}
+	if p.cfg.RegisteredOptions != nil {
+		req.Options = p.cfg.RegisteredOptions
+	}
+	_, err = v1beta1.NewRegistrationClient(conn).Register(ctx, req, grpc.WaitForReady(true))
 	if err != nil {
 		return err
 	}
