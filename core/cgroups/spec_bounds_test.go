@@ -68,9 +68,11 @@ func TestConfigRejectsPastTheBounds(t *testing.T) {
 			"capacity[hugepages-2Mi]: page size 2097152 is not one of hugePageSizes"},
 		{"reserving a resource that is not reservable", func(c *cgroups.Config) { c.SystemReserved = rl("example.com/gpu", int64(1)) },
 			`cannot reserve "example.com/gpu" resource`},
-		{"memory capacity past MaxQuantity", func(c *cgroups.Config) { c.Capacity["memory"] = cgroups.MaxQuantity + 1 },
+		// Alone in the list, so that no other entry sends the check down its
+		// slow path.
+		{"memory capacity past MaxQuantity", func(c *cgroups.Config) { c.Capacity = rl("memory", int64(cgroups.MaxQuantity+1)) },
 			"capacity[memory]: 70368744177665 exceeds the bound of 70368744177664"},
-		{"cpu capacity past MaxMilliCPU", func(c *cgroups.Config) { c.Capacity["cpu"] = cgroups.MaxMilliCPU + 1 },
+		{"cpu capacity past MaxMilliCPU", func(c *cgroups.Config) { c.Capacity = rl("cpu", int64(cgroups.MaxMilliCPU+1)) },
 			"capacity[cpu]: 4294967297 exceeds the bound of 4294967296"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -242,4 +244,22 @@ func TestQOSReservedAtItsArithmeticBound(t *testing.T) {
 			assert.EqualError(t, err, "qosReserved[memory]: the summed memory requests overflow the reservation arithmetic")
 		})
 	}
+}
+
+// TestValuesUnlimitedMemory: -1 is the one negative memory limit Values
+// accepts, written as -1 on v1 and "max" on v2; -2 is refused.
+func TestValuesUnlimitedMemory(t *testing.T) {
+	unlimited := int64(-1)
+	rc := cgroups.ResourceConfig{Memory: &unlimited}
+	for v, want := range map[cgroups.Version][]cgroups.File{
+		cgroups.V1: {{Name: "memory.limit_in_bytes", Value: "-1"}},
+		cgroups.V2: {{Name: "memory.max", Value: "max"}},
+	} {
+		got, err := rc.Values(v)
+		require.NoError(t, err, "v%d", v)
+		assert.Equal(t, want, got, "v%d", v)
+	}
+	below := int64(-2)
+	_, err := cgroups.ResourceConfig{Memory: &below}.Values(cgroups.V2)
+	assert.EqualError(t, err, "memory: -2 must be -1 (unlimited) or a positive byte count")
 }
