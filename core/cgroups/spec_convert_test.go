@@ -58,7 +58,7 @@ func TestSpecInverseConversions(t *testing.T) {
 	for _, tc := range []struct{ shares, want int64 }{{0, 0}, {1, 0}, {2, 2}, {1024, 1000}, {102, 100}, {1025, 1001}} {
 		assert.Equal(t, tc.want, cgroups.SharesToMilliCPU(tc.shares), "SharesToMilliCPU(%d)", tc.shares)
 	}
-	for _, tc := range []struct{ quota, period, want int64 }{{-1, 100000, 0}, {100000, 100000, 1000}, {25000, 100000, 250}, {75000, 50000, 1500}, {5, 0, 0}} {
+	for _, tc := range []struct{ quota, period, want int64 }{{-1, 100000, 0}, {-1, 1000, 0}, {1, 1000, 1}, {100000, 100000, 1000}, {25000, 100000, 250}, {75000, 50000, 1500}, {5, 0, 0}} {
 		assert.Equal(t, tc.want, cgroups.QuotaToMilliCPU(tc.quota, tc.period), "QuotaToMilliCPU(%d, %d)", tc.quota, tc.period)
 	}
 }
