@@ -75,7 +75,7 @@ func (s *Sim) continueAdmission() string {
 			ad.answers, ad.rpcErr = nil, nil
 			var latest time.Duration
 			for _, req := range step.Plan.Requests {
-				answer, err, latency := s.allocate(ad.uid, step.Plan.Container, req)
+				answer, latency, err := s.allocate(ad.uid, step.Plan.Container, req)
 				if latency > latest {
 					latest = latency
 				}

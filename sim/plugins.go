@@ -96,15 +96,15 @@ func (s *Sim) pluginTick(resource string) string {
 
 // allocate is the plugin answering one Allocate RPC, with the faults. The
 // returned latency is when the answer reaches the kubelet.
-func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocresp.ContainerAllocateResponse, error, time.Duration) {
+func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocresp.ContainerAllocateResponse, time.Duration, error) {
 	latency := time.Duration(1+s.src.Intn(50)) * time.Millisecond
 	switch {
 	case s.fault(AllocateError):
-		return nil, fmt.Errorf("rpc error: code = Internal desc = %s: allocation failed", req.Resource), latency
+		return nil, latency, fmt.Errorf("rpc error: code = Internal desc = %s: allocation failed", req.Resource)
 	case s.fault(AllocateHang):
-		return nil, fmt.Errorf("rpc error: code = DeadlineExceeded desc = context deadline exceeded"), allocateDeadline
+		return nil, allocateDeadline, fmt.Errorf("rpc error: code = DeadlineExceeded desc = context deadline exceeded")
 	case s.fault(AllocateMalformed):
-		return []allocresp.ContainerAllocateResponse{}, nil, latency
+		return []allocresp.ContainerAllocateResponse{}, latency, nil
 	}
 	p := s.plugin(req.Resource)
 	if p.answers[uid] == nil {
@@ -112,5 +112,5 @@ func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocre
 	}
 	p.answers[uid][container] = append([]string(nil), req.DeviceIDs...)
 	resp := allocresp.ContainerAllocateResponse{Envs: map[string]string{"DEVICES": strings.Join(req.DeviceIDs, ",")}}
-	return []allocresp.ContainerAllocateResponse{resp}, nil, latency
+	return []allocresp.ContainerAllocateResponse{resp}, latency, nil
 }

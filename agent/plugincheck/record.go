@@ -59,13 +59,6 @@ func (r *record) finding(f Finding) {
 	}
 }
 
-func (r *record) failed(id string) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	_, ok := r.findings[id]
-	return ok
-}
-
 // result fills res's counts and findings, in catalogue order.
 func (r *record) result(res *Result) {
 	r.mu.Lock()
