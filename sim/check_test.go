@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +73,7 @@ func TestCheckCatchesABrokenState(t *testing.T) {
 			t.Fatal("no live pod holds devices")
 		}, InvDevicesHeld},
 		{"a pod cgroup removed behind the kubelet's back", func(s *Sim) {
-			for _, path := range sortedKeys(s.fs.dirs) {
+			for _, path := range slices.Sorted(maps.Keys(s.fs.dirs)) {
 				if strings.Contains(path, "/pod") {
 					s.fs.remove(path)
 					return

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -119,9 +120,9 @@ func sameDevices(held podHoldings, granted map[string]map[string][]string) bool 
 func (s *Sim) checkDevices(hold map[string]podHoldings) CheckResult {
 	r := CheckResult{ID: InvDevicesHeld, Applied: len(hold) > 0}
 	owner := map[string]string{}
-	for _, uid := range sortedKeys(hold) {
-		for _, c := range sortedKeys(hold[uid]) {
-			for _, res := range sortedKeys(hold[uid][c]) {
+	for _, uid := range slices.Sorted(maps.Keys(hold)) {
+		for _, c := range slices.Sorted(maps.Keys(hold[uid])) {
+			for _, res := range slices.Sorted(maps.Keys(hold[uid][c])) {
 				for _, id := range hold[uid][c][res] {
 					key := res + "/" + id
 					if o, ok := owner[key]; ok && o != uid {
@@ -205,7 +206,7 @@ func (s *Sim) checkCgroups() CheckResult {
 	if t.ok && t.okWrites == s.fs.writes {
 		return r
 	}
-	for _, path := range sortedKeys(t.files) {
+	for _, path := range slices.Sorted(maps.Keys(t.files)) {
 		got, ok := s.fs.dirs[path]
 		if !ok {
 			r.Err = violation(r.ID, "cgroup %s is missing", path)
@@ -217,7 +218,7 @@ func (s *Sim) checkCgroups() CheckResult {
 		}
 	}
 	if len(s.fs.dirs) != len(t.files) {
-		for _, path := range sortedKeys(s.fs.dirs) {
+		for _, path := range slices.Sorted(maps.Keys(s.fs.dirs)) {
 			if _, ok := t.files[path]; !ok {
 				r.Err = violation(r.ID, "cgroup %s exists but belongs to no live pod", path)
 				return r

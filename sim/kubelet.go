@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/nodeproof/nodeproof/core/admission"
@@ -72,13 +74,18 @@ type gcPass struct {
 	removal    imagegc.Removal
 }
 
-// startKubelet starts the first kubelet on a fresh node.
-func (s *Sim) startKubelet() {
+// newKubelet is a kubelet process starting now: a new generation with
+// empty state and no cores yet.
+func (s *Sim) newKubelet() *kubelet {
 	s.kubeletGen++
-	k := &kubelet{gen: s.kubeletGen, started: s.now, endpoints: map[string]dm.EndpointID{},
+	return &kubelet{gen: s.kubeletGen, started: s.now, endpoints: map[string]dm.EndpointID{},
 		status: map[string]*prober.PodStatus{}, phases: map[string]prober.Phase{}, beganGC: s.now}
-	k.devices = dm.New(dm.DefaultLimits())
-	k.devices.SetSourcesReady()
+}
+
+// startCores creates the cores that start empty in every kubelet process,
+// around k's device manager: admission, the prober (whose start is now, for
+// its kubelet-restart rules) and image GC.
+func (s *Sim) startCores(k *kubelet) {
 	var err error
 	k.node, err = admission.NewNode(s.nodeCapacity(), k.devices)
 	s.coreErr("admission.NewNode", err)
@@ -86,6 +93,14 @@ func (s *Sim) startKubelet() {
 	s.coreErr("prober.NewManager", err)
 	k.gc, err = imagegc.NewManager(imagegc.DefaultPolicy(), imagegc.Options{})
 	s.coreErr("imagegc.NewManager", err)
+}
+
+// startKubelet starts the first kubelet on a fresh node.
+func (s *Sim) startKubelet() {
+	k := s.newKubelet()
+	k.devices = dm.New(dm.DefaultLimits())
+	k.devices.SetSourcesReady()
+	s.startCores(k)
 	s.kubelet = k
 	// The container manager creates kubepods and the QoS tiers at start.
 	s.syncCgroups()
@@ -128,7 +143,7 @@ func (s *Sim) nodeStatus() {
 	k := s.kubelet
 	c := k.devices.GetCapacity(s.now)
 	alloc := s.nodeCapacity()
-	for _, r := range sortedKeys(c.Allocatable) {
+	for _, r := range slices.Sorted(maps.Keys(c.Allocatable)) {
 		alloc[pod.ResourceName(r)] = c.Allocatable[r]
 	}
 	s.coreErr("admission.SetAllocatable", k.node.SetAllocatable(alloc))

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
@@ -193,7 +195,7 @@ func (s *Sim) syncCgroups() {
 		}
 	}
 	// Orphaned pod and container cgroups go.
-	for _, path := range sortedKeys(s.fs.dirs) {
+	for _, path := range slices.Sorted(maps.Keys(s.fs.dirs)) {
 		if !want[path] {
 			s.fs.remove(path)
 		}

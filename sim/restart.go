@@ -3,11 +3,9 @@ package sim
 import (
 	"time"
 
-	"github.com/nodeproof/nodeproof/core/admission"
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/imagegc"
-	"github.com/nodeproof/nodeproof/core/prober"
 )
 
 // restartKubelet drops the kubelet's memory and starts a new one the way
@@ -19,9 +17,7 @@ import (
 // admitted but not yet running are admitted again; a victim whose kill had
 // failed is killed by the new kubelet's cleanup.
 func (s *Sim) restartKubelet(where string) string {
-	s.kubeletGen++
-	k := &kubelet{gen: s.kubeletGen, started: s.now, endpoints: map[string]dm.EndpointID{},
-		status: map[string]*prober.PodStatus{}, phases: map[string]prober.Phase{}, beganGC: s.now}
+	k := s.newKubelet()
 	s.kubelet = k
 
 	// The device manager, from the checkpoint file and the runtime.
@@ -52,12 +48,7 @@ func (s *Sim) restartKubelet(where string) string {
 		}
 	}
 
-	k.node, err = admission.NewNode(s.nodeCapacity(), k.devices)
-	s.coreErr("admission.NewNode", err)
-	k.prober, err = prober.NewManager(prober.Options{KubeletStart: s.now})
-	s.coreErr("prober.NewManager", err)
-	k.gc, err = imagegc.NewManager(imagegc.DefaultPolicy(), imagegc.Options{})
-	s.coreErr("imagegc.NewManager", err)
+	s.startCores(k)
 	s.schedule(&queued{at: s.now.Add(imagegc.GCPeriod), kind: evGC, kubelet: k.gen})
 
 	for _, uid := range s.podOrder {
