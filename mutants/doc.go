@@ -5,10 +5,13 @@
 // A mutant is a file mutants/<subsystem>-<slug>.patch: a header of comment
 // lines naming the bug, its upstream source, the checks expected to catch it
 // (the "Invariant" field: invariant IDs or test functions, separated by
-// commas) and the packages whose tests should fail, followed by a unified
-// diff in `git diff` form. Load parses them; Check confirms that the packages
-// and checks exist; Baseline runs a package set's tests on the unpatched
-// tree; Run applies one mutant and runs the tests.
+// commas) and the packages whose tests should fail, optionally a "Tests"
+// field (a go test -run regexp, so a mutant only one suite can kill runs that
+// suite alone), followed by a unified diff in `git diff` form. Load parses
+// them; Check confirms that the packages and checks exist and that a Tests
+// pattern selects a test function of the packages; Baseline runs a package
+// set's tests, with the same -run selection, on the unpatched tree; Run
+// applies one mutant and runs the tests.
 //
 // A kill is earned, not assumed. A failing go test counts only when one of
 // the header's checks failed (otherwise the mutant is misattributed: the

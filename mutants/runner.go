@@ -34,6 +34,11 @@ type Mutant struct {
 	Checks []string
 	// Packages are the go test package patterns to run, relative to the module root.
 	Packages []string
+	// Tests is the optional go test -run pattern from the "# Tests:" header:
+	// when set, the mutant's run and its baseline run only the tests it
+	// selects, so a mutant only one suite can kill costs that suite's time,
+	// not its packages'. Empty runs every test of Packages.
+	Tests string
 	// Path is the absolute path of the patch file.
 	Path string
 }
@@ -140,6 +145,8 @@ var (
 	// (or a fail file first, the seed in parentheses).
 	rapidReproduce = regexp.MustCompile(`To reproduce, specify -run="([^"]+)" [^\n]*?-rapid\.seed=([0-9]+)`)
 	headerFields   = []string{"Bug", "Source", "Invariant", "Packages"}
+	// optionalFields may be absent; when present they must not be empty.
+	optionalFields = []string{"Tests"}
 )
 
 // Load parses every *.patch file in dir, sorted by ID. A file with a missing,
@@ -201,8 +208,8 @@ func parsePatch(path string) (Mutant, error) {
 			continue // free text explaining the bug
 		}
 		key, value := kv[1], kv[2]
-		if !slices.Contains(headerFields, key) {
-			return Mutant{}, fmt.Errorf("line %d: unknown header field %q (want %s)", i+1, key, strings.Join(headerFields, ", "))
+		if !slices.Contains(headerFields, key) && !slices.Contains(optionalFields, key) {
+			return Mutant{}, fmt.Errorf("line %d: unknown header field %q (want %s)", i+1, key, strings.Join(slices.Concat(headerFields, optionalFields), ", "))
 		}
 		if _, dup := fields[key]; dup {
 			return Mutant{}, fmt.Errorf("line %d: header field %q repeated", i+1, key)
@@ -212,6 +219,11 @@ func parsePatch(path string) (Mutant, error) {
 	for _, key := range headerFields {
 		if fields[key] == "" {
 			return Mutant{}, fmt.Errorf("header field %q is missing or empty", key)
+		}
+	}
+	for _, key := range optionalFields {
+		if value, present := fields[key]; present && value == "" {
+			return Mutant{}, fmt.Errorf("header field %q is empty (leave it out to run every test)", key)
 		}
 	}
 	if !sawDiff {
@@ -233,6 +245,12 @@ func parsePatch(path string) (Mutant, error) {
 			return Mutant{}, fmt.Errorf("header field \"Packages\": %q must start with \"./\"", p)
 		}
 	}
+	tests := fields["Tests"]
+	if tests != "" {
+		if _, err := regexp.Compile(tests); err != nil {
+			return Mutant{}, fmt.Errorf("header field \"Tests\": %q must be a go test -run regexp: %v", tests, err)
+		}
+	}
 	return Mutant{
 		ID:        strings.TrimSuffix(name, ".patch"),
 		Subsystem: parts[1],
@@ -240,15 +258,19 @@ func parsePatch(path string) (Mutant, error) {
 		Source:    fields["Source"],
 		Checks:    checks,
 		Packages:  packages,
+		Tests:     tests,
 		Path:      path,
 	}, nil
 }
 
 // Check verifies what Load cannot see from the patch alone: that every
 // package pattern names a directory of the module at root (go test would
-// fail on a missing one, which would pass for a kill) and that every check
-// is a known invariant ID or a test function declared in the module. It
-// returns every problem, each naming the mutant.
+// fail on a missing one, which would pass for a kill), that every check
+// is a known invariant ID or a test function declared in the module, and
+// that a Tests pattern selects a test function of the mutant's packages (one
+// that selects nothing would pass the baseline and the mutant alike, so the
+// mutant would survive for want of a test). It returns every problem, each
+// naming the mutant.
 func Check(root string, mutants []Mutant, invariantIDs []string) error {
 	tests, err := testFunctions(root)
 	if err != nil {
@@ -264,20 +286,65 @@ func Check(root string, mutants []Mutant, invariantIDs []string) error {
 		}
 		for _, c := range m.Checks {
 			switch {
-			case testFuncPattern.MatchString(c) && !tests[c]:
+			case testFuncPattern.MatchString(c) && len(tests[c]) == 0:
 				problems = append(problems, fmt.Errorf("%s: header field \"Invariant\": no test function %s in the module", m.ID, c))
 			case !testFuncPattern.MatchString(c) && !slices.Contains(invariantIDs, c):
 				problems = append(problems, fmt.Errorf("%s: header field \"Invariant\": %s is not an invariant of any suite", m.ID, c))
 			}
 		}
+		if m.Tests != "" && !selectsTest(m, tests) {
+			problems = append(problems, fmt.Errorf("%s: header field \"Tests\": %q selects no test function of %s", m.ID, m.Tests, strings.Join(m.Packages, " ")))
+		}
 	}
 	return errors.Join(problems...)
 }
 
-// testFunctions returns the names of the test functions declared in the
-// module's _test.go files.
-func testFunctions(root string) (map[string]bool, error) {
-	names := map[string]bool{}
+// selectsTest reports whether m.Tests selects a test function declared in
+// one of m's packages. go test matches each slash-separated element of -run
+// against one level of test names, so the first element is the one that
+// must match a function; the levels below are subtests, which no scan of
+// the source can list.
+func selectsTest(m Mutant, tests map[string][]string) bool {
+	first, err := regexp.Compile(strings.SplitN(m.Tests, "/", 2)[0])
+	if err != nil {
+		return false
+	}
+	for name, dirs := range tests {
+		if !first.MatchString(name) {
+			continue
+		}
+		for _, dir := range dirs {
+			for _, p := range m.Packages {
+				if packageCovers(p, dir) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// packageCovers reports whether the go test package pattern p ("./x",
+// "./x/...", "./...") names the package in dir, a slash path relative to
+// the module root ("." for the root).
+func packageCovers(p, dir string) bool {
+	rest := strings.TrimPrefix(p, "./")
+	if base, ok := strings.CutSuffix(rest, "..."); ok {
+		base = strings.TrimSuffix(base, "/")
+		return base == "" || dir == base || strings.HasPrefix(dir, base+"/")
+	}
+	rest = strings.TrimSuffix(rest, "/")
+	if rest == "" {
+		rest = "."
+	}
+	return dir == rest
+}
+
+// testFunctions returns the test functions declared in the module's
+// _test.go files, each with the directories (slash paths relative to root)
+// that declare it.
+func testFunctions(root string) (map[string][]string, error) {
+	names := map[string][]string{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -298,8 +365,12 @@ func testFunctions(root string) (map[string]bool, error) {
 		if err != nil {
 			return err
 		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
 		for _, m := range testFuncDecl.FindAllSubmatch(data, -1) {
-			names[string(m[1])] = true
+			names[string(m[1])] = append(names[string(m[1])], filepath.ToSlash(rel))
 		}
 		return nil
 	})
@@ -336,7 +407,7 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 	if out, err := command(ctx, scratch, nil, "go", "build", "-trimpath", "-buildvcs=false", "./..."); err != nil {
 		return stepFailed(ctx, StatusDoesNotCompile, out, err)
 	}
-	status, out := goTest(ctx, scratch, opts, nil, m.Packages)
+	status, out := goTest(ctx, scratch, opts, selection(m.Tests), m.Packages)
 	if status != StatusKilled {
 		return status, out
 	}
@@ -379,18 +450,29 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 	return StatusKilled, out
 }
 
-// Baseline runs the tests of packages on an unpatched scratch copy of the
-// module at root. A mutant run means something only when these pass: a
-// test that already fails, or fails now and then, would count as a kill.
-// It returns StatusSurvived (the tests pass) or why they did not.
-func Baseline(ctx context.Context, root string, packages []string, opts Options) (status, output string) {
+// Baseline runs the tests of packages that the go test -run pattern tests
+// selects (every test when it is empty) on an unpatched scratch copy of the
+// module at root: the same selection as the mutants it stands for, since a
+// mutant run means something only when these pass. A test that already
+// fails, or fails now and then, would count as a kill. It returns
+// StatusSurvived (the tests pass) or why they did not.
+func Baseline(ctx context.Context, root string, packages []string, tests string, opts Options) (status, output string) {
 	scratch, err := scratchCopy(ctx, root)
 	if err != nil {
 		return StatusError, err.Error()
 	}
 	defer os.RemoveAll(scratch)
-	status, out := goTest(ctx, scratch, opts, nil, packages)
+	status, out := goTest(ctx, scratch, opts, selection(tests), packages)
 	return status, tail(out, outputTailBytes)
+}
+
+// selection is the go test flag that runs only the tests a mutant's Tests
+// pattern selects: none when it is empty, so every test runs.
+func selection(tests string) []string {
+	if tests == "" {
+		return nil
+	}
+	return []string{"-run=" + tests}
 }
 
 // scratchCopy copies the module at root into a fresh directory, which the

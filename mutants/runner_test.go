@@ -218,6 +218,10 @@ func TestLoad(t *testing.T) {
 	plainDir := t.TempDir()
 	plain := writeMutant(t, plainDir, "tiny-plain.patch", strings.Replace(valid, "diff --git a/tiny.go b/tiny.go\n", "", 1))
 	assert.Equal(t, []string{"TINY-SUM"}, plain.Checks, "Load of a plain unified diff = %+v", plain)
+	// Tests is optional: absent above, read when present.
+	selectiveDir := t.TempDir()
+	selective := writeMutant(t, selectiveDir, "tiny-selective.patch", strings.Replace(valid, "# Packages:", "# Tests: ^TestSuites$/^sim$\n# Packages:", 1))
+	assert.Equal(t, "^TestSuites$/^sim$", selective.Tests, "Load of a Tests field")
 
 	bad := []struct{ name, content, wantErr string }{
 		{"tiny-noinvariant.patch", strings.Replace(valid, "# Invariant: TINY-SUM\n", "", 1), `"Invariant" is missing`},
@@ -226,6 +230,8 @@ func TestLoad(t *testing.T) {
 		{"tiny-badid.patch", strings.Replace(valid, "TINY-SUM", "tiny-sum", 1), `"tiny-sum" is neither an invariant ID`},
 		{"tiny-flag.patch", strings.Replace(valid, "./properties/...", "-exec=evil", 1), `"-exec=evil" must start with "./"`},
 		{"tiny-nodiff.patch", strings.Split(valid, "diff --git")[0], `no diff`},
+		{"tiny-badtests.patch", strings.Replace(valid, "# Packages:", "# Tests: ^Test(Add$\n# Packages:", 1), `header field "Tests": "^Test(Add$" must be a go test -run regexp`},
+		{"tiny-emptytests.patch", strings.Replace(valid, "# Packages:", "# Tests:\n# Packages:", 1), `header field "Tests" is empty`},
 		{"Tiny_Name.patch", valid, "file name must be"},
 	}
 	for _, b := range bad {
@@ -262,8 +268,16 @@ func TestCheck(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(nested, "go.mod"), []byte("module example.com/nested\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(nested, "n_test.go"), []byte("package nested\n\nfunc TestNested(t *testing.T) {}\n"), 0o644))
 
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "other_test.go"), []byte("package tiny\n\nfunc TestSub(t *testing.T) {}\n"), 0o644))
 	good := Mutant{ID: "tiny-good", Checks: []string{"TINY-SUM", "TestAdd"}, Packages: []string{"./...", "./"}}
 	require.NoError(t, Check(root, []Mutant{good}, []string{"TINY-SUM"}))
+	// The first element of a slash-separated pattern names the function;
+	// the rest are subtests, which only a run can list.
+	for _, tests := range []string{"^TestAdd$/^sim$", "Add", "^TestSub$"} {
+		selective := Mutant{ID: "tiny-selective", Checks: []string{"TINY-SUM"}, Packages: []string{"./"}, Tests: tests}
+		assert.NoError(t, Check(root, []Mutant{selective}, []string{"TINY-SUM"}), "Tests %q", tests)
+	}
 
 	bad := []struct {
 		m       Mutant
@@ -277,6 +291,13 @@ func TestCheck(t *testing.T) {
 			`tiny-notest: header field "Invariant": no test function TestGone in the module`},
 		{Mutant{ID: "tiny-nested", Checks: []string{"TestNested"}, Packages: []string{"./..."}},
 			`tiny-nested: header field "Invariant": no test function TestNested in the module`},
+		// A Tests pattern that selects nothing would make the baseline and
+		// the patched run pass alike: the mutant would survive untested.
+		{Mutant{ID: "tiny-runsnothing", Checks: []string{"TINY-SUM"}, Packages: []string{"./..."}, Tests: "^TestSuites$/^sim$"},
+			`tiny-runsnothing: header field "Tests": "^TestSuites$/^sim$" selects no test function of ./...`},
+		// A test function of another package is not one the mutant runs.
+		{Mutant{ID: "tiny-otherpackage", Checks: []string{"TINY-SUM"}, Packages: []string{"./sub/..."}, Tests: "^TestSub$"},
+			`tiny-otherpackage: header field "Tests": "^TestSub$" selects no test function of ./sub/...`},
 	}
 	for _, b := range bad {
 		assert.EqualError(t, Check(root, []Mutant{b.m}, []string{"TINY-SUM"}), b.wantErr)
@@ -285,14 +306,14 @@ func TestCheck(t *testing.T) {
 
 func TestBaseline(t *testing.T) {
 	opts := Options{Timeout: 5 * time.Second}
-	status, out := Baseline(context.Background(), newModule(t, false), []string{"./..."}, opts)
+	status, out := Baseline(context.Background(), newModule(t, false), []string{"./..."}, "", opts)
 	assert.Equal(t, StatusSurvived, status, "the unpatched tests pass; output:\n%s", out)
 
 	// A test that fails on the unpatched tree would pass off every mutant
 	// as killed.
 	flaky := newModule(t, false)
 	require.NoError(t, os.WriteFile(filepath.Join(flaky, "tiny_test.go"), []byte(failsOnceTest), 0o644))
-	status, out = Baseline(context.Background(), flaky, []string{"./..."}, opts)
+	status, out = Baseline(context.Background(), flaky, []string{"./..."}, "", opts)
 	assert.Equal(t, StatusKilled, status, "a failing baseline; output:\n%s", out)
 	assert.Contains(t, out, "TINY-SUM: the first run fails")
 }
@@ -381,4 +402,57 @@ func TestAddGrows(t *testing.T) {
 	require.Equal(t, StatusKilled, first.Status, "output:\n%s", first.Output)
 	assert.Equal(t, first.Seed, again.Seed, "the failing case under base seed 7")
 	assert.Equal(t, first.Rerun, again.Rerun)
+}
+
+// otherTest is a second test of the tiny module, outside a "^TestAdd$"
+// selection, that fails with both subtractPatch and sevenPatch.
+const otherTest = `package tiny
+
+import "testing"
+
+func TestOther(t *testing.T) {
+	if Add(7, 0) != 7 || Add(0, 7) != 7 {
+		t.Fatalf("TINY-OTHER: Add(7, 0) = %d, Add(0, 7) = %d, want 7", Add(7, 0), Add(0, 7))
+	}
+}
+`
+
+// TestRunSelectedTests: a mutant with a Tests pattern runs only the tests it
+// selects, and is judged by them alone; so is its baseline.
+func TestRunSelectedTests(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed: the runner applies patches with git apply")
+	}
+	newTwoTestModule := func(t *testing.T) string {
+		dir := newModule(t, false)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "other_test.go"), []byte(otherTest), 0o644))
+		return dir
+	}
+	selected := strings.Replace(header, "# Packages:", "# Tests: ^TestAdd$\n# Packages:", 1)
+	opts := Options{Timeout: 5 * time.Second, InvariantIDs: []string{"TINY-OTHER", "TINY-SUM"}}
+	patches := t.TempDir()
+
+	// Both tests fail with the patch, but TestOther is not run at all.
+	subtract := writeMutant(t, patches, "tiny-subtract.patch", fmt.Sprintf(selected, "Add subtracts.")+replaceLine(tinySource, "\treturn a + b", "\treturn a - b"))
+	require.Equal(t, "^TestAdd$", subtract.Tests)
+	r := Run(context.Background(), newTwoTestModule(t), subtract, opts)
+	require.Equal(t, []any{StatusKilled, "TINY-SUM"}, []any{r.Status, r.KilledBy}, "output:\n%s", r.Output)
+	assert.NotContains(t, r.Output, "TestOther", "a test outside the Tests pattern ran")
+	assert.Equal(t, "go test -count=1 example.com/tiny -run=^TestAdd$", r.Rerun, "the command that repeats the kill")
+
+	// Only TestOther catches this bug: run whole, the package fails by
+	// TINY-OTHER (misattributed); with the selection the mutant survives,
+	// which is the truth about TestAdd.
+	seven := writeMutant(t, patches, "tiny-seven.patch", fmt.Sprintf(selected, "Add is off by one when a >= 7.")+replaceLine(tinySource, "\treturn a + b", "\treturn a + b + a/7"))
+	r = Run(context.Background(), newTwoTestModule(t), seven, opts)
+	assert.Equal(t, StatusSurvived, r.Status, "output:\n%s", r.Output)
+
+	// The baseline runs the same selection: a failing test outside it does
+	// not fail the baseline, and one inside it does.
+	broken := newTwoTestModule(t)
+	require.NoError(t, os.WriteFile(filepath.Join(broken, "tiny.go"), []byte(strings.Replace(tinySource, "a + b", "a + b + a/7", 1)), 0o644))
+	status, out := Baseline(context.Background(), broken, []string{"./..."}, "^TestAdd$", opts)
+	assert.Equal(t, StatusSurvived, status, "TestOther is outside the selection; output:\n%s", out)
+	status, out = Baseline(context.Background(), broken, []string{"./..."}, "^TestOther$", opts)
+	assert.Equal(t, StatusKilled, status, "TestOther is the selection; output:\n%s", out)
 }

@@ -109,7 +109,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	}
 	if opts.list {
 		for _, m := range selected {
-			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, strings.Join(m.Packages, " "), m.Bug)
+			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, selectionLabel(m.Packages, m.Tests), m.Bug)
 		}
 		return nil
 	}
@@ -195,20 +195,23 @@ func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
 	}
 }
 
-// baselinesPass runs the tests of each distinct package set of the mutants
-// on the unpatched tree and reports whether all passed.
+// baselinesPass runs the tests of each distinct selection of the mutants (a
+// package set and a Tests pattern) on the unpatched tree and reports whether
+// all passed. A mutant is judged against the baseline of its own selection:
+// the tests it runs must pass without the patch, and tests it does not run
+// need not be paid for.
 func baselinesPass(ctx context.Context, root string, selected []mutants.Mutant, opts mutants.Options, stdout, stderr io.Writer) bool {
 	seen := map[string]bool{}
 	for _, m := range selected {
 		// The same packages in another order are the same baseline.
 		packages := slices.Sorted(slices.Values(m.Packages))
-		key := strings.Join(packages, " ")
+		key := selectionLabel(packages, m.Tests)
 		if seen[key] {
 			continue
 		}
 		seen[key] = true
 		start := time.Now()
-		status, out := mutants.Baseline(ctx, root, packages, opts)
+		status, out := mutants.Baseline(ctx, root, packages, m.Tests, opts)
 		if status != mutants.StatusSurvived {
 			fmt.Fprintf(stdout, "baseline %s: FAILED without any patch (%.1fs)\n", key, time.Since(start).Seconds())
 			fmt.Fprintf(stderr, "nodeproof mutants: the tests of %s fail on the unpatched tree (%s), so no failure with a patch could count as a kill:\n%s\n",
@@ -218,6 +221,16 @@ func baselinesPass(ctx context.Context, root string, selected []mutants.Mutant, 
 		fmt.Fprintf(stdout, "baseline %s: passed (%.1fs)\n", key, time.Since(start).Seconds())
 	}
 	return true
+}
+
+// selectionLabel names the tests a mutant runs: its packages, and its -run
+// pattern when it has one.
+func selectionLabel(packages []string, tests string) string {
+	label := strings.Join(packages, " ")
+	if tests != "" {
+		label += " -run=" + tests
+	}
+	return label
 }
 
 func indentBlock(s string) string {
