@@ -72,7 +72,7 @@ func (s *Sim) continueAdmission() string {
 		step := ad.attempt.Next()
 		switch step.Kind {
 		case admission.StepAllocate:
-			ad.answers, ad.rpcErr = nil, nil
+			got := &pluginAnswers{}
 			var latest time.Duration
 			for _, req := range step.Plan.Requests {
 				answer, latency, err := s.allocate(ad.uid, step.Plan.Container, req)
@@ -82,12 +82,14 @@ func (s *Sim) continueAdmission() string {
 				if err != nil {
 					// The first failed RPC fails the container; the later
 					// ones are not made.
-					ad.rpcErr = err
+					got.rpcErr = err
 					break
 				}
-				ad.answers = append(ad.answers, answer)
+				got.answers = append(got.answers, answer)
 			}
-			s.schedule(&queued{at: s.now.Add(latest), kind: evAllocateAnswer, kubelet: k.gen})
+			// The answers reach this kubelet process only: a restart
+			// before they arrive drops them with the connections.
+			s.schedule(&queued{at: s.now.Add(latest), kind: evAllocateAnswer, kubelet: k.gen, answers: got})
 			return "Allocate for " + step.Plan.Container
 		case admission.StepKill:
 			errs := make([]error, len(step.Evictions))
@@ -104,7 +106,7 @@ func (s *Sim) continueAdmission() string {
 
 // allocateAnswer delivers the plugins' answers to the pending plan, with
 // the two restart points around it.
-func (s *Sim) allocateAnswer() string {
+func (s *Sim) allocateAnswer(got *pluginAnswers) string {
 	k := s.kubelet
 	ad := k.admitting
 	if ad == nil {
@@ -113,9 +115,9 @@ func (s *Sim) allocateAnswer() string {
 	if s.fault(RestartMidAdmission) {
 		return s.restartKubelet("between the plan and its commit of " + ad.uid)
 	}
-	err := ad.attempt.Allocated(ad.answers, ad.rpcErr)
+	err := ad.attempt.Allocated(got.answers, got.rpcErr)
 	s.coreErr("admission.Allocated", err)
-	if ad.rpcErr == nil && err == nil && s.fault(RestartBeforeCheckpoint) {
+	if got.rpcErr == nil && err == nil && s.fault(RestartBeforeCheckpoint) {
 		return s.restartKubelet("after the commit of " + ad.uid + ", before the checkpoint write")
 	}
 	s.writeCheckpoint()

@@ -27,8 +27,8 @@ const (
 // evaluates them.
 func Invariants() []Invariant {
 	return []Invariant{
-		{ID: InvDevicesHeld, Statement: "The device manager holds exactly the devices the plugins granted to the admitted, non-terminated pods' containers, no device is held by two pods, and a pod that is not active holds none once an allocation's garbage collection has run, across kubelet restarts and plugin faults.",
-			Source: "seeds/devicemanager; spec/devicemanager.md §1.8 and restart; issue #15"},
+		{ID: InvDevicesHeld, Statement: "The device manager holds exactly the devices the plugins granted to the admitted, non-terminated pods' containers, no device is held by two pods, a pod that is not active holds none once an allocation's garbage collection has run, and the runtime configuration the kubelet gives each running container (the device manager's run options) names exactly the devices the device manager holds for it, across kubelet restarts and plugin faults.",
+			Source: "seeds/devicemanager; spec/devicemanager.md §1.8, §1.9 (run options) and restart; issue #15"},
 		{ID: InvCgroups, Statement: "The cgroup filesystem equals the tree core/cgroups builds for the admitted, non-terminated pods: a preempted or finished pod's cgroups are gone and the QoS tiers count only those pods.",
 			Source: "spec/cgroups.md §5; issue #15"},
 		{ID: InvAllocatable, Statement: "The admitted, non-terminated pods' requests never exceed the node's allocatable, devices included, except the extended resources a pod requested while allocatable had none of them, which admission drops and the pod runs without (reported as observed upstream behaviour); a victim whose kill failed is reported too, as upstream admits anyway (#78405).",
@@ -164,8 +164,44 @@ func (s *Sim) checkDevices(hold map[string]podHoldings) CheckResult {
 			r.Err = violation(r.ID, "%s (%s) holds %v in the device manager but was granted %v", uid, p.phase, hold[uid], p.granted)
 			return r
 		}
+		if err := s.checkRunOptions(p, hold[uid]); err != nil {
+			r.Err = violation(r.ID, "%v", err)
+			return r
+		}
 	}
 	return r
+}
+
+// checkRunOptions compares what each running container of p was told to
+// expose, the device nodes of its run options (the Allocate answers the
+// device manager recorded with its devices), with the devices held for it.
+// The two are recorded together, so they differ only when an answer was
+// committed to a plan it does not answer.
+func (s *Sim) checkRunOptions(p *simPod, held podHoldings) error {
+	for _, c := range p.containers {
+		byRes := held[c.name]
+		if !c.running || len(byRes) == 0 {
+			continue
+		}
+		var want []string
+		for _, ids := range byRes {
+			for _, id := range ids {
+				want = append(want, devicePath(id))
+			}
+		}
+		var got []string
+		if opts := s.kubelet.devices.RunContainerOptions(p.spec.UID, c.name); opts != nil {
+			for _, d := range opts.Devices {
+				got = append(got, d.PathOnHost)
+			}
+		}
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("%s/%s (%s) runs with the device nodes %v but the device manager holds %v for it", p.spec.UID, c.name, c.id, got, byRes)
+		}
+	}
+	return nil
 }
 
 // cachedTree is the expected cgroup files for one generation of the sim's

@@ -58,8 +58,12 @@ type kubelet struct {
 type admitting struct {
 	uid     string
 	attempt *admission.Attempt
-	// answers and rpcErr are the plugins' answers to the pending plan,
-	// delivered by the allocate-answer event.
+}
+
+// pluginAnswers are the plugins' answers to one plan's Allocate RPCs, as
+// they travel back to the kubelet that made the calls: each request's
+// container responses in plan order, or the first RPC error.
+type pluginAnswers struct {
 	answers [][]allocresp.ContainerAllocateResponse
 	rpcErr  error
 }

@@ -111,6 +111,16 @@ func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocre
 		p.answers[uid] = map[string][]string{}
 	}
 	p.answers[uid][container] = append([]string(nil), req.DeviceIDs...)
+	// The answer names each device twice, as real plugins do: in an
+	// environment variable for the workload and as a device node for the
+	// runtime to expose.
 	resp := allocresp.ContainerAllocateResponse{Envs: map[string]string{"DEVICES": strings.Join(req.DeviceIDs, ",")}}
+	for _, id := range req.DeviceIDs {
+		resp.Devices = append(resp.Devices, allocresp.DeviceSpec{ContainerPath: devicePath(id), HostPath: devicePath(id), Permissions: "rw"})
+	}
 	return []allocresp.ContainerAllocateResponse{resp}, latency, nil
 }
+
+// devicePath is the host device node of a device; the plugins' device IDs
+// are unique across resources, so their nodes are too.
+func devicePath(id string) string { return "/dev/" + id }

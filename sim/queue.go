@@ -35,6 +35,8 @@ type queued struct {
 	kubelet int
 	podUID  string
 	name    string // a plugin's resource or an image
+	// answers are an allocate-answer's payload.
+	answers *pluginAnswers
 }
 
 // eventQueue orders events by time, then by the order they were queued,

@@ -155,7 +155,7 @@ func (s *Sim) run(e *queued) string {
 	case evAdmit:
 		return s.admitNext()
 	case evAllocateAnswer:
-		return s.allocateAnswer()
+		return s.allocateAnswer(e.answers)
 	case evPullDone:
 		return s.pullDone(e.name)
 	case evPodDelete:
