@@ -46,7 +46,8 @@ const simFaultRate = 0.05
 // TestInvariantSources reports.
 var simSources = map[string][]cite.Source{
 	sim.InvDevicesHeld: {cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"),
-		cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"), simDoc},
+		cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"),
+		cite.Code(dmManager, "ManagerImpl.GetDeviceRunContainerOptions"), simDoc},
 	sim.InvCgroups: {cite.Code(cmQoS, "qosContainerManagerImpl.UpdateCgroups"), cite.Code(cmPodContainer, "podContainerManagerImpl.GetPodContainerName"),
 		cite.Seed("pod and QoS cgroups", "How CPU requests are implemented"), simDoc},
 	sim.InvAllocatable: {cite.Code(simPredicate, "predicateAdmitHandler.Admit"), cite.Code(simPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
 
 	"github.com/stretchr/testify/require"
@@ -71,6 +73,33 @@ func TestCheckCatchesABrokenState(t *testing.T) {
 				}
 			}
 			t.Fatal("no live pod holds devices")
+		}, InvDevicesHeld},
+		{"a running container told of a device it does not hold", func(s *Sim) {
+			// The device manager as a restart would restore it from a
+			// checkpoint whose first running holding carries another
+			// container's Allocate answer.
+			data := s.kubelet.devices.Checkpoint()
+			var running []dm.ContainerRef
+			for _, p := range s.livePods() {
+				for _, c := range p.containers {
+					if c.running {
+						running = append(running, dm.ContainerRef{PodUID: p.spec.UID, Container: c.name, Running: true})
+					}
+				}
+			}
+			swapped := false
+			for i, e := range data.PodDeviceEntries {
+				if p := s.pods[e.PodUID]; p != nil && p.live() && !swapped {
+					other := allocresp.ContainerAllocateResponse{Devices: []allocresp.DeviceSpec{{ContainerPath: devicePath("phantom"), HostPath: devicePath("phantom")}}}
+					data.PodDeviceEntries[i].AllocResp = allocresp.Marshal(other)
+					swapped = true
+				}
+			}
+			require.True(t, swapped, "no live pod holds devices")
+			m := dm.New(dm.DefaultLimits())
+			_, err := m.Restore(data, s.now, running)
+			require.NoError(t, err)
+			s.kubelet.devices = m
 		}, InvDevicesHeld},
 		{"a pod cgroup removed behind the kubelet's back", func(s *Sim) {
 			for _, path := range slices.Sorted(maps.Keys(s.fs.dirs)) {
