@@ -42,6 +42,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 				"%d not covered, %d timed out, %d not viable, shown apart; gremlins tested for %.0f s\n",
 				100*s.Score(), s.Killed, s.Killed+s.Lived-s.Equivalent, s.Lived, s.Equivalent,
 				s.NotCovered, s.TimedOut, s.NotViable, s.Seconds)
+			if s.Unmeasured > 0 {
+				fmt.Fprintf(stdout, "%d rows of the table are about directories without a report here, and were not checked\n", s.Unmeasured)
+			}
 			for _, p := range s.Problems {
 				fmt.Fprintf(stderr, "%s: %s\n", tablePath, p)
 				status = 1
@@ -76,6 +79,7 @@ func load(reportsDir, tablePath, root string) (score.Report, []score.Verdict, er
 			return score.Report{}, nil, fmt.Errorf("--reports: %v", err)
 		}
 		all.Mutants = append(all.Mutants, r.Mutants...)
+		all.Dirs = append(all.Dirs, r.Dirs...)
 		all.Seconds += r.Seconds
 	}
 	tf, err := os.Open(tablePath)

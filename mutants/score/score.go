@@ -43,6 +43,10 @@ func (m Mutant) Key() string { return fmt.Sprintf("%s:%d:%d %s", m.File, m.Line,
 type Report struct {
 	Mutants []Mutant
 	Seconds float64 // how long gremlins spent testing mutants
+	// Dirs are the directories the run mutated, relative to the module
+	// root (core/pod). Table rows about other directories are not judged
+	// against it: a run of some directories says nothing about the rest.
+	Dirs []string
 }
 
 // gremlinsReport is the part of gremlins' --output file this package reads.
@@ -59,6 +63,20 @@ type gremlinsReport struct {
 	ElapsedSeconds float64 `json:"elapsed_time"`
 }
 
+// measured reports whether the mutant a table key names lies in one of the
+// run's directories (a report without Dirs covers every row).
+func (r Report) measured(key string) bool {
+	if len(r.Dirs) == 0 {
+		return true
+	}
+	for _, d := range r.Dirs {
+		if strings.HasPrefix(key, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 // Decode reads gremlins' JSON report. gremlins names files relative to the
 // directory it mutated; dir (core) makes them relative to the module root.
 func Decode(r io.Reader, dir string) (Report, error) {
@@ -67,8 +85,10 @@ func Decode(r io.Reader, dir string) (Report, error) {
 		return Report{}, fmt.Errorf("gremlins report: %v", err)
 	}
 	known := []string{StatusKilled, StatusLived, StatusNotCovered, StatusTimedOut, StatusNotViable}
-	var out Report
-	out.Seconds = in.ElapsedSeconds
+	out := Report{Seconds: in.ElapsedSeconds}
+	if dir != "" {
+		out.Dirs = []string{dir}
+	}
 	for i, f := range in.Files {
 		if f.Name == "" {
 			return Report{}, fmt.Errorf("gremlins report: files[%d].file_name is empty", i)
@@ -136,6 +156,9 @@ type Summary struct {
 	// Problems are what makes the table untrue: survivors it does not list,
 	// "fixed" rows whose mutant lives, rows whose mutant no longer lives.
 	Problems []string
+	// Unmeasured counts the table's rows about directories the run did
+	// not mutate, which it cannot confirm or refute.
+	Unmeasured int
 }
 
 // Score is killed / (killed + lived), leaving out the lived mutants the
@@ -181,6 +204,10 @@ func Summarize(r Report, table []Verdict) Summary {
 		}
 	}
 	for _, v := range table {
+		if !r.measured(v.Key) {
+			s.Unmeasured++
+			continue
+		}
 		got, found := status[v.Key]
 		switch {
 		case !found:

@@ -93,3 +93,22 @@ func TestParseTableRejectsBadRows(t *testing.T) {
 func TestScoreOfNothingJudgedIsZero(t *testing.T) {
 	assert.Zero(t, Summary{NotCovered: 3}.Score())
 }
+
+// TestSummarizeJudgesOnlyTheRunsDirectories: a run of some directories
+// leaves the rows of the others alone (counted as unmeasured), while a row of
+// a measured directory whose mutant is gone is still a problem.
+func TestSummarizeJudgesOnlyTheRunsDirectories(t *testing.T) {
+	r := Report{Dirs: []string{"core/pod"}, Mutants: []Mutant{
+		{File: "core/pod/a.go", Line: 1, Column: 1, Mutator: "M", Status: StatusLived},
+	}}
+	table := []Verdict{
+		{Key: "core/pod/a.go:1:1 M", Verdict: VerdictEquivalent, Line: 3},
+		{Key: "core/pod/a.go:7:1 M", Verdict: VerdictFixed, Line: 4},
+		{Key: "core/podx/b.go:1:1 M", Verdict: VerdictFixed, Line: 5},
+		{Key: "core/cgroups/b.go:1:1 M", Verdict: VerdictFixed, Line: 6},
+	}
+	s := Summarize(r, table)
+	assert.Equal(t, []string{"line 4: core/pod/a.go:7:1 M is not a mutant of this run"}, s.Problems)
+	assert.Equal(t, 2, s.Unmeasured)
+	assert.Equal(t, 1, s.Equivalent)
+}
