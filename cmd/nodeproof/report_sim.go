@@ -54,14 +54,7 @@ func printSimSection(stderr io.Writer, section simSection, width int) {
 	indent := strings.Repeat(" ", width+2)
 	for _, v := range section.Violations {
 		fmt.Fprintf(stderr, "%sseed %d: %s\n", indent, v.Seed, v.Invariant)
-		for _, line := range strings.Split(strings.TrimRight(v.Message, "\n"), "\n") {
-			fmt.Fprintf(stderr, "%s  %s\n", indent, line)
-		}
-		fmt.Fprintf(stderr, "%s  trace (the %d events up to the violation, oldest first):\n", indent, len(v.Trace))
-		for _, e := range v.Trace {
-			fmt.Fprintf(stderr, "%s    %s\n", indent, e)
-		}
-		fmt.Fprintf(stderr, "%s  replay: %s\n", indent, v.Replay)
+		printSimViolation(stderr, indent+"  ", v)
 	}
 }
 

@@ -218,13 +218,18 @@ func printSimRun(w io.Writer, r simRun, width int) {
 	name := fmt.Sprintf("seed %d", r.config.Seed)
 	counts := fmt.Sprintf("%d events, %s simulated, %.1fs (%s simulated h/s, %s events/s)", st.Events,
 		formatSimulated(st.Simulated), r.seconds, formatRate(st.Simulated.Hours(), r.seconds), formatRate(float64(st.Events), r.seconds))
-	v := r.summary.Violation
-	if v == nil {
+	if r.summary.Violation == nil {
 		fmt.Fprintf(w, "%-*s  passed  %s\n", width, name, counts)
 		return
 	}
-	indent := strings.Repeat(" ", width+10)
+	v := newSimViolation(r.config.Seed, r.summary)
 	fmt.Fprintf(w, "%-*s  FAILED  %s after %s\n", width, name, v.Invariant, counts)
+	printSimViolation(w, strings.Repeat(" ", width+10), *v)
+}
+
+// printSimViolation prints what a reader needs to act on a violation, each
+// line after indent: its message, the trace and the replay line.
+func printSimViolation(w io.Writer, indent string, v simViolation) {
 	for _, line := range strings.Split(strings.TrimRight(v.Message, "\n"), "\n") {
 		fmt.Fprintf(w, "%s%s\n", indent, line)
 	}
@@ -232,7 +237,19 @@ func printSimRun(w io.Writer, r simRun, width int) {
 	for _, e := range v.Trace {
 		fmt.Fprintf(w, "%s  %s\n", indent, e)
 	}
-	fmt.Fprintf(w, "%sreplay: %s\n", indent, r.summary.Replay)
+	fmt.Fprintf(w, "%sreplay: %s\n", indent, v.Replay)
+}
+
+// newSimViolation is a run's violation as the JSON and the report show it;
+// the run must have one.
+func newSimViolation(seed uint64, sum sim.Summary) *simViolation {
+	v := sum.Violation
+	sv := &simViolation{Seed: seed, Invariant: v.Invariant, Message: v.Message, Event: v.Event.String(),
+		Trace: make([]string, 0, len(v.Trace)), Replay: sum.Replay}
+	for _, e := range v.Trace {
+		sv.Trace = append(sv.Trace, e.String())
+	}
+	return sv
 }
 
 // printSimTotal prints the sums over every seed.
@@ -402,13 +419,8 @@ func newSimRunReport(r simRun) simRunReport {
 	for kind, n := range st.Faults {
 		rr.Injected[string(kind)] = n
 	}
-	if v := sum.Violation; v != nil {
-		sv := &simViolation{Seed: r.config.Seed, Invariant: v.Invariant, Message: v.Message, Event: v.Event.String(),
-			Trace: make([]string, 0, len(v.Trace)), Replay: sum.Replay}
-		for _, e := range v.Trace {
-			sv.Trace = append(sv.Trace, e.String())
-		}
-		rr.Violation = sv
+	if sum.Violation != nil {
+		rr.Violation = newSimViolation(r.config.Seed, sum)
 	}
 	return rr
 }
