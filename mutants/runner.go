@@ -95,10 +95,25 @@ type Result struct {
 	Rerun string
 	// Seconds is the wall time of the whole run: copy, apply, build and test.
 	Seconds float64
+	// Phases says where Seconds went, so a slow run can be cut where it is
+	// slow rather than where it is thought to be.
+	Phases Phases
 	// Status is one of the Status constants.
 	Status string
 	// Output is the tail of the output of the step that decided Status, for the report.
 	Output string
+}
+
+// Phases are the wall times, in seconds, of the steps of one mutant's run; a
+// step that did not run is zero.
+type Phases struct {
+	// Copy is the scratch copy of the module; Apply the git apply of the patch.
+	Copy, Apply float64
+	// Build is compiling the packages the patch changes.
+	Build float64
+	// Test is go test of the mutant's packages (compiling and linking the
+	// test binaries, then running them); Rerun the killing test alone.
+	Test, Rerun float64
 }
 
 // Options tunes Run. The zero value is ready to use.
@@ -394,20 +409,46 @@ func Run(ctx context.Context, root string, m Mutant, opts Options) Result {
 // run returns the status and the output of the step that decided it, and
 // fills in r's kill fields.
 func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (status, output string) {
+	step := time.Now()
+	// lap returns the seconds since the previous lap, for r.Phases.
+	lap := func() float64 {
+		now := time.Now()
+		seconds := now.Sub(step).Seconds()
+		step = now
+		return seconds
+	}
 	scratch, err := scratchCopy(ctx, root)
+	r.Phases.Copy = lap()
 	if err != nil {
 		return StatusError, err.Error()
 	}
 	defer os.RemoveAll(scratch)
 
-	if out, err := command(ctx, scratch, gitApplyEnv(scratch), "git", "apply", m.Path); err != nil {
+	out, err := command(ctx, scratch, gitApplyEnv(scratch), "git", "apply", m.Path)
+	r.Phases.Apply = lap()
+	if err != nil {
 		return stepFailed(ctx, StatusDoesNotApply, out, err)
 	}
-	// A scratch copy has no version control information of its own to stamp.
-	if out, err := command(ctx, scratch, nil, "go", "build", "-trimpath", "-buildvcs=false", "./..."); err != nil {
+	// The packages the patch changes must compile, tested or not. go list
+	// -export compiles them as go build would, but links no program, and
+	// leaves their dependents to go test: linking every command and
+	// compiling every dependent of a core package (go build ./...) took
+	// most of a mutant's time, and a dependent no test runs says nothing
+	// about the kill. A scratch copy has no version control information to
+	// stamp.
+	patched, err := patchedPackages(m.Path, scratch)
+	if err != nil {
+		return StatusError, err.Error()
+	}
+	if len(patched) > 0 {
+		out, err = command(ctx, scratch, nil, "go", append([]string{"list", "-trimpath", "-buildvcs=false", "-export", "-f="}, patched...)...)
+	}
+	r.Phases.Build = lap()
+	if err != nil {
 		return stepFailed(ctx, StatusDoesNotCompile, out, err)
 	}
-	status, out := goTest(ctx, scratch, opts, selection(m.Tests), m.Packages)
+	status, out = goTest(ctx, scratch, opts, selection(m.Tests), m.Packages)
+	r.Phases.Test = lap()
 	if status != StatusKilled {
 		return status, out
 	}
@@ -438,6 +479,7 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 	pkgs := []string{testPackage(out, testName, m.Packages)}
 	r.Rerun = "go test -count=1 " + strings.Join(append(pkgs, args...), " ")
 	again, againOut := goTest(ctx, scratch, opts, args, pkgs)
+	r.Phases.Rerun = lap()
 	switch {
 	case again == StatusSurvived:
 		return StatusNotReproduced, out + "\n--- re-run: " + r.Rerun + " passed:\n" + againOut
@@ -448,6 +490,35 @@ func run(ctx context.Context, root string, m Mutant, opts Options, r *Result) (s
 	}
 	r.Killed = true
 	return StatusKilled, out
+}
+
+// patchedPackages returns the directories, as ./dir patterns, of the Go
+// files the patch at path changes, adds or deletes, that exist in the
+// patched tree at root (a patch may delete a whole package); "./." is the
+// module root.
+func patchedPackages(path, root string) ([]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, line := range strings.Split(string(data), "\n") {
+		name, ok := strings.CutPrefix(line, "+++ b/")
+		if !ok {
+			name, ok = strings.CutPrefix(line, "--- a/")
+		}
+		// git quotes a name with unusual characters and may end it with a
+		// tab; neither occurs in a Go package path worth building.
+		name, _, _ = strings.Cut(name, "\t")
+		if !ok || !strings.HasSuffix(name, ".go") || strings.HasPrefix(name, `"`) {
+			continue
+		}
+		dir := filepath.Dir(filepath.FromSlash(name))
+		if info, err := os.Stat(filepath.Join(root, dir)); err == nil && info.IsDir() {
+			dirs = append(dirs, "./"+filepath.ToSlash(dir))
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(dirs))), nil
 }
 
 // Baseline runs the tests of packages that the go test -run pattern tests

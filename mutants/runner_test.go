@@ -456,3 +456,42 @@ func TestRunSelectedTests(t *testing.T) {
 	status, out = Baseline(context.Background(), broken, []string{"./..."}, "^TestOther$", opts)
 	assert.Equal(t, StatusKilled, status, "TestOther is the selection; output:\n%s", out)
 }
+
+// TestRunPatchedPackageMustCompile: a patch that breaks the package it
+// changes does not compile even when no test of the mutant imports that
+// package, so it can never pass for a survivor that was tested.
+func TestRunPatchedPackageMustCompile(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed: the runner applies patches with git apply")
+	}
+	root := newModule(t, false)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "other"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "other", "other_test.go"),
+		[]byte("package other\n\nimport \"testing\"\n\nfunc TestOther(t *testing.T) {}\n"), 0o644))
+	patch := strings.Replace(fmt.Sprintf(header, "Add returns a string."), "./...", "./other", 1) +
+		replaceLine(tinySource, "\treturn a + b", "\treturn a + \"b\"")
+	m := writeMutant(t, t.TempDir(), "tiny-untested.patch", patch)
+	r := Run(context.Background(), root, m, Options{Timeout: time.Minute, InvariantIDs: []string{"TINY-SUM"}})
+	assert.Equal(t, StatusDoesNotCompile, r.Status, "output:\n%s", r.Output)
+	assert.Zero(t, r.Phases.Test, "no test runs after a failed build")
+}
+
+func TestPatchedPackages(t *testing.T) {
+	patch := "# Bug: b\n" +
+		"diff --git a/core/x/x.go b/core/x/x.go\n--- a/core/x/x.go\n+++ b/core/x/x.go\n@@ -1 +1 @@\n-a\n+b\n" +
+		"diff --git a/core/x/y.go b/core/x/y.go\n--- a/core/x/y.go\n+++ b/core/x/y.go\n@@ -1 +1 @@\n-a\n+b\n" +
+		"diff --git a/gone/g.go b/gone/g.go\ndeleted file mode 100644\n--- a/gone/g.go\n+++ /dev/null\n@@ -1 +0,0 @@\n-a\n" +
+		"diff --git a/agent/p/p_test.go b/agent/p/p_test.go\n--- a/agent/p/p_test.go\n+++ b/agent/p/p_test.go\n@@ -1 +1 @@\n-a\n+b\n" +
+		"diff --git a/root.go b/root.go\n--- a/root.go\n+++ b/root.go\n@@ -1 +1 @@\n-a\n+b\n" +
+		"diff --git a/docs/x.md b/docs/x.md\n--- a/docs/x.md\n+++ b/docs/x.md\n@@ -1 +1 @@\n-a\n+b\n"
+	path := filepath.Join(t.TempDir(), "x-y.patch")
+	require.NoError(t, os.WriteFile(path, []byte(patch), 0o644))
+	// The patched tree: gone/ went with its only file.
+	root := t.TempDir()
+	for _, dir := range []string{"core/x", "agent/p", "docs"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(root, dir), 0o755))
+	}
+	got, err := patchedPackages(path, root)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"./.", "./agent/p", "./core/x"}, got)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
@@ -138,9 +139,14 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		counts[r.Status]++
 		rows = append(rows, mutantRow{
 			ID: r.ID, Subsystem: r.Subsystem, Source: r.Source, Killed: r.Killed,
-			KilledBy: r.KilledBy, AlsoFailed: r.AlsoFailed, Seed: r.Seed, Rerun: r.Rerun, Seconds: math.Round(r.Seconds*100) / 100,
+			KilledBy: r.KilledBy, AlsoFailed: r.AlsoFailed, Seed: r.Seed, Rerun: r.Rerun, Seconds: centiseconds(r.Seconds),
+			Phases: &mutantPhases{
+				Copy: centiseconds(r.Phases.Copy), Apply: centiseconds(r.Phases.Apply), Build: centiseconds(r.Phases.Build),
+				Test: centiseconds(r.Phases.Test), Rerun: centiseconds(r.Phases.Rerun),
+			},
 		})
-		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs)\n", i+1, len(selected), width, m.ID, mutantVerdict(r, m), r.Seconds)
+		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs: copy %.1f, build %.1f, test %.1f, re-run %.1f)\n", i+1, len(selected), width, m.ID, mutantVerdict(r, m),
+			r.Seconds, r.Phases.Copy+r.Phases.Apply, r.Phases.Build, r.Phases.Test, r.Phases.Rerun)
 		if r.Status != mutants.StatusKilled {
 			fmt.Fprintf(stderr, "%s: %s\n%s\n", m.ID, m.Bug, indentBlock(r.Output))
 		}
@@ -163,6 +169,11 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		return exitWith(exitFailed)
 	}
 	return nil
+}
+
+// centiseconds rounds seconds to hundredths for the kill matrix.
+func centiseconds(seconds float64) float64 {
+	return math.Round(seconds*100) / 100
 }
 
 // mutantVerdict is the verdict column of a progress line.
@@ -195,23 +206,36 @@ func mutantVerdict(r mutants.Result, m mutants.Mutant) string {
 	}
 }
 
-// baselinesPass runs the tests of each distinct selection of the mutants (a
-// package set and a Tests pattern) on the unpatched tree and reports whether
-// all passed. A mutant is judged against the baseline of its own selection:
-// the tests it runs must pass without the patch, and tests it does not run
-// need not be paid for.
+// baselinesPass runs, on the unpatched tree, every test some selected
+// mutant runs, and reports whether all passed. A mutant is judged against
+// the tests of its own selection (its packages and Tests pattern): they
+// must pass without the patch, and tests it does not run need not be paid
+// for. Each package's tests run in a binary of their own, so a selection
+// passes when each of its packages passes with its pattern: one go test per
+// Tests pattern, over every package the mutants with that pattern name,
+// covers them all, and runs a package shared by many selections (the
+// integration tests) once rather than once per package set. A pattern's
+// packages that all run whole anyway need no run of their own.
 func baselinesPass(ctx context.Context, root string, selected []mutants.Mutant, opts mutants.Options, stdout, stderr io.Writer) bool {
-	seen := map[string]bool{}
+	packagesByTests := map[string][]string{}
 	for _, m := range selected {
-		// The same packages in another order are the same baseline.
-		packages := slices.Sorted(slices.Values(m.Packages))
-		key := selectionLabel(packages, m.Tests)
-		if seen[key] {
+		packagesByTests[m.Tests] = append(packagesByTests[m.Tests], m.Packages...)
+	}
+	// The baseline without a pattern runs first ("" sorts first): every
+	// test of its packages passing, a pattern's tests of those packages
+	// pass too (rapid starts each property from the same base seed,
+	// whatever ran before), so a pattern's baseline over them only repeats
+	// it.
+	whole := packagesByTests[""]
+	for _, tests := range slices.Sorted(maps.Keys(packagesByTests)) {
+		packages := slices.Compact(slices.Sorted(slices.Values(packagesByTests[tests])))
+		key := selectionLabel(packages, tests)
+		if tests != "" && !slices.ContainsFunc(packages, func(p string) bool { return !slices.Contains(whole, p) }) {
+			fmt.Fprintf(stdout, "baseline %s: passed within the baseline of every test of %s\n", key, strings.Join(packages, " "))
 			continue
 		}
-		seen[key] = true
 		start := time.Now()
-		status, out := mutants.Baseline(ctx, root, packages, m.Tests, opts)
+		status, out := mutants.Baseline(ctx, root, packages, tests, opts)
 		if status != mutants.StatusSurvived {
 			fmt.Fprintf(stdout, "baseline %s: FAILED without any patch (%.1fs)\n", key, time.Since(start).Seconds())
 			fmt.Fprintf(stderr, "nodeproof mutants: the tests of %s fail on the unpatched tree (%s), so no failure with a patch could count as a kill:\n%s\n",

@@ -155,6 +155,19 @@ type mutantRow struct {
 	Seed    uint64  `json:"seed,omitempty"`
 	Rerun   string  `json:"rerun,omitempty"`
 	Seconds float64 `json:"seconds"`
+	// Phases says where Seconds went; absent from kill matrices written
+	// before it was measured.
+	Phases *mutantPhases `json:"phases,omitempty"`
+}
+
+// mutantPhases are the seconds of each step of a mutant's run (see
+// mutants.Phases).
+type mutantPhases struct {
+	Copy  float64 `json:"copy"`
+	Apply float64 `json:"apply"`
+	Build float64 `json:"build"`
+	Test  float64 `json:"test"`
+	Rerun float64 `json:"rerun"`
 }
 
 // Killers is the "killed by" cell: the killing check, then the header's
