@@ -16,7 +16,12 @@ func BenchmarkDeviceManagerMachine(b *testing.B) {
 	seed := uint64(1)
 	for b.Loop() {
 		r := Run(suite, RunOptions{Checks: 20, Steps: 100, Seed: seed})
-		require.True(b, r.Passed, "suite failed: %s", r.Failure.Message)
+		if !r.Passed {
+			// Failure is a pointer: reading its message on a passing run
+			// would dereference nil.
+			require.NotNil(b, r.Failure, "suite failed without a failure")
+			require.Fail(b, "suite failed", r.Failure.Message)
+		}
 		steps += r.Tally.Steps
 		seed += 20
 	}
