@@ -82,6 +82,45 @@ var (
 	dmEpoch     = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
+// The machine's generators and draw labels, built once: rapid generators
+// are immutable values, and building one per draw (with its label
+// concatenated) cost a tenth of a step. The draws, and so the cases of a
+// seed, are the same as with generators built in place.
+var (
+	dmBool            = rapid.Bool()
+	dmResourceGen     = rapid.SampledFrom(dmResources)
+	dmBadVersions     = rapid.SampledFrom([]string{"", "v1alpha", "v1beta2", "V1BETA1"})
+	dmBadNames        = rapid.SampledFrom([]string{"gpu", "kubernetes.io/gpu", "foo.kubernetes.io/x", "Domain.com/x", "a/b/c", "a.com/", "requests.a.com/x", "/x", "a.com/-x", "a..com/x"})
+	dmPresence        = rapid.IntRange(0, 3)
+	dmHealths         = rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""})
+	dmNUMAShape       = rapid.IntRange(0, 2)
+	dmFault           = rapid.IntRange(0, 2)
+	dmShortSeconds    = rapid.IntRange(1, 240)
+	dmExtraSeconds    = rapid.IntRange(0, 2)
+	dmWants           = rapid.IntRange(0, 2)
+	dmCount           = rapid.IntRange(0, 3)
+	dmInitContainers  = rapid.IntRange(0, 3)
+	dmAppContainers   = rapid.IntRange(1, 2)
+	dmPreferredOrder  = rapid.Permutation(append([]string{"zz"}, dmDeviceIDs...))
+	dmPreferredFails  = rapid.IntRange(0, 9)
+	dmAllocateOutcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"})
+
+	dmDeviceLabels    = labels(dmDeviceIDs, "present ", "health ", "numa ")
+	dmResourceLabels  = labels(dmResources, "wants ", "count ", "preferred ", "preferredFails ")
+	dmPreferredLabels = labels(append([]string{"zz"}, dmDeviceIDs...), "prefer ")
+)
+
+// labels returns, for each name, the draw labels prefix+name, one per prefix.
+func labels(names []string, prefixes ...string) map[string][]string {
+	out := make(map[string][]string, len(names))
+	for _, name := range names {
+		for _, prefix := range prefixes {
+			out[name] = append(out[name], prefix+name)
+		}
+	}
+	return out
+}
+
 // dmPlugin is one plugin instance the machine plays.
 type dmPlugin struct {
 	resource string
@@ -132,11 +171,15 @@ type dmMachine struct {
 	sockets int
 
 	restored []dm.Holding
-	// lastEncoded and lastDecoded cache the last checkpoint that decoded:
-	// most steps leave the file unchanged, and decoding the same bytes again
-	// proves nothing new.
-	lastEncoded []byte
-	lastDecoded checkpoint.Data
+	// trippedData is the last checkpoint content whose round trip was
+	// checked, and trippedDecoded what its bytes decoded to: most steps
+	// leave the content unchanged, and the same content makes the same
+	// trip (see checkCheckpoint).
+	tripped        bool
+	trippedData    checkpoint.Data
+	trippedDecoded checkpoint.Data
+	// idScratch is reused by checkCheckpoint to gather an entry's devices.
+	idScratch []string
 	// answered records what each committed Allocate answer set, by pod,
 	// container and resource.
 	answered map[[3]string]dmAnswer
@@ -217,10 +260,10 @@ func (m *dmMachine) view(r string) *dmResourceView {
 // --- actions --------------------------------------------------------------
 
 func (m *dmMachine) register(t *rapid.T) {
-	r := rapid.SampledFrom(dmResources).Draw(t, "resource")
+	r := dmResourceGen.Draw(t, "resource")
 	opts := dm.PluginOptions{
-		PreStartRequired:                rapid.Bool().Draw(t, "preStart"),
-		GetPreferredAllocationAvailable: rapid.Bool().Draw(t, "preferred"),
+		PreStartRequired:                dmBool.Draw(t, "preStart"),
+		GetPreferredAllocationAvailable: dmBool.Draw(t, "preferred"),
 	}
 	m.sockets++
 	socket := fmt.Sprintf("plugin-%d.sock", m.sockets)
@@ -243,20 +286,20 @@ func (m *dmMachine) register(t *rapid.T) {
 	v := m.view(r)
 	v.current, v.hasEndpoint, v.stopped = p, true, false
 	// Real plugins send their first snapshot as soon as ListAndWatch opens.
-	if rapid.Bool().Draw(t, "initialSnapshot") {
+	if dmBool.Draw(t, "initialSnapshot") {
 		m.sendSnapshot(t, p)
 	}
 }
 
 func (m *dmMachine) registerInvalid(t *rapid.T) {
-	badVersion := rapid.Bool().Draw(t, "badVersion")
-	req := dm.RegisterRequest{Version: dm.Version, Endpoint: "bad.sock", ResourceName: rapid.SampledFrom(dmResources).Draw(t, "resource")}
+	badVersion := dmBool.Draw(t, "badVersion")
+	req := dm.RegisterRequest{Version: dm.Version, Endpoint: "bad.sock", ResourceName: dmResourceGen.Draw(t, "resource")}
 	want := model.Failure{}
 	if badVersion {
-		req.Version = rapid.SampledFrom([]string{"", "v1alpha", "v1beta2", "V1BETA1"}).Draw(t, "version")
+		req.Version = dmBadVersions.Draw(t, "version")
 		want = model.Failure{Kind: "UnsupportedVersion", Message: fmt.Sprintf(`requested API version %q is not supported by kubelet. Supported version is ["v1beta1"]`, req.Version)}
 	} else {
-		req.ResourceName = rapid.SampledFrom([]string{"gpu", "kubernetes.io/gpu", "foo.kubernetes.io/x", "Domain.com/x", "a/b/c", "a.com/", "requests.a.com/x", "/x", "a.com/-x", "a..com/x"}).Draw(t, "name")
+		req.ResourceName = dmBadNames.Draw(t, "name")
 		want = model.Failure{Kind: "InvalidResourceName", Message: fmt.Sprintf("the ResourceName %q is invalid", req.ResourceName)}
 	}
 	m.begin("registerInvalid", "version=%q resource=%q", req.Version, req.ResourceName)
@@ -311,12 +354,13 @@ func (m *dmMachine) activePod(t *rapid.T) *dmPod {
 func (m *dmMachine) drawDevices(t *rapid.T) []dm.Device {
 	var devices []dm.Device
 	for _, id := range dmDeviceIDs {
-		if rapid.IntRange(0, 3).Draw(t, "present "+id) == 0 {
+		label := dmDeviceLabels[id]
+		if dmPresence.Draw(t, label[0]) == 0 {
 			continue
 		}
-		health := rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""}).Draw(t, "health "+id)
+		health := dmHealths.Draw(t, label[1])
 		var numa []int64
-		switch rapid.IntRange(0, 2).Draw(t, "numa "+id) {
+		switch dmNUMAShape.Draw(t, label[2]) {
 		case 1:
 			numa = []int64{0}
 		case 2:
@@ -363,7 +407,7 @@ func (m *dmMachine) sendSnapshot(t *rapid.T, p *dmPlugin) {
 func (m *dmMachine) updateInvalid(t *rapid.T) {
 	p := m.streamingPlugin(t)
 	devices := m.drawDevices(t)
-	switch rapid.IntRange(0, 2).Draw(t, "fault") {
+	switch dmFault.Draw(t, "fault") {
 	case 0:
 		devices = append(devices, dm.Device{ID: "", Health: dm.Healthy})
 	case 1:
@@ -401,7 +445,7 @@ func (m *dmMachine) disconnect(t *rapid.T) {
 }
 
 func (m *dmMachine) advanceShort(t *rapid.T) {
-	d := time.Duration(rapid.IntRange(1, 240).Draw(t, "seconds")) * time.Second
+	d := time.Duration(dmShortSeconds.Draw(t, "seconds")) * time.Second
 	m.begin("advanceShort", "by=%s", d)
 	m.now = m.now.Add(d)
 }
@@ -409,7 +453,7 @@ func (m *dmMachine) advanceShort(t *rapid.T) {
 // advancePastGrace lands on the boundary (exactly 5 minutes after the
 // earliest stop, which must not delete yet) or just past it.
 func (m *dmMachine) advancePastGrace(t *rapid.T) {
-	d := dm.EndpointStopGracePeriod + time.Duration(rapid.IntRange(0, 2).Draw(t, "extraSeconds"))*time.Second
+	d := dm.EndpointStopGracePeriod + time.Duration(dmExtraSeconds.Draw(t, "extraSeconds"))*time.Second
 	var earliest *time.Time
 	for _, v := range m.views {
 		if v.stopped && (earliest == nil || v.stoppedAt.Before(*earliest)) {
@@ -489,24 +533,25 @@ func (m *dmMachine) drawPod(t *rapid.T) *pod.Pod {
 	drawContainer := func(name string) pod.Container {
 		c := pod.Container{Name: name, Limits: pod.ResourceList{}}
 		for _, r := range dmResources {
-			if rapid.IntRange(0, 2).Draw(t, "wants "+r) > 0 {
-				c.Limits[pod.ResourceName(r)] = int64(rapid.IntRange(0, 3).Draw(t, "count "+r))
+			label := dmResourceLabels[r]
+			if dmWants.Draw(t, label[0]) > 0 {
+				c.Limits[pod.ResourceName(r)] = int64(dmCount.Draw(t, label[1]))
 			}
 		}
-		if rapid.Bool().Draw(t, "cpu") {
+		if dmBool.Draw(t, "cpu") {
 			c.Limits[pod.CPU] = 100
 		}
 		c.Requests = c.Limits.Clone()
 		return c
 	}
-	for i := range rapid.IntRange(0, 3).Draw(t, "initContainers") {
+	for i := range dmInitContainers.Draw(t, "initContainers") {
 		c := drawContainer(fmt.Sprintf("init%d", i))
-		if rapid.Bool().Draw(t, "sidecar") {
+		if dmBool.Draw(t, "sidecar") {
 			c.RestartPolicy = pod.RestartAlways
 		}
 		p.InitContainers = append(p.InitContainers, c)
 	}
-	for i := range rapid.IntRange(1, 2).Draw(t, "appContainers") {
+	for i := range dmAppContainers.Draw(t, "appContainers") {
 		p.Containers = append(p.Containers, drawContainer(fmt.Sprintf("app%d", i)))
 	}
 	return p
@@ -585,13 +630,13 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 				continue
 			}
 			var ids []string
-			for _, id := range rapid.Permutation(append([]string{"zz"}, dmDeviceIDs...)).Draw(t, "preferred "+r) {
-				if rapid.Bool().Draw(t, "prefer "+id) {
+			for _, id := range dmPreferredOrder.Draw(t, dmResourceLabels[r][2]) {
+				if dmBool.Draw(t, dmPreferredLabels[id][0]) {
 					ids = append(ids, id)
 				}
 			}
 			pref := dm.Preference{DeviceIDs: ids}
-			if rapid.IntRange(0, 9).Draw(t, "preferredFails "+r) == 0 {
+			if dmPreferredFails.Draw(t, dmResourceLabels[r][3]) == 0 {
 				pref.Err = errors.New("rpc error: code = Unavailable desc = plugin restarting")
 				mc.PreferredErr[r] = true
 			}
@@ -645,7 +690,7 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 	}
 	outcome := "ok"
 	if len(plan.Requests) > 0 {
-		outcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"}).Draw(t, "allocateOutcome")
+		outcome = dmAllocateOutcome.Draw(t, "allocateOutcome")
 	}
 	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, describePlan(plan), outcome)
 	switch outcome {
