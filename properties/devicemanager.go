@@ -178,8 +178,9 @@ type dmMachine struct {
 	tripped        bool
 	trippedData    checkpoint.Data
 	trippedDecoded checkpoint.Data
-	// idScratch is reused by checkCheckpoint to gather an entry's devices.
-	idScratch []string
+	// idScratch and unionScratch are reused by the checks to gather
+	// devices, so that a step's checks allocate less.
+	idScratch, unionScratch []string
 	// answered records what each committed Allocate answer set, by pod,
 	// container and resource.
 	answered map[[3]string]dmAnswer
@@ -247,6 +248,54 @@ func (m *dmMachine) both(op func(*dm.Manager) string) string {
 	}
 	return got
 }
+
+// bothSame is both for results that are compared as values rather than
+// as printed text: printing them (maps, plans) cost more than the
+// operation. show prints a result for the failure message.
+func bothSame[T any](m *dmMachine, op func(*dm.Manager) T, same func(a, b T) bool, show func(T) string) T {
+	got := op(m.core)
+	again := op(m.twin)
+	if !same(got, again) {
+		m.fail(DMDeterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", show(got), show(again))
+	}
+	return got
+}
+
+func sameCapacity(a, b dm.Capacity) bool {
+	return equalCounts(a.Capacity, b.Capacity) && equalCounts(a.Allocatable, b.Allocatable) && equalStrings(a.Deleted, b.Deleted)
+}
+
+func showCapacity(c dm.Capacity) string { return fmt.Sprint(c) }
+
+// plannedOutput is what both used to compare of PlanContainer's answer:
+// the requests' resources and devices, and the error's text.
+type plannedOutput struct {
+	plan *dm.Plan
+	err  error
+}
+
+func samePlannedOutput(a, b plannedOutput) bool {
+	if (a.plan == nil) != (b.plan == nil) || (a.err == nil) != (b.err == nil) {
+		return false
+	}
+	if a.err != nil && a.err.Error() != b.err.Error() {
+		return false
+	}
+	if a.plan == nil {
+		return true
+	}
+	if len(a.plan.Requests) != len(b.plan.Requests) {
+		return false
+	}
+	for i, r := range a.plan.Requests {
+		if r.Resource != b.plan.Requests[i].Resource || !equalStrings(r.DeviceIDs, b.plan.Requests[i].DeviceIDs) {
+			return false
+		}
+	}
+	return true
+}
+
+func showPlannedOutput(o plannedOutput) string { return describePlan(o.plan) + fmt.Sprint(o.err) }
 
 func (m *dmMachine) view(r string) *dmResourceView {
 	v := m.views[r]
@@ -472,14 +521,7 @@ func (m *dmMachine) advancePastGrace(t *rapid.T) {
 func (m *dmMachine) capacity(t *rapid.T) {
 	m.begin("capacity", "")
 	expected := m.expectedDeletions()
-	var c dm.Capacity
-	m.both(func(mgr *dm.Manager) string {
-		got := mgr.GetCapacity(m.now)
-		if mgr == m.core {
-			c = got
-		}
-		return fmt.Sprint(got)
-	})
+	c := bothSame(m, func(mgr *dm.Manager) dm.Capacity { return mgr.GetCapacity(m.now) }, sameCapacity, showCapacity)
 	mc, ma, md := m.model.Capacity(m.now)
 	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
 		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model capacity=%v allocatable=%v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
@@ -662,15 +704,11 @@ func describePlan(plan *dm.Plan) string {
 }
 
 func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Container) bool {
-	var plan *dm.Plan
-	var err error
-	m.both(func(mgr *dm.Manager) string {
+	planned := bothSame(m, func(mgr *dm.Manager) plannedOutput {
 		pl, e := mgr.PlanContainer(in)
-		if mgr == m.core {
-			plan, err = pl, e
-		}
-		return describePlan(pl) + fmt.Sprint(e)
-	})
+		return plannedOutput{pl, e}
+	}, samePlannedOutput, showPlannedOutput)
+	plan, err := planned.plan, planned.err
 	mplan, mfail := m.model.Plan(in.Pod.UID, mc, in.ActivePods)
 	if err != nil || mfail != nil {
 		if err == nil || mfail == nil {
@@ -819,8 +857,17 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 		}
 	}
 	before := m.core.Holdings()
-	m.core = m.restart(m.core, running)
-	m.twin = m.restart(m.twin, running)
+	coreData, twinData := m.core.Checkpoint(), m.twin.Checkpoint()
+	coreRead := m.writeAndRead(coreData)
+	// Equal content makes the same file (checkpoint.Equal), so the twin
+	// reads what the core read; Restore copies what it keeps, so the two
+	// managers share nothing.
+	twinRead := coreRead
+	if !checkpoint.Equal(coreData, twinData) {
+		twinRead = m.writeAndRead(twinData)
+	}
+	m.core = m.restart(coreRead, running)
+	m.twin = m.restart(twinRead, running)
 	m.model.Restart(m.now, modelRunning)
 	for _, p := range m.plugins {
 		p.streaming = false
@@ -841,15 +888,21 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 	}
 }
 
-func (m *dmMachine) restart(mgr *dm.Manager, running []dm.ContainerRef) *dm.Manager {
-	data, err := checkpoint.Encode(mgr.Checkpoint())
+// writeAndRead is the kubelet writing a manager's checkpoint and reading
+// it back at start.
+func (m *dmMachine) writeAndRead(data checkpoint.Data) checkpoint.Data {
+	file, err := checkpoint.Encode(data)
 	if err != nil {
 		m.fail(DMCheckpointTrip, "encode: %v", err)
 	}
-	decoded, err := checkpoint.Decode(data)
+	decoded, err := checkpoint.Decode(file)
 	if err != nil {
 		m.fail(DMCheckpointTrip, "decode of a checkpoint the manager wrote: %v", err)
 	}
+	return decoded
+}
+
+func (m *dmMachine) restart(decoded checkpoint.Data, running []dm.ContainerRef) *dm.Manager {
 	fresh := dm.New(dm.DefaultLimits())
 	report, err := fresh.Restore(decoded, m.now, running)
 	if err != nil || len(report.Skipped) > 0 {

@@ -77,59 +77,39 @@ func (m *dmMachine) checkModel(core []dm.Holding, mod []model.Holding, c dm.Capa
 }
 
 func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.Holding) {
-	type holder struct{ pod, container string }
-	byDevice := map[[2]string][]holder{}
 	// DM-EXCLUSIVE applies when two containers hold devices of the same
-	// resource: only then could one device be held twice.
-	holdingsOf, compared := map[string]int{}, false
-	for _, h := range holdings {
-		holdingsOf[h.Resource]++
-		compared = compared || holdingsOf[h.Resource] > 1
+	// resource: only then could one device be held twice. Holdings are one
+	// per container and resource, so that is two holdings of one resource,
+	// and each such pair is compared device by device (the lists are
+	// sorted); a node holds few, so pairs cost less than an index.
+	compared := false
+	for i, a := range holdings {
+		for _, b := range holdings[i+1:] {
+			if a.Resource != b.Resource {
+				continue
+			}
+			compared = true
+			if id, shared := firstShared(a.DeviceIDs, b.DeviceIDs); shared && !mayShare(m.place(a.PodUID, a.Container), m.place(b.PodUID, b.Container)) {
+				m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", id, a.Resource, a.PodUID, a.Container, b.PodUID, b.Container)
+			}
+		}
 	}
 	m.tally.Check(DMExclusive, compared)
-	for _, h := range holdings {
-		for _, id := range h.DeviceIDs {
-			key := [2]string{h.Resource, id}
-			byDevice[key] = append(byDevice[key], holder{h.PodUID, h.Container})
-		}
-	}
-	for key, holders := range byDevice {
-		for i := range holders {
-			for j := i + 1; j < len(holders); j++ {
-				if !mayShare(m.place(holders[i].pod, holders[i].container), m.place(holders[j].pod, holders[j].container)) {
-					a, b := holders[i], holders[j]
-					m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", key[1], key[0], a.pod, a.container, b.pod, b.container)
-				}
-			}
-		}
-	}
 
-	union := map[string]map[string]bool{}
-	for _, h := range holdings {
-		if union[h.Resource] == nil {
-			union[h.Resource] = map[string]bool{}
-		}
-		for _, id := range h.DeviceIDs {
-			union[h.Resource][id] = true
-		}
-	}
+	// The union of each resource's holdings, sorted and without repeats,
+	// against the allocated cache (sorted sets).
 	allocated := m.core.Allocated()
-	// DM-ALLOCATED-CACHE applies when a container holds a device or the
-	// cache lists one.
-	m.tally.Check(DMAllocatedCache, len(union) > 0 || len(allocated) > 0)
+	// DM-ALLOCATED-CACHE applies when a container holds devices or the
+	// cache lists a resource.
+	m.tally.Check(DMAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
 	for r, ids := range allocated {
-		if len(ids) != len(union[r]) {
-			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
-		}
-		for _, id := range ids {
-			if !union[r][id] {
-				m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union[r])
-			}
+		if union := m.unionOf(holdings, r); !equalStrings(ids, union) {
+			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
 		}
 	}
-	for r, ids := range union {
-		if len(ids) > 0 && len(allocated[r]) == 0 {
-			m.fail(DMAllocatedCache, "containers hold %v of %s but the allocated cache has none", ids, r)
+	for _, h := range holdings {
+		if len(h.DeviceIDs) > 0 && len(allocated[h.Resource]) == 0 {
+			m.fail(DMAllocatedCache, "containers hold %v of %s but the allocated cache has none", m.unionOf(holdings, h.Resource), h.Resource)
 		}
 	}
 
@@ -139,6 +119,34 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 	for _, r := range lostRestored(m.restored, holdings, modelHoldings) {
 		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
+}
+
+// firstShared returns the first device two sorted ID lists have in common.
+func firstShared(a, b []string) (string, bool) {
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			return a[i], true
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return "", false
+}
+
+// unionOf returns the devices of resource r that containers hold, sorted
+// and without repeats, in a scratch slice valid until the next call.
+func (m *dmMachine) unionOf(holdings []dm.Holding, r string) []string {
+	ids := m.unionScratch[:0]
+	for _, h := range holdings {
+		if h.Resource == r {
+			ids = append(ids, h.DeviceIDs...)
+		}
+	}
+	m.unionScratch = dedupSorted(ids)
+	return m.unionScratch
 }
 
 // lostRestored returns the restored allocations the core no longer holds as
@@ -165,6 +173,9 @@ func lostRestored(restored, core []dm.Holding, modelHoldings []model.Holding) []
 // restoredOfKeptPods returns the restored allocations of pods the model
 // still holds devices for: the ones DM-RESTORE-KEEPS compares.
 func restoredOfKeptPods(restored []dm.Holding, modelHoldings []model.Holding) []dm.Holding {
+	if len(restored) == 0 {
+		return nil
+	}
 	kept := map[string]bool{}
 	for _, h := range modelHoldings {
 		kept[h.Pod] = true
