@@ -231,8 +231,18 @@ func (m *dmMachine) begin(action, format string, args ...any) {
 		m.t.Logf("step %d: %s", m.step, action)
 		return
 	}
-	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
+	m.t.Logf("step %d: %s %v", m.step, action, lazyf{format, args})
 }
+
+// lazyf formats its arguments only when printed: rapid prints a step's line
+// only when it shows the case (a failure's replay), and most steps are
+// never shown.
+type lazyf struct {
+	format string
+	args   []any
+}
+
+func (l lazyf) String() string { return fmt.Sprintf(l.format, l.args...) }
 
 func (m *dmMachine) fail(id, format string, args ...any) {
 	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
