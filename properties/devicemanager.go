@@ -82,6 +82,45 @@ var (
 	dmEpoch     = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 )
 
+// The machine's generators and draw labels, built once: rapid generators
+// are immutable values, and building one per draw (with its label
+// concatenated) cost a tenth of a step. The draws, and so the cases of a
+// seed, are the same as with generators built in place.
+var (
+	dmBool            = rapid.Bool()
+	dmResourceGen     = rapid.SampledFrom(dmResources)
+	dmBadVersions     = rapid.SampledFrom([]string{"", "v1alpha", "v1beta2", "V1BETA1"})
+	dmBadNames        = rapid.SampledFrom([]string{"gpu", "kubernetes.io/gpu", "foo.kubernetes.io/x", "Domain.com/x", "a/b/c", "a.com/", "requests.a.com/x", "/x", "a.com/-x", "a..com/x"})
+	dmPresence        = rapid.IntRange(0, 3)
+	dmHealths         = rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""})
+	dmNUMAShape       = rapid.IntRange(0, 2)
+	dmFault           = rapid.IntRange(0, 2)
+	dmShortSeconds    = rapid.IntRange(1, 240)
+	dmExtraSeconds    = rapid.IntRange(0, 2)
+	dmWants           = rapid.IntRange(0, 2)
+	dmCount           = rapid.IntRange(0, 3)
+	dmInitContainers  = rapid.IntRange(0, 3)
+	dmAppContainers   = rapid.IntRange(1, 2)
+	dmPreferredOrder  = rapid.Permutation(append([]string{"zz"}, dmDeviceIDs...))
+	dmPreferredFails  = rapid.IntRange(0, 9)
+	dmAllocateOutcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"})
+
+	dmDeviceLabels    = labels(dmDeviceIDs, "present ", "health ", "numa ")
+	dmResourceLabels  = labels(dmResources, "wants ", "count ", "preferred ", "preferredFails ")
+	dmPreferredLabels = labels(append([]string{"zz"}, dmDeviceIDs...), "prefer ")
+)
+
+// labels returns, for each name, the draw labels prefix+name, one per prefix.
+func labels(names []string, prefixes ...string) map[string][]string {
+	out := make(map[string][]string, len(names))
+	for _, name := range names {
+		for _, prefix := range prefixes {
+			out[name] = append(out[name], prefix+name)
+		}
+	}
+	return out
+}
+
 // dmPlugin is one plugin instance the machine plays.
 type dmPlugin struct {
 	resource string
@@ -132,11 +171,16 @@ type dmMachine struct {
 	sockets int
 
 	restored []dm.Holding
-	// lastEncoded and lastDecoded cache the last checkpoint that decoded:
-	// most steps leave the file unchanged, and decoding the same bytes again
-	// proves nothing new.
-	lastEncoded []byte
-	lastDecoded checkpoint.Data
+	// trippedData is the last checkpoint content whose round trip was
+	// checked, and trippedDecoded what its bytes decoded to: most steps
+	// leave the content unchanged, and the same content makes the same
+	// trip (see checkCheckpoint).
+	tripped        bool
+	trippedData    checkpoint.Data
+	trippedDecoded checkpoint.Data
+	// idScratch and unionScratch are reused by the checks to gather
+	// devices, so that a step's checks allocate less.
+	idScratch, unionScratch []string
 	// answered records what each committed Allocate answer set, by pod,
 	// container and resource.
 	answered map[[3]string]dmAnswer
@@ -187,8 +231,18 @@ func (m *dmMachine) begin(action, format string, args ...any) {
 		m.t.Logf("step %d: %s", m.step, action)
 		return
 	}
-	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
+	m.t.Logf("step %d: %s %v", m.step, action, lazyf{format, args})
 }
+
+// lazyf formats its arguments only when printed: rapid prints a step's line
+// only when it shows the case (a failure's replay), and most steps are
+// never shown.
+type lazyf struct {
+	format string
+	args   []any
+}
+
+func (l lazyf) String() string { return fmt.Sprintf(l.format, l.args...) }
 
 func (m *dmMachine) fail(id, format string, args ...any) {
 	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
@@ -205,6 +259,54 @@ func (m *dmMachine) both(op func(*dm.Manager) string) string {
 	return got
 }
 
+// bothSame is both for results that are compared as values rather than
+// as printed text: printing them (maps, plans) cost more than the
+// operation. show prints a result for the failure message.
+func bothSame[T any](m *dmMachine, op func(*dm.Manager) T, same func(a, b T) bool, show func(T) string) T {
+	got := op(m.core)
+	again := op(m.twin)
+	if !same(got, again) {
+		m.fail(DMDeterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", show(got), show(again))
+	}
+	return got
+}
+
+func sameCapacity(a, b dm.Capacity) bool {
+	return equalCounts(a.Capacity, b.Capacity) && equalCounts(a.Allocatable, b.Allocatable) && equalStrings(a.Deleted, b.Deleted)
+}
+
+func showCapacity(c dm.Capacity) string { return fmt.Sprint(c) }
+
+// plannedOutput is what both used to compare of PlanContainer's answer:
+// the requests' resources and devices, and the error's text.
+type plannedOutput struct {
+	plan *dm.Plan
+	err  error
+}
+
+func samePlannedOutput(a, b plannedOutput) bool {
+	if (a.plan == nil) != (b.plan == nil) || (a.err == nil) != (b.err == nil) {
+		return false
+	}
+	if a.err != nil && a.err.Error() != b.err.Error() {
+		return false
+	}
+	if a.plan == nil {
+		return true
+	}
+	if len(a.plan.Requests) != len(b.plan.Requests) {
+		return false
+	}
+	for i, r := range a.plan.Requests {
+		if r.Resource != b.plan.Requests[i].Resource || !equalStrings(r.DeviceIDs, b.plan.Requests[i].DeviceIDs) {
+			return false
+		}
+	}
+	return true
+}
+
+func showPlannedOutput(o plannedOutput) string { return describePlan(o.plan) + fmt.Sprint(o.err) }
+
 func (m *dmMachine) view(r string) *dmResourceView {
 	v := m.views[r]
 	if v == nil {
@@ -217,10 +319,10 @@ func (m *dmMachine) view(r string) *dmResourceView {
 // --- actions --------------------------------------------------------------
 
 func (m *dmMachine) register(t *rapid.T) {
-	r := rapid.SampledFrom(dmResources).Draw(t, "resource")
+	r := dmResourceGen.Draw(t, "resource")
 	opts := dm.PluginOptions{
-		PreStartRequired:                rapid.Bool().Draw(t, "preStart"),
-		GetPreferredAllocationAvailable: rapid.Bool().Draw(t, "preferred"),
+		PreStartRequired:                dmBool.Draw(t, "preStart"),
+		GetPreferredAllocationAvailable: dmBool.Draw(t, "preferred"),
 	}
 	m.sockets++
 	socket := fmt.Sprintf("plugin-%d.sock", m.sockets)
@@ -243,20 +345,20 @@ func (m *dmMachine) register(t *rapid.T) {
 	v := m.view(r)
 	v.current, v.hasEndpoint, v.stopped = p, true, false
 	// Real plugins send their first snapshot as soon as ListAndWatch opens.
-	if rapid.Bool().Draw(t, "initialSnapshot") {
+	if dmBool.Draw(t, "initialSnapshot") {
 		m.sendSnapshot(t, p)
 	}
 }
 
 func (m *dmMachine) registerInvalid(t *rapid.T) {
-	badVersion := rapid.Bool().Draw(t, "badVersion")
-	req := dm.RegisterRequest{Version: dm.Version, Endpoint: "bad.sock", ResourceName: rapid.SampledFrom(dmResources).Draw(t, "resource")}
+	badVersion := dmBool.Draw(t, "badVersion")
+	req := dm.RegisterRequest{Version: dm.Version, Endpoint: "bad.sock", ResourceName: dmResourceGen.Draw(t, "resource")}
 	want := model.Failure{}
 	if badVersion {
-		req.Version = rapid.SampledFrom([]string{"", "v1alpha", "v1beta2", "V1BETA1"}).Draw(t, "version")
+		req.Version = dmBadVersions.Draw(t, "version")
 		want = model.Failure{Kind: "UnsupportedVersion", Message: fmt.Sprintf(`requested API version %q is not supported by kubelet. Supported version is ["v1beta1"]`, req.Version)}
 	} else {
-		req.ResourceName = rapid.SampledFrom([]string{"gpu", "kubernetes.io/gpu", "foo.kubernetes.io/x", "Domain.com/x", "a/b/c", "a.com/", "requests.a.com/x", "/x", "a.com/-x", "a..com/x"}).Draw(t, "name")
+		req.ResourceName = dmBadNames.Draw(t, "name")
 		want = model.Failure{Kind: "InvalidResourceName", Message: fmt.Sprintf("the ResourceName %q is invalid", req.ResourceName)}
 	}
 	m.begin("registerInvalid", "version=%q resource=%q", req.Version, req.ResourceName)
@@ -311,12 +413,13 @@ func (m *dmMachine) activePod(t *rapid.T) *dmPod {
 func (m *dmMachine) drawDevices(t *rapid.T) []dm.Device {
 	var devices []dm.Device
 	for _, id := range dmDeviceIDs {
-		if rapid.IntRange(0, 3).Draw(t, "present "+id) == 0 {
+		label := dmDeviceLabels[id]
+		if dmPresence.Draw(t, label[0]) == 0 {
 			continue
 		}
-		health := rapid.SampledFrom([]string{dm.Healthy, dm.Healthy, dm.Healthy, dm.Healthy, dm.Unhealthy, "healthy", ""}).Draw(t, "health "+id)
+		health := dmHealths.Draw(t, label[1])
 		var numa []int64
-		switch rapid.IntRange(0, 2).Draw(t, "numa "+id) {
+		switch dmNUMAShape.Draw(t, label[2]) {
 		case 1:
 			numa = []int64{0}
 		case 2:
@@ -363,7 +466,7 @@ func (m *dmMachine) sendSnapshot(t *rapid.T, p *dmPlugin) {
 func (m *dmMachine) updateInvalid(t *rapid.T) {
 	p := m.streamingPlugin(t)
 	devices := m.drawDevices(t)
-	switch rapid.IntRange(0, 2).Draw(t, "fault") {
+	switch dmFault.Draw(t, "fault") {
 	case 0:
 		devices = append(devices, dm.Device{ID: "", Health: dm.Healthy})
 	case 1:
@@ -401,7 +504,7 @@ func (m *dmMachine) disconnect(t *rapid.T) {
 }
 
 func (m *dmMachine) advanceShort(t *rapid.T) {
-	d := time.Duration(rapid.IntRange(1, 240).Draw(t, "seconds")) * time.Second
+	d := time.Duration(dmShortSeconds.Draw(t, "seconds")) * time.Second
 	m.begin("advanceShort", "by=%s", d)
 	m.now = m.now.Add(d)
 }
@@ -409,7 +512,7 @@ func (m *dmMachine) advanceShort(t *rapid.T) {
 // advancePastGrace lands on the boundary (exactly 5 minutes after the
 // earliest stop, which must not delete yet) or just past it.
 func (m *dmMachine) advancePastGrace(t *rapid.T) {
-	d := dm.EndpointStopGracePeriod + time.Duration(rapid.IntRange(0, 2).Draw(t, "extraSeconds"))*time.Second
+	d := dm.EndpointStopGracePeriod + time.Duration(dmExtraSeconds.Draw(t, "extraSeconds"))*time.Second
 	var earliest *time.Time
 	for _, v := range m.views {
 		if v.stopped && (earliest == nil || v.stoppedAt.Before(*earliest)) {
@@ -428,14 +531,7 @@ func (m *dmMachine) advancePastGrace(t *rapid.T) {
 func (m *dmMachine) capacity(t *rapid.T) {
 	m.begin("capacity", "")
 	expected := m.expectedDeletions()
-	var c dm.Capacity
-	m.both(func(mgr *dm.Manager) string {
-		got := mgr.GetCapacity(m.now)
-		if mgr == m.core {
-			c = got
-		}
-		return fmt.Sprint(got)
-	})
+	c := bothSame(m, func(mgr *dm.Manager) dm.Capacity { return mgr.GetCapacity(m.now) }, sameCapacity, showCapacity)
 	mc, ma, md := m.model.Capacity(m.now)
 	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
 		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model capacity=%v allocatable=%v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
@@ -489,24 +585,25 @@ func (m *dmMachine) drawPod(t *rapid.T) *pod.Pod {
 	drawContainer := func(name string) pod.Container {
 		c := pod.Container{Name: name, Limits: pod.ResourceList{}}
 		for _, r := range dmResources {
-			if rapid.IntRange(0, 2).Draw(t, "wants "+r) > 0 {
-				c.Limits[pod.ResourceName(r)] = int64(rapid.IntRange(0, 3).Draw(t, "count "+r))
+			label := dmResourceLabels[r]
+			if dmWants.Draw(t, label[0]) > 0 {
+				c.Limits[pod.ResourceName(r)] = int64(dmCount.Draw(t, label[1]))
 			}
 		}
-		if rapid.Bool().Draw(t, "cpu") {
+		if dmBool.Draw(t, "cpu") {
 			c.Limits[pod.CPU] = 100
 		}
 		c.Requests = c.Limits.Clone()
 		return c
 	}
-	for i := range rapid.IntRange(0, 3).Draw(t, "initContainers") {
+	for i := range dmInitContainers.Draw(t, "initContainers") {
 		c := drawContainer(fmt.Sprintf("init%d", i))
-		if rapid.Bool().Draw(t, "sidecar") {
+		if dmBool.Draw(t, "sidecar") {
 			c.RestartPolicy = pod.RestartAlways
 		}
 		p.InitContainers = append(p.InitContainers, c)
 	}
-	for i := range rapid.IntRange(1, 2).Draw(t, "appContainers") {
+	for i := range dmAppContainers.Draw(t, "appContainers") {
 		p.Containers = append(p.Containers, drawContainer(fmt.Sprintf("app%d", i)))
 	}
 	return p
@@ -585,13 +682,13 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 				continue
 			}
 			var ids []string
-			for _, id := range rapid.Permutation(append([]string{"zz"}, dmDeviceIDs...)).Draw(t, "preferred "+r) {
-				if rapid.Bool().Draw(t, "prefer "+id) {
+			for _, id := range dmPreferredOrder.Draw(t, dmResourceLabels[r][2]) {
+				if dmBool.Draw(t, dmPreferredLabels[id][0]) {
 					ids = append(ids, id)
 				}
 			}
 			pref := dm.Preference{DeviceIDs: ids}
-			if rapid.IntRange(0, 9).Draw(t, "preferredFails "+r) == 0 {
+			if dmPreferredFails.Draw(t, dmResourceLabels[r][3]) == 0 {
 				pref.Err = errors.New("rpc error: code = Unavailable desc = plugin restarting")
 				mc.PreferredErr[r] = true
 			}
@@ -617,15 +714,11 @@ func describePlan(plan *dm.Plan) string {
 }
 
 func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Container) bool {
-	var plan *dm.Plan
-	var err error
-	m.both(func(mgr *dm.Manager) string {
+	planned := bothSame(m, func(mgr *dm.Manager) plannedOutput {
 		pl, e := mgr.PlanContainer(in)
-		if mgr == m.core {
-			plan, err = pl, e
-		}
-		return describePlan(pl) + fmt.Sprint(e)
-	})
+		return plannedOutput{pl, e}
+	}, samePlannedOutput, showPlannedOutput)
+	plan, err := planned.plan, planned.err
 	mplan, mfail := m.model.Plan(in.Pod.UID, mc, in.ActivePods)
 	if err != nil || mfail != nil {
 		if err == nil || mfail == nil {
@@ -645,7 +738,7 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 	}
 	outcome := "ok"
 	if len(plan.Requests) > 0 {
-		outcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"}).Draw(t, "allocateOutcome")
+		outcome = dmAllocateOutcome.Draw(t, "allocateOutcome")
 	}
 	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, describePlan(plan), outcome)
 	switch outcome {
@@ -774,8 +867,17 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 		}
 	}
 	before := m.core.Holdings()
-	m.core = m.restart(m.core, running)
-	m.twin = m.restart(m.twin, running)
+	coreData, twinData := m.core.Checkpoint(), m.twin.Checkpoint()
+	coreRead := m.writeAndRead(coreData)
+	// Equal content makes the same file (checkpoint.Equal), so the twin
+	// reads what the core read; Restore copies what it keeps, so the two
+	// managers share nothing.
+	twinRead := coreRead
+	if !checkpoint.Equal(coreData, twinData) {
+		twinRead = m.writeAndRead(twinData)
+	}
+	m.core = m.restart(coreRead, running)
+	m.twin = m.restart(twinRead, running)
 	m.model.Restart(m.now, modelRunning)
 	for _, p := range m.plugins {
 		p.streaming = false
@@ -796,15 +898,21 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 	}
 }
 
-func (m *dmMachine) restart(mgr *dm.Manager, running []dm.ContainerRef) *dm.Manager {
-	data, err := checkpoint.Encode(mgr.Checkpoint())
+// writeAndRead is the kubelet writing a manager's checkpoint and reading
+// it back at start.
+func (m *dmMachine) writeAndRead(data checkpoint.Data) checkpoint.Data {
+	file, err := checkpoint.Encode(data)
 	if err != nil {
 		m.fail(DMCheckpointTrip, "encode: %v", err)
 	}
-	decoded, err := checkpoint.Decode(data)
+	decoded, err := checkpoint.Decode(file)
 	if err != nil {
 		m.fail(DMCheckpointTrip, "decode of a checkpoint the manager wrote: %v", err)
 	}
+	return decoded
+}
+
+func (m *dmMachine) restart(decoded checkpoint.Data, running []dm.ContainerRef) *dm.Manager {
 	fresh := dm.New(dm.DefaultLimits())
 	report, err := fresh.Restore(decoded, m.now, running)
 	if err != nil || len(report.Skipped) > 0 {

@@ -14,7 +14,31 @@ import (
 // pod, container, resource order and ID lists sorted, where upstream uses
 // map order; the checksum covers whatever order is written.
 func (m *Manager) Checkpoint() checkpoint.Data {
+	// The agent asks for this after every change and the properties after
+	// every step, so the copies share two backing arrays, one for the ID
+	// lists and one for the answers, each slice capped at its own end so
+	// that appending to one cannot write into the next.
 	var d checkpoint.Data
+	entries, ids, respBytes := 0, 0, 0
+	for _, containers := range m.pods {
+		for _, resources := range containers {
+			for _, a := range resources {
+				entries++
+				respBytes += len(a.responseBytes)
+				for _, list := range a.byNUMA {
+					ids += len(list)
+				}
+			}
+		}
+	}
+	for _, set := range m.healthy {
+		ids += len(set)
+	}
+	idPool := make([]string, 0, ids)
+	respPool := make([]byte, 0, respBytes)
+	if entries > 0 {
+		d.PodDeviceEntries = make([]checkpoint.PodDevicesEntry, 0, entries)
+	}
 	for _, uid := range sortedKeys(m.pods) {
 		containers := m.pods[uid]
 		for _, c := range sortedKeys(containers) {
@@ -22,21 +46,42 @@ func (m *Manager) Checkpoint() checkpoint.Data {
 			for _, r := range sortedKeys(resources) {
 				a := resources[r]
 				byNUMA := make(checkpoint.DevicesPerNUMA, len(a.byNUMA))
-				for n, ids := range a.byNUMA {
-					byNUMA[n] = append([]string(nil), ids...)
+				for n, list := range a.byNUMA {
+					byNUMA[n], idPool = carve(idPool, list)
 				}
+				// AllocResp is never nil: the file spells an empty answer "".
+				start := len(respPool)
+				respPool = append(respPool, a.responseBytes...)
 				d.PodDeviceEntries = append(d.PodDeviceEntries, checkpoint.PodDevicesEntry{
 					PodUID: uid, ContainerName: c, ResourceName: r,
-					DeviceIDs: byNUMA, AllocResp: append([]byte{}, a.responseBytes...),
+					DeviceIDs: byNUMA, AllocResp: respPool[start:len(respPool):len(respPool)],
 				})
 			}
 		}
 	}
 	d.RegisteredDevices = make(map[string][]string, len(m.healthy))
 	for r, set := range m.healthy {
-		d.RegisteredDevices[r] = set.sorted()
+		start := len(idPool)
+		for id := range set {
+			idPool = append(idPool, id)
+		}
+		sorted := idPool[start:len(idPool):len(idPool)]
+		sort.Strings(sorted)
+		d.RegisteredDevices[r] = sorted
 	}
 	return d
+}
+
+// carve copies list to the end of pool and returns the copy, capped at its
+// length, and the grown pool. An empty list becomes nil, as
+// append([]string(nil), list...) makes it: the file tells null from [].
+func carve(pool, list []string) ([]string, []string) {
+	if len(list) == 0 {
+		return nil, pool
+	}
+	start := len(pool)
+	pool = append(pool, list...)
+	return pool[start:len(pool):len(pool)], pool
 }
 
 // ContainerRef names a container the runtime reported at kubelet start.
