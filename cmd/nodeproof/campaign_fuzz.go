@@ -95,10 +95,11 @@ var fuzzFailingInputRE = regexp.MustCompile(`(?m)^Failing input written to (\S+)
 // scratch directory holding a copy of its seed corpus, because Go writes a
 // failing input into testdata/ under the working directory and the image's
 // own files are read-only; a failing input is then copied to the results.
-func runFuzzTarget(job fuzzJob) fuzzReport {
+func runFuzzTarget(job fuzzJob) (rep fuzzReport) {
 	t := job.target
-	rep := fuzzReport{Package: t.Package, Target: t.Name, Passed: true}
+	rep = fuzzReport{Package: t.Package, Target: t.Name, Passed: true}
 	start := time.Now()
+	// Named, so that every return below carries the time.
 	defer func() { rep.Seconds = roundMillis(time.Since(start).Seconds()) }()
 	fail := func(msg string) fuzzReport {
 		rep.Passed = false
