@@ -3,7 +3,8 @@
 // checkpoint inspector, the cgroup tree of Pod manifests, the admission
 // of pods to a node, the image GC prediction for a live runtime and the
 // timeline of a pod's probes, the simulation of a whole node from one seed,
-// and the check of a device plugin against the v1beta1 API.
+// one shard of a campaign across many machines, and the check of a device
+// plugin against the v1beta1 API.
 //
 // The command line follows the Kubernetes tools (kubectl, kubeadm): spf13/cobra
 // commands with pflag's --long flags, help for every command on stdout, shell
@@ -31,6 +32,7 @@ func main() {
 func defaultCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newAdmitCommand(),
+		newCampaignCommand(defaultCampaignRunners()),
 		newCgroupsCommand(),
 		newCheckpointCommand(),
 		newImageGCCommand(time.Now),

@@ -63,21 +63,30 @@ const (
 func newReportCommand() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE]",
+		Use:   "report [--merge DIR] [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
 		Long: `Runs every invariant suite, simulates the node from --sim-seeds seeds and records and
 checks the linearizability histories in-process, shows the progress on stderr and writes index.html, report.md and report.json
 into --out. The mutant kill matrix, the conformance results and a simulation sweep are included when
 ` + defaultMutantsFile + `, ` + defaultConformanceFile + ` and ` + defaultSimFile + ` exist (or the flags name them);
-the report says which sections were not run and the command that runs them. Exit
+the report says which sections were not run and the command that runs them. With --merge DIR
+it runs nothing and writes the report of a campaign's shards instead (nodeproof campaign). Exit
 status: 1 when anything the report shows failed, 2 for bad flags or a file that cannot
 be included or written.`,
 		DisableFlagsInUseLine: true,
 		Args:                  noArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.merge != "" {
+				if err := mergeOnlyFlags(cmd.Flags().Changed); err != nil {
+					return usageError(err)
+				}
+			}
 			opts, err := f.options()
 			if err != nil {
 				return usageError(err)
+			}
+			if f.merge != "" {
+				return mergeReport(f.merge, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			suites, err := selectSuites(opts.suite, properties.Suites())
 			if err != nil {
@@ -88,6 +97,7 @@ be included or written.`,
 	}
 	f.define(cmd.Flags())
 	_ = cmd.MarkFlagDirname("out")
+	_ = cmd.MarkFlagDirname("merge")
 	for _, name := range []string{"sim", "mutants", "linearizability", "conformance"} {
 		_ = cmd.MarkFlagFilename(name, "json")
 	}
@@ -231,6 +241,7 @@ type reportFlags struct {
 	seed                                              uint64
 	mutantsFile, linearizabilityFile, conformanceFile string
 	simFile, pluginCheckFile                          string
+	merge                                             string
 }
 
 // define adds the flags to fl, with their defaults.
@@ -247,6 +258,7 @@ func (f *reportFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.mutantsFile, "mutants", "", "kill matrix `FILE` written by nodeproof mutants --json, to include (default "+defaultMutantsFile+" if it exists)")
 	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include instead of recording histories")
 	fl.StringVar(&f.conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include (default "+defaultConformanceFile+" if it exists)")
+	fl.StringVar(&f.merge, "merge", "", "combine the shard-N.json files nodeproof campaign wrote into `DIR` into one report, running nothing")
 	fl.StringVar(&f.pluginCheckFile, "plugin-check", "", "`FILE` holding a JSON array of plugin checker runs against upstream's plugins, to include (default "+defaultPluginCheckFile+" if it exists)")
 }
 

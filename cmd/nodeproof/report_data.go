@@ -41,6 +41,9 @@ type reportData struct {
 	// wrote (upstream's stub, the sample device plugin). What it finds is
 	// a fact about their code, shown and not part of the verdict.
 	PluginCheck *tableSection `json:"plugin_check"`
+	// Campaign is the campaign a report merged from shards comes from
+	// (nodeproof report --merge); absent from a report that ran itself.
+	Campaign *campaignSection `json:"campaign,omitempty"`
 	// Matrix is the coverage matrix: one row per subsystem of the
 	// inventory, one cell per layer.
 	Matrix []matrixRow `json:"matrix"`
@@ -62,6 +65,9 @@ func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 	}
 	if d.Sim != nil {
 		d.Passed = d.Passed && d.Sim.Passed
+	}
+	if d.Campaign != nil {
+		d.Passed = d.Passed && len(d.Campaign.Failures) == 0
 	}
 	if d.Linearizability != nil {
 		for _, cell := range d.Linearizability.Cells {

@@ -85,6 +85,33 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 {{else}}<p>Every section ran.</p>{{end}}
 </section>
 
+{{with .Campaign}}<section id="campaign">
+<h2>Campaign</h2>
+<p>Merged from {{.Shards}} shards of one plan ({{.Units}} units: simulation seeds, suite runs, fuzz targets), each unit run by exactly one shard.</p>
+<table>
+<tr><th>Shard</th><th>File</th><th>Units</th><th>Seconds</th><th>Result</th></tr>
+{{range .ShardResults}}<tr><td class="num">{{.Shard}}</td><td><code>{{.File}}</code></td><td class="num">{{.Units}}</td><td class="num">{{printf "%.1f" .Seconds}}</td>
+<td>{{if .Passed}}<span class="passed">passed</span>{{else}}<span class="failed">FAILED</span>{{end}}</td></tr>
+{{end}}</table>
+<h3>Failures</h3>
+{{with .Failures}}<table>
+<tr><th>Shard</th><th>Unit</th><th>Invariant</th><th>Replay</th></tr>
+{{range .}}<tr><td class="num">{{.Shard}}</td><td>{{.Unit}}</td><td class="failed"><code>{{.Invariant}}</code></td><td><code class="replay">{{.Replay}}</code></td></tr>
+{{end}}</table>{{else}}<p>None: every unit passed.</p>{{end}}
+{{with .Fuzz}}<h3>Fuzz targets</h3>
+<table>
+<tr><th>Target</th><th>Package</th><th>Shard</th><th>Seconds</th><th>Result</th></tr>
+{{range .}}<tr><td><code>{{.Target}}</code></td><td><code>./{{.Package}}</code></td><td class="num">{{.Shard}}</td><td class="num">{{printf "%.1f" .Seconds}}</td>
+<td>{{if .Passed}}<span class="passed">passed</span>{{else}}<span class="failed">FAILED</span>{{end}}</td></tr>
+{{end}}</table>
+{{range .}}{{$t := .}}{{with .Failure}}<div class="counterexample">
+<h3 class="failed">Fuzz failure: {{$t.Target}} (shard {{$t.Shard}})</h3>
+<pre><code>{{.Message}}</code></pre>
+<p>Replay: <code class="replay">{{.Replay}}</code></p>
+</div>
+{{end}}{{end}}{{end}}
+</section>
+{{end}}
 <section id="suites">
 <h2>Suites</h2>
 <table>
@@ -243,12 +270,18 @@ type reportVerdict struct {
 // verdict says in one line whether the report passed and lists what failed.
 func verdict(d *reportData) reportVerdict {
 	var problems []string
-	for _, s := range d.Suites {
-		if f := s.Failure; f != nil {
-			problems = append(problems, "suite "+s.Name+": "+f.Invariant+" violated; replay: "+f.Replay)
+	if d.Campaign != nil {
+		// A merged report lists every failed unit of every shard, where a
+		// suite's row holds only its first counterexample.
+		problems = campaignProblems(d.Campaign)
+	} else {
+		for _, s := range d.Suites {
+			if f := s.Failure; f != nil {
+				problems = append(problems, "suite "+s.Name+": "+f.Invariant+" violated; replay: "+f.Replay)
+			}
 		}
+		problems = append(problems, simProblems(d.Sim)...)
 	}
-	problems = append(problems, simProblems(d.Sim)...)
 	if d.Linearizability != nil {
 		for _, cells := range d.Linearizability.Cells {
 			row := map[string]string{}

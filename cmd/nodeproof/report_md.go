@@ -88,6 +88,11 @@ func markdownBlocks(data *reportData) []string {
 		flush()
 	}
 
+	if c := data.Campaign; c != nil {
+		b.WriteString(markdownCampaign(c))
+		flush()
+	}
+
 	b.WriteString("\n## Suites\n\n")
 	mdTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
 	flush()

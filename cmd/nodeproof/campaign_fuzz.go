@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// A campaign fuzzes without a Go toolchain: the image holds each fuzz
+// package's test binary, built with `go test -c -fuzz=.` (so it carries the
+// coverage instrumentation fuzzing needs), at the package's directory in the
+// module under a binaries directory, with the package's testdata/fuzz seed
+// corpus beside it:
+//
+//	BINARIES/fuzz/registration/registration.test
+//	BINARIES/fuzz/registration/testdata/fuzz/FuzzRegisterRequest/...
+
+// fuzzBinarySuffix names the test binaries a campaign looks for.
+const fuzzBinarySuffix = ".test"
+
+// fuzzGrace is how long a fuzz target may run past its duration before it is
+// stopped: the fuzzer's own minimisation of a failing input (60 s by
+// default) and the start of its workers.
+const fuzzGrace = 3 * time.Minute
+
+// fuzzOutputLimit bounds the output of a fuzz run kept for its report.
+const fuzzOutputLimit = 16 << 10
+
+// listFuzzTargets finds every test binary under dir and asks each for its
+// Fuzz functions (-test.list), in package order, then name order.
+func listFuzzTargets(dir string) ([]fuzzTarget, error) {
+	var targets []fuzzTarget
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(d.Name(), fuzzBinarySuffix) {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, path, "-test.list", "^Fuzz").Output()
+		if err != nil {
+			return fmt.Errorf("%s -test.list: %v", path, err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(out))
+		for sc.Scan() {
+			if name := strings.TrimSpace(sc.Text()); strings.HasPrefix(name, "Fuzz") {
+				targets = append(targets, fuzzTarget{Package: filepath.ToSlash(rel), Name: name})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortTargets(targets)
+	return targets, nil
+}
+
+// fuzzJob is what one fuzz run needs to know beyond its target.
+type fuzzJob struct {
+	target   fuzzTarget
+	duration time.Duration
+	// binaries is the plan's binaries directory.
+	binaries string
+	// cacheDir keeps the interesting inputs the fuzzer finds, per package,
+	// so that the next campaign starts from them.
+	cacheDir string
+	// inputsDir receives a failing input; inputsRel is the same directory
+	// relative to the shard's --out, as the shard file records it.
+	inputsDir, inputsRel string
+}
+
+// fuzzRunner fuzzes one target; runFuzzTarget, or a stand-in in tests.
+type fuzzRunner func(job fuzzJob) fuzzReport
+
+// fuzzFailingInputRE matches the line Go's fuzzer prints after writing a
+// failing input (testing/fuzz.go).
+var fuzzFailingInputRE = regexp.MustCompile(`(?m)^Failing input written to (\S+)$`)
+
+// runFuzzTarget fuzzes one target for its duration. The binary runs in a
+// scratch directory holding a copy of its seed corpus, because Go writes a
+// failing input into testdata/ under the working directory and the image's
+// own files are read-only; a failing input is then copied to the results.
+func runFuzzTarget(job fuzzJob) (rep fuzzReport) {
+	t := job.target
+	rep = fuzzReport{Package: t.Package, Target: t.Name, Passed: true}
+	start := time.Now()
+	// Named, so that every return below carries the time.
+	defer func() { rep.Seconds = roundMillis(time.Since(start).Seconds()) }()
+	fail := func(msg string) fuzzReport {
+		rep.Passed = false
+		rep.Failure = &fuzzFailure{Message: msg}
+		return rep
+	}
+	pkgDir := filepath.Join(job.binaries, filepath.FromSlash(t.Package))
+	binary, err := testBinary(pkgDir)
+	if err != nil {
+		return fail(err.Error())
+	}
+	work, err := os.MkdirTemp("", "nodeproof-fuzz-")
+	if err != nil {
+		return fail(fmt.Sprintf("scratch directory: %v", err))
+	}
+	defer os.RemoveAll(work)
+	corpus := filepath.Join("testdata", "fuzz", t.Name)
+	if err := copyTree(filepath.Join(pkgDir, corpus), filepath.Join(work, corpus)); err != nil {
+		return fail(fmt.Sprintf("seed corpus: %v", err))
+	}
+	cache := filepath.Join(job.cacheDir, filepath.FromSlash(t.Package))
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return fail(fmt.Sprintf("fuzz cache: %v", err))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), job.duration+fuzzGrace)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "-test.run", "^$", "-test.fuzz", "^"+regexp.QuoteMeta(t.Name)+"$",
+		"-test.fuzztime", job.duration.String(), "-test.fuzzcachedir", cache)
+	cmd.Dir = work
+	out := &tailBuffer{limit: fuzzOutputLimit}
+	cmd.Stdout, cmd.Stderr = out, out
+	runErr := cmd.Run()
+	if runErr == nil {
+		return rep
+	}
+	tail, _ := out.tail()
+	output := string(tail)
+	m := fuzzFailingInputRE.FindStringSubmatch(output)
+	if m == nil {
+		return fail(fmt.Sprintf("%s: %v\n%s", filepath.Base(binary), runErr, output))
+	}
+	name := filepath.Base(m[1])
+	input, err := os.ReadFile(filepath.Join(work, m[1]))
+	if err == nil {
+		err = os.MkdirAll(job.inputsDir, 0o755)
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(job.inputsDir, name), input, 0o644)
+	}
+	if err != nil {
+		return fail(fmt.Sprintf("%s\nthe failing input %s could not be kept: %v", output, m[1], err))
+	}
+	rep = fail(output)
+	rep.Failure.Input = filepath.ToSlash(filepath.Join(job.inputsRel, name))
+	return rep
+}
+
+// testBinary is the one test binary in a package's directory.
+func testBinary(pkgDir string) (string, error) {
+	matches, err := filepath.Glob(filepath.Join(pkgDir, "*"+fuzzBinarySuffix))
+	if err != nil || len(matches) != 1 {
+		return "", fmt.Errorf("%s: want exactly one *%s test binary, found %d", pkgDir, fuzzBinarySuffix, len(matches))
+	}
+	return matches[0], nil
+}
+
+// fuzzReplay is the command that reruns a failing input kept at input (a
+// path the reader can reach), from the root of a nodeproof checkout.
+func fuzzReplay(t fuzzTarget, input string) string {
+	dir := t.Package + "/testdata/fuzz/" + t.Name
+	name := filepath.Base(input)
+	return fmt.Sprintf("mkdir -p %s && cp %s %s/ && go test ./%s -run '^%s/%s$'",
+		shellQuote(dir), shellQuote(input), shellQuote(dir), t.Package, t.Name, name)
+}
+
+// copyTree copies the regular files under src to dst; a missing src copies
+// nothing (a target may have no seed files).
+func copyTree(src, dst string) error {
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, data, 0o644)
+	})
+	if os.IsNotExist(err) {
+		return nil
+	}
+	return err
+}
