@@ -15,6 +15,7 @@ var subsystems = []Subsystem{
 			"fuzz/admission.FuzzAdmission",
 		},
 		Mutants: []string{
+			"ad-caller-active-pods-ignored",
 			"ad-exact-fit-rejected",
 			"ad-failed-kill-forgotten",
 			"ad-pod-slots-ignored",
