@@ -130,5 +130,7 @@ func TestSetActivePodsBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, r.Admitted, "the refused lists changed nothing, a and b keep their GPUs: result = %+v", r)
 	assert.Equal(t, map[string][]string{string(gpu): {"g0", "g1"}}, m.Allocated())
-	assert.EqualError(t, a.SetActivePods([]string{"a"}), `pod "c": its admission is decided`)
+	require.NoError(t, a.SetActivePods([]string{"a"}), "a list given after the decision is valid")
+	assert.Equal(t, admission.StepDone, a.Next().Kind, "and changes nothing")
+	assert.Equal(t, map[string][]string{string(gpu): {"g0", "g1"}}, m.Allocated())
 }

@@ -169,13 +169,12 @@ func (a *Attempt) advance() {
 // restores the default, the node's own active pods; an empty list keeps
 // the devices of the pod being admitted only.
 //
-// The error is for bad input, which changes nothing: an empty or repeated
-// UID, more than MaxPods pods, or an attempt already decided. UIDs the node
-// does not know are allowed: the caller's view is its own.
+// Once the attempt is decided (an Allocated answer may decide it) the list
+// has no plan left to apply to, so a caller that sets it before every Next
+// needs no test of its own. The error is for bad input, which changes
+// nothing: an empty or repeated UID, or more than MaxPods pods. UIDs the
+// node does not know are allowed: the caller's view is its own.
 func (a *Attempt) SetActivePods(uids []string) error {
-	if a.result != nil {
-		return fmt.Errorf("pod %q: its admission is decided", a.pod.UID)
-	}
 	if len(uids) > MaxPods {
 		return fmt.Errorf("activePods: %d pods exceed the bound of %d", len(uids), MaxPods)
 	}
