@@ -360,6 +360,7 @@ var subsystems = []Subsystem{
 		},
 		Mutants: []string{
 			"sim-liveness-restart-keeps-id",
+			"sim-preempted-devices-kept",
 			"sim-qos-counts-preempted",
 			"sim-restart-pods-not-synced",
 			"sim-restart-readiness-dropped",
