@@ -15,6 +15,7 @@ var subsystems = []Subsystem{
 			"fuzz/admission.FuzzAdmission",
 		},
 		Mutants: []string{
+			"ad-caller-active-pods-ignored",
 			"ad-exact-fit-rejected",
 			"ad-failed-kill-forgotten",
 			"ad-pod-slots-ignored",
@@ -359,6 +360,7 @@ var subsystems = []Subsystem{
 		},
 		Mutants: []string{
 			"sim-liveness-restart-keeps-id",
+			"sim-preempted-devices-kept",
 			"sim-qos-counts-preempted",
 			"sim-restart-pods-not-synced",
 			"sim-restart-readiness-dropped",

@@ -68,6 +68,7 @@ func (s *Sim) requestsRegisteredDevice(p *simPod) bool {
 func (s *Sim) continueAdmission() string {
 	k := s.kubelet
 	ad := k.admitting
+	k.setActivePods(s, ad.attempt)
 	for {
 		step := ad.attempt.Next()
 		switch step.Kind {
@@ -102,6 +103,18 @@ func (s *Sim) continueAdmission() string {
 			return s.admissionResult(step.Result)
 		}
 	}
+}
+
+// setActivePods gives the admission the kubelet's active pods before its
+// next device plan: upstream's device manager calls GetActivePods at each
+// Allocate, and its garbage collection frees the devices of the pods that
+// are not among them, such as the victims of an earlier preemption.
+func (k *kubelet) setActivePods(s *Sim, a *admission.Attempt) {
+	uids := []string{}
+	for _, p := range k.activePods(s) {
+		uids = append(uids, p.UID)
+	}
+	s.coreErr("admission.SetActivePods", a.SetActivePods(uids))
 }
 
 // allocateAnswer delivers the plugins' answers to the pending plan, with

@@ -38,9 +38,11 @@ type kubelet struct {
 	// admission order. The pod cgroups follow them.
 	pods []string
 	// podManager holds the pods this kubelet admitted, in admission order,
-	// finished ones included until the API server deletes them, and phases
-	// the phase the status manager last gave each. The QoS container
-	// manager takes its active pods from these two (qosActivePods), as
+	// finished ones included until the API server deletes them (a deleted
+	// pod once it is terminated, a preemption victim, Failed, only when the
+	// world forgets it), and phases the phase the status manager last gave
+	// each. The kubelet's active pods (activePods), which the QoS container
+	// manager and the device manager both read, come from these two, as
 	// upstream's GetActivePods filters the pod manager's pods by their
 	// terminal phase.
 	podManager []string

@@ -132,6 +132,13 @@ func (k *kubelet) terminate(s *Sim, p *simPod, phase prober.Phase) {
 	k.prober.RemovePod(s.now, p.probes)
 	delete(k.status, uid)
 	k.removePod(uid)
+	if phase == prober.PodSucceeded {
+		// A deleted pod's final status lets the API server remove it, and
+		// the pod manager forgets it. A preemption victim is not deleted: it
+		// stays there, Failed, and only its phase makes it inactive.
+		k.podManager = slices.DeleteFunc(k.podManager, func(u string) bool { return u == uid })
+		delete(k.phases, uid)
+	}
 	if p.phase == phaseTerminating && !p.killFailed {
 		s.coreErr("admission.Remove", k.node.Remove(uid))
 	}
@@ -172,7 +179,7 @@ func (s *Sim) syncCgroups() {
 		s.fs.write(cg.Path, files)
 	}
 	// The QoS manager's update, from its own view of the active pods.
-	qos, err := cgroups.QOSTierConfigs(s.cgCfg, k.qosActivePods(s))
+	qos, err := cgroups.QOSTierConfigs(s.cgCfg, k.activePods(s))
 	s.coreErr("cgroups.QOSTierConfigs", err)
 	for _, cg := range h {
 		var rc cgroups.ResourceConfig
@@ -202,10 +209,12 @@ func (s *Sim) syncCgroups() {
 	}
 }
 
-// qosActivePods are the pods the QoS container manager counts in the tier
-// sums: the pod manager's pods whose phase is not terminal. Pods the API
-// server has deleted leave the pod manager here, which keeps it bounded.
-func (k *kubelet) qosActivePods(s *Sim) []*pod.Pod {
+// activePods are the kubelet's active pods (upstream GetActivePods), which
+// the QoS container manager counts in the tier sums and the device manager
+// keeps the devices of: the pod manager's pods whose phase is not terminal.
+// Pods the API server has deleted leave the pod manager here, which keeps
+// it bounded.
+func (k *kubelet) activePods(s *Sim) []*pod.Pod {
 	var active []*pod.Pod
 	kept := k.podManager[:0]
 	for _, uid := range k.podManager {

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"fmt"
+	"slices"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
@@ -78,6 +79,9 @@ type Attempt struct {
 	decision   *preemption.Decision
 	fitReasons []preemption.Reason
 	result     *Result
+	// callerActive are the caller's active pods (SetActivePods); nil means
+	// the node's own.
+	callerActive []string
 }
 
 // Begin starts the admission of p. The error is for bad input only: a
@@ -154,10 +158,55 @@ func (a *Attempt) advance() {
 	a.predicates()
 }
 
+// SetActivePods gives the attempt the caller's own active pods, by UID,
+// for the device manager's garbage collection, which frees the devices of
+// every pod not among them (upstream the device manager calls the
+// kubelet's GetActivePods: the pod manager's pods that are not
+// terminated). It applies from the next device plan of the attempt on, so
+// a caller whose view changes while an Allocate answer is pending calls it
+// again before Next. The pod being admitted always counts as active, listed
+// or not, as upstream's pod manager holds it before its admission. nil
+// restores the default, the node's own active pods; an empty list keeps
+// the devices of the pod being admitted only.
+//
+// Once the attempt is decided (an Allocated answer may decide it) the list
+// has no plan left to apply to, so a caller that sets it before every Next
+// needs no test of its own. The error is for bad input, which changes
+// nothing: an empty or repeated UID, or more than MaxPods pods. UIDs the
+// node does not know are allowed: the caller's view is its own.
+func (a *Attempt) SetActivePods(uids []string) error {
+	if len(uids) > MaxPods {
+		return fmt.Errorf("activePods: %d pods exceed the bound of %d", len(uids), MaxPods)
+	}
+	seen := make(map[string]bool, len(uids))
+	for i, uid := range uids {
+		switch {
+		case uid == "":
+			return fmt.Errorf("activePods[%d]: a pod UID must not be empty", i)
+		case seen[uid]:
+			return fmt.Errorf("activePods[%d]: pod %q is listed twice", i, uid)
+		}
+		seen[uid] = true
+	}
+	if uids == nil {
+		a.callerActive = nil
+		return nil
+	}
+	a.callerActive = append(make([]string, 0, len(uids)), uids...)
+	return nil
+}
+
 // activeUIDs are the pods whose devices the device manager keeps: the
-// node's active pods and the pod being admitted, whose earlier containers
-// already hold devices.
+// caller's active pods if it gave them, else the node's, and the pod being
+// admitted, whose earlier containers already hold devices.
 func (a *Attempt) activeUIDs() []string {
+	if a.callerActive != nil {
+		uids := a.callerActive
+		if !slices.Contains(uids, a.pod.UID) {
+			uids = append(slices.Clip(uids), a.pod.UID)
+		}
+		return uids
+	}
 	uids := make([]string, 0, len(a.node.active)+1)
 	for _, e := range a.node.active {
 		uids = append(uids, e.pod.UID)
