@@ -101,7 +101,7 @@ func (b Build) Targets() ([]Target, error) {
 		return nil, err
 	}
 	var targets []Target
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
 		fields := strings.Split(line, "\t")
 		if len(fields) != 4 {
 			return nil, fmt.Errorf("ossfuzzprep targets: line %q has %d fields, want 4", line, len(fields))
