@@ -23,7 +23,7 @@ SIM_HOURS ?= 24
 # test run; the default 300 would make the run several times longer.
 MUTATION_CHECKS ?= 50
 
-.PHONY: test report fuzz mutants mutation bench lint clean conformance containerd-pinned sim
+.PHONY: test report fuzz oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -58,6 +58,26 @@ fuzz:
 		echo "==> $$target in $$pkg for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done
+
+# go-118-fuzz-build turns a native Go fuzz target into a libFuzzer archive,
+# as OSS-Fuzz's compile_native_go_fuzzer runs it. This is the commit of its
+# main branch the base-builder-go image builds; fuzz/oss-fuzz/build.sh and
+# fuzz/oss-fuzz/check/go.mod pin the same (a test compares them).
+GO118FUZZBUILD_VERSION := v0.0.0-20250520111509-a70c2aa677fa
+GO118FUZZBUILD_DIR := $(CURDIR)/bin/go-118-fuzz-build-$(GO118FUZZBUILD_VERSION)
+GO118FUZZBUILD := $(GO118FUZZBUILD_DIR)/go-118-fuzz-build
+
+# The OSS-Fuzz build, here: fuzz/oss-fuzz/check (a module of its own, so the
+# root's `go test ./...` never pays for it) runs the real build.sh on a
+# scratch copy of the tree with a local compile_native_go_fuzzer, clang and
+# Debian's libFuzzer, then runs every built target on its seed corpus and
+# fuzzes it for a fixed number of runs. docs/fuzzing.md explains it.
+oss-fuzz: $(GO118FUZZBUILD)
+	cd fuzz/oss-fuzz/check && $(GO) vet ./... && \
+		NODEPROOF_GO118FUZZBUILD=$(GO118FUZZBUILD) $(GO) test -count=1 -v -timeout 40m ./...
+
+$(GO118FUZZBUILD):
+	GOBIN=$(GO118FUZZBUILD_DIR) $(GO) install github.com/AdamKorcz/go-118-fuzz-build@$(GO118FUZZBUILD_VERSION)
 
 # conformance/ is a module of its own (it requires k8s.io/kubernetes), so
 # the root's `go test ./...` never builds it. Its JSON results feed

@@ -29,16 +29,24 @@ type rawServer struct {
 	done   chan struct{}
 }
 
-func startRawServer(tb testing.TB) *rawServer {
-	tb.Helper()
+// startRawServer takes the *testing.F and its caller stops the server with
+// a defer, not tb.Cleanup: OSS-Fuzz's libFuzzer build (go-118-fuzz-build)
+// has no testing.TB, runs the Fuzz function once per input and never runs
+// an F's cleanups, so a cleanup there would leak a listener per input.
+func startRawServer(f *testing.F) *rawServer {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		tb.Fatal(err)
+		f.Fatal(err)
 	}
 	s := &rawServer{lis: lis, done: make(chan struct{})}
 	go s.serve()
-	tb.Cleanup(func() { lis.Close(); <-s.done })
 	return s
+}
+
+// stop closes the listener and waits for the connections to finish.
+func (s *rawServer) stop() {
+	s.lis.Close()
+	<-s.done
 }
 
 func (s *rawServer) set(answer []byte) {
@@ -141,6 +149,7 @@ func clip(b []byte) []byte { return b[:min(len(b), 512)] }
 // body, 100 Continue, a short body, a four-digit status, 30 KiB of body.
 func FuzzHTTPProbeResponse(f *testing.F) {
 	srv := startRawServer(f)
+	defer srv.stop()
 	host, portText, err := net.SplitHostPort(srv.lis.Addr().String())
 	if err != nil {
 		f.Fatal(err)
