@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// at builds a run's output, one line per second from the first.
+func at(texts ...string) []line {
+	lines := make([]line, len(texts))
+	for i, t := range texts {
+		lines[i] = line{At: time.Duration(i) * time.Second, Text: t}
+	}
+	return lines
+}
+
+func TestParseTakesOffTheBaselineCoverage(t *testing.T) {
+	s, err := parse(at(
+		"fuzz: elapsed: 0s, gathering baseline coverage: 0/81 completed",
+		"fuzz: elapsed: 1s, gathering baseline coverage: 81/81 completed, now fuzzing with 1 workers",
+		"fuzz: elapsed: 3s, execs: 30081 (10000/sec), new interesting: 3 (total: 84)",
+		"fuzz: elapsed: 4s, execs: 40081 (10000/sec), new interesting: 5 (total: 86)",
+		"PASS",
+	))
+	require.NoError(t, err)
+	assert.Equal(t, speed{Execs: 40000, Fuzzing: 2 * time.Second, NewInteresting: 5}, s)
+	assert.InDelta(t, 20000, s.PerSecond(), 0.001)
+}
+
+func TestParseOfAnEmptyCorpusStartsAtTheFirstProgressLine(t *testing.T) {
+	s, err := parse(at(
+		"warning: starting with empty corpus",
+		"fuzz: elapsed: 0s, execs: 0 (0/sec), new interesting: 0 (total: 0)",
+		"fuzz: elapsed: 3s, execs: 170657 (56880/sec), new interesting: 1 (total: 1)",
+		"fuzz: elapsed: 4s, execs: 229898 (61425/sec), new interesting: 1 (total: 1)",
+	))
+	require.NoError(t, err)
+	assert.Equal(t, speed{Execs: 229898, Fuzzing: 2 * time.Second, NewInteresting: 1}, s)
+}
+
+func TestParseRefusesARunThatNeverFuzzed(t *testing.T) {
+	_, err := parse(at(
+		"fuzz: elapsed: 0s, gathering baseline coverage: 0/81 completed",
+		"fuzz: elapsed: 3s, gathering baseline coverage: 40/81 completed",
+	))
+	assert.EqualError(t, err, `no "now fuzzing" line: the run did not get past the baseline coverage`)
+	_, err = parse(at("fuzz: elapsed: 1s, gathering baseline coverage: 81/81 completed, now fuzzing with 1 workers"))
+	assert.EqualError(t, err, `no "execs: N (X/sec)" line after the baseline coverage`)
+}
+
+func TestPlanInterleavesCeilingsAndSharesThemBetweenTargetsOfOneType(t *testing.T) {
+	runs, targetAt := plan([]target{
+		{"./fuzz/a", "FuzzA", "FuzzEmptyBytes"},
+		{"./fuzz/b", "FuzzB", "FuzzEmptyBytes"},
+		{"./fuzz/c", "FuzzC", "FuzzEmptyThreeStrings"},
+	})
+	assert.Equal(t, []run{
+		{ceilingPackage, "FuzzEmptyBytes"}, {"./fuzz/a", "FuzzA"}, {ceilingPackage, "FuzzEmptyBytes"},
+		{"./fuzz/b", "FuzzB"}, {ceilingPackage, "FuzzEmptyBytes"},
+		{ceilingPackage, "FuzzEmptyThreeStrings"}, {"./fuzz/c", "FuzzC"}, {ceilingPackage, "FuzzEmptyThreeStrings"},
+	}, runs)
+	assert.Equal(t, []int{1, 3, 6}, targetAt)
+}
+
+func TestDeadlineRaceIsMeasuredAndACrashIsNot(t *testing.T) {
+	race := at("fuzz: elapsed: 4s, execs: 178648 (50042/sec), new interesting: 1 (total: 1)",
+		"--- FAIL: FuzzEmptyBytes (4.09s)", "    context deadline exceeded", "FAIL")
+	assert.True(t, deadlineRace(race, "FuzzEmptyBytes"))
+	crash := at("--- FAIL: FuzzX (4.09s)", "    context deadline exceeded",
+		"    Failing input written to testdata/fuzz/FuzzX/0123", "FAIL")
+	assert.False(t, deadlineRace(crash, "FuzzX"))
+	assert.False(t, deadlineRace(at("--- FAIL: FuzzX (0.1s)", "    x_test.go:9: boom"), "FuzzX"))
+}
+
+// fakeFuzzer answers each run with a rate: ceilings at ceilingRate, the
+// targets at their entry in rates.
+func fakeFuzzer(ceilingRate int, rates map[string]int, calls *[]run) fuzzer {
+	return func(_ context.Context, _ string, r run, d time.Duration) ([]line, error) {
+		*calls = append(*calls, r)
+		rate := rates[r.Name]
+		if r.Package == ceilingPackage {
+			rate = ceilingRate
+			ceilingRate += 2000 // load drifts during the measurement
+		}
+		return []line{
+			{At: time.Second, Text: "fuzz: elapsed: 1s, gathering baseline coverage: 10/10 completed, now fuzzing with 1 workers"},
+			{At: 3 * time.Second, Text: "fuzz: elapsed: 3s, execs: 100 (50/sec), new interesting: 0 (total: 10)"},
+			{At: time.Second + d, Text: "fuzz: elapsed: 10s, execs: " + strconv.Itoa(10+rate*int(d/time.Second)) + " (1/sec), new interesting: 2 (total: 12)"},
+		}, nil
+	}
+}
+
+func TestCommandPrintsEachTargetAgainstTheCeilingAroundIt(t *testing.T) {
+	var calls []run
+	var stdout, stderr bytes.Buffer
+	status := runCommand([]string{"--run", "Checkpoint|AllocResp", "--time", "2s"}, &stdout, &stderr,
+		fakeFuzzer(40000, map[string]int{"FuzzCheckpointDecode": 34000, "FuzzAllocRespUnmarshal": 21000}, &calls))
+	require.Equal(t, 0, status, stderr.String())
+	assert.Len(t, calls, 5)
+	table := stdout.String()[strings.Index(stdout.String(), "| target"):]
+	assert.Equal(t, "| target | exec/s | ceiling exec/s (before, after) | ratio |\n|---|---:|---:|---:|\n"+
+		"| `FuzzCheckpointDecode` (fuzz/checkpointdecode) | 34000 | 41000 (40000, 42000) `FuzzEmptyBytes` | 82.9 % |\n"+
+		"| `FuzzAllocRespUnmarshal` (fuzz/allocresp) | 21000 | 43000 (42000, 44000) `FuzzEmptyBytes` | 48.8 % |\n", table)
+	assert.Contains(t, stdout.String(), "5 runs of 2s each (go test -fuzz -parallel 1 -fuzzminimizetime 0); load average ")
+}
+
+func TestCommandRefusesBadFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"--time 500ms": "fuzzspeed: --time 500ms: must be at least 1s, the engine's clock reports whole seconds of warm-up\n",
+		"--run (":      "fuzzspeed: --run \"(\": not a regular expression: error parsing regexp: missing closing ): `(`\n",
+		"--run NoSuch": "fuzzspeed: --run \"NoSuch\": matches none of the decoder targets\n",
+	} {
+		var calls []run
+		var stdout, stderr bytes.Buffer
+		status := runCommand(strings.Fields(args), &stdout, &stderr, fakeFuzzer(1, nil, &calls))
+		assert.Equal(t, 2, status, args)
+		assert.Equal(t, want, stderr.String(), args)
+		assert.Empty(t, calls, args)
+	}
+}
+
+func TestAFailedRunFailsTheCommandAndDropsItsRow(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	status := runCommand([]string{"--run", "Checkpoint", "--time", "1s"}, &stdout, &stderr,
+		func(context.Context, string, run, time.Duration) ([]line, error) {
+			return at("--- FAIL: FuzzCheckpointDecode (0.1s)", "    x_test.go:9: boom"), assert.AnError
+		})
+	assert.Equal(t, 1, status)
+	assert.Contains(t, stderr.String(), "run 2/3 ./fuzz/checkpointdecode FuzzCheckpointDecode: "+assert.AnError.Error()+"\n  --- FAIL")
+	assert.NotContains(t, stdout.String(), "| `FuzzCheckpointDecode`")
+}
