@@ -177,8 +177,9 @@ var subsystems = []Subsystem{
 			"devicemanager",
 		},
 		FuzzTargets: []string{
-			"fuzz.FuzzAllocRespUnmarshal",
+			"fuzz.FuzzAllocRespMatchesProtobuf",
 			"fuzz.FuzzDeviceManagerMachine",
+			"fuzz/allocresp.FuzzAllocRespUnmarshal",
 			"fuzz/checkpointdecode.FuzzCheckpointDecode",
 			"fuzz/registration.FuzzRegisterRequest",
 		},
