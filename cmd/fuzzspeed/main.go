@@ -22,11 +22,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
@@ -35,15 +37,22 @@ import (
 )
 
 func main() {
-	os.Exit(runCommand(os.Args[1:], os.Stdout, os.Stderr, goTest))
+	os.Exit(runCommand(os.Args[1:], os.Stdout, os.Stderr, tools{fuzz: goTest, counters: goCounters}))
 }
 
-// fuzzer runs one fuzzing run for d and returns its output's lines.
-type fuzzer func(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, error)
+// tools are how the command fuzzes and sizes test binaries; tests fake
+// them.
+type tools struct {
+	// fuzz runs one fuzzing run for d and returns its output's lines.
+	fuzz func(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, error)
+	// counters returns the size in bytes of the coverage counters of the
+	// run's test binary built for fuzzing.
+	counters func(ctx context.Context, goCmd string, r run) (int, error)
+}
 
-// runCommand is the command with its arguments, output and way of fuzzing,
+// runCommand is the command with its arguments, output and tools,
 // returning the exit status.
-func runCommand(args []string, stdout, stderr io.Writer, fuzz fuzzer) int {
+func runCommand(args []string, stdout, stderr io.Writer, with tools) int {
 	var (
 		each    time.Duration
 		pattern string
@@ -74,7 +83,7 @@ func runCommand(args []string, stdout, stderr io.Writer, fuzz fuzzer) int {
 				return fmt.Errorf("--run %q: matches none of the decoder targets", pattern)
 			}
 			loadBefore := loadAverage()
-			rows, runs, failed := measure(targets, each, goCmd, fuzz, stderr)
+			rows, runs, failed := measure(targets, each, goCmd, with, stderr)
 			fmt.Fprintf(stdout, "%d runs of %v each (go test -fuzz -parallel 1 -fuzzminimizetime 0); load average %s before, %s after\n\n",
 				runs, each, loadBefore, loadAverage())
 			printTable(stdout, rows)
@@ -101,7 +110,7 @@ func runCommand(args []string, stdout, stderr io.Writer, fuzz fuzzer) int {
 // measure does every run of the plan in turn, telling stderr how each went,
 // and returns a row for each target whose run and ceilings were measured,
 // the number of runs, and whether any run failed.
-func measure(targets []target, each time.Duration, goCmd string, fuzz fuzzer, stderr io.Writer) ([]row, int, bool) {
+func measure(targets []target, each time.Duration, goCmd string, with tools, stderr io.Writer) ([]row, int, bool) {
 	runs, at := plan(targets)
 	speeds := make([]*speed, len(runs))
 	failed := false
@@ -109,7 +118,7 @@ func measure(targets []target, each time.Duration, goCmd string, fuzz fuzzer, st
 		// The bound covers a first build of the package with the
 		// fuzzer's instrumentation, which takes minutes for the largest.
 		ctx, cancel := context.WithTimeout(context.Background(), each+10*time.Minute)
-		lines, err := fuzz(ctx, goCmd, r, each)
+		lines, err := with.fuzz(ctx, goCmd, r, each)
 		timedOut := ctx.Err() != nil
 		cancel()
 		if err != nil && !timedOut && deadlineRace(lines, r.Name) {
@@ -136,18 +145,34 @@ func measure(targets []target, each time.Duration, goCmd string, fuzz fuzzer, st
 		if speeds[i] == nil || speeds[i-1] == nil || speeds[i+1] == nil {
 			continue
 		}
-		rows = append(rows, row{Target: t, Speed: *speeds[i], CeilingBefore: speeds[i-1].PerSecond(), CeilingAfter: speeds[i+1].PerSecond()})
+		r := row{Target: t, Speed: *speeds[i], CeilingBefore: speeds[i-1].PerSecond(), CeilingAfter: speeds[i+1].PerSecond()}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		var err error
+		if r.Counters, err = with.counters(ctx, goCmd, runs[i]); err == nil {
+			r.CeilingCounters, err = with.counters(ctx, goCmd, runs[i+1])
+		}
+		cancel()
+		if err != nil {
+			// The counters explain a ratio; without them the row still
+			// stands.
+			fmt.Fprintf(stderr, "%s: coverage counters: %v\n", t.Name, err)
+		}
+		rows = append(rows, r)
 	}
 	return rows, len(runs), failed
 }
 
 // printTable writes the rows as a Markdown table.
 func printTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| target | exec/s | ceiling exec/s (before, after) | ratio |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|")
+	fmt.Fprintln(w, "| target | exec/s | ceiling exec/s (before, after) | ratio | coverage counters, target / ceiling |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| `%s` (%s) | %.0f | %.0f (%.0f, %.0f) `%s` | %.1f %% |\n", r.Target.Name, strings.TrimPrefix(r.Target.Package, "./"),
-			r.Speed.PerSecond(), r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Target.Ceiling, 100*r.Ratio())
+		counters := "unknown"
+		if r.Counters > 0 && r.CeilingCounters > 0 {
+			counters = fmt.Sprintf("%d / %d B (×%.1f)", r.Counters, r.CeilingCounters, float64(r.Counters)/float64(r.CeilingCounters))
+		}
+		fmt.Fprintf(w, "| `%s` (%s) | %.0f | %.0f (%.0f, %.0f) `%s` | %.1f %% | %s |\n", r.Target.Name, strings.TrimPrefix(r.Target.Package, "./"),
+			r.Speed.PerSecond(), r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Target.Ceiling, 100*r.Ratio(), counters)
 	}
 }
 
@@ -179,8 +204,8 @@ func goTest(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, 
 	}
 	defer os.RemoveAll(cache)
 	args := []string{"test"}
-	if r.Package == ceilingPackage {
-		args = append(args, "-tags", ceilingTag)
+	if r.Tags != "" {
+		args = append(args, "-tags", r.Tags)
 	}
 	// The package comes before the flags: the go command takes what
 	// follows the first flag it passes to the test binary
@@ -208,6 +233,36 @@ func goTest(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, 
 		return lines, fmt.Errorf("%s %s: %w", goCmd, strings.Join(args, " "), err)
 	}
 	return lines, readErr
+}
+
+// goCounters builds the run's test binary as `go test -fuzz` does and
+// returns the size of its coverage counters (the ELF section
+// .go.fuzzcntrs): the engine clears, copies and compares all of them around
+// every execution, so they set a target's cost before its body runs.
+func goCounters(ctx context.Context, goCmd string, r run) (int, error) {
+	dir, err := os.MkdirTemp("", "fuzzspeed-bin-")
+	if err != nil {
+		return 0, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "fuzz.test")
+	args := []string{"test", "-c", "-fuzz", "^" + r.Name + "$", "-o", bin}
+	if r.Tags != "" {
+		args = append(args, "-tags", r.Tags)
+	}
+	if out, err := exec.CommandContext(ctx, goCmd, append(args, r.Package)...).CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("%s %s: %v\n%s", goCmd, strings.Join(args, " "), err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sec := f.Section(".go.fuzzcntrs")
+	if sec == nil {
+		return 0, fmt.Errorf("%s has no .go.fuzzcntrs section", r.Package)
+	}
+	return int(sec.Size), nil
 }
 
 // readLines reads r to its end, timing each line from start as it arrives:

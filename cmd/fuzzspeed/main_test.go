@@ -61,10 +61,11 @@ func TestPlanInterleavesCeilingsAndSharesThemBetweenTargetsOfOneType(t *testing.
 		{"./fuzz/b", "FuzzB", "FuzzEmptyBytes"},
 		{"./fuzz/c", "FuzzC", "FuzzEmptyThreeStrings"},
 	})
+	bytesCeiling := run{ceilingPackage, "FuzzEmptyBytes", ceilingTag}
+	stringsCeiling := run{ceilingPackage, "FuzzEmptyThreeStrings", ceilingTag}
 	assert.Equal(t, []run{
-		{ceilingPackage, "FuzzEmptyBytes"}, {"./fuzz/a", "FuzzA"}, {ceilingPackage, "FuzzEmptyBytes"},
-		{"./fuzz/b", "FuzzB"}, {ceilingPackage, "FuzzEmptyBytes"},
-		{ceilingPackage, "FuzzEmptyThreeStrings"}, {"./fuzz/c", "FuzzC"}, {ceilingPackage, "FuzzEmptyThreeStrings"},
+		bytesCeiling, {"./fuzz/a", "FuzzA", ""}, bytesCeiling, {"./fuzz/b", "FuzzB", ""}, bytesCeiling,
+		stringsCeiling, {"./fuzz/c", "FuzzC", ""}, stringsCeiling,
 	}, runs)
 	assert.Equal(t, []int{1, 3, 6}, targetAt)
 }
@@ -79,13 +80,20 @@ func TestDeadlineRaceIsMeasuredAndACrashIsNot(t *testing.T) {
 	assert.False(t, deadlineRace(at("--- FAIL: FuzzX (0.1s)", "    x_test.go:9: boom"), "FuzzX"))
 }
 
-// fakeFuzzer answers each run with a rate: ceilings at ceilingRate, the
-// targets at their entry in rates.
-func fakeFuzzer(ceilingRate int, rates map[string]int, calls *[]run) fuzzer {
-	return func(_ context.Context, _ string, r run, d time.Duration) ([]line, error) {
+// fakeTools answer each run with a rate, ceilings at ceilingRate and the
+// targets at their entry in rates, and size every ceiling's counters at
+// 5000 bytes and every target's at 10000.
+func fakeTools(ceilingRate int, rates map[string]int, calls *[]run) tools {
+	counters := func(_ context.Context, _ string, r run) (int, error) {
+		if r.Tags == ceilingTag {
+			return 5000, nil
+		}
+		return 10000, nil
+	}
+	return tools{counters: counters, fuzz: func(_ context.Context, _ string, r run, d time.Duration) ([]line, error) {
 		*calls = append(*calls, r)
 		rate := rates[r.Name]
-		if r.Package == ceilingPackage {
+		if r.Tags == ceilingTag {
 			rate = ceilingRate
 			ceilingRate += 2000 // load drifts during the measurement
 		}
@@ -94,20 +102,20 @@ func fakeFuzzer(ceilingRate int, rates map[string]int, calls *[]run) fuzzer {
 			{At: 3 * time.Second, Text: "fuzz: elapsed: 3s, execs: 100 (50/sec), new interesting: 0 (total: 10)"},
 			{At: time.Second + d, Text: "fuzz: elapsed: 10s, execs: " + strconv.Itoa(10+rate*int(d/time.Second)) + " (1/sec), new interesting: 2 (total: 12)"},
 		}, nil
-	}
+	}}
 }
 
 func TestCommandPrintsEachTargetAgainstTheCeilingAroundIt(t *testing.T) {
 	var calls []run
 	var stdout, stderr bytes.Buffer
 	status := runCommand([]string{"--run", "Checkpoint|AllocResp", "--time", "2s"}, &stdout, &stderr,
-		fakeFuzzer(40000, map[string]int{"FuzzCheckpointDecode": 34000, "FuzzAllocRespUnmarshal": 21000}, &calls))
+		fakeTools(40000, map[string]int{"FuzzCheckpointDecode": 34000, "FuzzAllocRespUnmarshal": 21000}, &calls))
 	require.Equal(t, 0, status, stderr.String())
 	assert.Len(t, calls, 5)
 	table := stdout.String()[strings.Index(stdout.String(), "| target"):]
-	assert.Equal(t, "| target | exec/s | ceiling exec/s (before, after) | ratio |\n|---|---:|---:|---:|\n"+
-		"| `FuzzCheckpointDecode` (fuzz/checkpointdecode) | 34000 | 41000 (40000, 42000) `FuzzEmptyBytes` | 82.9 % |\n"+
-		"| `FuzzAllocRespUnmarshal` (fuzz/allocresp) | 21000 | 43000 (42000, 44000) `FuzzEmptyBytes` | 48.8 % |\n", table)
+	assert.Equal(t, "| target | exec/s | ceiling exec/s (before, after) | ratio | coverage counters, target / ceiling |\n|---|---:|---:|---:|---:|\n"+
+		"| `FuzzCheckpointDecode` (fuzz/checkpointdecode) | 34000 | 41000 (40000, 42000) `FuzzEmptyBytes` | 82.9 % | 10000 / 5000 B (×2.0) |\n"+
+		"| `FuzzAllocRespUnmarshal` (fuzz/allocresp) | 21000 | 43000 (42000, 44000) `FuzzEmptyBytes` | 48.8 % | 10000 / 5000 B (×2.0) |\n", table)
 	assert.Contains(t, stdout.String(), "5 runs of 2s each (go test -fuzz -parallel 1 -fuzzminimizetime 0); load average ")
 }
 
@@ -119,7 +127,7 @@ func TestCommandRefusesBadFlags(t *testing.T) {
 	} {
 		var calls []run
 		var stdout, stderr bytes.Buffer
-		status := runCommand(strings.Fields(args), &stdout, &stderr, fakeFuzzer(1, nil, &calls))
+		status := runCommand(strings.Fields(args), &stdout, &stderr, fakeTools(1, nil, &calls))
 		assert.Equal(t, 2, status, args)
 		assert.Equal(t, want, stderr.String(), args)
 		assert.Empty(t, calls, args)
@@ -128,11 +136,22 @@ func TestCommandRefusesBadFlags(t *testing.T) {
 
 func TestAFailedRunFailsTheCommandAndDropsItsRow(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	status := runCommand([]string{"--run", "Checkpoint", "--time", "1s"}, &stdout, &stderr,
-		func(context.Context, string, run, time.Duration) ([]line, error) {
+	status := runCommand([]string{"--run", "Checkpoint", "--time", "1s"}, &stdout, &stderr, tools{
+		fuzz: func(context.Context, string, run, time.Duration) ([]line, error) {
 			return at("--- FAIL: FuzzCheckpointDecode (0.1s)", "    x_test.go:9: boom"), assert.AnError
-		})
+		},
+		counters: func(context.Context, string, run) (int, error) { return 1, nil },
+	})
 	assert.Equal(t, 1, status)
 	assert.Contains(t, stderr.String(), "run 2/3 ./fuzz/checkpointdecode FuzzCheckpointDecode: "+assert.AnError.Error()+"\n  --- FAIL")
 	assert.NotContains(t, stdout.String(), "| `FuzzCheckpointDecode`")
+}
+
+// TestCountersOfTheCeiling builds the real empty target for fuzzing (from
+// this package's directory) and reads its counters: the ELF section the
+// engine scans must be found, and it holds at least the testing package's.
+func TestCountersOfTheCeiling(t *testing.T) {
+	n, err := goCounters(context.Background(), "go", run{Package: "../../fuzz/ceiling", Name: "FuzzEmptyBytes", Tags: ceilingTag})
+	require.NoError(t, err)
+	assert.Greater(t, n, 1000, "coverage counters of the empty target")
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // run is one invocation of `go test -fuzz`: a decoder target, or the empty
-// target of a ceiling (Package ceilingPackage).
+// target of a ceiling, which builds with Tags ceilingTag.
 type run struct {
-	Package, Name string
+	Package, Name, Tags string
 }
 
 // plan interleaves the ceilings with the targets, ceiling, target,
@@ -21,12 +21,12 @@ type run struct {
 // them. It returns the runs and, for each target, the index of its run.
 func plan(targets []target) (runs []run, at []int) {
 	for i, t := range targets {
-		ceiling := run{ceilingPackage, t.Ceiling}
+		ceiling := run{ceilingPackage, t.Ceiling, ceilingTag}
 		if i == 0 || targets[i-1].Ceiling != t.Ceiling {
 			runs = append(runs, ceiling)
 		}
 		at = append(at, len(runs))
-		runs = append(runs, run{t.Package, t.Name}, ceiling)
+		runs = append(runs, run{t.Package, t.Name, ""}, ceiling)
 	}
 	return runs, at
 }
@@ -119,6 +119,10 @@ type row struct {
 	Target                      target
 	Speed                       speed
 	CeilingBefore, CeilingAfter float64
+	// Counters and CeilingCounters are the sizes in bytes of the coverage
+	// counters of the target's and the ceiling's test binaries, 0 where
+	// they could not be read.
+	Counters, CeilingCounters int
 }
 
 // Ceiling is the mean of the ceiling runs around the target.
