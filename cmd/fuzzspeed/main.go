@@ -43,8 +43,10 @@ func main() {
 // tools are how the command fuzzes and sizes test binaries; tests fake
 // them.
 type tools struct {
-	// fuzz runs one fuzzing run for d and returns its output's lines.
-	fuzz func(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, error)
+	// fuzz runs one fuzzing run for d and returns its output's lines and
+	// the CPU time of the go command and everything it waited for (the
+	// test binary, which waits for its worker).
+	fuzz func(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, time.Duration, error)
 	// counters returns the size in bytes of the coverage counters of the
 	// run's test binary built for fuzzing.
 	counters func(ctx context.Context, goCmd string, r run) (int, error)
@@ -118,7 +120,7 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 		// The bound covers a first build of the package with the
 		// fuzzer's instrumentation, which takes minutes for the largest.
 		ctx, cancel := context.WithTimeout(context.Background(), each+10*time.Minute)
-		lines, err := with.fuzz(ctx, goCmd, r, each)
+		lines, cpu, err := with.fuzz(ctx, goCmd, r, each)
 		timedOut := ctx.Err() != nil
 		cancel()
 		if err != nil && !timedOut && deadlineRace(lines, r.Name) {
@@ -129,6 +131,7 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 		var s speed
 		if err == nil {
 			s, err = parse(lines)
+			s.CPU = cpu
 		}
 		if err != nil {
 			failed = true
@@ -136,8 +139,8 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 			continue
 		}
 		speeds[i] = &s
-		fmt.Fprintf(stderr, "run %d/%d %s %s: %.0f exec/s (%d executions in %.1f s, %d new interesting)\n",
-			i+1, len(runs), r.Package, r.Name, s.PerSecond(), s.Execs, s.Fuzzing.Seconds(), s.NewInteresting)
+		fmt.Fprintf(stderr, "run %d/%d %s %s: %.0f exec/s (%d executions in %.1f s, %d new interesting), %.0f exec/CPU-s\n",
+			i+1, len(runs), r.Package, r.Name, s.PerSecond(), s.Execs, s.Fuzzing.Seconds(), s.NewInteresting, s.PerCPUSecond())
 	}
 	var rows []row
 	for k, t := range targets {
@@ -145,7 +148,8 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 		if speeds[i] == nil || speeds[i-1] == nil || speeds[i+1] == nil {
 			continue
 		}
-		r := row{Target: t, Speed: *speeds[i], CeilingBefore: speeds[i-1].PerSecond(), CeilingAfter: speeds[i+1].PerSecond()}
+		r := row{Target: t, Speed: *speeds[i], CeilingBefore: speeds[i-1].PerSecond(), CeilingAfter: speeds[i+1].PerSecond(),
+			CeilingPerCPUSecond: (speeds[i-1].PerCPUSecond() + speeds[i+1].PerCPUSecond()) / 2}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		var err error
 		if r.Counters, err = with.counters(ctx, goCmd, runs[i]); err == nil {
@@ -164,15 +168,16 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 
 // printTable writes the rows as a Markdown table.
 func printTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| target | exec/s | ceiling exec/s (before, after) | ratio | coverage counters, target / ceiling |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| target | exec/s | ceiling exec/s (before, after) | ratio | ratio per CPU second | coverage counters, target / ceiling |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		counters := "unknown"
 		if r.Counters > 0 && r.CeilingCounters > 0 {
 			counters = fmt.Sprintf("%d / %d B (×%.1f)", r.Counters, r.CeilingCounters, float64(r.Counters)/float64(r.CeilingCounters))
 		}
-		fmt.Fprintf(w, "| `%s` (%s) | %.0f | %.0f (%.0f, %.0f) `%s` | %.1f %% | %s |\n", r.Target.Name, strings.TrimPrefix(r.Target.Package, "./"),
-			r.Speed.PerSecond(), r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Target.Ceiling, 100*r.Ratio(), counters)
+		fmt.Fprintf(w, "| `%s` (%s) | %.0f | %.0f (%.0f, %.0f) `%s` | %.1f %% | %.1f %% | %s |\n", r.Target.Name, strings.TrimPrefix(r.Target.Package, "./"),
+			r.Speed.PerSecond(), r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Target.Ceiling, 100*r.Ratio(),
+			100*r.Speed.PerCPUSecond()/r.CeilingPerCPUSecond, counters)
 	}
 }
 
@@ -197,10 +202,10 @@ func loadAverage() string {
 
 // goTest fuzzes with the go command, from the current directory (the
 // module root), with a fuzz cache of its own.
-func goTest(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, error) {
+func goTest(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, time.Duration, error) {
 	cache, err := os.MkdirTemp("", "fuzzspeed-cache-")
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer os.RemoveAll(cache)
 	args := []string{"test"}
@@ -215,7 +220,7 @@ func goTest(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, 
 	cmd := exec.CommandContext(ctx, goCmd, args...)
 	out, in, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer out.Close()
 	cmd.Stdout, cmd.Stderr = in, in
@@ -223,16 +228,18 @@ func goTest(ctx context.Context, goCmd string, r run, d time.Duration) ([]line, 
 	err = cmd.Start()
 	in.Close()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	lines, readErr := readLines(out, start)
-	if err := cmd.Wait(); err != nil {
+	err = cmd.Wait()
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if err != nil {
 		if ctx.Err() != nil {
 			err = errors.Join(err, ctx.Err())
 		}
-		return lines, fmt.Errorf("%s %s: %w", goCmd, strings.Join(args, " "), err)
+		return lines, cpu, fmt.Errorf("%s %s: %w", goCmd, strings.Join(args, " "), err)
 	}
-	return lines, readErr
+	return lines, cpu, readErr
 }
 
 // goCounters builds the run's test binary as `go test -fuzz` does and

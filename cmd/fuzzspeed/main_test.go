@@ -30,7 +30,7 @@ func TestParseTakesOffTheBaselineCoverage(t *testing.T) {
 		"PASS",
 	))
 	require.NoError(t, err)
-	assert.Equal(t, speed{Execs: 40000, Fuzzing: 2 * time.Second, NewInteresting: 5}, s)
+	assert.Equal(t, speed{Execs: 40000, Fuzzing: 2 * time.Second, NewInteresting: 5, WarmupExecs: 81}, s)
 	assert.InDelta(t, 20000, s.PerSecond(), 0.001)
 }
 
@@ -81,8 +81,8 @@ func TestDeadlineRaceIsMeasuredAndACrashIsNot(t *testing.T) {
 }
 
 // fakeTools answer each run with a rate, ceilings at ceilingRate and the
-// targets at their entry in rates, and size every ceiling's counters at
-// 5000 bytes and every target's at 10000.
+// targets at their entry in rates, using one CPU second per second, and
+// size every ceiling's counters at 5000 bytes and every target's at 10000.
 func fakeTools(ceilingRate int, rates map[string]int, calls *[]run) tools {
 	counters := func(_ context.Context, _ string, r run) (int, error) {
 		if r.Tags == ceilingTag {
@@ -90,7 +90,7 @@ func fakeTools(ceilingRate int, rates map[string]int, calls *[]run) tools {
 		}
 		return 10000, nil
 	}
-	return tools{counters: counters, fuzz: func(_ context.Context, _ string, r run, d time.Duration) ([]line, error) {
+	return tools{counters: counters, fuzz: func(_ context.Context, _ string, r run, d time.Duration) ([]line, time.Duration, error) {
 		*calls = append(*calls, r)
 		rate := rates[r.Name]
 		if r.Tags == ceilingTag {
@@ -101,7 +101,7 @@ func fakeTools(ceilingRate int, rates map[string]int, calls *[]run) tools {
 			{At: time.Second, Text: "fuzz: elapsed: 1s, gathering baseline coverage: 10/10 completed, now fuzzing with 1 workers"},
 			{At: 3 * time.Second, Text: "fuzz: elapsed: 3s, execs: 100 (50/sec), new interesting: 0 (total: 10)"},
 			{At: time.Second + d, Text: "fuzz: elapsed: 10s, execs: " + strconv.Itoa(10+rate*int(d/time.Second)) + " (1/sec), new interesting: 2 (total: 12)"},
-		}, nil
+		}, d, nil
 	}}
 }
 
@@ -113,9 +113,12 @@ func TestCommandPrintsEachTargetAgainstTheCeilingAroundIt(t *testing.T) {
 	require.Equal(t, 0, status, stderr.String())
 	assert.Len(t, calls, 5)
 	table := stdout.String()[strings.Index(stdout.String(), "| target"):]
-	assert.Equal(t, "| target | exec/s | ceiling exec/s (before, after) | ratio | coverage counters, target / ceiling |\n|---|---:|---:|---:|---:|\n"+
-		"| `FuzzCheckpointDecode` (fuzz/checkpointdecode) | 34000 | 41000 (40000, 42000) `FuzzEmptyBytes` | 82.9 % | 10000 / 5000 B (×2.0) |\n"+
-		"| `FuzzAllocRespUnmarshal` (fuzz/allocresp) | 21000 | 43000 (42000, 44000) `FuzzEmptyBytes` | 48.8 % | 10000 / 5000 B (×2.0) |\n", table)
+	// Per CPU second the 10 executions of the baseline count too:
+	// 68010 / 2 s against (80010 / 2 s + 84010 / 2 s) / 2.
+	assert.Equal(t, "| target | exec/s | ceiling exec/s (before, after) | ratio | ratio per CPU second | coverage counters, target / ceiling |\n"+
+		"|---|---:|---:|---:|---:|---:|\n"+
+		"| `FuzzCheckpointDecode` (fuzz/checkpointdecode) | 34000 | 41000 (40000, 42000) `FuzzEmptyBytes` | 82.9 % | 82.9 % | 10000 / 5000 B (×2.0) |\n"+
+		"| `FuzzAllocRespUnmarshal` (fuzz/allocresp) | 21000 | 43000 (42000, 44000) `FuzzEmptyBytes` | 48.8 % | 48.8 % | 10000 / 5000 B (×2.0) |\n", table)
 	assert.Contains(t, stdout.String(), "5 runs of 2s each (go test -fuzz -parallel 1 -fuzzminimizetime 0); load average ")
 }
 
@@ -137,8 +140,8 @@ func TestCommandRefusesBadFlags(t *testing.T) {
 func TestAFailedRunFailsTheCommandAndDropsItsRow(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	status := runCommand([]string{"--run", "Checkpoint", "--time", "1s"}, &stdout, &stderr, tools{
-		fuzz: func(context.Context, string, run, time.Duration) ([]line, error) {
-			return at("--- FAIL: FuzzCheckpointDecode (0.1s)", "    x_test.go:9: boom"), assert.AnError
+		fuzz: func(context.Context, string, run, time.Duration) ([]line, time.Duration, error) {
+			return at("--- FAIL: FuzzCheckpointDecode (0.1s)", "    x_test.go:9: boom"), time.Second, assert.AnError
 		},
 		counters: func(context.Context, string, run) (int, error) { return 1, nil },
 	})

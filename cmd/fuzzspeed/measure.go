@@ -47,10 +47,23 @@ type speed struct {
 	Fuzzing time.Duration
 	// NewInteresting are the inputs that widened coverage while fuzzing.
 	NewInteresting int
+	// WarmupExecs are the executions of the baseline coverage.
+	WarmupExecs int64
+	// CPU is the CPU time of the whole run: the go command, the engine's
+	// coordinator and its worker, the baseline coverage included.
+	CPU time.Duration
 }
 
 // PerSecond is the rate of executions while fuzzing.
 func (s speed) PerSecond() float64 { return float64(s.Execs) / s.Fuzzing.Seconds() }
+
+// PerCPUSecond is the run's executions, the baseline coverage's included,
+// per second of CPU time. On a loaded machine it varies less than
+// PerSecond: a worker waiting for a CPU, or for its coordinator to take a
+// new interesting input, spends wall time but no CPU time.
+func (s speed) PerCPUSecond() float64 {
+	return float64(s.Execs+s.WarmupExecs) / s.CPU.Seconds()
+}
 
 var (
 	// The engine's line when the seed and cached corpus have run once
@@ -111,7 +124,7 @@ func parse(lines []line) (speed, error) {
 	case execs < warmup:
 		return speed{}, fmt.Errorf("%d executions reported, fewer than the %d of the baseline coverage", execs, warmup)
 	}
-	return speed{Execs: execs - warmup, Fuzzing: end - start, NewInteresting: interesting}, nil
+	return speed{Execs: execs - warmup, Fuzzing: end - start, NewInteresting: interesting, WarmupExecs: warmup}, nil
 }
 
 // row is one target's line of the table.
@@ -123,6 +136,9 @@ type row struct {
 	// counters of the target's and the ceiling's test binaries, 0 where
 	// they could not be read.
 	Counters, CeilingCounters int
+	// CeilingPerCPUSecond is the mean of the ceiling runs' executions per
+	// CPU second.
+	CeilingPerCPUSecond float64
 }
 
 // Ceiling is the mean of the ceiling runs around the target.
