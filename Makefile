@@ -3,6 +3,10 @@ GO ?= go
 # FUZZTIME is the budget of each fuzz target: a duration (30s, 1m) or a count (1000x).
 FUZZTIME ?= 30s
 
+# FUZZSPEED_TIME is how long `make fuzz-speed` fuzzes each decoder target and
+# each run of the empty target around it.
+FUZZSPEED_TIME ?= 10s
+
 # staticcheck v0.8.2 is release 2026.2.2, the first series built for Go 1.26.
 # The version is part of the install path, so bumping it installs the new one.
 STATICCHECK_VERSION := v0.8.2
@@ -23,7 +27,7 @@ SIM_HOURS ?= 24
 # test run; the default 300 would make the run several times longer.
 MUTATION_CHECKS ?= 50
 
-.PHONY: test report fuzz oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim
+.PHONY: test report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -58,6 +62,12 @@ fuzz:
 		echo "==> $$target in $$pkg for $(FUZZTIME)"; \
 		$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done
+
+# Each decoder fuzz target against the fuzzing engine's ceiling, an empty
+# target of the same argument types, measured side by side in one run
+# (docs/commands/fuzzspeed.md).
+fuzz-speed:
+	$(GO) run ./cmd/fuzzspeed --time $(FUZZSPEED_TIME)
 
 # go-118-fuzz-build turns a native Go fuzz target into a libFuzzer archive,
 # as OSS-Fuzz's compile_native_go_fuzzer runs it. This is the commit of its

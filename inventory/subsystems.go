@@ -178,8 +178,9 @@ var subsystems = []Subsystem{
 			"devicemanager",
 		},
 		FuzzTargets: []string{
-			"fuzz.FuzzAllocRespUnmarshal",
+			"fuzz.FuzzAllocRespMatchesProtobuf",
 			"fuzz.FuzzDeviceManagerMachine",
+			"fuzz/allocresp.FuzzAllocRespUnmarshal",
 			"fuzz/checkpointdecode.FuzzCheckpointDecode",
 			"fuzz/registration.FuzzRegisterRequest",
 		},
@@ -359,6 +360,7 @@ var subsystems = []Subsystem{
 			"sim",
 		},
 		Mutants: []string{
+			"sim-gc-stale-containers",
 			"sim-liveness-restart-keeps-id",
 			"sim-preempted-devices-kept",
 			"sim-qos-counts-preempted",

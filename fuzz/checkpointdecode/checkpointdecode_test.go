@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
@@ -45,33 +44,48 @@ const mutationSample = 16
 // The seed corpus is in testdata/fuzz/FuzzCheckpointDecode.
 func FuzzCheckpointDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in []byte) {
+		// The checks report with t.Fatalf, not testify: linking testify
+		// puts its (and net/http's) coverage counters in the test binary,
+		// which the engine copies and compares after every execution
+		// (fuzz/doc.go has the figures).
 		d, err := checkpoint.Decode(in)
 		if !overBounds(err) {
-			loads := kubeletLoads(in)
-			require.Equal(t, loads, err == nil, "Decode(%q) error = %v; want it accepted exactly when the kubelet's reading loads it", in, err)
+			if loads := kubeletLoads(in); loads != (err == nil) {
+				t.Fatalf("Decode(%q) error = %v; the kubelet's reading loads it = %v: want it accepted exactly when the kubelet loads it", in, err, loads)
+			}
 		}
 		if err != nil {
 			return
 		}
 		out, err := checkpoint.Encode(d)
-		require.NoError(t, err, "Decode accepted %q, but Encode refuses its content", in)
+		if err != nil {
+			t.Fatalf("Decode accepted %q, but Encode refuses its content: %v", in, err)
+		}
 		again, err := checkpoint.Decode(out)
-		require.NoError(t, err, "Decode accepted %q; its encoding %q does not decode", in, out)
-		require.Equal(t, d, again, "Decode accepted %q; its encoding %q decodes as other content", in, out)
+		if err != nil {
+			t.Fatalf("Decode accepted %q; its encoding %q does not decode: %v", in, out, err)
+		}
+		if !reflect.DeepEqual(d, again) {
+			t.Fatalf("Decode accepted %q; its encoding %q decodes as other content:\n got %#v\nwant %#v", in, out, again, d)
+		}
 		f, err := checkpoint.Read(in)
-		require.NoError(t, err, "Read(%q)", in)
-		require.Equal(t, bytes.Equal(out, in), f.Canonical(), "Read(%q) calls it canonical = %v; Encode of its content gives %q", in, f.Canonical(), out)
+		if err != nil {
+			t.Fatalf("Read(%q): %v", in, err)
+		}
+		if f.Canonical() != bytes.Equal(out, in) {
+			t.Fatalf("Read(%q) calls it canonical = %v; Encode of its content gives %q", in, f.Canonical(), out)
+		}
 		sum := checkpoint.Checksum(d)
 		m := bytes.Clone(in)
 		for _, i := range samplePositions(in, mutationSample) {
 			for _, flip := range [...]byte{0x01, 0x20} {
 				m[i] ^= flip
 				// Equal content has an equal checksum, so only other content
-				// reaches require.Equal, which then fails with the diff. Other
+				// reaches the comparison, which then fails with both. Other
 				// content under the same checksum is a genuine FNV-32a
 				// collision, the one excuse.
-				if d2, err := checkpoint.Decode(m); err == nil && checkpoint.Checksum(d2) != sum {
-					require.Equal(t, d, d2, "Decode accepted %q, byte %d of %q changed, as other content", m, i, in)
+				if d2, err := checkpoint.Decode(m); err == nil && checkpoint.Checksum(d2) != sum && !reflect.DeepEqual(d, d2) {
+					t.Fatalf("Decode accepted %q, byte %d of %q changed, as other content:\n got %#v\nwant %#v", m, i, in, d2, d)
 				}
 				m[i] ^= flip
 			}
@@ -134,8 +148,12 @@ func TestCheckpointDecodeRefusesOversizeUnparsed(t *testing.T) {
 	}
 	var err error
 	allocs := testing.AllocsPerRun(1, func() { _, err = checkpoint.Decode(in) })
-	require.EqualError(t, err, "checkpoint: file is 67108865 bytes, over the limit of 67108864", "Decode of an oversized file")
-	require.LessOrEqual(t, allocs, float64(4), "Decode's allocations before refusing an oversized file")
+	if want := "checkpoint: file is 67108865 bytes, over the limit of 67108864"; err == nil || err.Error() != want {
+		t.Errorf("Decode of an oversized file: error %v, want %q", err, want)
+	}
+	if allocs > 4 {
+		t.Errorf("Decode made %v allocations before refusing an oversized file, want at most 4", allocs)
+	}
 }
 
 // TestCheckpointSeedCorpus pins what the seed files are meant to exercise:
@@ -162,18 +180,28 @@ func TestCheckpointSeedCorpus(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			in, err := readSeed("testdata/fuzz/FuzzCheckpointDecode/" + name)
-			require.NoError(t, err)
+			if err != nil {
+				t.Fatal(err)
+			}
 			_, err = checkpoint.Decode(in)
 			if accepted := want == canonical || want == respelled; accepted {
-				require.NoError(t, err, "Decode")
-				f, readErr := checkpoint.Read(in)
-				require.NoError(t, readErr, "Read")
-				require.Equal(t, want == canonical, f.Canonical(), "Read(...).Canonical()")
-			} else {
-				require.ErrorContains(t, err, want, "Decode")
+				if err != nil {
+					t.Fatalf("Decode: %v", err)
+				}
+				f, err := checkpoint.Read(in)
+				if err != nil {
+					t.Fatalf("Read: %v", err)
+				}
+				if f.Canonical() != (want == canonical) {
+					t.Errorf("Read(...).Canonical() = %v, want %v", f.Canonical(), want == canonical)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Decode: error %v, want one containing %q", err, want)
 			}
 			var corrupt *checkpoint.CorruptError
-			require.Equal(t, want == "checkpoint is corrupted", errors.As(err, &corrupt), "Decode error %v is a CorruptError", err)
+			if errors.As(err, &corrupt) != (want == "checkpoint is corrupted") {
+				t.Errorf("Decode error %v is a CorruptError = %v, want %v", err, !(want == "checkpoint is corrupted"), want == "checkpoint is corrupted")
+			}
 		})
 	}
 }

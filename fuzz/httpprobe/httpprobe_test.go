@@ -97,7 +97,27 @@ func statusCode(line string) int {
 
 const warningPrefix = "Probe terminated redirects, Response body: "
 
-// check holds one probe's result to the answer the server sent.
+// framedBody is the body of an answer as an HTTP/1 client frames it: what
+// follows the first empty line ("\n" or "\r\n") after the status line. The
+// fuzzer's header block may hold an empty line itself, and then the body
+// starts there, not where the fuzzer's body argument does.
+func framedBody(answer []byte) []byte {
+	rest := answer
+	for first := true; ; first = false {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return nil
+		}
+		line := rest[:i]
+		rest = rest[i+1:]
+		if !first && (len(line) == 0 || string(line) == "\r") {
+			return rest
+		}
+	}
+}
+
+// check holds one probe's result to the answer the server sent; body is
+// the answer's body as the client frames it.
 func check(status, headers string, body []byte, got probe.Result) error {
 	code := statusCode(status)
 	switch got.Kind {
@@ -146,7 +166,9 @@ func clip(b []byte) []byte { return b[:min(len(b), 512)] }
 // the header block (its lines joined by CRLF) and the body, framed as
 // HTTP/1 frames them. Seeds are in testdata/fuzz/FuzzHTTPProbeResponse: a
 // success, redirects away and in a loop, a failure with a body, a chunked
-// body, 100 Continue, a short body, a four-digit status, 30 KiB of body.
+// body, 100 Continue, a short body, a four-digit status, 30 KiB of body,
+// and a header block with an empty line of its own (bare LFs), where the
+// body the client reads starts.
 func FuzzHTTPProbeResponse(f *testing.F) {
 	srv := startRawServer(f)
 	defer srv.stop()
@@ -169,7 +191,7 @@ func FuzzHTTPProbeResponse(f *testing.F) {
 		answer := append([]byte(head+"\r\n"), body...)
 		srv.set(answer)
 		got := p.Run(context.Background(), spec, probe.Target{PodIP: host})
-		if err := check(status, headers, body, got); err != nil {
+		if err := check(status, headers, framedBody(answer), got); err != nil {
 			t.Fatalf("answer %q (%d bytes): %s, %d bytes of output: %v", clip(answer), len(answer), got.Kind, len(got.Output), err)
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"unicode/utf8"
 )
 
@@ -226,7 +227,7 @@ func Unmarshal(b []byte) (ContainerAllocateResponse, error) {
 	// nEnvs and nAnnotations number map entries as they appear on the wire,
 	// for error messages: a map has no index of its own.
 	nEnvs, nAnnotations := 0, 0
-	err := d.fields(b, "ContainerAllocateResponse", func(f field) error {
+	err := d.fields(b, place{name: "ContainerAllocateResponse", index: -1}, func(f field) error {
 		if f.typ != wireBytes || f.num > 5 {
 			return nil
 		}
@@ -235,7 +236,7 @@ func Unmarshal(b []byte) (ContainerAllocateResponse, error) {
 		}
 		switch f.num {
 		case 1:
-			k, v, err := d.entry(f.data, fmt.Sprint("Envs[entry ", nEnvs, "]"))
+			k, v, err := d.entry(f.data, place{name: "Envs[entry ", index: nEnvs})
 			nEnvs++
 			if err != nil {
 				return err
@@ -245,19 +246,19 @@ func Unmarshal(b []byte) (ContainerAllocateResponse, error) {
 			}
 			r.Envs[k] = v
 		case 2:
-			m, err := d.mount(f.data, fmt.Sprint("Mounts[", len(r.Mounts), "]"))
+			m, err := d.mount(f.data, place{name: "Mounts[", index: len(r.Mounts)})
 			if err != nil {
 				return err
 			}
 			r.Mounts = append(r.Mounts, m)
 		case 3:
-			dev, err := d.device(f.data, fmt.Sprint("Devices[", len(r.Devices), "]"))
+			dev, err := d.device(f.data, place{name: "Devices[", index: len(r.Devices)})
 			if err != nil {
 				return err
 			}
 			r.Devices = append(r.Devices, dev)
 		case 4:
-			k, v, err := d.entry(f.data, fmt.Sprint("Annotations[entry ", nAnnotations, "]"))
+			k, v, err := d.entry(f.data, place{name: "Annotations[entry ", index: nAnnotations})
 			nAnnotations++
 			if err != nil {
 				return err
@@ -267,7 +268,7 @@ func Unmarshal(b []byte) (ContainerAllocateResponse, error) {
 			}
 			r.Annotations[k] = v
 		case 5:
-			c, err := d.cdi(f.data, fmt.Sprint("CDIDevices[", len(r.CDIDevices), "]"))
+			c, err := d.cdi(f.data, place{name: "CDIDevices[", index: len(r.CDIDevices)})
 			if err != nil {
 				return err
 			}
@@ -303,10 +304,34 @@ type field struct {
 	data []byte
 }
 
+// place names a message, or a string field of one, in errors: a name and
+// an index ("Mounts[" and 2 for "Mounts[2]"; index -1 for a name alone) and
+// the field. It is a value rendered only when an error needs it: formatting
+// the name of every field decoded with fmt.Sprint cost a tenth of the fuzz
+// target's executions (BENCHMARKS.md, "Fuzzing").
+type place struct {
+	name  string
+	index int
+	field string
+}
+
+func (p place) String() string {
+	if p.index < 0 {
+		return p.name + p.field
+	}
+	return p.name + strconv.Itoa(p.index) + "]" + p.field
+}
+
+// in names a string field of the message p names.
+func (p place) in(field string) place {
+	p.field = field
+	return p
+}
+
 // fields walks the fields of one message, calling fn for each in wire order.
 // It consumes every value itself, so fn only interprets the fields it knows;
 // where names the message in errors.
-func (d *decoder) fields(b []byte, where string, fn func(field) error) error {
+func (d *decoder) fields(b []byte, where place, fn func(field) error) error {
 	for off := 0; off < len(b); {
 		tag, n := consumeVarint(b[off:])
 		if n < 0 {
@@ -332,29 +357,29 @@ func (d *decoder) fields(b []byte, where string, fn func(field) error) error {
 	return nil
 }
 
-func (d *decoder) entry(b []byte, where string) (k, v string, err error) {
+func (d *decoder) entry(b []byte, where place) (k, v string, err error) {
 	err = d.fields(b, where, func(f field) error {
 		if f.typ != wireBytes {
 			return nil
 		}
 		switch f.num {
 		case 1:
-			return str(&k, f.data, where+".key")
+			return str(&k, f.data, where.in(".key"))
 		case 2:
-			return str(&v, f.data, where+".value")
+			return str(&v, f.data, where.in(".value"))
 		}
 		return nil
 	})
 	return k, v, err
 }
 
-func (d *decoder) mount(b []byte, where string) (m Mount, err error) {
+func (d *decoder) mount(b []byte, where place) (m Mount, err error) {
 	err = d.fields(b, where, func(f field) error {
 		switch {
 		case f.num == 1 && f.typ == wireBytes:
-			return str(&m.ContainerPath, f.data, where+".ContainerPath")
+			return str(&m.ContainerPath, f.data, where.in(".ContainerPath"))
 		case f.num == 2 && f.typ == wireBytes:
-			return str(&m.HostPath, f.data, where+".HostPath")
+			return str(&m.HostPath, f.data, where.in(".HostPath"))
 		case f.num == 3 && f.typ == wireVarint:
 			m.ReadOnly = f.v != 0
 		}
@@ -363,28 +388,28 @@ func (d *decoder) mount(b []byte, where string) (m Mount, err error) {
 	return m, err
 }
 
-func (d *decoder) device(b []byte, where string) (s DeviceSpec, err error) {
+func (d *decoder) device(b []byte, where place) (s DeviceSpec, err error) {
 	err = d.fields(b, where, func(f field) error {
 		if f.typ != wireBytes {
 			return nil
 		}
 		switch f.num {
 		case 1:
-			return str(&s.ContainerPath, f.data, where+".ContainerPath")
+			return str(&s.ContainerPath, f.data, where.in(".ContainerPath"))
 		case 2:
-			return str(&s.HostPath, f.data, where+".HostPath")
+			return str(&s.HostPath, f.data, where.in(".HostPath"))
 		case 3:
-			return str(&s.Permissions, f.data, where+".Permissions")
+			return str(&s.Permissions, f.data, where.in(".Permissions"))
 		}
 		return nil
 	})
 	return s, err
 }
 
-func (d *decoder) cdi(b []byte, where string) (c CDIDevice, err error) {
+func (d *decoder) cdi(b []byte, where place) (c CDIDevice, err error) {
 	err = d.fields(b, where, func(f field) error {
 		if f.num == 1 && f.typ == wireBytes {
-			return str(&c.Name, f.data, where+".Name")
+			return str(&c.Name, f.data, where.in(".Name"))
 		}
 		return nil
 	})
@@ -392,7 +417,7 @@ func (d *decoder) cdi(b []byte, where string) (c CDIDevice, err error) {
 }
 
 // str stores a proto3 string field, which protobuf requires to be UTF-8.
-func str(dst *string, data []byte, where string) error {
+func str(dst *string, data []byte, where place) error {
 	if !utf8.Valid(data) {
 		return fmt.Errorf("allocresp: %s: string is not valid UTF-8", where)
 	}
