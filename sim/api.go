@@ -14,6 +14,11 @@ type Source interface {
 	Intn(n int) int
 	// Chance returns true with probability rate, in [0, 1].
 	Chance(rate float64) bool
+	// Split returns a Source for a kind of choice drawn apart from the
+	// rest: a choice added after seeded runs were measured draws from it,
+	// so that every other draw of a seed stays as it was. Its answers
+	// depend only on this Source's state when Split is called.
+	Split() Source
 }
 
 // Fault is one kind of fault the world can inject.

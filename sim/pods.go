@@ -176,6 +176,7 @@ func (s *Sim) forgetDead() {
 			s.forgotten[uid] = true
 			for _, pl := range s.plugins {
 				delete(pl.answers, uid)
+				delete(pl.allocationDirs, uid)
 			}
 			continue
 		}

@@ -15,8 +15,10 @@ import (
 type Sim struct {
 	cfg Config
 	src Source
-	end time.Time
-	now time.Time
+	// slowSrc draws the allocate-slow fault and its delays (AllocateSlow).
+	slowSrc Source
+	end     time.Time
+	now     time.Time
 
 	queue    eventQueue
 	queueSeq uint64
@@ -63,7 +65,7 @@ func New(cfg Config, src Source) (*Sim, error) {
 		return nil, fmt.Errorf("source: must not be nil")
 	}
 	s := &Sim{
-		cfg: cfg, src: src, now: simStart, end: simStart.Add(cfg.Duration),
+		cfg: cfg, src: src, slowSrc: src.Split(), now: simStart, end: simStart.Add(cfg.Duration),
 		pods: map[string]*simPod{}, forgotten: map[string]bool{},
 		images:  imagePool(),
 		runtime: newRuntime(),
@@ -88,8 +90,11 @@ func New(cfg Config, src Source) (*Sim, error) {
 }
 
 // fault draws whether kind fires at this opportunity and counts it.
-func (s *Sim) fault(kind Fault) bool {
-	if s.src.Chance(s.cfg.Faults[kind]) {
+func (s *Sim) fault(kind Fault) bool { return s.faultFrom(s.src, kind) }
+
+// faultFrom is fault drawn from src.
+func (s *Sim) faultFrom(src Source, kind Fault) bool {
+	if src.Chance(s.cfg.Faults[kind]) {
 		s.stats.Faults[kind]++
 		return true
 	}
