@@ -60,6 +60,11 @@ type Event struct {
 	Kind string
 	// Detail says what it did, in a line.
 	Detail string
+	// Routine: the event changed nothing a reader of a trace needs to
+	// see: an opportunity for trouble at which no fault fired, a probe
+	// that confirmed the result it had, work that found nothing to do.
+	// The rapid suite folds such events into the next event's step.
+	Routine bool
 }
 
 func (e Event) String() string {

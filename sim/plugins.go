@@ -82,7 +82,7 @@ func (s *Sim) pluginTick(resource string) string {
 	p := s.plugin(resource)
 	s.schedule(&queued{at: s.now.Add(pluginTickPeriod + time.Duration(s.src.Intn(30))*time.Second), kind: evPluginTick, name: resource})
 	if !p.up {
-		return resource + " down"
+		return s.nothingHappened(resource + " down")
 	}
 	switch {
 	case s.fault(PluginCrash):
@@ -104,7 +104,7 @@ func (s *Sim) pluginTick(resource string) string {
 		s.kubelet.listAndWatch(s, p)
 		return fmt.Sprintf("%s: %s unhealthy=%v", resource, id, p.unhealthy[id])
 	}
-	return resource + " healthy"
+	return s.nothingHappened(resource + " healthy")
 }
 
 // allocate is the plugin answering one Allocate RPC, with the faults. The

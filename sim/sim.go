@@ -49,6 +49,11 @@ type Sim struct {
 	gcBad       []string
 	coreErrs    []string
 
+	// routine: the running event called nothingHappened; faultFired: a
+	// fault fired during it. Together they make Event.Routine.
+	routine    bool
+	faultFired bool
+
 	stats Stats
 	trace []Event
 	last  Event
@@ -95,6 +100,7 @@ func (s *Sim) fault(kind Fault) bool { return s.faultFrom(s.src, kind) }
 // faultFrom is fault drawn from src.
 func (s *Sim) faultFrom(src Source, kind Fault) bool {
 	if src.Chance(s.cfg.Faults[kind]) {
+		s.faultFired = true
 		s.stats.Faults[kind]++
 		return true
 	}
@@ -127,6 +133,7 @@ func (s *Sim) Step() (Event, bool) {
 			return Event{}, false
 		}
 		s.now = at
+		s.routine, s.faultFired = false, false
 		var kind eventKind
 		var detail string
 		if useProbe {
@@ -141,13 +148,14 @@ func (s *Sim) Step() (Event, bool) {
 			kind = top.kind
 			detail = s.run(top)
 		}
+		routine := s.routine && !s.faultFired
 		if kind != evRestart && s.fault(KubeletRestart) {
 			s.schedule(&queued{at: s.now, kind: evRestart})
 		}
 		s.stats.Events++
 		s.stats.Simulated = s.now.Sub(simStart)
 		s.stats.ByKind[string(kind)]++
-		ev := Event{Seq: s.stats.Events, At: s.stats.Simulated, Kind: string(kind), Detail: detail}
+		ev := Event{Seq: s.stats.Events, At: s.stats.Simulated, Kind: string(kind), Detail: detail, Routine: routine}
 		s.record(ev)
 		return ev, true
 	}
@@ -181,6 +189,13 @@ func (s *Sim) run(e *queued) string {
 		return s.restartKubelet("at an event")
 	}
 	return "unknown event"
+}
+
+// nothingHappened marks the running event routine (Event.Routine), unless
+// a fault fires during it, and returns detail.
+func (s *Sim) nothingHappened(detail string) string {
+	s.routine = true
+	return detail
 }
 
 // record keeps the event in the trace ring.
