@@ -366,6 +366,7 @@ var subsystems = []Subsystem{
 			"sim-qos-counts-preempted",
 			"sim-restart-pods-not-synced",
 			"sim-restart-readiness-dropped",
+			"sim-stale-allocate-committed",
 			"sim-terminated-probes-kept",
 			"sim-terminated-status-kept",
 			"sim-terminated-worker-kept",

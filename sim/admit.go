@@ -17,14 +17,14 @@ import (
 func (s *Sim) admitNext() string {
 	k := s.kubelet
 	if k.admitting != nil || len(k.admitQueue) == 0 {
-		return "nothing to admit"
+		return s.nothingHappened("nothing to admit")
 	}
 	uid := k.admitQueue[0]
 	k.admitQueue = k.admitQueue[1:]
 	defer s.kickAdmission()
 	p := s.pods[uid]
 	if p == nil || p.phase != phasePending {
-		return uid + " no longer pending"
+		return s.nothingHappened(uid + " no longer pending")
 	}
 	s.nodeStatus()
 	// Its own admission may allocate it devices again: an earlier
@@ -123,7 +123,7 @@ func (s *Sim) allocateAnswer(got *pluginAnswers) string {
 	k := s.kubelet
 	ad := k.admitting
 	if ad == nil {
-		return "no admission waits for an answer"
+		return s.nothingHappened("no admission waits for an answer")
 	}
 	if s.fault(RestartMidAdmission) {
 		return s.restartKubelet("between the plan and its commit of " + ad.uid)
@@ -158,7 +158,7 @@ func (s *Sim) kill(ev preemption.Eviction) error {
 func (s *Sim) killRetry(uid string) string {
 	v := s.pods[uid]
 	if v == nil || !v.killFailed || v.phase != phaseTerminating {
-		return uid + " no kill to retry"
+		return s.nothingHappened(uid + " no kill to retry")
 	}
 	s.kubelet.terminate(s, v, prober.PodFailed)
 	s.coreErr("admission.Remove", s.kubelet.node.Remove(uid))

@@ -14,6 +14,11 @@ type Source interface {
 	Intn(n int) int
 	// Chance returns true with probability rate, in [0, 1].
 	Chance(rate float64) bool
+	// Split returns a Source for a kind of choice drawn apart from the
+	// rest: a choice added after seeded runs were measured draws from it,
+	// so that every other draw of a seed stays as it was. Its answers
+	// depend only on this Source's state when Split is called.
+	Split() Source
 }
 
 // Fault is one kind of fault the world can inject.
@@ -55,6 +60,11 @@ type Event struct {
 	Kind string
 	// Detail says what it did, in a line.
 	Detail string
+	// Routine: the event changed nothing a reader of a trace needs to
+	// see: an opportunity for trouble at which no fault fired, a probe
+	// that confirmed the result it had, work that found nothing to do.
+	// The rapid suite folds such events into the next event's step.
+	Routine bool
 }
 
 func (e Event) String() string {

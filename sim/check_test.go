@@ -9,10 +9,39 @@ import (
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
 
 	"github.com/stretchr/testify/require"
 )
+
+// restoreWithOtherAnswer replaces the device manager with one a restart
+// would restore from a checkpoint whose first live pod's holding carries
+// the Allocate answer other makes of it instead of its own.
+func restoreWithOtherAnswer(t *testing.T, s *Sim, other func(checkpoint.PodDevicesEntry) allocresp.ContainerAllocateResponse) {
+	t.Helper()
+	data := s.kubelet.devices.Checkpoint()
+	var running []dm.ContainerRef
+	for _, p := range s.livePods() {
+		for _, c := range p.containers {
+			if c.running {
+				running = append(running, dm.ContainerRef{PodUID: p.spec.UID, Container: c.name, Running: true})
+			}
+		}
+	}
+	swapped := false
+	for i, e := range data.PodDeviceEntries {
+		if p := s.pods[e.PodUID]; p != nil && p.live() && !swapped {
+			data.PodDeviceEntries[i].AllocResp = allocresp.Marshal(other(e))
+			swapped = true
+		}
+	}
+	require.True(t, swapped, "no live pod holds devices")
+	m := dm.New(dm.DefaultLimits())
+	_, err := m.Restore(data, s.now, running)
+	require.NoError(t, err)
+	s.kubelet.devices = m
+}
 
 // steppedSim is a seeded sim run for the given simulated time with every
 // check passing.
@@ -75,31 +104,20 @@ func TestCheckCatchesABrokenState(t *testing.T) {
 			t.Fatal("no live pod holds devices")
 		}, InvDevicesHeld},
 		{"a running container told of a device it does not hold", func(s *Sim) {
-			// The device manager as a restart would restore it from a
-			// checkpoint whose first running holding carries another
-			// container's Allocate answer.
-			data := s.kubelet.devices.Checkpoint()
-			var running []dm.ContainerRef
-			for _, p := range s.livePods() {
-				for _, c := range p.containers {
-					if c.running {
-						running = append(running, dm.ContainerRef{PodUID: p.spec.UID, Container: c.name, Running: true})
+			restoreWithOtherAnswer(t, s, func(checkpoint.PodDevicesEntry) allocresp.ContainerAllocateResponse {
+				return allocresp.ContainerAllocateResponse{Devices: []allocresp.DeviceSpec{{ContainerPath: devicePath("phantom"), HostPath: devicePath("phantom")}}}
+			})
+		}, InvDevicesHeld},
+		{"a running container given the answer to another call for the same devices", func(s *Sim) {
+			restoreWithOtherAnswer(t, s, func(e checkpoint.PodDevicesEntry) allocresp.ContainerAllocateResponse {
+				other := allocresp.ContainerAllocateResponse{Mounts: []allocresp.Mount{{ContainerPath: allocationMount(e.ResourceName), HostPath: "/var/lib/other-call"}}}
+				for _, ids := range e.DeviceIDs {
+					for _, id := range ids {
+						other.Devices = append(other.Devices, allocresp.DeviceSpec{ContainerPath: devicePath(id), HostPath: devicePath(id)})
 					}
 				}
-			}
-			swapped := false
-			for i, e := range data.PodDeviceEntries {
-				if p := s.pods[e.PodUID]; p != nil && p.live() && !swapped {
-					other := allocresp.ContainerAllocateResponse{Devices: []allocresp.DeviceSpec{{ContainerPath: devicePath("phantom"), HostPath: devicePath("phantom")}}}
-					data.PodDeviceEntries[i].AllocResp = allocresp.Marshal(other)
-					swapped = true
-				}
-			}
-			require.True(t, swapped, "no live pod holds devices")
-			m := dm.New(dm.DefaultLimits())
-			_, err := m.Restore(data, s.now, running)
-			require.NoError(t, err)
-			s.kubelet.devices = m
+				return other
+			})
 		}, InvDevicesHeld},
 		{"a pod cgroup removed behind the kubelet's back", func(s *Sim) {
 			for _, path := range slices.Sorted(maps.Keys(s.fs.dirs)) {

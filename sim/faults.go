@@ -20,12 +20,23 @@ const (
 	PluginReregister Fault = "plugin-reregister"
 	// AllocateError: an Allocate RPC fails with an error.
 	AllocateError Fault = "allocate-error"
-	// AllocateHang: an Allocate RPC hangs past its deadline and is aborted
-	// with the deadline error.
+	// AllocateHang: an Allocate RPC hangs and after 30 s ends with a
+	// DeadlineExceeded error. Upstream's Allocate sets no deadline of its
+	// own, so the error is the plugin's (a call it makes timing out).
 	AllocateHang Fault = "allocate-hang"
 	// AllocateMalformed: an Allocate answer carries no container response;
 	// the core rejects it.
 	AllocateMalformed Fault = "allocate-malformed"
+	// AllocateSlow: a plugin takes 1 s to 3 min to answer an Allocate RPC
+	// that then succeeds. Upstream's Allocate runs under context.TODO()
+	// (spec/devicemanager.md §1.1), so the kubelet waits for as long as the
+	// plugin takes and admits nothing else meanwhile; a kubelet restart in
+	// that time leaves the answer to a process that is gone. The plugin
+	// answers one call at a time, so a call made while it is slow is
+	// answered after the slow one. Drawn from a stream of its own
+	// (Source.Split), so that it leaves every other draw of a seed as it
+	// was.
+	AllocateSlow Fault = "allocate-slow"
 	// KubeletRestart: after any event, the kubelet restarts.
 	KubeletRestart Fault = "kubelet-restart"
 	// RestartMidAdmission: when an Allocate answer arrives, the kubelet
@@ -54,7 +65,7 @@ const (
 // device plugins, kubelet restarts, image GC, probes, disk, runtime, kills.
 func AllFaults() []Fault {
 	return []Fault{PluginCrash, PluginReregister, AllocateError, AllocateHang, AllocateMalformed,
-		KubeletRestart, RestartMidAdmission, RestartBeforeCheckpoint, ImageRemoveError,
+		AllocateSlow, KubeletRestart, RestartMidAdmission, RestartBeforeCheckpoint, ImageRemoveError,
 		ProbeTimeout, ProbeError, DiskFill, RuntimeListError, KillError}
 }
 
@@ -68,6 +79,7 @@ func DefaultRates() Rates {
 		AllocateError:           0.05,
 		AllocateHang:            0.05,
 		AllocateMalformed:       0.05,
+		AllocateSlow:            0.05,
 		KubeletRestart:          0.0002,
 		RestartMidAdmission:     0.05,
 		RestartBeforeCheckpoint: 0.05,

@@ -28,7 +28,7 @@ func (s *Sim) gcStart() string {
 		rt.fillerBytes += int64(10+s.src.Intn(16)) * gi
 	}
 	if k.pass != nil {
-		return "a pass is still running"
+		return s.nothingHappened("a pass is still running")
 	}
 	pass, err := k.gc.GarbageCollect(s.now, k.beganGC, s.runtimeView())
 	if err != nil {
@@ -60,6 +60,9 @@ func (s *Sim) advanceGC() string {
 			if out.Err != nil {
 				return "done: " + out.Err.Error()
 			}
+			if len(out.Attempts) == 0 {
+				s.nothingHappened("")
+			}
 			return fmt.Sprintf("done, %d removals", len(out.Attempts))
 		}
 	}
@@ -69,7 +72,7 @@ func (s *Sim) advanceGC() string {
 func (s *Sim) gcStep() string {
 	gp := s.kubelet.pass
 	if gp == nil {
-		return "no pass"
+		return s.nothingHappened("no pass")
 	}
 	id := gp.removal.ImageID
 	var err error

@@ -121,7 +121,7 @@ func (s *Sim) kickAdmission() {
 func (s *Sim) podDelete(uid string) string {
 	p := s.pods[uid]
 	if p == nil {
-		return uid + " already gone"
+		return s.nothingHappened(uid + " already gone")
 	}
 	switch p.phase {
 	case phasePending:
@@ -130,14 +130,14 @@ func (s *Sim) podDelete(uid string) string {
 	case phaseAdmitting:
 		// The pod worker finishes the admission first.
 		s.schedule(&queued{at: s.now.Add(time.Second), kind: evPodDelete, podUID: uid})
-		return uid + " deletion waits for its admission"
+		return s.nothingHappened(uid + " deletion waits for its admission")
 	case phaseRunning:
 		p.phase = phaseTerminating
 		s.kubelet.stopProbes(s, p)
 		s.schedule(&queued{at: s.now.Add(p.grace), kind: evPodTerminated, podUID: uid})
 		return fmt.Sprintf("%s terminating, grace %v", uid, p.grace)
 	}
-	return uid + " already " + p.phase.String()
+	return s.nothingHappened(uid + " already " + p.phase.String())
 }
 
 // podTerminated ends a deleted pod's grace period: its containers exit and
@@ -145,7 +145,7 @@ func (s *Sim) podDelete(uid string) string {
 func (s *Sim) podTerminated(uid string) string {
 	p := s.pods[uid]
 	if p == nil || p.phase != phaseTerminating || p.killFailed {
-		return uid + " not terminating"
+		return s.nothingHappened(uid + " not terminating")
 	}
 	s.kubelet.terminate(s, p, prober.PodSucceeded)
 	s.setDead(p)
@@ -176,6 +176,7 @@ func (s *Sim) forgetDead() {
 			s.forgotten[uid] = true
 			for _, pl := range s.plugins {
 				delete(pl.answers, uid)
+				delete(pl.allocationDirs, uid)
 			}
 			continue
 		}

@@ -50,6 +50,10 @@ func (s *scriptedSource) Intn(n int) int {
 	return v
 }
 
+// Split answers as past the script: the scripts were taken before any
+// choice drew from a stream of its own, so such a choice is never made.
+func (s *scriptedSource) Split() Source { return &scriptedSource{} }
+
 func (s *scriptedSource) Chance(float64) bool {
 	a, ok := s.take()
 	if !ok {

@@ -15,8 +15,10 @@ import (
 type Sim struct {
 	cfg Config
 	src Source
-	end time.Time
-	now time.Time
+	// slowSrc draws the allocate-slow fault and its delays (AllocateSlow).
+	slowSrc Source
+	end     time.Time
+	now     time.Time
 
 	queue    eventQueue
 	queueSeq uint64
@@ -47,6 +49,11 @@ type Sim struct {
 	gcBad       []string
 	coreErrs    []string
 
+	// routine: the running event called nothingHappened; faultFired: a
+	// fault fired during it. Together they make Event.Routine.
+	routine    bool
+	faultFired bool
+
 	stats Stats
 	trace []Event
 	last  Event
@@ -63,7 +70,7 @@ func New(cfg Config, src Source) (*Sim, error) {
 		return nil, fmt.Errorf("source: must not be nil")
 	}
 	s := &Sim{
-		cfg: cfg, src: src, now: simStart, end: simStart.Add(cfg.Duration),
+		cfg: cfg, src: src, slowSrc: src.Split(), now: simStart, end: simStart.Add(cfg.Duration),
 		pods: map[string]*simPod{}, forgotten: map[string]bool{},
 		images:  imagePool(),
 		runtime: newRuntime(),
@@ -88,8 +95,12 @@ func New(cfg Config, src Source) (*Sim, error) {
 }
 
 // fault draws whether kind fires at this opportunity and counts it.
-func (s *Sim) fault(kind Fault) bool {
-	if s.src.Chance(s.cfg.Faults[kind]) {
+func (s *Sim) fault(kind Fault) bool { return s.faultFrom(s.src, kind) }
+
+// faultFrom is fault drawn from src.
+func (s *Sim) faultFrom(src Source, kind Fault) bool {
+	if src.Chance(s.cfg.Faults[kind]) {
+		s.faultFired = true
 		s.stats.Faults[kind]++
 		return true
 	}
@@ -122,6 +133,7 @@ func (s *Sim) Step() (Event, bool) {
 			return Event{}, false
 		}
 		s.now = at
+		s.routine, s.faultFired = false, false
 		var kind eventKind
 		var detail string
 		if useProbe {
@@ -136,13 +148,14 @@ func (s *Sim) Step() (Event, bool) {
 			kind = top.kind
 			detail = s.run(top)
 		}
+		routine := s.routine && !s.faultFired
 		if kind != evRestart && s.fault(KubeletRestart) {
 			s.schedule(&queued{at: s.now, kind: evRestart})
 		}
 		s.stats.Events++
 		s.stats.Simulated = s.now.Sub(simStart)
 		s.stats.ByKind[string(kind)]++
-		ev := Event{Seq: s.stats.Events, At: s.stats.Simulated, Kind: string(kind), Detail: detail}
+		ev := Event{Seq: s.stats.Events, At: s.stats.Simulated, Kind: string(kind), Detail: detail, Routine: routine}
 		s.record(ev)
 		return ev, true
 	}
@@ -176,6 +189,13 @@ func (s *Sim) run(e *queued) string {
 		return s.restartKubelet("at an event")
 	}
 	return "unknown event"
+}
+
+// nothingHappened marks the running event routine (Event.Routine), unless
+// a fault fires during it, and returns detail.
+func (s *Sim) nothingHappened(detail string) string {
+	s.routine = true
+	return detail
 }
 
 // record keeps the event in the trace ring.

@@ -18,6 +18,18 @@ func (s *seeded) next() uint64 {
 	return z ^ (z >> 31)
 }
 
+// splitSalt sets a split stream's state apart from its parent's.
+const splitSalt = 0x5851f42d4c957f2d
+
+// Split starts a stream from the parent's state without drawing from the
+// parent, through the same finaliser, so the two streams share no run of
+// values.
+func (s *seeded) Split() Source {
+	child := &seeded{state: s.state ^ splitSalt}
+	child.state = child.next()
+	return child
+}
+
 // Intn is uniform: values at the top of the 64-bit range that would bias
 // the modulo are drawn again (Lemire's rejection bound).
 func (s *seeded) Intn(n int) int {
