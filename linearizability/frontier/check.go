@@ -4,13 +4,16 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 )
 
 // deadlineEvery is how many search steps pass between two reads of the
-// clock: reading it at every step would cost more than some steps.
+// clock (and of whether another partition was found illegal): reading it
+// at every step would cost more than some steps.
 const deadlineEvery = 1024
 
 // Filters marks the operations of a partition that are filters wherever
@@ -30,8 +33,7 @@ type Filters func(partition []porcupine.Operation) []bool
 // timeout) answers: the same partitions (model.Partition, when set), the
 // same closed intervals (operations whose times touch overlap), the same
 // power-set reading of a nondeterministic step. model.Hash and the
-// Describe functions are not used. The partitions are checked one after
-// the other, and the first illegal one ends the check.
+// Describe functions are not used.
 func Check(model porcupine.NondeterministicModel, filters Filters, history []porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
 	var deadline time.Time
 	if timeout > 0 {
@@ -49,18 +51,33 @@ func Check(model porcupine.NondeterministicModel, filters Filters, history []por
 	if step == nil {
 		step = func(state, in, out any) []any { return model.StepContext(context.Background(), state, in, out) }
 	}
-	for _, p := range partitions {
-		s := newSearch(model.Init, step, equal, p)
-		if filters != nil {
-			marks := filters(p)
-			s.filter = make([]bool, len(p))
-			for id, i := range s.order {
-				s.filter[id] = marks[i]
+	// The partitions are independent: each is searched on a goroutine of
+	// its own, as porcupine does, and the first illegal one stops the rest.
+	verdicts := make([]porcupine.CheckResult, len(partitions))
+	var illegal atomic.Bool
+	var wg sync.WaitGroup
+	for i, p := range partitions {
+		wg.Go(func() {
+			s := newSearch(model.Init, step, equal, p)
+			if filters != nil {
+				marks := filters(p)
+				s.filter = make([]bool, len(p))
+				for id, at := range s.order {
+					s.filter[id] = marks[at]
+				}
 			}
-		}
-		if verdict := s.run(deadline); verdict != porcupine.Ok {
-			return verdict
-		}
+			verdicts[i] = s.run(deadline, &illegal)
+			if verdicts[i] == porcupine.Illegal {
+				illegal.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	switch {
+	case slices.Contains(verdicts, porcupine.Illegal):
+		return porcupine.Illegal
+	case slices.Contains(verdicts, porcupine.Unknown):
+		return porcupine.Unknown
 	}
 	return porcupine.Ok
 }
@@ -229,7 +246,7 @@ func (s *search) unlift(op int32) {
 // before, so no later step fails. Without this a window of long
 // operations (a hung Allocate, a slow snapshot) makes the search try every
 // place among them for every short read and refusal in the window.
-func (s *search) run(deadline time.Time) porcupine.CheckResult {
+func (s *search) run(deadline time.Time, stop *atomic.Bool) porcupine.CheckResult {
 	states := s.merge(s.init())
 	latest := int32(-1) // the latest linearized operation, in call order
 	var stack []frame
@@ -250,7 +267,7 @@ func (s *search) run(deadline time.Time) porcupine.CheckResult {
 		return false
 	}
 	for steps := 1; s.next[0] != s.tail(); steps++ {
-		if steps%deadlineEvery == 0 && !deadline.IsZero() && time.Now().After(deadline) {
+		if steps%deadlineEvery == 0 && (stop.Load() || !deadline.IsZero() && time.Now().After(deadline)) {
 			return porcupine.Unknown
 		}
 		op := s.nextCandidate(tried)
