@@ -149,6 +149,9 @@ func TestRecordedHistoriesAgree(t *testing.T) {
 		}
 	}
 	t.Logf("corrupted recorded histories: %d Ok, %d Illegal", verdicts[porcupine.Ok], verdicts[porcupine.Illegal])
-	assert.Greater(t, verdicts[porcupine.Illegal], 10**crossRecorded, "illegal corrupted histories")
-	assert.Greater(t, verdicts[porcupine.Ok], 5**crossRecorded, "corrupted histories still linearizable")
+	// A recording's share of illegal corruptions varies with its
+	// interleaving (9 to 20 of 40 seen): the bounds ask only that neither
+	// verdict be rare.
+	assert.Greater(t, verdicts[porcupine.Illegal], 4**crossRecorded, "illegal corrupted histories")
+	assert.Greater(t, verdicts[porcupine.Ok], 4**crossRecorded, "corrupted histories still linearizable")
 }
