@@ -1,6 +1,6 @@
 // Package frontier decides whether a history is linearizable with respect
 // to a nondeterministic sequential model, the question porcupine answers,
-// in time that grows about linearly with the history's length.
+// with memory that grows linearly with the history's length.
 //
 // The search is porcupine's (Lowe's refinement of Wing and Gong's): walk
 // the calls and returns in time order, linearize the first call that the
