@@ -462,10 +462,12 @@ func (r resource) taken(id string) bool {
 // reports whether there were any.
 func drop(s State, pod string, reserved bool) (State, bool) {
 	next, found := s, false
+	of := func(h holding) bool { return h.pod == pod && h.reserved == reserved }
 	for i, r := range s.resources {
-		kept := slices.DeleteFunc(slices.Clone(r.held), func(h holding) bool { return h.pod == pod && h.reserved == reserved })
-		if len(kept) != len(r.held) {
-			r.held = kept
+		// Only a resource the pod holds is copied: the checkers step
+		// every state of a search through here.
+		if slices.ContainsFunc(r.held, of) {
+			r.held = slices.DeleteFunc(slices.Clone(r.held), of)
 			next, found = next.with(i, r), true
 		}
 	}
