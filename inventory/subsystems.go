@@ -80,6 +80,7 @@ var subsystems = []Subsystem{
 			"TestAgentHistoriesLinearizable",
 			"TestForcedInterleavings",
 			"TestRecordHistoriesWritesVisualizations",
+			"TestRecordedHistoriesAgree",
 		},
 		Mutants: []string{
 			"agent-checkpoint-in-place",

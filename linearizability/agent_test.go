@@ -54,6 +54,7 @@ func TestAgentHistoriesLinearizable(t *testing.T) {
 			}
 		}
 		checked := CheckRecording(rec, checkTimeout)
+		assert.Equal(t, checkPorcupine(rec.Init, rec.History, checkTimeout), checked.Verdict, "seed %d: the frontier checker and porcupine disagree", seed)
 		if checked.Verdict != porcupine.Ok {
 			path, err := failureVisualization(&checked, "")
 			assert.NoError(t, err, "writing the visualization")

@@ -3,9 +3,11 @@ package linearizability
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -118,36 +120,84 @@ func TestSynthesizedHistoriesAreLinearizable(t *testing.T) {
 	require.Equal(t, porcupine.Illegal, Check(init, history, 10*time.Second), "a history with an impossible capacity read")
 }
 
-// BenchmarkCheck times porcupine on synthesized histories of 10^3, 10^4 and
-// 10^5 operations from 8 clients.
+// checkers are the two checkers the benchmarks set side by side.
+var checkers = []struct {
+	name  string
+	check func(deviceagent.State, []porcupine.Operation, time.Duration) porcupine.CheckResult
+	// upTo is the longest history the checker is timed on: porcupine's
+	// time grows with the square of a partition's length.
+	upTo int
+}{
+	{"frontier", Check, math.MaxInt},
+	{"porcupine", checkPorcupine, 20_000},
+}
+
+// timeCheck times check on history and reports, besides the wall time,
+// the process's CPU time per check: on a shared machine the wall time
+// measures the load as much as the check.
+func timeCheck(b *testing.B, check func(deviceagent.State, []porcupine.Operation, time.Duration) porcupine.CheckResult, init deviceagent.State, history []porcupine.Operation) {
+	cpu := cpuTime(b)
+	for b.Loop() {
+		require.Equal(b, porcupine.Ok, check(init, history, 10*time.Minute), "check says")
+	}
+	b.ReportMetric(float64((cpuTime(b)-cpu).Milliseconds())/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(len(history)), "history-ops")
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var usage syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &usage))
+	return time.Duration(usage.Utime.Nano() + usage.Stime.Nano())
+}
+
+// BenchmarkCheck times both checkers on synthesized histories of 10^3, 10^4
+// and 10^5 operations from 8 clients.
 func BenchmarkCheck(b *testing.B) {
 	for _, n := range []int{1_000, 10_000, 100_000} {
 		init, history := synthesize(uint64(n), n, 8)
-		b.Run(fmt.Sprintf("ops=%d", n), func(b *testing.B) {
-			for b.Loop() {
-				require.Equal(b, porcupine.Ok, Check(init, history, time.Minute), "check says")
+		for _, c := range checkers {
+			if n > c.upTo {
+				continue
 			}
-			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
-		})
+			b.Run(fmt.Sprintf("ops=%d/%s", n, c.name), func(b *testing.B) { timeCheck(b, c.check, init, history) })
+		}
 	}
 }
 
-var (
-	recordedOnce sync.Once
-	recorded     Recording
-	recordErr    error
-)
+// recordings are the histories BenchmarkCheckRecorded records, one per
+// size, each once per process and outside the timer: recording 10^5
+// operations through sockets takes minutes.
+var recordings = map[int]*recordingOnce{}
 
-// BenchmarkCheckRecorded times porcupine on one history of about 10^4
-// operations recorded from ten clients against the real agent; the
-// recording is made once and not timed.
+type recordingOnce struct {
+	once sync.Once
+	rec  Recording
+	err  error
+}
+
+// BenchmarkCheckRecorded times both checkers on histories recorded from 16
+// clients (4 plugin owners, 12 pod clients) through the real agent, of
+// about 10^3, 10^4 and 10^5 operations (OpsPerClient 62, 625 and 6250;
+// failed Allocates and fault windows make a few more).
 func BenchmarkCheckRecorded(b *testing.B) {
-	recordedOnce.Do(func() {
-		recorded, recordErr = Record(context.Background(), Workload{Seed: 1, OpsPerClient: 1000})
-	})
-	require.NoError(b, recordErr)
-	for b.Loop() {
-		require.Equal(b, porcupine.Ok, Check(recorded.Init, recorded.History, time.Minute), "check says")
+	for _, perClient := range []int{62, 625, 6250} {
+		r, ok := recordings[perClient]
+		if !ok {
+			r = &recordingOnce{}
+			recordings[perClient] = r
+		}
+		for _, c := range checkers {
+			if 16*perClient > c.upTo {
+				continue
+			}
+			b.Run(fmt.Sprintf("ops=%d/%s", 16*perClient, c.name), func(b *testing.B) {
+				r.once.Do(func() {
+					r.rec, r.err = Record(context.Background(), Workload{Seed: 1, PodClients: 12, OpsPerClient: perClient})
+				})
+				require.NoError(b, r.err)
+				require.Equal(b, 16, r.rec.Clients, "clients")
+				timeCheck(b, c.check, r.rec.Init, r.rec.History)
+			})
+		}
 	}
-	b.ReportMetric(float64(len(recorded.History)), "history-ops")
 }

@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"cmp"
 	"maps"
 	"math"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/nodeproof/nodeproof/linearizability/frontier"
 	"github.com/nodeproof/nodeproof/models/deviceagent"
 )
 
@@ -19,7 +21,12 @@ const Never = int64(math.MaxInt64)
 // model is nondeterministic only for operations of unknown outcome;
 // porcupine's power-set construction tracks both possibilities.
 func Model(init deviceagent.State) porcupine.Model {
-	nondeterministic := porcupine.NondeterministicModel{
+	nondeterministic := nondeterministicModel(init)
+	return nondeterministic.ToModel()
+}
+
+func nondeterministicModel(init deviceagent.State) porcupine.NondeterministicModel {
+	return porcupine.NondeterministicModel{
 		Partition: partition,
 		Init:      func() []any { return []any{init} },
 		Step: func(s, in, out any) []any {
@@ -36,17 +43,99 @@ func Model(init deviceagent.State) porcupine.Model {
 		},
 		DescribeState: func(s any) string { return s.(deviceagent.State).String() },
 	}
-	return nondeterministic.ToModel()
 }
 
-// Check splits history and checks it, bounded by timeout.
+// Check splits history and checks it, bounded by timeout, with the
+// frontier checker: porcupine's search and answers, in time about linear
+// in the history's length where porcupine's grows with its square
+// (BENCHMARKS.md). The tests hold the two to the same verdict on many
+// histories; porcupine still draws every visualization.
 func Check(init deviceagent.State, history []porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
+	return frontier.Check(nondeterministicModel(init), filters, Split(history), timeout)
+}
+
+// filters marks the operations of a partition that the frontier checker may
+// place for good: the model's filters (deviceagent.Filter) that no pending
+// update can meet. The model holds an update of unknown outcome pending
+// from its call until a crash of its resource clears it, so a state with it
+// pending can be reached only while that window is open: a filter is
+// marked when no such window on one of its resources overlaps its own
+// interval. A window whose resource never crashes again stays open to the
+// end.
+func filters(partition []porcupine.Operation) []bool {
+	type window struct{ from, to int64 }
+	type crash struct{ call, ret int64 }
+	crashes := map[string][]crash{}
+	for _, op := range partition {
+		if in := op.Input.(deviceagent.Input); in.Op == deviceagent.Crash {
+			crashes[in.Resources[0]] = append(crashes[in.Resources[0]], crash{op.Call, op.Return})
+		}
+	}
+	// soonest[r][i]: the earliest return among r's crashes from the i-th
+	// call on, so that a window ends at the first crash to end after it.
+	soonest := map[string][]int64{}
+	for r, cs := range crashes {
+		slices.SortFunc(cs, func(a, b crash) int { return cmp.Compare(a.call, b.call) })
+		ends := make([]int64, len(cs)+1)
+		ends[len(cs)] = Never
+		for i := len(cs) - 1; i >= 0; i-- {
+			ends[i] = min(cs[i].ret, ends[i+1])
+		}
+		soonest[r] = ends
+	}
+	windows := map[string][]window{}
+	for _, op := range partition {
+		in, out := op.Input.(deviceagent.Input), op.Output.(deviceagent.Output)
+		if in.Op != deviceagent.Update || !out.Unknown {
+			continue
+		}
+		r := in.Resources[0]
+		first, _ := slices.BinarySearchFunc(crashes[r], op.Return+1, func(c crash, t int64) int { return cmp.Compare(c.call, t) })
+		to := Never
+		if ends := soonest[r]; ends != nil {
+			to = ends[first]
+		}
+		windows[r] = append(windows[r], window{op.Call, to})
+	}
+	// Sorted by opening, with the latest close of each prefix: an interval
+	// meets a window when one opening no later than its end closes no
+	// earlier than its start.
+	latestClose := map[string][]int64{}
+	for r, ws := range windows {
+		slices.SortFunc(ws, func(a, b window) int { return cmp.Compare(a.from, b.from) })
+		closes := make([]int64, len(ws))
+		for i, w := range ws {
+			closes[i] = w.to
+			if i > 0 {
+				closes[i] = max(closes[i], closes[i-1])
+			}
+		}
+		latestClose[r] = closes
+	}
+	marks := make([]bool, len(partition))
+	for i, op := range partition {
+		in, out := op.Input.(deviceagent.Input), op.Output.(deviceagent.Output)
+		if !deviceagent.Filter(in, out) {
+			continue
+		}
+		marks[i] = !slices.ContainsFunc(in.Resources, func(r string) bool {
+			opened, _ := slices.BinarySearchFunc(windows[r], op.Return+1, func(w window, t int64) int { return cmp.Compare(w.from, t) })
+			return opened > 0 && latestClose[r][opened-1] >= op.Call
+		})
+	}
+	return marks
+}
+
+// checkPorcupine is Check by porcupine itself, the reference the frontier
+// checker is compared with.
+func checkPorcupine(init deviceagent.State, history []porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
 	return porcupine.CheckOperationsTimeout(Model(init), Split(history), timeout)
 }
 
-// CheckVerbose is Check that also returns what porcupine's visualization
-// needs. Recording the longest partial linearizations costs time that grows
-// with the square of a partition's length, so Check is the one to time.
+// CheckVerbose is checkPorcupine that also returns what porcupine's
+// visualization needs. Recording the longest partial linearizations costs
+// time that grows with the square of a partition's length, so the tests
+// call it only to draw a failure.
 func CheckVerbose(init deviceagent.State, history []porcupine.Operation, timeout time.Duration) (porcupine.CheckResult, porcupine.LinearizationInfo) {
 	return porcupine.CheckOperationsVerbose(Model(init), Split(history), timeout)
 }

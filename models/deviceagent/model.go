@@ -462,26 +462,60 @@ func (r resource) taken(id string) bool {
 // reports whether there were any.
 func drop(s State, pod string, reserved bool) (State, bool) {
 	next, found := s, false
+	of := func(h holding) bool { return h.pod == pod && h.reserved == reserved }
 	for i, r := range s.resources {
-		kept := slices.DeleteFunc(slices.Clone(r.held), func(h holding) bool { return h.pod == pod && h.reserved == reserved })
-		if len(kept) != len(r.held) {
-			r.held = kept
+		// Only a resource the pod holds is copied: the checkers step
+		// every state of a search through here.
+		if slices.ContainsFunc(r.held, of) {
+			r.held = slices.DeleteFunc(slices.Clone(r.held), of)
 			next, found = next.with(i, r), true
 		}
 	}
 	return next, found
 }
 
+// Filter reports whether an operation only filters states: from every
+// state with no pending update on in.Resources, Next answers the state
+// itself or nothing. Reads, refused admissions, registrations and
+// re-registrations change nothing a client sees; a pending update is what
+// could make any of them change a state, by applying it first. A checker
+// may place a filter as early as it may go once it changes nothing there
+// (package linearizability/frontier).
+func Filter(in Input, out Output) bool {
+	if out.Unknown {
+		return false
+	}
+	switch in.Op {
+	case Capacity, Register, Reregister:
+		return true
+	case Admit:
+		return out.Err != ""
+	}
+	return false
+}
+
 // Equal reports whether two states are the same node, pending updates
-// included.
+// included. States share every part a step did not change (see with), so
+// parts at the same address are equal without a look inside: the checkers
+// compare states at every step, most often a state with one stepped from
+// it.
 func Equal(a, b State) bool {
+	if shared(a.resources, b.resources) {
+		return true
+	}
 	return slices.EqualFunc(a.resources, b.resources, func(x, y resource) bool {
-		return x.name == y.name && slices.Equal(x.devices, y.devices) &&
-			x.hasPending == y.hasPending && slices.Equal(x.pending, y.pending) &&
-			slices.EqualFunc(x.held, y.held, func(g, h holding) bool {
+		return x.name == y.name && x.hasPending == y.hasPending &&
+			(shared(x.devices, y.devices) || slices.Equal(x.devices, y.devices)) &&
+			(shared(x.pending, y.pending) || slices.Equal(x.pending, y.pending)) &&
+			(shared(x.held, y.held) || slices.EqualFunc(x.held, y.held, func(g, h holding) bool {
 				return g.pod == h.pod && g.reserved == h.reserved && slices.Equal(g.devices, h.devices)
-			})
+			}))
 	})
+}
+
+// shared reports whether two slices are the same elements of one array.
+func shared[T any](a, b []T) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // endpointRefused says whether the agent must refuse a registration with

@@ -1,6 +1,8 @@
 package deviceagent
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,4 +135,87 @@ func TestRegisterRefusesEndpointsOutsideTheDirectory(t *testing.T) {
 		assert.Empty(t, Next(s, in, Output{}), "a registration at %q accepted: the model has no such answer", endpoint)
 	}
 	assert.Len(t, Next(s, Input{Op: Register, Resources: []string{"r/x"}, Endpoint: "x.sock"}, Output{}), 1, "a socket name in the directory")
+}
+
+// TestFilterChangesNoState holds Filter to its word: from states reached by
+// random operations with no pending update, every operation it calls a
+// filter answers the state itself or nothing, whatever the output. And it
+// shows why a pending update is excluded: a read that sees the update makes
+// a new state.
+func TestFilterChangesNoState(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	resources := []string{"r/a", "r/b"}
+	ids := []string{"d0", "d1", "d2"}
+	randomDevices := func() []Device {
+		var devs []Device
+		for _, id := range ids {
+			if rng.IntN(3) != 0 {
+				devs = append(devs, Device{ID: id, Healthy: rng.IntN(3) != 0})
+			}
+		}
+		return devs
+	}
+	randomWants := func() ([]string, []Want) {
+		var rs []string
+		var wants []Want
+		for _, r := range resources {
+			if rng.IntN(2) == 0 || len(wants) == 0 && r == resources[len(resources)-1] {
+				rs = append(rs, r)
+				wants = append(wants, Want{Resource: r, Count: 1 + rng.IntN(2)})
+			}
+		}
+		return rs, wants
+	}
+	filters := 0
+	for walk := range 200 {
+		s := Init(map[string][]Device{"r/a": randomDevices(), "r/b": randomDevices()})
+		for i := range 20 {
+			var in Input
+			switch rng.IntN(4) {
+			case 0:
+				in = Input{Op: Update, Resources: []string{resources[rng.IntN(2)]}, Devices: randomDevices()}
+			case 1:
+				in = Input{Op: Crash, Resources: []string{resources[rng.IntN(2)]}}
+			default:
+				rs, wants := randomWants()
+				in = Input{Op: Admit, Resources: rs, Pod: fmt.Sprintf("p%d-%d", walk, i), Wants: wants}
+			}
+			s, _ = Apply(s, in)
+			rs, wants := randomWants()
+			for _, op := range []struct {
+				in  Input
+				out Output
+			}{
+				{Input{Op: Capacity, Resources: resources}, Output{Counts: []Count{{"r/a", int64(rng.IntN(4)), int64(rng.IntN(4))}, {"r/b", int64(rng.IntN(4)), int64(rng.IntN(4))}}}},
+				{Input{Op: Capacity, Resources: resources}, func() Output { _, out := Apply(s, Input{Op: Capacity, Resources: resources}); return out }()},
+				{Input{Op: Admit, Resources: rs, Pod: "q", Wants: wants}, Output{Err: []string{ErrNoHealthy, ErrUnavailable}[rng.IntN(2)]}},
+				{Input{Op: Reregister, Resources: []string{"r/a"}}, Output{}},
+				{Input{Op: Register, Resources: []string{"r/x"}, Endpoint: "../x.sock"}, Output{Err: ErrRefused}},
+			} {
+				require.True(t, Filter(op.in, op.out), "%s is a filter", Describe(op.in, op.out))
+				filters++
+				for _, n := range Next(s, op.in, op.out) {
+					require.True(t, Equal(n, s), "%s changed\n%s\ninto\n%s", Describe(op.in, op.out), s, n)
+				}
+			}
+		}
+	}
+	assert.Equal(t, 200*20*5, filters)
+
+	for _, op := range []struct {
+		in  Input
+		out Output
+	}{
+		{Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, granted("r/a", "a0")},
+		{Input{Op: Capacity, Resources: []string{"r/a"}}, Output{Unknown: true}},
+		{Input{Op: Remove, Resources: []string{"r/a"}, Pod: "p"}, Output{}},
+		{Input{Op: Crash, Resources: []string{"r/a"}}, Output{}},
+	} {
+		assert.False(t, Filter(op.in, op.out), "%s is no filter", Describe(op.in, op.out))
+	}
+	pending := Next(Init(map[string][]Device{"r/a": healthy("a0")}), Input{Op: Update, Resources: []string{"r/a"}, Devices: healthy("a0", "a1")}, Output{Unknown: true})[0]
+	read := Input{Op: Capacity, Resources: []string{"r/a"}}
+	next := Next(pending, read, Output{Counts: []Count{{"r/a", 2, 2}}})
+	require.Len(t, next, 1)
+	assert.False(t, Equal(next[0], pending), "a read that sees a pending update applies it: no filter then")
 }
