@@ -95,14 +95,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		return usageError(fmt.Errorf("none of the %d mutants matches --run %q", len(all), opts.filter))
 	}
 
-	var ids []string
-	for _, inv := range properties.Invariants() {
-		ids = append(ids, inv.ID)
-	}
-	// The plugin checker's checks attribute its mutants (mutants/pc-*).
-	for _, c := range plugincheck.Checks() {
-		ids = append(ids, c.ID)
-	}
+	ids := attributableCheckIDs()
 	if err := mutants.Check(root, selected, ids); err != nil {
 		// A header naming a missing package or an unknown check is a
 		// mutant file that cannot be used: bad input.
@@ -292,4 +285,18 @@ func findModuleRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// attributableCheckIDs are the IDs a mutant's header may name besides test
+// functions: every suite's invariants, and the plugin checker's checks,
+// which attribute its mutants (mutants/pc-*).
+func attributableCheckIDs() []string {
+	var ids []string
+	for _, inv := range properties.Invariants() {
+		ids = append(ids, inv.ID)
+	}
+	for _, c := range plugincheck.Checks() {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -98,4 +99,24 @@ func TestBaselinesPatternWithinWhole(t *testing.T) {
 		"baseline ./a -run=^TestA$: passed within the baseline of every test of ./a",
 		"baseline ./b -run=^TestB$: passed",
 	}, baselineLines(stdout.String()), "the pattern over ./a is covered by ./a's whole baseline")
+}
+
+// TestTreeMutantsApplyAndCheck keeps the seeded bugs usable while the code
+// they patch moves on: every patch in mutants/ must apply to the tree as it
+// is and pass Check (packages, named checks, Tests patterns). Without it, a
+// patch whose context lines changed is found only by `make mutants`, as
+// "does not apply", half an hour into CI.
+func TestTreeMutantsApplyAndCheck(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	all, err := mutants.Load(filepath.Join(root, "mutants"))
+	require.NoError(t, err)
+	require.NotEmpty(t, all)
+	require.NoError(t, mutants.Check(root, all, attributableCheckIDs()))
+	for _, m := range all {
+		patch, err := filepath.Abs(m.Path)
+		require.NoError(t, err)
+		out, err := exec.Command("git", "-C", root, "apply", "--check", patch).CombinedOutput()
+		assert.NoError(t, err, "%s does not apply to the tree: %s", m.ID, out)
+	}
 }
