@@ -178,9 +178,9 @@ type dmMachine struct {
 	tripped        bool
 	trippedData    checkpoint.Data
 	trippedDecoded checkpoint.Data
-	// idScratch and unionScratch are reused by the checks to gather
-	// devices, so that a step's checks allocate less.
-	idScratch, unionScratch []string
+	// idScratch, unionScratch and pathScratch are reused by the checks to
+	// gather devices and device paths, so that a step's checks allocate less.
+	idScratch, unionScratch, pathScratch []string
 	// answered records what each committed Allocate answer set, by pod,
 	// container and resource.
 	answered map[[3]string]dmAnswer
@@ -227,22 +227,26 @@ func (m *dmMachine) run() {
 func (m *dmMachine) begin(action, format string, args ...any) {
 	m.step++
 	m.tally.Action(action)
-	if format == "" {
-		m.t.Logf("step %d: %s", m.step, action)
-		return
-	}
-	m.t.Logf("step %d: %s %v", m.step, action, lazyf{format, args})
+	m.t.Logf("%v", stepLine{m.step, action, format, args})
 }
 
-// lazyf formats its arguments only when printed: rapid prints a step's line
-// only when it shows the case (a failure's replay), and most steps are
-// never shown.
-type lazyf struct {
+// stepLine is a step's log line, "step N: action details", formatted only
+// when printed: rapid prints a step's line only when it shows the case (a
+// failure's replay), and most steps are never shown. One value carries the
+// whole line, so a step boxes one argument for Logf instead of three.
+type stepLine struct {
+	step   int
+	action string
 	format string
 	args   []any
 }
 
-func (l lazyf) String() string { return fmt.Sprintf(l.format, l.args...) }
+func (l stepLine) String() string {
+	if l.format == "" {
+		return fmt.Sprintf("step %d: %s", l.step, l.action)
+	}
+	return fmt.Sprintf("step %d: %s ", l.step, l.action) + fmt.Sprintf(l.format, l.args...)
+}
 
 func (m *dmMachine) fail(id, format string, args ...any) {
 	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
@@ -668,10 +672,18 @@ func (m *dmMachine) readmitPod(t *rapid.T) {
 // plugin's side of each Allocate RPC. It reports whether the pod was admitted.
 func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 	p := entry.p
-	containers := append(append([]pod.Container(nil), p.InitContainers...), p.Containers...)
-	for i, c := range containers {
+	// No pod changes its activity while one is admitted, so one list of
+	// the active pods serves every container (core and model only read it).
+	active := m.activeUIDs()
+	for i := range len(p.InitContainers) + len(p.Containers) {
 		isInit := i < len(p.InitContainers)
-		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: m.activeUIDs(), Preferred: map[string]dm.Preference{}}
+		var c *pod.Container
+		if isInit {
+			c = &p.InitContainers[i]
+		} else {
+			c = &p.Containers[i-len(p.InitContainers)]
+		}
+		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: active, Preferred: map[string]dm.Preference{}}
 		mc := model.Container{Name: c.Name, Limits: map[string]int64{}, Init: isInit, Sidecar: isInit && c.IsSidecar(), Preferred: map[string][]string{}, PreferredErr: map[string]bool{}}
 		for name, q := range c.Limits {
 			mc.Limits[string(name)] = q

@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"slices"
 	"sort"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
@@ -176,14 +177,14 @@ func restoredOfKeptPods(restored []dm.Holding, modelHoldings []model.Holding) []
 	if len(restored) == 0 {
 		return nil
 	}
-	kept := map[string]bool{}
-	for _, h := range modelHoldings {
-		kept[h.Pod] = true
-	}
 	var out []dm.Holding
 	for _, r := range restored {
-		if kept[r.PodUID] {
-			out = append(out, r)
+		// A node holds few allocations: a scan costs less than an index.
+		for _, h := range modelHoldings {
+			if h.Pod == r.PodUID {
+				out = append(out, r)
+				break
+			}
 		}
 	}
 	return out
@@ -198,11 +199,16 @@ func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 	m.tally.Check(DMRunOptions, len(holdings) > 0)
 	for i := 0; i < len(holdings); {
 		first := holdings[i]
-		paths := map[string]bool{}
+		// The distinct device paths of the container's answers, in a
+		// scratch slice: a container holds one or two resources.
+		paths := m.pathScratch[:0]
 		for ; i < len(holdings) && holdings[i].PodUID == first.PodUID && holdings[i].Container == first.Container; i++ {
 			h := holdings[i]
-			paths[m.answered[[3]string{h.PodUID, h.Container, h.Resource}].devicePath] = true
+			if path := m.answered[[3]string{h.PodUID, h.Container, h.Resource}].devicePath; !slices.Contains(paths, path) {
+				paths = append(paths, path)
+			}
 		}
+		m.pathScratch = paths
 		opts := m.core.RunContainerOptions(first.PodUID, first.Container)
 		if opts == nil {
 			m.fail(DMRunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
