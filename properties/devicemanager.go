@@ -536,9 +536,9 @@ func (m *dmMachine) capacity(t *rapid.T) {
 	m.begin("capacity", "")
 	expected := m.expectedDeletions()
 	c := bothSame(m, func(mgr *dm.Manager) dm.Capacity { return mgr.GetCapacity(m.now) }, sameCapacity, showCapacity)
-	mc, ma, md := m.model.Capacity(m.now)
-	if !equalCounts(c.Capacity, mc) || !equalCounts(c.Allocatable, ma) || !equalStrings(c.Deleted, md) {
-		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model capacity=%v allocatable=%v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, mc, ma, md)
+	counts, md := m.model.Capacity(m.now)
+	if !sameAsCounts(c, counts) || !equalStrings(c.Deleted, md) {
+		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model %+v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
 	}
 	m.tally.Check(DMGraceDelete, m.graceRuleApplies(c.Deleted))
 	if !equalStrings(c.Deleted, expected) {
@@ -693,8 +693,9 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 			if name == pod.CPU {
 				continue
 			}
-			var ids []string
-			for _, id := range dmPreferredOrder.Draw(t, dmResourceLabels[r][2]) {
+			order := dmPreferredOrder.Draw(t, dmResourceLabels[r][2])
+			ids := make([]string, 0, len(order))
+			for _, id := range order {
 				if dmBool.Draw(t, dmPreferredLabels[id][0]) {
 					ids = append(ids, id)
 				}
