@@ -54,3 +54,32 @@ func TestLostRestoredAsksTheModel(t *testing.T) {
 	changed := []dm.Holding{{PodUID: "a", Container: "c", Resource: "gpu", DeviceIDs: []string{"d2"}}}
 	assert.Equal(t, restored[:1], lostRestored(restored, changed, modelHolds), "pod a's device changed")
 }
+
+// TestSameAsCountsNeedsEveryLine: the core's capacity and allocatable maps
+// match the model's counts only with the same resources in each map and
+// the same numbers. A resource without a healthy entry has a capacity and
+// no allocatable, so an allocatable line for it, even of 0, is a
+// difference.
+func TestSameAsCountsNeedsEveryLine(t *testing.T) {
+	counts := []model.Count{
+		{Resource: "gpu", Capacity: 3, HasAllocatable: true, Allocatable: 2},
+		{Resource: "nic", Capacity: 1},
+	}
+	capacity := func(c, a map[string]int64) dm.Capacity { return dm.Capacity{Capacity: c, Allocatable: a} }
+	cases := []struct {
+		name string
+		core dm.Capacity
+		want bool
+	}{
+		{"the same lines", capacity(map[string]int64{"gpu": 3, "nic": 1}, map[string]int64{"gpu": 2}), true},
+		{"an allocatable the model does not list", capacity(map[string]int64{"gpu": 3, "nic": 1}, map[string]int64{"gpu": 2, "nic": 0}), false},
+		{"an allocatable missing", capacity(map[string]int64{"gpu": 3, "nic": 1}, map[string]int64{}), false},
+		{"another allocatable", capacity(map[string]int64{"gpu": 3, "nic": 1}, map[string]int64{"gpu": 3}), false},
+		{"another capacity", capacity(map[string]int64{"gpu": 3, "nic": 2}, map[string]int64{"gpu": 2}), false},
+		{"a capacity missing", capacity(map[string]int64{"gpu": 3}, map[string]int64{"gpu": 2}), false},
+		{"a capacity the model does not list", capacity(map[string]int64{"gpu": 3, "nic": 1, "fpga": 0}, map[string]int64{"gpu": 2}), false},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, sameAsCounts(c.core, counts), c.name)
+	}
+}

@@ -1,7 +1,10 @@
 package devicemanager
 
 import (
+	"cmp"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
@@ -19,16 +22,12 @@ func (m *Manager) Checkpoint() checkpoint.Data {
 	// lists and one for the answers, each slice capped at its own end so
 	// that appending to one cannot write into the next.
 	var d checkpoint.Data
-	entries, ids, respBytes := 0, 0, 0
-	for _, containers := range m.pods {
-		for _, resources := range containers {
-			for _, a := range resources {
-				entries++
-				respBytes += len(a.responseBytes)
-				for _, list := range a.byNUMA {
-					ids += len(list)
-				}
-			}
+	held := m.allocationsInOrder()
+	ids, respBytes := 0, 0
+	for _, h := range held {
+		respBytes += len(h.a.responseBytes)
+		for _, list := range h.a.byNUMA {
+			ids += len(list)
 		}
 	}
 	for _, set := range m.healthy {
@@ -36,28 +35,21 @@ func (m *Manager) Checkpoint() checkpoint.Data {
 	}
 	idPool := make([]string, 0, ids)
 	respPool := make([]byte, 0, respBytes)
-	if entries > 0 {
-		d.PodDeviceEntries = make([]checkpoint.PodDevicesEntry, 0, entries)
+	if len(held) > 0 {
+		d.PodDeviceEntries = make([]checkpoint.PodDevicesEntry, 0, len(held))
 	}
-	for _, uid := range sortedKeys(m.pods) {
-		containers := m.pods[uid]
-		for _, c := range sortedKeys(containers) {
-			resources := containers[c]
-			for _, r := range sortedKeys(resources) {
-				a := resources[r]
-				byNUMA := make(checkpoint.DevicesPerNUMA, len(a.byNUMA))
-				for n, list := range a.byNUMA {
-					byNUMA[n], idPool = carve(idPool, list)
-				}
-				// AllocResp is never nil: the file spells an empty answer "".
-				start := len(respPool)
-				respPool = append(respPool, a.responseBytes...)
-				d.PodDeviceEntries = append(d.PodDeviceEntries, checkpoint.PodDevicesEntry{
-					PodUID: uid, ContainerName: c, ResourceName: r,
-					DeviceIDs: byNUMA, AllocResp: respPool[start:len(respPool):len(respPool)],
-				})
-			}
+	for _, h := range held {
+		byNUMA := make(checkpoint.DevicesPerNUMA, len(h.a.byNUMA))
+		for n, list := range h.a.byNUMA {
+			byNUMA[n], idPool = carve(idPool, list)
 		}
+		// AllocResp is never nil: the file spells an empty answer "".
+		start := len(respPool)
+		respPool = append(respPool, h.a.responseBytes...)
+		d.PodDeviceEntries = append(d.PodDeviceEntries, checkpoint.PodDevicesEntry{
+			PodUID: h.podUID, ContainerName: h.container, ResourceName: h.resource,
+			DeviceIDs: byNUMA, AllocResp: respPool[start:len(respPool):len(respPool)],
+		})
 	}
 	d.RegisteredDevices = make(map[string][]string, len(m.healthy))
 	for r, set := range m.healthy {
@@ -208,15 +200,59 @@ type Holding struct {
 }
 
 // Holdings lists every recorded allocation in pod, container, resource order.
+// The device lists share one backing array, each capped at its own end.
 func (m *Manager) Holdings() []Holding {
-	var out []Holding
-	for _, uid := range sortedKeys(m.pods) {
-		for _, c := range sortedKeys(m.pods[uid]) {
-			for _, r := range sortedKeys(m.pods[uid][c]) {
-				out = append(out, Holding{uid, c, r, m.pods[uid][c][r].devices.sorted()})
+	held := m.allocationsInOrder()
+	if len(held) == 0 {
+		return nil
+	}
+	ids := 0
+	for _, h := range held {
+		ids += len(h.a.devices)
+	}
+	idPool := make([]string, 0, ids)
+	out := make([]Holding, len(held))
+	for i, h := range held {
+		start := len(idPool)
+		for id := range h.a.devices {
+			idPool = append(idPool, id)
+		}
+		sorted := idPool[start:len(idPool):len(idPool)]
+		sort.Strings(sorted)
+		out[i] = Holding{h.podUID, h.container, h.resource, sorted}
+	}
+	return out
+}
+
+// heldAllocation is one container's allocation of one resource, with the
+// keys it is recorded under.
+type heldAllocation struct {
+	podUID, container, resource string
+	a                           *allocation
+}
+
+// allocationsInOrder lists every recorded allocation in pod, container,
+// resource order: one list sorted once, where sorting the keys of each map
+// level would allocate a list per pod and per container. The keys are
+// unique, so the order does not depend on the maps' iteration order.
+func (m *Manager) allocationsInOrder() []heldAllocation {
+	n := 0
+	for _, containers := range m.pods {
+		for _, resources := range containers {
+			n += len(resources)
+		}
+	}
+	out := make([]heldAllocation, 0, n)
+	for uid, containers := range m.pods {
+		for c, resources := range containers {
+			for r, a := range resources {
+				out = append(out, heldAllocation{uid, c, r, a})
 			}
 		}
 	}
+	slices.SortFunc(out, func(x, y heldAllocation) int {
+		return cmp.Or(strings.Compare(x.podUID, y.podUID), strings.Compare(x.container, y.container), strings.Compare(x.resource, y.resource))
+	})
 	return out
 }
 

@@ -219,14 +219,13 @@ type Capacity struct {
 // Deleted lists the resources GetCapacity would delete now.
 func (m *Manager) CapacityView(now time.Time) Capacity {
 	c := Capacity{Capacity: map[string]int64{}, Allocatable: map[string]int64{}}
-	deleted := map[string]bool{}
 	gone := func(r string) bool {
 		e, ok := m.endpoints[r]
 		return !ok || e.gracePeriodExpired(now)
 	}
 	for r, devs := range m.healthy {
 		if gone(r) {
-			deleted[r] = true
+			c.Deleted = append(c.Deleted, r)
 			continue
 		}
 		c.Capacity[r] = int64(len(devs))
@@ -234,13 +233,13 @@ func (m *Manager) CapacityView(now time.Time) Capacity {
 	}
 	for r, devs := range m.unhealthy {
 		if gone(r) {
-			deleted[r] = true
+			// A resource in both maps was listed by the healthy pass.
+			if _, listed := m.healthy[r]; !listed {
+				c.Deleted = append(c.Deleted, r)
+			}
 			continue
 		}
 		c.Capacity[r] += int64(len(devs))
-	}
-	for r := range deleted {
-		c.Deleted = append(c.Deleted, r)
 	}
 	sort.Strings(c.Deleted)
 	return c

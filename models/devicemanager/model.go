@@ -148,25 +148,40 @@ func (m *Model) Disconnect(name string, conn int, now time.Time) {
 	}
 }
 
-// CapacityView reports capacity and allocatable, and the resources a
-// capacity read would delete now, without deleting them.
-func (m *Model) CapacityView(now time.Time) (capacity, allocatable map[string]int64, deleted []string) {
-	capacity, allocatable = map[string]int64{}, map[string]int64{}
+// Count is one resource's line of the node status: its capacity, and its
+// allocatable when it has a healthy entry (without one, the resource has a
+// capacity and no allocatable at all).
+type Count struct {
+	Resource       string
+	Capacity       int64
+	HasAllocatable bool
+	Allocatable    int64
+}
+
+// CapacityView reports capacity and allocatable, one Count for each
+// resource with device entries, and the resources a capacity read would
+// delete now, without deleting them. It is a list, not maps, because the
+// properties read it after every step.
+func (m *Model) CapacityView(now time.Time) (counts []Count, deleted []string) {
 	for _, r := range m.resources {
 		if m.gone(r, now) {
 			deleted = append(deleted, r.name)
 			continue
 		}
+		if !r.hasHealthy && !r.hasUnhealthy {
+			continue
+		}
+		c := Count{Resource: r.name}
 		if r.hasHealthy {
-			capacity[r.name] = int64(len(r.healthy))
-			allocatable[r.name] = int64(len(r.healthy))
+			c.Capacity, c.HasAllocatable, c.Allocatable = int64(len(r.healthy)), true, int64(len(r.healthy))
 		}
 		if r.hasUnhealthy {
-			capacity[r.name] += int64(len(r.unhealthy))
+			c.Capacity += int64(len(r.unhealthy))
 		}
+		counts = append(counts, c)
 	}
 	sort.Strings(deleted)
-	return capacity, allocatable, deleted
+	return counts, deleted
 }
 
 // gone: the resource has device entries but no endpoint, or its plugin
@@ -177,8 +192,8 @@ func (m *Model) gone(r *resource, now time.Time) bool {
 }
 
 // Capacity is a capacity read: CapacityView, then the deletions.
-func (m *Model) Capacity(now time.Time) (capacity, allocatable map[string]int64, deleted []string) {
-	capacity, allocatable, deleted = m.CapacityView(now)
+func (m *Model) Capacity(now time.Time) (counts []Count, deleted []string) {
+	counts, deleted = m.CapacityView(now)
 	var kept []*resource
 	for _, r := range m.resources {
 		if !m.gone(r, now) {
@@ -186,7 +201,7 @@ func (m *Model) Capacity(now time.Time) (capacity, allocatable map[string]int64,
 		}
 	}
 	m.resources = kept
-	return capacity, allocatable, deleted
+	return counts, deleted
 }
 
 // SourcesReady marks all pod sources seen.
@@ -437,12 +452,19 @@ func (m *Model) Holdings() []Holding {
 	return out
 }
 
-// Registered returns the resources a checkpoint lists, with their healthy devices.
-func (m *Model) Registered() map[string][]string {
-	out := map[string][]string{}
+// Registration is a resource a checkpoint lists, with its healthy devices.
+type Registration struct {
+	Resource string
+	Devices  []string
+}
+
+// Registered returns the resources a checkpoint lists, with their healthy
+// devices, one Registration per resource.
+func (m *Model) Registered() []Registration {
+	var out []Registration
 	for _, r := range m.resources {
 		if r.hasHealthy {
-			out[r.name] = append([]string{}, r.healthy...)
+			out = append(out, Registration{r.name, append([]string{}, r.healthy...)})
 		}
 	}
 	return out
