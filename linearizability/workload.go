@@ -62,6 +62,8 @@ type Recording struct {
 	// Init is the node when recording began: every plugin registered and
 	// its first snapshot applied.
 	Init deviceagent.State
+	// Initial is each resource's device list Init was made from.
+	Initial map[string][]deviceagent.Device
 	// History holds every client operation. An Update whose plugin crashed
 	// before the agent showed it has Output.Unknown set and returns once
 	// sent; the model holds it pending until the crash.
@@ -180,7 +182,7 @@ func Record(ctx context.Context, w Workload) (Recording, error) {
 		return Recording{}, errors.Join(failures...)
 	}
 
-	out := Recording{Workload: w, Init: deviceagent.Init(initial), History: rec.ops, Faults: rec.faults, Clients: clients}
+	out := Recording{Workload: w, Init: deviceagent.Init(initial), Initial: initial, History: rec.ops, Faults: rec.faults, Clients: clients}
 	for _, op := range rec.ops {
 		if op.Output.(deviceagent.Output).Unknown {
 			out.Unknown++
