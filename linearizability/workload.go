@@ -35,6 +35,15 @@ type Workload struct {
 	// AllocateTimeout is the agent's Allocate deadline (default 100ms). A
 	// plugin told to hang runs into it.
 	AllocateTimeout time.Duration
+	// Pace is the mean pause every client takes before each operation
+	// (default 1ms; each pause is drawn from 0 to twice that). Without it
+	// sixteen clients in tight loops keep two cores busy, and a loaded
+	// machine preempts them in the middle of operations: the intervals
+	// stretch until every client's overlap every other's, which is the
+	// scheduler's doing, not the workload's, and makes the check search
+	// orders no run of the agent could take. A paused client holds no
+	// operation open, so a stall delays its next call instead.
+	Pace time.Duration
 	// Logger receives the agent's and the plugins' records (default: discarded).
 	Logger *slog.Logger
 }
@@ -145,7 +154,7 @@ func Record(ctx context.Context, w Workload) (Recording, error) {
 	}()
 	initial := map[string][]deviceagent.Device{}
 	for i, res := range slices.Concat(groups...) {
-		o := &owner{client: i, resource: res, dir: dir, agent: agent, rec: rec, log: w.Logger,
+		o := &owner{client: i, resource: res, dir: dir, agent: agent, rec: rec, log: w.Logger, pace: w.Pace, pauses: pausesOf(w.Seed, i),
 			rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))}
 		owners = append(owners, o)
 		o.devices = o.randomSnapshot(nil)
@@ -166,7 +175,7 @@ func Record(ctx context.Context, w Workload) (Recording, error) {
 		wg.Go(func() { errs <- o.run(ctx, w.OpsPerClient) })
 	}
 	for i := range w.PodClients {
-		c := &podClient{client: len(owners) + i, agent: agent, rec: rec,
+		c := &podClient{client: len(owners) + i, agent: agent, rec: rec, pace: w.Pace, pauses: pausesOf(w.Seed, len(owners)+i),
 			rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(100+i)))}
 		wg.Go(func() { errs <- c.run(ctx, w.OpsPerClient) })
 	}
@@ -197,6 +206,9 @@ func (w Workload) withDefaults() Workload {
 	}
 	if w.OpsPerClient <= 0 {
 		w.OpsPerClient = 30
+	}
+	if w.Pace <= 0 {
+		w.Pace = time.Millisecond
 	}
 	if w.AllocateTimeout <= 0 {
 		w.AllocateTimeout = 100 * time.Millisecond
@@ -234,7 +246,11 @@ func counts(devs []testplugin.Device) (capacity, allocatable int64) {
 
 // readCounts reads the agent's capacity of the given resources, sorted.
 func readCounts(agent *deviceplugin.Agent, resources []string) []deviceagent.Count {
-	c := agent.Capacity()
+	return countsOf(agent.Capacity(), resources)
+}
+
+// countsOf is a capacity read's answer for the given resources, sorted.
+func countsOf(c devicemanager.Capacity, resources []string) []deviceagent.Count {
 	var out []deviceagent.Count
 	for _, r := range resources {
 		capacity, okC := c.Capacity[r]
@@ -244,6 +260,21 @@ func readCounts(agent *deviceplugin.Agent, resources []string) []deviceagent.Cou
 		}
 	}
 	return out
+}
+
+// pausesOf is a client's source of pauses.
+func pausesOf(seed uint64, client int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x7061757365+uint64(client)))
+}
+
+// pause waits a random time from 0 to twice pace, or until ctx ends.
+func pause(ctx context.Context, rng *rand.Rand, pace time.Duration) {
+	t := time.NewTimer(time.Duration(rng.Int64N(2 * int64(pace))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // waitFor polls cond until it holds, for at most waitLimit. The agent tells
