@@ -44,6 +44,14 @@ type Workload struct {
 	// orders no run of the agent could take. A paused client holds no
 	// operation open, so a stall delays its next call instead.
 	Pace time.Duration
+	// TempDir is where the agent's directory (sockets, checkpoint) is made
+	// (default: /dev/shm when it is a directory, else the system's
+	// temporary directory). The agent writes and fsyncs its checkpoint
+	// under its lock at every admission, as upstream does; on a disk of a
+	// loaded machine that took milliseconds, and every client waiting for
+	// the lock had its interval stretched over the others'. On tmpfs the
+	// fsync costs nothing.
+	TempDir string
 	// Logger receives the agent's and the plugins' records (default: discarded).
 	Logger *slog.Logger
 }
@@ -127,7 +135,7 @@ func (r *recorder) fault(client int, start, end int64, what string) {
 // returns.
 func Record(ctx context.Context, w Workload) (Recording, error) {
 	w = w.withDefaults()
-	root, err := os.MkdirTemp("", "nplin")
+	root, err := os.MkdirTemp(w.TempDir, "nplin")
 	if err != nil {
 		return Recording{}, err
 	}
@@ -206,6 +214,11 @@ func (w Workload) withDefaults() Workload {
 	}
 	if w.OpsPerClient <= 0 {
 		w.OpsPerClient = 30
+	}
+	if w.TempDir == "" {
+		if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
+			w.TempDir = "/dev/shm"
+		}
 	}
 	if w.Pace <= 0 {
 		w.Pace = time.Millisecond
