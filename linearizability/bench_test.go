@@ -1,7 +1,6 @@
 package linearizability
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -192,7 +191,7 @@ func BenchmarkCheckRecorded(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("ops=%d/%s", 16*perClient, c.name), func(b *testing.B) {
 				r.once.Do(func() {
-					r.rec, r.err = Record(context.Background(), Workload{Seed: 1, PodClients: 12, OpsPerClient: perClient})
+					r.rec, r.err = recordOrLoad(Workload{Seed: 1, PodClients: 12, OpsPerClient: perClient})
 				})
 				require.NoError(b, r.err)
 				require.Equal(b, 16, r.rec.Clients, "clients")

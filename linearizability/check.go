@@ -38,6 +38,7 @@ func nondeterministicModel(init deviceagent.State) porcupine.NondeterministicMod
 			return states
 		},
 		Equal: func(a, b any) bool { return deviceagent.Equal(a.(deviceagent.State), b.(deviceagent.State)) },
+		Hash:  func(s any) uint64 { return deviceagent.Hash(s.(deviceagent.State)) },
 		DescribeOperation: func(in, out any) string {
 			return deviceagent.Describe(in.(deviceagent.Input), out.(deviceagent.Output))
 		},

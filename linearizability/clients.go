@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 
@@ -29,6 +30,10 @@ type owner struct {
 	rec      *recorder
 	log      *slog.Logger
 	rng      *rand.Rand
+	pace     time.Duration // see Workload.Pace
+	// pauses draws the pauses, apart from rng so that the pace leaves a
+	// seed's operations as they were.
+	pauses *rand.Rand
 
 	plugin *testplugin.Plugin // nil after a crash, until the restart
 	// instances counts plugin instances; each serves on its own socket, so
@@ -127,6 +132,7 @@ func (o *owner) op(in deviceagent.Input) porcupine.Operation {
 
 func (o *owner) run(ctx context.Context, ops int) error {
 	for range ops {
+		pause(ctx, o.pauses, o.pace)
 		var err error
 		switch roll := o.rng.IntN(20); {
 		case o.plugin == nil:
@@ -264,12 +270,15 @@ type podClient struct {
 	agent  *deviceplugin.Agent
 	rec    *recorder
 	rng    *rand.Rand
+	pace   time.Duration // see Workload.Pace
+	pauses *rand.Rand    // as owner.pauses
 	next   int
 	held   []deviceagent.Input // admitted pods, as their Admit inputs
 }
 
 func (c *podClient) run(ctx context.Context, ops int) error {
 	for range ops {
+		pause(ctx, c.pauses, c.pace)
 		switch roll := c.rng.IntN(20); {
 		case roll < 11 || len(c.held) == 0 && roll < 16:
 			c.admit(ctx)
@@ -313,8 +322,10 @@ func admitRecorded(ctx context.Context, agent *deviceplugin.Agent, rec *recorder
 	for _, w := range wants {
 		in.Resources = append(in.Resources, w.Resource)
 	}
-	op := porcupine.Operation{ClientId: client, Input: in, Call: rec.now()}
 	p := podOf(uid, wants)
+	// The call and return times are taken next to the call, so that
+	// nothing else the client does stretches the interval.
+	op := porcupine.Operation{ClientId: client, Input: in, Call: rec.now()}
 	err := agent.Admit(ctx, p)
 	op.Return = rec.now()
 	op.Output = deviceagent.Output{Err: errKind(err)}
@@ -339,9 +350,10 @@ func (c *podClient) remove() {
 func (c *podClient) read() {
 	resources := append(slices.Concat(groups...), unregistered)
 	slices.Sort(resources)
-	op := porcupine.Operation{ClientId: c.client, Input: deviceagent.Input{Op: deviceagent.Capacity, Resources: resources}, Call: c.rec.now()}
-	counts := readCounts(c.agent, resources)
+	op := porcupine.Operation{ClientId: c.client, Input: deviceagent.Input{Op: deviceagent.Capacity, Resources: resources}}
+	op.Call = c.rec.now()
+	capacity := c.agent.Capacity()
 	op.Return = c.rec.now()
-	op.Output = deviceagent.Output{Counts: counts}
+	op.Output = deviceagent.Output{Counts: countsOf(capacity, resources)}
 	c.rec.add(op)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/nodeproof/nodeproof/linearizability/frontier"
 	"github.com/nodeproof/nodeproof/models/deviceagent"
 )
 
@@ -30,13 +31,19 @@ var (
 const crossCheckTimeout = 30 * time.Second
 
 // agree checks history with both checkers, requires the same verdict and
-// returns it.
+// returns it. The frontier checker runs twice: with the model's hash, and
+// with one that keeps two of its bits, so that many different states
+// collide and Equal must tell them apart.
 func agree(t *testing.T, init deviceagent.State, history []porcupine.Operation, what string) porcupine.CheckResult {
 	t.Helper()
 	want := checkPorcupine(init, history, crossCheckTimeout)
 	require.NotEqual(t, porcupine.Unknown, want, "%s: porcupine ran out of time", what)
 	got := Check(init, history, crossCheckTimeout)
 	require.Equal(t, want, got, "%s: the frontier checker disagrees with porcupine\nstart: %s\nhistory:\n%s", what, init, describeHistory(history))
+	colliding := nondeterministicModel(init)
+	colliding.Hash = func(s any) uint64 { return deviceagent.Hash(s.(deviceagent.State)) & 3 }
+	got = frontier.Check(colliding, filters, Split(history), crossCheckTimeout)
+	require.Equal(t, want, got, "%s: the frontier checker with colliding hashes disagrees with porcupine\nstart: %s\nhistory:\n%s", what, init, describeHistory(history))
 	return got
 }
 

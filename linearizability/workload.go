@@ -35,6 +35,23 @@ type Workload struct {
 	// AllocateTimeout is the agent's Allocate deadline (default 100ms). A
 	// plugin told to hang runs into it.
 	AllocateTimeout time.Duration
+	// Pace is the mean pause every client takes before each operation
+	// (default 1ms; each pause is drawn from 0 to twice that). Without it
+	// sixteen clients in tight loops keep two cores busy, and a loaded
+	// machine preempts them in the middle of operations: the intervals
+	// stretch until every client's overlap every other's, which is the
+	// scheduler's doing, not the workload's, and makes the check search
+	// orders no run of the agent could take. A paused client holds no
+	// operation open, so a stall delays its next call instead.
+	Pace time.Duration
+	// TempDir is where the agent's directory (sockets, checkpoint) is made
+	// (default: /dev/shm when it is a directory, else the system's
+	// temporary directory). The agent writes and fsyncs its checkpoint
+	// under its lock at every admission, as upstream does; on a disk of a
+	// loaded machine that took milliseconds, and every client waiting for
+	// the lock had its interval stretched over the others'. On tmpfs the
+	// fsync costs nothing.
+	TempDir string
 	// Logger receives the agent's and the plugins' records (default: discarded).
 	Logger *slog.Logger
 }
@@ -62,6 +79,8 @@ type Recording struct {
 	// Init is the node when recording began: every plugin registered and
 	// its first snapshot applied.
 	Init deviceagent.State
+	// Initial is each resource's device list Init was made from.
+	Initial map[string][]deviceagent.Device
 	// History holds every client operation. An Update whose plugin crashed
 	// before the agent showed it has Output.Unknown set and returns once
 	// sent; the model holds it pending until the crash.
@@ -116,7 +135,7 @@ func (r *recorder) fault(client int, start, end int64, what string) {
 // returns.
 func Record(ctx context.Context, w Workload) (Recording, error) {
 	w = w.withDefaults()
-	root, err := os.MkdirTemp("", "nplin")
+	root, err := os.MkdirTemp(w.TempDir, "nplin")
 	if err != nil {
 		return Recording{}, err
 	}
@@ -143,7 +162,7 @@ func Record(ctx context.Context, w Workload) (Recording, error) {
 	}()
 	initial := map[string][]deviceagent.Device{}
 	for i, res := range slices.Concat(groups...) {
-		o := &owner{client: i, resource: res, dir: dir, agent: agent, rec: rec, log: w.Logger,
+		o := &owner{client: i, resource: res, dir: dir, agent: agent, rec: rec, log: w.Logger, pace: w.Pace, pauses: pausesOf(w.Seed, i),
 			rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(i)))}
 		owners = append(owners, o)
 		o.devices = o.randomSnapshot(nil)
@@ -164,7 +183,7 @@ func Record(ctx context.Context, w Workload) (Recording, error) {
 		wg.Go(func() { errs <- o.run(ctx, w.OpsPerClient) })
 	}
 	for i := range w.PodClients {
-		c := &podClient{client: len(owners) + i, agent: agent, rec: rec,
+		c := &podClient{client: len(owners) + i, agent: agent, rec: rec, pace: w.Pace, pauses: pausesOf(w.Seed, len(owners)+i),
 			rng: rand.New(rand.NewPCG(rng.Uint64(), uint64(100+i)))}
 		wg.Go(func() { errs <- c.run(ctx, w.OpsPerClient) })
 	}
@@ -180,7 +199,7 @@ func Record(ctx context.Context, w Workload) (Recording, error) {
 		return Recording{}, errors.Join(failures...)
 	}
 
-	out := Recording{Workload: w, Init: deviceagent.Init(initial), History: rec.ops, Faults: rec.faults, Clients: clients}
+	out := Recording{Workload: w, Init: deviceagent.Init(initial), Initial: initial, History: rec.ops, Faults: rec.faults, Clients: clients}
 	for _, op := range rec.ops {
 		if op.Output.(deviceagent.Output).Unknown {
 			out.Unknown++
@@ -195,6 +214,14 @@ func (w Workload) withDefaults() Workload {
 	}
 	if w.OpsPerClient <= 0 {
 		w.OpsPerClient = 30
+	}
+	if w.TempDir == "" {
+		if info, err := os.Stat("/dev/shm"); err == nil && info.IsDir() {
+			w.TempDir = "/dev/shm"
+		}
+	}
+	if w.Pace <= 0 {
+		w.Pace = time.Millisecond
 	}
 	if w.AllocateTimeout <= 0 {
 		w.AllocateTimeout = 100 * time.Millisecond
@@ -232,7 +259,11 @@ func counts(devs []testplugin.Device) (capacity, allocatable int64) {
 
 // readCounts reads the agent's capacity of the given resources, sorted.
 func readCounts(agent *deviceplugin.Agent, resources []string) []deviceagent.Count {
-	c := agent.Capacity()
+	return countsOf(agent.Capacity(), resources)
+}
+
+// countsOf is a capacity read's answer for the given resources, sorted.
+func countsOf(c devicemanager.Capacity, resources []string) []deviceagent.Count {
 	var out []deviceagent.Count
 	for _, r := range resources {
 		capacity, okC := c.Capacity[r]
@@ -242,6 +273,21 @@ func readCounts(agent *deviceplugin.Agent, resources []string) []deviceagent.Cou
 		}
 	}
 	return out
+}
+
+// pausesOf is a client's source of pauses.
+func pausesOf(seed uint64, client int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, 0x7061757365+uint64(client)))
+}
+
+// pause waits a random time from 0 to twice pace, or until ctx ends.
+func pause(ctx context.Context, rng *rand.Rand, pace time.Duration) {
+	t := time.NewTimer(time.Duration(rng.Int64N(2 * int64(pace))))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // waitFor polls cond until it holds, for at most waitLimit. The agent tells

@@ -32,8 +32,10 @@ type Filters func(partition []porcupine.Operation) []bool
 // answers what porcupine.CheckOperationsTimeout(model.ToModel(), history,
 // timeout) answers: the same partitions (model.Partition, when set), the
 // same closed intervals (operations whose times touch overlap), the same
-// power-set reading of a nondeterministic step. model.Hash and the
-// Describe functions are not used.
+// power-set reading of a nondeterministic step. model.Hash, when set,
+// must give Equal states equal hashes (as porcupine requires); the search
+// then calls Equal only on states whose hashes agree. The Describe
+// functions are not used.
 func Check(model porcupine.NondeterministicModel, filters Filters, history []porcupine.Operation, timeout time.Duration) porcupine.CheckResult {
 	var deadline time.Time
 	if timeout > 0 {
@@ -47,6 +49,11 @@ func Check(model porcupine.NondeterministicModel, filters Filters, history []por
 	if equal == nil {
 		equal = func(a, b any) bool { return a == b }
 	}
+	hash := model.Hash
+	if hash == nil {
+		// Every state collides, and Equal decides alone.
+		hash = func(any) uint64 { return 0 }
+	}
 	step := model.Step
 	if step == nil {
 		step = func(state, in, out any) []any { return model.StepContext(context.Background(), state, in, out) }
@@ -58,7 +65,7 @@ func Check(model porcupine.NondeterministicModel, filters Filters, history []por
 	var wg sync.WaitGroup
 	for i, p := range partitions {
 		wg.Go(func() {
-			s := newSearch(model.Init, step, equal, p)
+			s := newSearch(model.Init, step, equal, hash, p)
 			if filters != nil {
 				marks := filters(p)
 				s.filter = make([]bool, len(p))
@@ -90,6 +97,7 @@ type search struct {
 	init  func() []any
 	model func(state, in, out any) []any // the model's step
 	equal func(a, b any) bool
+	hash  func(state any) uint64
 	ops   []porcupine.Operation // in call order
 	order []int                 // the index in the partition of each operation
 	// filter marks the operations that Filters marked, if any.
@@ -114,21 +122,29 @@ type search struct {
 type memoEntry struct {
 	latest int32
 	holes  []int32
+	states stateSet
+}
+
+// stateSet is a set of states, each once, with each state's hash and a
+// hash of the set that does not depend on the states' order.
+type stateSet struct {
 	states []any
+	hashes []uint64
+	key    uint64
 }
 
 // frame is one linearized operation on the search's stack, with what to
 // restore when it is taken back.
 type frame struct {
 	op     int32
-	states []any
+	states stateSet
 	latest int32
 	// forGood marks an operation that left the states as they were: see
 	// run.
 	forGood bool
 }
 
-func newSearch(init func() []any, step func(state, in, out any) []any, equal func(a, b any) bool, history []porcupine.Operation) *search {
+func newSearch(init func() []any, step func(state, in, out any) []any, equal func(a, b any) bool, hash func(any) uint64, history []porcupine.Operation) *search {
 	n := len(history)
 	order := make([]int, n)
 	for i := range order {
@@ -136,7 +152,7 @@ func newSearch(init func() []any, step func(state, in, out any) []any, equal fun
 	}
 	// Stable by call time, so that equal calls keep the history's order.
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(history[a].Call, history[b].Call) })
-	s := &search{init: init, model: step, equal: equal, ops: make([]porcupine.Operation, n), memo: map[uint64][]memoEntry{}}
+	s := &search{init: init, model: step, equal: equal, hash: hash, ops: make([]porcupine.Operation, n), memo: map[uint64][]memoEntry{}}
 	for id, i := range order {
 		s.ops[id] = history[i]
 	}
@@ -279,7 +295,7 @@ func (s *search) run(deadline time.Time, stop *atomic.Bool) porcupine.CheckResul
 			continue
 		}
 		next := s.step(states, s.ops[op])
-		if len(next) == 0 {
+		if len(next.states) == 0 {
 			tried = s.returnRank[op]
 			continue
 		}
@@ -317,30 +333,44 @@ func (s *search) nextCandidate(tried int32) int32 {
 
 // step is the power-set step: every state any current state may step to
 // when op answers its output, each once.
-func (s *search) step(states []any, op porcupine.Operation) []any {
+func (s *search) step(states stateSet, op porcupine.Operation) stateSet {
 	var next []any
-	for _, st := range states {
+	for _, st := range states.states {
 		next = append(next, s.model(st, op.Input, op.Output)...)
 	}
 	return s.merge(next)
 }
 
-func (s *search) merge(states []any) []any {
-	var unique []any
+// merge makes a set of states, calling Equal only on states whose hashes
+// agree.
+func (s *search) merge(states []any) stateSet {
+	var set stateSet
 	for _, st := range states {
-		if !slices.ContainsFunc(unique, func(u any) bool { return s.equal(st, u) }) {
-			unique = append(unique, st)
+		h := s.hash(st)
+		if set.index(st, h, s.equal) < 0 {
+			set.states, set.hashes = append(set.states, st), append(set.hashes, h)
+			set.key += mix(h)
 		}
 	}
-	return unique
+	return set
+}
+
+// index is the place of st, whose hash is h, in the set, or -1.
+func (set stateSet) index(st any, h uint64, equal func(a, b any) bool) int {
+	for i, other := range set.hashes {
+		if other == h && equal(st, set.states[i]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // remember records that the linearized operations, once op joins them,
 // lead to states, and reports whether that pair is new. latest is the
 // latest operation of the set with op.
-func (s *search) remember(latest, op int32, states []any) bool {
+func (s *search) remember(latest, op int32, states stateSet) bool {
 	holes := s.frontierOf(latest, op)
-	key := hashFrontier(latest, holes)
+	key := mix(hashFrontier(latest, holes) ^ states.key)
 	bucket := s.memo[key]
 	for _, e := range bucket {
 		if e.latest == latest && slices.Equal(e.holes, holes) && s.sameStates(e.states, states) {
@@ -397,13 +427,14 @@ func mix(x uint64) uint64 {
 
 // sameStates compares two merged state sets, as porcupine's power-set
 // model does: each holds every state once, so equal sizes and one
-// inclusion suffice.
-func (s *search) sameStates(a, b []any) bool {
-	if len(a) != len(b) {
+// inclusion suffice. Sets whose keys differ cannot be equal, since equal
+// states hash alike.
+func (s *search) sameStates(a, b stateSet) bool {
+	if len(a.states) != len(b.states) || a.key != b.key {
 		return false
 	}
-	for _, x := range a {
-		if !slices.ContainsFunc(b, func(y any) bool { return s.equal(x, y) }) {
+	for i, x := range a.states {
+		if b.index(x, a.hashes[i], s.equal) < 0 {
 			return false
 		}
 	}

@@ -58,8 +58,14 @@ func randomRegisterHistory(rng *rand.Rand, n, clients int) []porcupine.Operation
 // random histories of a register, whose reads are the filters: once with
 // no filters (the search differs from porcupine's only in its order and
 // its memo) and once with every read marked a filter, which is right for
-// this model (a read changes no state, in any state).
+// this model (a read changes no state, in any state). Each is run without
+// a hash, with one that tells every value apart, and with one that makes
+// half the values collide, so that Equal must tell them apart.
 func TestAgreesWithPorcupineOnARegister(t *testing.T) {
+	exact, colliding := register, register
+	exact.Hash = func(state any) uint64 { return uint64(state.(int)) }
+	colliding.Hash = func(state any) uint64 { return uint64(state.(int) % 2) }
+	models := map[string]porcupine.NondeterministicModel{"no hash": register, "exact hash": exact, "colliding hash": colliding}
 	reads := func(partition []porcupine.Operation) []bool {
 		marks := make([]bool, len(partition))
 		for i, op := range partition {
@@ -73,8 +79,10 @@ func TestAgreesWithPorcupineOnARegister(t *testing.T) {
 		history := randomRegisterHistory(rng, 2+rng.IntN(14), 1+rng.IntN(4))
 		want := porcupine.CheckOperationsTimeout(register.ToModel(), history, 10*time.Second)
 		require.NotEqual(t, porcupine.Unknown, want, "seed %d: porcupine ran out of time", seed)
-		assert.Equal(t, want, Check(register, nil, history, 10*time.Second), "seed %d, no filters", seed)
-		assert.Equal(t, want, Check(register, reads, history, 10*time.Second), "seed %d, reads as filters", seed)
+		for name, model := range models {
+			assert.Equal(t, want, Check(model, nil, history, 10*time.Second), "seed %d, %s, no filters", seed, name)
+			assert.Equal(t, want, Check(model, reads, history, 10*time.Second), "seed %d, %s, reads as filters", seed, name)
+		}
 		verdicts[want]++
 	}
 	assert.Greater(t, verdicts[porcupine.Ok], 40, "linearizable histories")

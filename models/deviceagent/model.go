@@ -525,3 +525,61 @@ func endpointRefused(endpoint string) bool {
 	return endpoint == "" || endpoint == "." || endpoint == "kubelet.sock" ||
 		strings.HasPrefix(endpoint, "/") || strings.Contains(endpoint, "/") || strings.Contains(endpoint, "..")
 }
+
+// Hash is a hash of a state that Equal states share: it reads what Equal
+// compares, in the same order. The checkers compare sets of states at
+// every step; with it they compare hashes and call Equal only when two
+// hashes agree. FNV-1a, written out so that hashing allocates nothing and
+// gives the same value in every process.
+func Hash(s State) uint64 {
+	h := fnvHash(fnvOffset)
+	for _, r := range s.resources {
+		h = h.text(r.name).flag(r.hasPending).devices(r.devices).devices(r.pending).number(len(r.held))
+		for _, g := range r.held {
+			h = h.text(g.pod).flag(g.reserved).number(len(g.devices))
+			for _, id := range g.devices {
+				h = h.text(id)
+			}
+		}
+	}
+	return uint64(h)
+}
+
+type fnvHash uint64
+
+const (
+	fnvOffset fnvHash = 14695981039346656037
+	fnvPrime  fnvHash = 1099511628211
+)
+
+func (h fnvHash) byte(b byte) fnvHash { return (h ^ fnvHash(b)) * fnvPrime }
+
+// text hashes a string and its end, so that "ab","c" and "a","bc" differ.
+func (h fnvHash) text(s string) fnvHash {
+	for i := range len(s) {
+		h = h.byte(s[i])
+	}
+	return h.byte(0xff)
+}
+
+func (h fnvHash) flag(b bool) fnvHash {
+	if b {
+		return h.byte(1)
+	}
+	return h.byte(0)
+}
+
+func (h fnvHash) number(n int) fnvHash {
+	for range 4 {
+		h, n = h.byte(byte(n)), n>>8
+	}
+	return h
+}
+
+func (h fnvHash) devices(devs []Device) fnvHash {
+	h = h.number(len(devs))
+	for _, d := range devs {
+		h = h.text(d.ID).flag(d.Healthy)
+	}
+	return h
+}

@@ -219,3 +219,80 @@ func TestFilterChangesNoState(t *testing.T) {
 	require.Len(t, next, 1)
 	assert.False(t, Equal(next[0], pending), "a read that sees a pending update applies it: no filter then")
 }
+
+// TestHashAgreesWithEqual holds Hash to its contract on states reached by
+// random walks, each walk run twice so that equal states are also built
+// apart: Equal states hash alike, and no two different states collide
+// (a field Hash forgot would make some collide).
+func TestHashAgreesWithEqual(t *testing.T) {
+	walk := func(seed uint64) []State {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		devices := func() []Device {
+			var devs []Device
+			for _, id := range []string{"d0", "d1", "d2"} {
+				if rng.IntN(3) != 0 {
+					devs = append(devs, Device{ID: id, Healthy: rng.IntN(3) != 0})
+				}
+			}
+			return devs
+		}
+		s := Init(map[string][]Device{"r/a": devices(), "r/b": devices()})
+		states := []State{s}
+		for i := range 12 {
+			r := []string{"r/a", "r/b"}[rng.IntN(2)]
+			var in Input
+			var out Output
+			switch rng.IntN(6) {
+			case 0:
+				in = Input{Op: Update, Resources: []string{r}, Devices: devices()}
+				out.Unknown = rng.IntN(2) == 0
+			case 1:
+				in = Input{Op: Crash, Resources: []string{r}}
+			case 2:
+				in = Input{Op: Reserve, Resources: []string{r}, Pod: fmt.Sprintf("p%d", i), Wants: []Want{{r, 1}}}
+			case 3:
+				in = Input{Op: Remove, Resources: []string{r}, Pod: fmt.Sprintf("p%d", rng.IntN(i+1))}
+			default:
+				in = Input{Op: Admit, Resources: []string{r}, Pod: fmt.Sprintf("p%d", i), Wants: []Want{{r, 1 + rng.IntN(2)}}}
+				_, out = Apply(s, in)
+			}
+			next := Next(s, in, out)
+			if len(next) == 0 {
+				continue
+			}
+			states = append(states, next...)
+			s = next[rng.IntN(len(next))]
+		}
+		return states
+	}
+	var states []State
+	for seed := range uint64(40) {
+		states = append(states, walk(seed)...)
+		states = append(states, walk(seed)...)
+	}
+	equalPairs := 0
+	for i, a := range states {
+		for _, b := range states[:i] {
+			if Equal(a, b) {
+				equalPairs++
+				require.Equal(t, Hash(a), Hash(b), "equal states hash apart:\n%s\n%s", a, b)
+			} else {
+				require.NotEqual(t, Hash(a), Hash(b), "different states collide:\n%s\n%s", a, b)
+			}
+		}
+	}
+	assert.Greater(t, equalPairs, len(states)/2, "equal states built apart")
+
+	one := Init(map[string][]Device{"r/a": healthy("a0")})
+	reserved := Next(one, Input{Op: Reserve, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, Output{})
+	held := Next(one, Input{Op: Admit, Resources: []string{"r/a"}, Pod: "p", Wants: []Want{{"r/a", 1}}}, granted("r/a", "a0"))
+	require.Len(t, reserved, 1)
+	require.Len(t, held, 1)
+	assert.NotEqual(t, Hash(reserved[0]), Hash(held[0]), "a reservation and a holding of the same device")
+
+	withEmptyPending := Init(map[string][]Device{"r/a": healthy("a0")})
+	withEmptyPending.resources[0].pending = []Device{}
+	plain := Init(map[string][]Device{"r/a": healthy("a0")})
+	require.True(t, Equal(withEmptyPending, plain))
+	assert.Equal(t, Hash(plain), Hash(withEmptyPending), "an empty pending list and none")
+}
