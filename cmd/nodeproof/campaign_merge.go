@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/nodeproof/nodeproof/inventory"
-	"github.com/nodeproof/nodeproof/sim"
 )
 
 // campaignSection is the campaign a merged report comes from: report.json's
@@ -353,38 +352,15 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 func mergeSimSections(sections []simSection) simSection {
 	s := simSection{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
 		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []simViolation{}}
-	checks := map[string]sim.Count{}
-	simulated := 0.0
 	for _, sec := range sections {
 		s.Runs = append(s.Runs, sec.Runs...)
 		s.Seconds += sec.Seconds
 	}
 	sort.Slice(s.Runs, func(i, j int) bool { return s.Runs[i].Seed < s.Runs[j].Seed })
-	for _, r := range s.Runs {
-		s.Events += r.Events
-		simulated += r.SimulatedHours
-		for k, n := range r.Injected {
-			s.Injected[k] += n
-		}
-		for k, n := range r.Observed {
-			s.Observed[k] += n
-		}
-		for _, c := range r.Checks {
-			sum := checks[c.ID]
-			sum.Checked += c.Checked
-			sum.Applied += c.Applied
-			checks[c.ID] = sum
-		}
-		if r.Violation != nil {
-			s.Passed = false
-			s.Violations = append(s.Violations, *r.Violation)
-		}
-	}
+	s.sumRuns()
 	s.Seeds = len(s.Runs)
 	s.FirstSeed, s.LastSeed = s.Runs[0].Seed, s.Runs[len(s.Runs)-1].Seed
-	s.SimulatedHours = roundMillis(simulated)
 	s.Seconds = roundMicro(s.Seconds)
-	s.Checks = simChecks(checks)
 	return s
 }
 

@@ -379,34 +379,41 @@ func newSimSection(runs []simRun, seconds float64) simSection {
 		Seconds: roundMicro(seconds), Injected: map[string]int{}, Observed: map[string]int{},
 		Passed: true, Violations: []simViolation{},
 	}
-	checks := map[string]sim.Count{}
-	var simulated time.Duration
 	for _, r := range runs {
-		rr := newSimRunReport(r)
-		s.Runs = append(s.Runs, rr)
-		st := r.summary.Stats
-		s.Events += st.Events
-		simulated += st.Simulated
-		for k, n := range rr.Injected {
+		s.Runs = append(s.Runs, newSimRunReport(r))
+	}
+	s.sumRuns()
+	return s
+}
+
+// sumRuns sets the section's totals from its runs: events, simulated
+// hours, faults, observations, checks and violations. A sweep and a merge
+// of campaign shards both take their totals this way.
+func (s *simSection) sumRuns() {
+	checks := map[string]sim.Count{}
+	simulated := 0.0
+	for _, r := range s.Runs {
+		s.Events += r.Events
+		simulated += r.SimulatedHours
+		for k, n := range r.Injected {
 			s.Injected[k] += n
 		}
-		for k, n := range st.Observed {
+		for k, n := range r.Observed {
 			s.Observed[k] += n
 		}
-		for id, c := range st.Checks {
-			sum := checks[id]
+		for _, c := range r.Checks {
+			sum := checks[c.ID]
 			sum.Checked += c.Checked
 			sum.Applied += c.Applied
-			checks[id] = sum
+			checks[c.ID] = sum
 		}
-		if rr.Violation != nil {
+		if r.Violation != nil {
 			s.Passed = false
-			s.Violations = append(s.Violations, *rr.Violation)
+			s.Violations = append(s.Violations, *r.Violation)
 		}
 	}
-	s.SimulatedHours = roundMillis(simulated.Hours())
+	s.SimulatedHours = roundMillis(simulated)
 	s.Checks = simChecks(checks)
-	return s
 }
 
 func newSimRunReport(r simRun) simRunReport {
