@@ -35,32 +35,27 @@ func oracleExtendedResourceName(name string) bool {
 // first.
 func FuzzRegisterRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, version, endpoint, name string) {
-		checkRegisterRequest(t.Fatalf, version, endpoint, name)
+		err := dm.ValidateRegistration(dm.RegisterRequest{Version: version, Endpoint: endpoint, ResourceName: name})
+		kind, _ := dm.KindOf(err)
+		// The checks report with t.Fatalf, not testify: linking testify
+		// puts its (and net/http's) coverage counters in the test binary,
+		// which the engine copies and compares after every execution
+		// (fuzz/doc.go has the figures).
+		switch {
+		case version != dm.Version:
+			// strconv.Quote is fmt's %q for a string, without fmt's
+			// machinery, which took a tenth of each execution.
+			want := "requested API version " + strconv.Quote(version) + ` is not supported by kubelet. Supported version is ["v1beta1"]`
+			if err == nil || err.Error() != want || kind != dm.KindUnsupportedVersion {
+				t.Fatalf("version %q: error %v of kind %v, want %q of kind %v", version, err, kind, want, dm.KindUnsupportedVersion)
+			}
+		case !oracleExtendedResourceName(name):
+			want := "the ResourceName " + strconv.Quote(name) + " is invalid"
+			if err == nil || err.Error() != want || kind != dm.KindInvalidResourceName {
+				t.Fatalf("name %q: error %v of kind %v, want %q of kind %v", name, err, kind, want, dm.KindInvalidResourceName)
+			}
+		case err != nil:
+			t.Fatalf("valid registration (version %q, name %q) rejected: %v", version, name, err)
+		}
 	})
-}
-
-// checkRegisterRequest is FuzzRegisterRequest's body, apart so that
-// BenchmarkRegisterRequestSeeds can time it. It reports with fatalf (a
-// *testing.T's), not testify: linking testify puts its (and net/http's)
-// coverage counters in the test binary, which the engine copies and
-// compares after every execution (fuzz/doc.go has the figures).
-func checkRegisterRequest(fatalf func(format string, args ...any), version, endpoint, name string) {
-	err := dm.ValidateRegistration(dm.RegisterRequest{Version: version, Endpoint: endpoint, ResourceName: name})
-	kind, _ := dm.KindOf(err)
-	switch {
-	case version != dm.Version:
-		// strconv.Quote is fmt's %q for a string, without fmt's
-		// machinery, which took a tenth of each execution.
-		want := "requested API version " + strconv.Quote(version) + ` is not supported by kubelet. Supported version is ["v1beta1"]`
-		if err == nil || err.Error() != want || kind != dm.KindUnsupportedVersion {
-			fatalf("version %q: error %v of kind %v, want %q of kind %v", version, err, kind, want, dm.KindUnsupportedVersion)
-		}
-	case !oracleExtendedResourceName(name):
-		want := "the ResourceName " + strconv.Quote(name) + " is invalid"
-		if err == nil || err.Error() != want || kind != dm.KindInvalidResourceName {
-			fatalf("name %q: error %v of kind %v, want %q of kind %v", name, err, kind, want, dm.KindInvalidResourceName)
-		}
-	case err != nil:
-		fatalf("valid registration (version %q, name %q) rejected: %v", version, name, err)
-	}
 }
