@@ -26,5 +26,7 @@
 //     allocresp.FuzzAllocRespUnmarshal).
 //
 // `make fuzz-speed` (cmd/fuzzspeed, docs/commands/fuzzspeed.md) measures
-// each decoder target against the empty targets of package ceiling.
+// each decoder target against the empty targets of package ceiling and the
+// empty target of its argument types in its own package (ceiling_test.go,
+// build tag fuzzceiling), which links what the target links.
 package fuzz

@@ -1,10 +1,15 @@
 // Command fuzzspeed measures how close each decoder fuzz target comes to the
-// fuzzing engine's ceiling: in one run it fuzzes, for the same time and with
-// the same flags, the empty target of fuzz/ceiling with the target's
-// argument types, the target, the empty target again, and so on, so load
-// that drifts during the run hits both, and prints each target's executions
-// per second, its ceiling's (the mean of the runs before and after it) and
-// the ratio.
+// fuzzing engine's ceiling, and where the rest goes. In one run it fuzzes,
+// for the same time and with the same flags, the lean ceiling (the empty
+// target of fuzz/ceiling with the target's argument types), the same-binary
+// ceiling (the empty target of those types in the target's own package, so
+// in the target's test binary, with its coverage counters), the target, the
+// same-binary ceiling again, the lean ceiling again, and so on, so load that
+// drifts during the run hits all three. It prints each target's executions
+// per second and its ratio to each ceiling (the mean of the runs before and
+// after it): against the lean ceiling, what issue #17 asks of it; against
+// the same-binary ceiling, what its own body costs, the rest being the
+// engine's cost of the counters the binary links.
 //
 // Every run is `go test -run '^$' -fuzz '^Name$' -fuzztime T -parallel 1
 // -fuzzminimizetime 0` with a fuzz cache of its own. One worker makes the
@@ -63,7 +68,7 @@ func runCommand(args []string, stdout, stderr io.Writer, with tools) int {
 	status := 0
 	cmd := &cobra.Command{
 		Use:           "fuzzspeed [--time 10s] [--run REGEXP]",
-		Short:         "measure each decoder fuzz target against the fuzzing engine's ceiling, side by side",
+		Short:         "measure each decoder fuzz target against the fuzzing engine's ceiling and an empty target in its own binary, side by side",
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -144,16 +149,18 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 	}
 	var rows []row
 	for k, t := range targets {
-		i := at[k]
-		if speeds[i] == nil || speeds[i-1] == nil || speeds[i+1] == nil {
+		p := at[k]
+		if speeds[p.Target] == nil || speeds[p.LeanBefore] == nil || speeds[p.LeanAfter] == nil ||
+			speeds[p.SameBefore] == nil || speeds[p.SameAfter] == nil {
 			continue
 		}
-		r := row{Target: t, Speed: *speeds[i], CeilingBefore: speeds[i-1].PerSecond(), CeilingAfter: speeds[i+1].PerSecond(),
-			CeilingPerCPUSecond: (speeds[i-1].PerCPUSecond() + speeds[i+1].PerCPUSecond()) / 2}
+		r := row{Target: t, Speed: *speeds[p.Target],
+			Lean:       ceiling{*speeds[p.LeanBefore], *speeds[p.LeanAfter]},
+			SameBinary: ceiling{*speeds[p.SameBefore], *speeds[p.SameAfter]}}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		var err error
-		if r.Counters, err = with.counters(ctx, goCmd, runs[i]); err == nil {
-			r.CeilingCounters, err = with.counters(ctx, goCmd, runs[i+1])
+		if r.Counters, err = with.counters(ctx, goCmd, runs[p.Target]); err == nil {
+			r.LeanCounters, err = with.counters(ctx, goCmd, runs[p.LeanAfter])
 		}
 		cancel()
 		if err != nil {
@@ -166,18 +173,24 @@ func measure(targets []target, each time.Duration, goCmd string, with tools, std
 	return rows, len(runs), failed
 }
 
-// printTable writes the rows as a Markdown table.
+// printTable writes the rows as a Markdown table: each target against the
+// lean ceiling (issue #17's measure) and against the same-binary ceiling
+// (what its own body costs).
 func printTable(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| target | exec/s | ceiling exec/s (before, after) | ratio | ratio per CPU second | coverage counters, target / ceiling |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| target | exec/s | lean ceiling exec/s (before, after) | ratio to lean | per CPU second | "+
+		"same-binary ceiling exec/s (before, after) | ratio to same-binary | per CPU second | coverage counters, target / lean ceiling |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		counters := "unknown"
-		if r.Counters > 0 && r.CeilingCounters > 0 {
-			counters = fmt.Sprintf("%d / %d B (×%.1f)", r.Counters, r.CeilingCounters, float64(r.Counters)/float64(r.CeilingCounters))
+		if r.Counters > 0 && r.LeanCounters > 0 {
+			counters = fmt.Sprintf("%d / %d B (×%.1f)", r.Counters, r.LeanCounters, float64(r.Counters)/float64(r.LeanCounters))
 		}
-		fmt.Fprintf(w, "| `%s` (%s) | %.0f | %.0f (%.0f, %.0f) `%s` | %.1f %% | %.1f %% | %s |\n", r.Target.Name, strings.TrimPrefix(r.Target.Package, "./"),
-			r.Speed.PerSecond(), r.Ceiling(), r.CeilingBefore, r.CeilingAfter, r.Target.Ceiling, 100*r.Ratio(),
-			100*r.Speed.PerCPUSecond()/r.CeilingPerCPUSecond, counters)
+		fmt.Fprintf(w, "| `%s` (%s) | %.0f | %.0f (%.0f, %.0f) | %.1f %% | %.1f %% | %.0f (%.0f, %.0f) | %.1f %% | %.1f %% | %s |\n",
+			r.Target.Name, strings.TrimPrefix(r.Target.Package, "./"), r.Speed.PerSecond(),
+			r.Lean.PerSecond(), r.Lean.Before.PerSecond(), r.Lean.After.PerSecond(),
+			100*r.LeanRatio(), 100*r.Speed.PerCPUSecond()/r.Lean.PerCPUSecond(),
+			r.SameBinary.PerSecond(), r.SameBinary.Before.PerSecond(), r.SameBinary.After.PerSecond(),
+			100*r.SameBinaryRatio(), 100*r.Speed.PerCPUSecond()/r.SameBinary.PerCPUSecond(), counters)
 	}
 }
 

@@ -8,25 +8,41 @@ import (
 	"time"
 )
 
-// run is one invocation of `go test -fuzz`: a decoder target, or the empty
-// target of a ceiling, which builds with Tags ceilingTag.
+// run is one invocation of `go test -fuzz`: a decoder target or an empty
+// target. Every run builds with Tags ceilingTag, so a target and the
+// same-binary ceiling in its package run the one test binary.
 type run struct {
 	Package, Name, Tags string
 }
 
-// plan interleaves the ceilings with the targets, ceiling, target,
-// ceiling, ..., so load that drifts during the measurement hits both. Each
-// target has a ceiling run of its argument types right before and right
-// after it; two adjacent targets of the same types share the one between
-// them. It returns the runs and, for each target, the index of its run.
-func plan(targets []target) (runs []run, at []int) {
-	for i, t := range targets {
-		ceiling := run{ceilingPackage, t.Ceiling, ceilingTag}
-		if i == 0 || targets[i-1].Ceiling != t.Ceiling {
-			runs = append(runs, ceiling)
+// placed are the indexes in a plan of one target's run and of the ceiling
+// runs around it.
+type placed struct {
+	Target int
+	// LeanBefore and LeanAfter are the empty target of fuzz/ceiling.
+	LeanBefore, LeanAfter int
+	// SameBefore and SameAfter are the empty target in the target's own
+	// package.
+	SameBefore, SameAfter int
+}
+
+// plan interleaves the ceilings with the targets, lean ceiling,
+// same-binary ceiling, target, same-binary ceiling, lean ceiling, ..., so
+// load that drifts during the measurement hits all three, and both
+// ceilings sit symmetrically around the target, so that drift which is
+// linear in time cancels in the means. Two adjacent targets of the same
+// argument types share the lean ceiling run between them. It returns the
+// runs and where each target's runs are.
+func plan(targets []target) (runs []run, at []placed) {
+	for _, t := range targets {
+		lean := run{ceilingPackage, t.Ceiling, ceilingTag}
+		same := run{t.Package, t.Ceiling, ceilingTag}
+		if len(runs) == 0 || runs[len(runs)-1] != lean {
+			runs = append(runs, lean)
 		}
-		at = append(at, len(runs))
-		runs = append(runs, run{t.Package, t.Name, ""}, ceiling)
+		n := len(runs)
+		at = append(at, placed{Target: n + 1, LeanBefore: n - 1, LeanAfter: n + 3, SameBefore: n, SameAfter: n + 2})
+		runs = append(runs, same, run{t.Package, t.Name, ceilingTag}, same, lean)
 	}
 	return runs, at
 }
@@ -127,25 +143,43 @@ func parse(lines []line) (speed, error) {
 	return speed{Execs: execs - warmup, Fuzzing: end - start, NewInteresting: interesting, WarmupExecs: warmup}, nil
 }
 
-// row is one target's line of the table.
-type row struct {
-	Target                      target
-	Speed                       speed
-	CeilingBefore, CeilingAfter float64
-	// Counters and CeilingCounters are the sizes in bytes of the coverage
-	// counters of the target's and the ceiling's test binaries, 0 where
-	// they could not be read.
-	Counters, CeilingCounters int
-	// CeilingPerCPUSecond is the mean of the ceiling runs' executions per
-	// CPU second.
-	CeilingPerCPUSecond float64
+// ceiling is the two runs of one empty target around a target.
+type ceiling struct {
+	Before, After speed
 }
 
-// Ceiling is the mean of the ceiling runs around the target.
-func (r row) Ceiling() float64 { return (r.CeilingBefore + r.CeilingAfter) / 2 }
+// PerSecond is the mean of the two runs' rates.
+func (c ceiling) PerSecond() float64 { return (c.Before.PerSecond() + c.After.PerSecond()) / 2 }
 
-// Ratio is the target's rate as a fraction of its ceiling.
-func (r row) Ratio() float64 { return r.Speed.PerSecond() / r.Ceiling() }
+// PerCPUSecond is the mean of the two runs' executions per CPU second.
+func (c ceiling) PerCPUSecond() float64 {
+	return (c.Before.PerCPUSecond() + c.After.PerCPUSecond()) / 2
+}
+
+// row is one target's line of the table.
+type row struct {
+	Target target
+	Speed  speed
+	// Lean is the empty target of fuzz/ceiling, a package that links
+	// nothing else: the engine's ceiling, which issue #17 measures the
+	// targets against.
+	Lean ceiling
+	// SameBinary is the empty target in the target's package, run from the
+	// target's test binary: what the target would reach if its body cost
+	// nothing, with the coverage counters its binary links.
+	SameBinary ceiling
+	// Counters and LeanCounters are the sizes in bytes of the coverage
+	// counters of the target's test binary (the same-binary ceiling's too)
+	// and the lean ceiling's, 0 where they could not be read.
+	Counters, LeanCounters int
+}
+
+// LeanRatio is the target's rate as a fraction of the lean ceiling's.
+func (r row) LeanRatio() float64 { return r.Speed.PerSecond() / r.Lean.PerSecond() }
+
+// SameBinaryRatio is the target's rate as a fraction of the same-binary
+// ceiling's: the share its own body leaves.
+func (r row) SameBinaryRatio() float64 { return r.Speed.PerSecond() / r.SameBinary.PerSecond() }
 
 // deadlineRace reports whether a failed run failed only by the engine's
 // race at the -fuzztime deadline (go.dev/issue/75804, fixed in Go 1.27):

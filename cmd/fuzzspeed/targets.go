@@ -1,19 +1,22 @@
 package main
 
-// target is one fuzz target measured against the empty target of its
-// argument types.
+// target is one fuzz target measured against the empty targets of its
+// argument types: the lean one in fuzz/ceiling and the same-binary one in
+// its own package.
 type target struct {
 	// Package is the module-relative package path, "./fuzz/checkpointdecode".
 	Package string
 	// Name is the Fuzz function.
 	Name string
-	// Ceiling is the empty target in fuzz/ceiling with the same argument
-	// types: the engine marshals, mutates and copies each argument, so its
-	// cost depends on them.
+	// Ceiling is the name of the empty targets with the same argument
+	// types, in fuzz/ceiling and in Package (file ceiling_test.go): the
+	// engine marshals, mutates and copies each argument, so its cost
+	// depends on them.
 	Ceiling string
 }
 
-// ceilingPackage holds the empty targets; they build only with ceilingTag.
+// ceilingPackage holds the lean empty targets. They, and the same-binary
+// ones in the targets' packages, build only with ceilingTag.
 const (
 	ceilingPackage = "./fuzz/ceiling"
 	ceilingTag     = "fuzzceiling"
@@ -22,7 +25,7 @@ const (
 // decoderTargets are the targets that feed untrusted bytes to a decoder of
 // outside input (docs/commands/fuzzspeed.md says why these and not the
 // state-machine targets). Targets of the same argument types are adjacent,
-// so one ceiling run sits between them.
+// so one lean ceiling run sits between them.
 var decoderTargets = []target{
 	{"./fuzz/checkpointdecode", "FuzzCheckpointDecode", "FuzzEmptyBytes"},
 	{"./fuzz/allocresp", "FuzzAllocRespUnmarshal", "FuzzEmptyBytes"},

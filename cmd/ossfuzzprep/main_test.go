@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,8 @@ func TestTargetsAndSeeds(t *testing.T) {
 		"p/p_test.go":                        "package p\n\nimport \"testing\"\n\nfunc FuzzP(f *testing.F) { f.Fuzz(func(t *testing.T, s string) {}) }\n\nfunc FuzzQ(f *testing.F) { f.Fuzz(g) }\n",
 		"p/testdata/fuzz/FuzzP/seed":         "go test fuzz v1\nstring(\"hi\")\n",
 		"p/testdata/fuzz/FuzzQ/ignored-seed": "go test fuzz v1\nstring(\"hi\")\n",
+		// cmd/fuzzspeed's same-binary ceiling: not a target OSS-Fuzz builds.
+		"p/ceiling_test.go": "//go:build fuzzceiling\n\npackage p\n\nimport \"testing\"\n\nfunc FuzzEmptyString(f *testing.F) { f.Fuzz(func(t *testing.T, s string) {}) }\n",
 	}
 	for rel, content := range files {
 		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, rel)), 0o755))
@@ -44,4 +47,26 @@ func TestBadArguments(t *testing.T) {
 	stderr.Reset()
 	assert.Equal(t, 1, run([]string{"targets", "--root", t.TempDir()}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "go.mod")
+}
+
+// TestTheModulesCeilingsAreNotTargets lists the module's own targets:
+// cmd/fuzzspeed's empty targets (in fuzz/ceiling and beside each decoder
+// target, build tag fuzzceiling) test nothing, so OSS-Fuzz must not build
+// them, while the decoder targets beside them are built.
+func TestTheModulesCeilingsAreNotTargets(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"targets", "--root", "../.."}, &stdout, &stderr), stderr.String())
+	funcs := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
+		fields := strings.Split(line, "\t")
+		require.Len(t, fields, 4, line)
+		funcs[fields[2]] = true
+		assert.NotContains(t, fields[1], "/fuzz/ceiling", line)
+	}
+	for _, decoder := range []string{"FuzzCheckpointDecode", "FuzzRegisterRequest", "FuzzDecodeManifests"} {
+		assert.True(t, funcs[decoder], "%s listed", decoder)
+	}
+	for _, ceiling := range []string{"FuzzEmptyBytes", "FuzzEmptyBytesBools", "FuzzEmptyByteBytes", "FuzzEmptyThreeStrings", "FuzzEmptyStringsBytes"} {
+		assert.False(t, funcs[ceiling], "%s listed", ceiling)
+	}
 }
