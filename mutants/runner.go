@@ -129,14 +129,23 @@ type Options struct {
 	// from one run to the next; 0 lets rapid pick a seed per property, as
 	// go test does.
 	Seed uint64
+	// ShrinkTime bounds rapid's minimization of each failing case (through
+	// RAPID_SHRINKTIME); 0 keeps rapid's own bound, 30 s. A kill needs the
+	// failure, not its smallest case, and a suite that fails on its first
+	// case otherwise spends the whole bound shrinking it.
+	ShrinkTime time.Duration
 }
 
 // env is the environment the tests run with, beyond the process's own.
 func (o Options) env() []string {
-	if o.Seed == 0 {
-		return nil
+	var env []string
+	if o.Seed != 0 {
+		env = append(env, "RAPID_SEED="+strconv.FormatUint(o.Seed, 10))
 	}
-	return []string{"RAPID_SEED=" + strconv.FormatUint(o.Seed, 10)}
+	if o.ShrinkTime > 0 {
+		env = append(env, "RAPID_SHRINKTIME="+o.ShrinkTime.String())
+	}
+	return env
 }
 
 func (o Options) timeout() time.Duration {

@@ -495,3 +495,11 @@ func TestPatchedPackages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"./.", "./agent/p", "./core/x"}, got)
 }
+
+// TestOptionsEnv: the base seed and the shrink bound reach the tests as
+// rapid's environment variables, and only when set.
+func TestOptionsEnv(t *testing.T) {
+	assert.Empty(t, Options{}.env())
+	assert.Equal(t, []string{"RAPID_SEED=7", "RAPID_SHRINKTIME=5s"}, Options{Seed: 7, ShrinkTime: 5 * time.Second}.env())
+	assert.Equal(t, []string{"RAPID_SHRINKTIME=1.5s"}, Options{ShrinkTime: 1500 * time.Millisecond}.env())
+}

@@ -47,6 +47,7 @@ func TestExitStatus(t *testing.T) {
 		"checkpoint no-such-file.json": {2, "", "nodeproof checkpoint: open no-such-file.json: no such file or directory"},
 		"cgroups -f no-such-file.yaml": {2, "", "nodeproof cgroups: open no-such-file.yaml: no such file or directory"},
 		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: open no-such-file.yaml: no such file or directory"},
+		"mutants --shrink-time -1s":    {2, "", "nodeproof mutants: --shrink-time: -1s is negative"},
 	}
 	root := newRootCommand(defaultCommands()...)
 	require.NotEmpty(t, root.Commands())

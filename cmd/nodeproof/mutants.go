@@ -36,6 +36,9 @@ type mutantsOptions struct {
 	filter   *regexp.Regexp
 	list     bool
 	seed     uint64
+	// shrinkTime bounds rapid's minimization of a failing case; 0 keeps
+	// rapid's own bound.
+	shrinkTime time.Duration
 }
 
 func newMutantsCommand() *cobra.Command {
@@ -44,7 +47,7 @@ func newMutantsCommand() *cobra.Command {
 		runPattern string
 	)
 	cmd := &cobra.Command{
-		Use:   "mutants [--dir DIR] [--json FILE] [--run REGEX] [--list]",
+		Use:   "mutants [--dir DIR] [--json FILE] [--run REGEX] [--seed SEED] [--shrink-time DURATION] [--list]",
 		Short: "apply each seeded bug in mutants/ and check that the tests catch it",
 		Long: `Applies each mutants/*.patch to a scratch copy of the module, runs the packages named
 in its header and fails unless every mutant is killed. Run it from inside the module.
@@ -57,6 +60,9 @@ a --dir without patches, or a --run that selects none.`,
 			if opts.filter, err = regexp.Compile(runPattern); err != nil {
 				return usageError(fmt.Errorf("--run: %v", err))
 			}
+			if opts.shrinkTime < 0 {
+				return usageError(fmt.Errorf("--shrink-time: %v is negative", opts.shrinkTime))
+			}
 			return runMutants(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
@@ -66,6 +72,7 @@ a --dir without patches, or a --run that selects none.`,
 	fl.StringVar(&runPattern, "run", "", "run only mutants whose ID matches this `REGEX`")
 	fl.BoolVar(&opts.list, "list", false, "list the mutants without running them")
 	fl.Uint64Var(&opts.seed, "seed", defaultMutantSeed, "base `SEED` of every rapid property the tests run, so that kills repeat run after run; 0 lets rapid pick one per property")
+	fl.DurationVar(&opts.shrinkTime, "shrink-time", 0, "bound rapid's minimization of each failing case to `DURATION` (a kill needs the failure, not its smallest case); 0 keeps rapid's own bound, 30s")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
 }
@@ -112,7 +119,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	// still removed.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	runOpts := mutants.Options{InvariantIDs: ids, Seed: opts.seed}
+	runOpts := mutants.Options{InvariantIDs: ids, Seed: opts.seed, ShrinkTime: opts.shrinkTime}
 
 	// A kill means something only where the same tests pass without the
 	// patch: run each package set once on the unpatched tree first.
