@@ -668,6 +668,10 @@ func (m *dmMachine) readmitPod(t *rapid.T) {
 	}
 }
 
+// errPluginRestarting is the GetPreferredAllocation failure the machine's
+// plugins answer with; PlanContainer only reads it.
+var errPluginRestarting = errors.New("rpc error: code = Unavailable desc = plugin restarting")
+
 // allocatePod allocates every container in upstream's order and plays the
 // plugin's side of each Allocate RPC. It reports whether the pod was admitted.
 func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
@@ -683,30 +687,31 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 		} else {
 			c = &p.Containers[i-len(p.InitContainers)]
 		}
-		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: active, Preferred: map[string]dm.Preference{}}
-		mc := model.Container{Name: c.Name, Limits: map[string]int64{}, Init: isInit, Sidecar: isInit && c.IsSidecar(), Preferred: map[string][]string{}, PreferredErr: map[string]bool{}}
-		for name, q := range c.Limits {
-			mc.Limits[string(name)] = q
-		}
+		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: active}
+		mc := model.Container{Name: c.Name, Limits: make([]model.Limit, 0, len(c.Limits)), Init: isInit, Sidecar: isInit && c.IsSidecar()}
 		for _, name := range c.Limits.Names() {
 			r := string(name)
-			if name == pod.CPU {
-				continue
-			}
-			order := dmPreferredOrder.Draw(t, dmResourceLabels[r][2])
-			ids := make([]string, 0, len(order))
-			for _, id := range order {
-				if dmBool.Draw(t, dmPreferredLabels[id][0]) {
-					ids = append(ids, id)
+			limit := model.Limit{Resource: r, Count: c.Limits[name]}
+			if name != pod.CPU {
+				order := dmPreferredOrder.Draw(t, dmResourceLabels[r][2])
+				ids := make([]string, 0, len(order))
+				for _, id := range order {
+					if dmBool.Draw(t, dmPreferredLabels[id][0]) {
+						ids = append(ids, id)
+					}
 				}
+				pref := dm.Preference{DeviceIDs: ids}
+				if dmPreferredFails.Draw(t, dmResourceLabels[r][3]) == 0 {
+					pref.Err = errPluginRestarting
+					limit.PreferredErr = true
+				}
+				if in.Preferred == nil {
+					in.Preferred = make(map[string]dm.Preference, len(dmResources))
+				}
+				in.Preferred[r] = pref
+				limit.Preferred = ids
 			}
-			pref := dm.Preference{DeviceIDs: ids}
-			if dmPreferredFails.Draw(t, dmResourceLabels[r][3]) == 0 {
-				pref.Err = errors.New("rpc error: code = Unavailable desc = plugin restarting")
-				mc.PreferredErr[r] = true
-			}
-			in.Preferred[r] = pref
-			mc.Preferred[r] = ids
+			mc.Limits = append(mc.Limits, limit)
 		}
 		if !m.allocateContainer(t, in, mc) {
 			return false
@@ -820,9 +825,9 @@ func (m *dmMachine) startContainer(t *rapid.T) {
 		}
 		return fmt.Sprint(cs, r, e)
 	})
-	mc := model.Container{Name: c.Name, Limits: map[string]int64{}}
-	for name, q := range c.Limits {
-		mc.Limits[string(name)] = q
+	mc := model.Container{Name: c.Name, Limits: make([]model.Limit, 0, len(c.Limits))}
+	for _, name := range c.Limits.Names() {
+		mc.Limits = append(mc.Limits, model.Limit{Resource: string(name), Count: c.Limits[name]})
 	}
 	want, wantReallocate, failure := m.model.PreStart(p.UID, mc, true)
 	if (err != nil) != (failure != nil) {
