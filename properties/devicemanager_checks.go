@@ -336,15 +336,16 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	// The round trip (encode, checksum, decode) is a function of the
 	// content alone: checkpoint.Equal content encodes to the same bytes,
 	// which decode to the same data (TestEqualIsSameBytes). So it is run
-	// when the content differs from the last content that made the trip,
-	// and that trip's decoded data stands for this step's otherwise. Most
-	// steps (a capacity query, time passing, a rejected admission) leave
-	// the content as it was. What the decoded data must match, the
+	// when the content differs from every content of the last trips, and
+	// the equal content's decoded data stands for this step's otherwise.
+	// Most steps (a capacity query, time passing, a rejected admission)
+	// leave the content as it was, and a sixth of the changes bring back
+	// one of the last eight. What the decoded data must match, the
 	// holdings and the registered resources, is compared every step.
-	if !m.tripped || !checkpoint.Equal(data, m.trippedData) {
-		m.roundTrip(data)
+	decoded, ok := m.trippedAs(data)
+	if !ok {
+		decoded = m.roundTrip(data)
 	}
-	decoded := m.trippedDecoded
 	if len(decoded.PodDeviceEntries) != len(holdings) {
 		m.fail(DMCheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
 	}
@@ -371,10 +372,25 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	}
 }
 
+// trippedAs returns what the bytes of a content checkpoint.Equal to data
+// decoded to, when one of the last trips had such content, and moves that
+// trip to the front.
+func (m *dmMachine) trippedAs(data checkpoint.Data) (checkpoint.Data, bool) {
+	for i, trip := range m.trips {
+		if checkpoint.Equal(data, trip.data) {
+			copy(m.trips[1:i+1], m.trips[:i])
+			m.trips[0] = trip
+			return trip.decoded, true
+		}
+	}
+	return checkpoint.Data{}, false
+}
+
 // roundTrip encodes data, decodes the bytes (which verifies the checksum)
 // and requires the same content back, with every Allocate answer decoding;
-// it keeps the content and the decoded data for the steps that follow.
-func (m *dmMachine) roundTrip(data checkpoint.Data) {
+// it keeps the content and the decoded data, the latest of the trips, for
+// the steps that follow, and returns the decoded data.
+func (m *dmMachine) roundTrip(data checkpoint.Data) checkpoint.Data {
 	encoded, err := checkpoint.Encode(data)
 	if err != nil {
 		m.fail(DMCheckpointTrip, "encode: %v", err)
@@ -391,7 +407,12 @@ func (m *dmMachine) roundTrip(data checkpoint.Data) {
 			m.fail(DMCheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
 		}
 	}
-	m.tripped, m.trippedData, m.trippedDecoded = true, data, decoded
+	if len(m.trips) < dmTripHistory {
+		m.trips = append(m.trips, dmTrip{})
+	}
+	copy(m.trips[1:], m.trips)
+	m.trips[0] = dmTrip{data, decoded}
+	return decoded
 }
 
 func equalStrings(a, b []string) bool {

@@ -1,11 +1,14 @@
 package properties
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	model "github.com/nodeproof/nodeproof/models/devicemanager"
 )
 
@@ -82,4 +85,38 @@ func TestSameAsCountsNeedsEveryLine(t *testing.T) {
 	for _, c := range cases {
 		assert.Equal(t, c.want, sameAsCounts(c.core, counts), c.name)
 	}
+}
+
+// TestTrippedAsKeepsTheLastTrips: a content equal to one of the last
+// dmTripHistory contents that made the round trip is answered with that
+// trip's decoded data, and only then; a trip found again counts as the
+// latest, and the least recently used one is dropped.
+func TestTrippedAsKeepsTheLastTrips(t *testing.T) {
+	content := func(i int) checkpoint.Data {
+		return checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/gpu": {fmt.Sprintf("d%d", i)}}}
+	}
+	m := &dmMachine{}
+	for i := range dmTripHistory {
+		decoded := m.roundTrip(content(i))
+		require.True(t, checkpoint.Equal(content(i), decoded), "trip %d", i)
+	}
+	for i := range dmTripHistory {
+		decoded, ok := m.trippedAs(content(i))
+		require.True(t, ok, "content %d made the trip", i)
+		assert.True(t, checkpoint.Equal(content(i), decoded), "content %d's decoded data", i)
+	}
+	// Found in order, content 0 is now the least recently used; found
+	// again, it is the latest and content 1 the least recently used.
+	_, ok := m.trippedAs(content(0))
+	require.True(t, ok)
+	m.roundTrip(content(dmTripHistory))
+	_, ok = m.trippedAs(content(1))
+	assert.False(t, ok, "the least recently used trip is dropped")
+	for _, i := range []int{0, 2, dmTripHistory} {
+		_, ok = m.trippedAs(content(i))
+		assert.True(t, ok, "content %d is kept", i)
+	}
+	_, ok = m.trippedAs(content(dmTripHistory + 1))
+	assert.False(t, ok, "a content that never made the trip")
+	assert.Len(t, m.trips, dmTripHistory)
 }
