@@ -32,6 +32,42 @@ const (
 	DMRunOptions      = "DM-RUN-OPTIONS"
 )
 
+// dmSlot is an invariant's slot in the machine's counts of a case's checks.
+type dmSlot int
+
+const (
+	slotModel dmSlot = iota
+	slotExclusive
+	slotAllocatedCache
+	slotAllocLECapacity
+	slotAllocHealthy
+	slotGraceDelete
+	slotCheckpointTrip
+	slotRestoreKeeps
+	slotDeterministic
+	slotErrorKinds
+	slotRunOptions
+	dmSlots
+)
+
+// dmSlotIDs names each slot's invariant, in the suite's order.
+var dmSlotIDs = [dmSlots]string{
+	slotModel:           DMModel,
+	slotExclusive:       DMExclusive,
+	slotAllocatedCache:  DMAllocatedCache,
+	slotAllocLECapacity: DMAllocLECapacity,
+	slotAllocHealthy:    DMAllocHealthy,
+	slotGraceDelete:     DMGraceDelete,
+	slotCheckpointTrip:  DMCheckpointTrip,
+	slotRestoreKeeps:    DMRestoreKeeps,
+	slotDeterministic:   DMDeterministic,
+	slotErrorKinds:      DMErrorKinds,
+	slotRunOptions:      DMRunOptions,
+}
+
+// dmCheckCount is how often a case evaluated an invariant, and how often it applied.
+type dmCheckCount struct{ checked, applied int }
+
 // Where the device manager invariants come from: the v1.36.3 device manager
 // files (pkg/kubelet/cm/devicemanager) and the seed article that walks
 // through it.
@@ -157,8 +193,11 @@ type dmPod struct {
 type dmMachine struct {
 	t     *rapid.T
 	tally *Tally
-	now   time.Time
-	step  int
+	// counts are the case's checks by invariant, handed to tally when the
+	// case ends, passed or failed (see checked).
+	counts [dmSlots]dmCheckCount
+	now    time.Time
+	step   int
 
 	core  *dm.Manager
 	twin  *dm.Manager // fed the same inputs, for DMDeterministic
@@ -230,7 +269,26 @@ func (m *dmMachine) run() {
 		"startContainer":   m.startContainer,
 		"":                 m.check,
 	}
+	defer m.countChecks()
 	m.t.Repeat(actions)
+}
+
+// checked records one evaluation of an invariant, and whether it applied,
+// as Tally.Check does: every call site says in a comment what applying
+// means for its invariant.
+func (m *dmMachine) checked(slot dmSlot, applied bool) {
+	m.counts[slot].checked++
+	if applied {
+		m.counts[slot].applied++
+	}
+}
+
+// countChecks hands the case's counts to the tally; it runs when the case
+// ends, also when a check fails (a failure unwinds the case).
+func (m *dmMachine) countChecks() {
+	for slot, c := range m.counts {
+		m.tally.CheckCounts(dmSlotIDs[slot], c.checked, c.applied)
+	}
 }
 
 func (m *dmMachine) begin(action, format string, args ...any) {
@@ -549,7 +607,7 @@ func (m *dmMachine) capacity(t *rapid.T) {
 	if !sameAsCounts(c, counts) || !equalStrings(c.Deleted, md) {
 		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model %+v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
 	}
-	m.tally.Check(DMGraceDelete, m.graceRuleApplies(c.Deleted))
+	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if !equalStrings(c.Deleted, expected) {
 		m.fail(DMGraceDelete, "GetCapacity deleted %v, expected %v", c.Deleted, expected)
 	}
@@ -919,7 +977,7 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 	}
 	m.restored = before
 	// Here DM-RESTORE-KEEPS applies when the restart had allocations to restore.
-	m.tally.Check(DMRestoreKeeps, len(before) > 0)
+	m.checked(slotRestoreKeeps, len(before) > 0)
 	if after := m.core.Holdings(); !equalHoldings(before, after) {
 		m.fail(DMRestoreKeeps, "holdings before restart %v, after restore %v", before, after)
 	}

@@ -42,7 +42,7 @@ var dmKindNames = func() map[string]bool {
 
 func (m *dmMachine) checkErrors() {
 	// DM-ERROR-KINDS applies when the step returned errors to classify.
-	m.tally.Check(DMErrorKinds, len(m.errs) > 0)
+	m.checked(slotErrorKinds, len(m.errs) > 0)
 	for _, seen := range m.errs {
 		kind, ok := dm.KindOf(seen.err)
 		if !ok || !dmKindNames[kind.String()] {
@@ -62,7 +62,7 @@ func (m *dmMachine) checkModel(core []dm.Holding, mod []model.Holding, c dm.Capa
 	counts, md := m.model.CapacityView(m.now)
 	// DM-MODEL applies when either side holds an allocation or knows a
 	// resource: two empty managers agree without saying anything.
-	m.tally.Check(DMModel, len(core)+len(mod)+len(c.Capacity)+len(counts)+len(c.Deleted)+len(md) > 0)
+	m.checked(slotModel, len(core)+len(mod)+len(c.Capacity)+len(counts)+len(c.Deleted)+len(md) > 0)
 	if len(core) != len(mod) {
 		m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
 	}
@@ -95,14 +95,14 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 			}
 		}
 	}
-	m.tally.Check(DMExclusive, compared)
+	m.checked(slotExclusive, compared)
 
 	// The union of each resource's holdings, sorted and without repeats,
 	// against the allocated cache (sorted sets).
 	allocated := m.core.Allocated()
 	// DM-ALLOCATED-CACHE applies when a container holds devices or the
 	// cache lists a resource.
-	m.tally.Check(DMAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
+	m.checked(slotAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
 	for r, ids := range allocated {
 		if union := m.unionOf(holdings, r); !equalStrings(ids, union) {
 			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
@@ -116,7 +116,7 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 
 	// DM-RESTORE-KEEPS applies while a restored allocation belongs to a pod
 	// the model has not garbage-collected: the core must still hold it.
-	m.tally.Check(DMRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
+	m.checked(slotRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
 	for _, r := range lostRestored(m.restored, holdings, modelHoldings) {
 		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
@@ -196,7 +196,7 @@ func restoredOfKeptPods(restored []dm.Holding, modelHoldings []model.Holding) []
 // per distinct path.
 func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 	// DM-RUN-OPTIONS applies when some container holds devices.
-	m.tally.Check(DMRunOptions, len(holdings) > 0)
+	m.checked(slotRunOptions, len(holdings) > 0)
 	for i := 0; i < len(holdings); {
 		first := holdings[i]
 		// The distinct device paths of the container's answers, in a
@@ -265,7 +265,7 @@ func (m *dmMachine) place(uid, container string) containerPlace {
 
 func (m *dmMachine) checkCapacity(c dm.Capacity) {
 	// DM-ALLOCATABLE-LE-CAPACITY applies when some resource is allocatable.
-	m.tally.Check(DMAllocLECapacity, len(c.Allocatable) > 0)
+	m.checked(slotAllocLECapacity, len(c.Allocatable) > 0)
 	for r, a := range c.Allocatable {
 		capacity, ok := c.Capacity[r]
 		if !ok || a > capacity {
@@ -274,7 +274,7 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 	}
 	// DM-ALLOCATABLE-HEALTHY applies when some resource is allocatable or
 	// a plugin has reported one.
-	m.tally.Check(DMAllocHealthy, len(c.Allocatable) > 0 || len(m.views) > 0)
+	m.checked(slotAllocHealthy, len(c.Allocatable) > 0 || len(m.views) > 0)
 	for r, a := range c.Allocatable {
 		v := m.views[r]
 		if v == nil {
@@ -295,7 +295,7 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 			}
 		}
 	}
-	m.tally.Check(DMGraceDelete, m.graceRuleApplies(c.Deleted))
+	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
 		m.fail(DMGraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(dmEpoch), c.Deleted, want)
 	}
@@ -309,13 +309,13 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	}
 	// DM-DETERMINISTIC applies here when a checkpoint is due: then the two
 	// managers' bytes are compared (every action compares their answers).
-	m.tally.Check(DMDeterministic, dueCore)
+	m.checked(slotDeterministic, dueCore)
 	// Upstream writes only when due, but the round trip must hold for any
 	// state, so it is checked after every step.
 	registered := m.model.Registered()
 	// DM-CHECKPOINT-ROUNDTRIP applies when the checkpoint has something to
 	// keep: an allocation or a registered resource.
-	m.tally.Check(DMCheckpointTrip, len(holdings) > 0 || len(registered) > 0)
+	m.checked(slotCheckpointTrip, len(holdings) > 0 || len(registered) > 0)
 	data := m.core.Checkpoint()
 	// The determinism claim is about the bytes the kubelet writes, so the
 	// twin's checkpoint is compared when one is due. Equal content encodes

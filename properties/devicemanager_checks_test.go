@@ -120,3 +120,32 @@ func TestTrippedAsKeepsTheLastTrips(t *testing.T) {
 	assert.False(t, ok, "a content that never made the trip")
 	assert.Len(t, m.trips, dmTripHistory)
 }
+
+// TestSlotsNameTheSuitesInvariants: the machine counts its checks in one
+// slot per invariant, so every invariant of the suite needs a slot, in the
+// suite's order, and no slot may be left without an invariant (its counts
+// would go to the ID "").
+func TestSlotsNameTheSuitesInvariants(t *testing.T) {
+	suite, ok := Lookup("devicemanager")
+	require.True(t, ok, "devicemanager suite not registered")
+	var ids []string
+	for _, inv := range suite.Invariants {
+		ids = append(ids, inv.ID)
+	}
+	assert.Equal(t, ids, dmSlotIDs[:])
+}
+
+// TestCheckCountsIsRepeatedCheck: handing over counts leaves the tally as
+// the same number of Check calls would, an invariant that never applied
+// included (it has a checked count and no applied entry).
+func TestCheckCountsIsRepeatedCheck(t *testing.T) {
+	one, all := NewTally(), NewTally()
+	for i := range 5 {
+		one.Check("A", i%2 == 0)
+		one.Check("B", false)
+	}
+	all.CheckCounts("A", 5, 3)
+	all.CheckCounts("B", 5, 0)
+	all.CheckCounts("C", 0, 0)
+	assert.Equal(t, one, all)
+}
