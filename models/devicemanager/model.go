@@ -479,12 +479,14 @@ type Registration struct {
 }
 
 // Registered returns the resources a checkpoint lists, with their healthy
-// devices, one Registration per resource.
+// devices, one Registration per resource. The device lists are the model's
+// own, for reading: the properties call this after every step, and the
+// model replaces a list whole instead of changing it.
 func (m *Model) Registered() []Registration {
 	var out []Registration
 	for _, r := range m.resources {
 		if r.hasHealthy {
-			out = append(out, Registration{r.name, append([]string{}, r.healthy...)})
+			out = append(out, Registration{r.name, r.healthy})
 		}
 	}
 	return out
