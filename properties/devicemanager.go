@@ -216,6 +216,9 @@ type dmMachine struct {
 	// collected, a plugin's snapshot sent again), and the same content
 	// makes the same trip (see checkCheckpoint).
 	trips []dmTrip
+	// capacityView is the core's capacity as the check of the step last
+	// read it, its maps reused from step to step.
+	capacityView dm.Capacity
 	// idScratch, unionScratch and pathScratch are reused by the checks to
 	// gather devices and device paths, so that a step's checks allocate less.
 	idScratch, unionScratch, pathScratch []string

@@ -23,7 +23,8 @@ import (
 func (m *dmMachine) check(t *rapid.T) {
 	holdings := m.core.Holdings()
 	modelHoldings := m.model.Holdings()
-	capacity := m.core.CapacityView(m.now)
+	m.core.CapacityViewInto(&m.capacityView, m.now)
+	capacity := m.capacityView
 	m.checkErrors()
 	m.checkHoldings(holdings, modelHoldings)
 	m.checkRunOptions(holdings)
