@@ -210,6 +210,8 @@ type dmMachine struct {
 	sockets int
 
 	restored []dm.Holding
+	// line is the current step's log line (see begin).
+	line stepLine
 	// trips are the last checkpoint contents whose round trip was checked,
 	// with what their bytes decoded to, the latest first: most steps leave
 	// the content unchanged or bring back a recent one (a pod admitted and
@@ -297,13 +299,15 @@ func (m *dmMachine) countChecks() {
 func (m *dmMachine) begin(action, format string, args ...any) {
 	m.step++
 	m.tally.Action(action)
-	m.t.Logf("%v", stepLine{m.step, action, format, args})
+	m.line = stepLine{m.step, action, format, args}
+	m.t.Logf("%v", &m.line)
 }
 
 // stepLine is a step's log line, "step N: action details", formatted only
 // when printed: rapid prints a step's line only when it shows the case (a
 // failure's replay), and most steps are never shown. One value carries the
-// whole line, so a step boxes one argument for Logf instead of three.
+// whole line, the machine's (Logf formats at once when it prints), so a
+// step hands Logf a pointer instead of boxing three arguments.
 type stepLine struct {
 	step   int
 	action string
@@ -790,6 +794,11 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 	return true
 }
 
+// planText prints a plan with describePlan when a log line is printed.
+type planText struct{ plan *dm.Plan }
+
+func (p planText) String() string { return describePlan(p.plan) }
+
 func describePlan(plan *dm.Plan) string {
 	if plan == nil {
 		return "<nil>"
@@ -828,7 +837,7 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 	if len(plan.Requests) > 0 {
 		outcome = dmAllocateOutcome.Draw(t, "allocateOutcome")
 	}
-	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, describePlan(plan), outcome)
+	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, planText{plan}, outcome)
 	switch outcome {
 	case "rpcError":
 		cause := errors.New("rpc error: code = Internal desc = device busy")

@@ -280,6 +280,6 @@ func (m *Manager) PendingPlans() []PlanID {
 	for id := range m.pending {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	slices.Sort(ids)
 	return ids
 }

@@ -459,15 +459,14 @@ func (m *Model) Abort(id int) {
 // Holdings returns every holding sorted by pod, container, resource.
 func (m *Model) Holdings() []Holding {
 	out := append([]Holding(nil), m.holdings...)
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	slices.SortFunc(out, func(a, b Holding) int {
 		if a.Pod != b.Pod {
-			return a.Pod < b.Pod
+			return strings.Compare(a.Pod, b.Pod)
 		}
 		if a.Container != b.Container {
-			return a.Container < b.Container
+			return strings.Compare(a.Container, b.Container)
 		}
-		return a.Resource < b.Resource
+		return strings.Compare(a.Resource, b.Resource)
 	})
 	return out
 }
