@@ -3,6 +3,7 @@ package properties
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -171,6 +172,7 @@ type dmPlugin struct {
 // dmResourceView is what the invariants expect of a resource, kept from the
 // plugin's side of the API, independent of both core and model.
 type dmResourceView struct {
+	resource       string
 	hasState       bool // upstream has a device entry (healthy or unhealthy) for it
 	hasHealthy     bool // upstream has a healthy entry, which the checkpoint records
 	hasEndpoint    bool
@@ -204,7 +206,9 @@ type dmMachine struct {
 	model *model.Model
 
 	plugins []*dmPlugin
-	views   map[string]*dmResourceView
+	// views has one view per resource a plugin reported: a list, as a
+	// node has two resources and the checks walk them after every step.
+	views   []*dmResourceView
 	pods    []*dmPod
 	nextPod int
 	sockets int
@@ -251,7 +255,7 @@ func newDMMachine(t *rapid.T, tally *Tally) *dmMachine {
 	return &dmMachine{
 		t: t, tally: tally, now: dmEpoch,
 		core: dm.New(dm.DefaultLimits()), twin: dm.New(dm.DefaultLimits()), model: model.New(),
-		views: map[string]*dmResourceView{}, answered: map[[3]string]dmAnswer{},
+		answered: map[[3]string]dmAnswer{},
 	}
 }
 
@@ -385,13 +389,24 @@ func samePlannedOutput(a, b plannedOutput) bool {
 
 func showPlannedOutput(o plannedOutput) string { return describePlan(o.plan) + fmt.Sprint(o.err) }
 
+// view returns resource r's view, made when it has none.
 func (m *dmMachine) view(r string) *dmResourceView {
-	v := m.views[r]
-	if v == nil {
-		v = &dmResourceView{}
-		m.views[r] = v
+	if v := m.findView(r); v != nil {
+		return v
 	}
+	v := &dmResourceView{resource: r}
+	m.views = append(m.views, v)
 	return v
+}
+
+// findView returns resource r's view, nil when it has none.
+func (m *dmMachine) findView(r string) *dmResourceView {
+	for _, v := range m.views {
+		if v.resource == r {
+			return v
+		}
+	}
+	return nil
 }
 
 // --- actions --------------------------------------------------------------
@@ -618,9 +633,7 @@ func (m *dmMachine) capacity(t *rapid.T) {
 	if !equalStrings(c.Deleted, expected) {
 		m.fail(DMGraceDelete, "GetCapacity deleted %v, expected %v", c.Deleted, expected)
 	}
-	for _, r := range c.Deleted {
-		delete(m.views, r)
-	}
+	m.views = slices.DeleteFunc(m.views, func(v *dmResourceView) bool { return slices.Contains(c.Deleted, v.resource) })
 }
 
 // graceRuleApplies says whether DM-GRACE-DELETE has a resource to judge:
@@ -642,7 +655,7 @@ func (m *dmMachine) graceRuleApplies(deleted []string) bool {
 // expectedDeletions is the grace rule stated from the plugin side.
 func (m *dmMachine) expectedDeletions() []string {
 	var out []string
-	for r, v := range m.views {
+	for _, v := range m.views {
 		if !v.hasState {
 			continue
 		}
@@ -650,7 +663,7 @@ func (m *dmMachine) expectedDeletions() []string {
 		// plugin's stream sends a snapshot after the resource was deleted
 		// (v1.36 applies it, spec §1.3).
 		if !v.hasEndpoint || (v.stopped && m.now.Sub(v.stoppedAt) > dm.EndpointStopGracePeriod) {
-			out = append(out, r)
+			out = append(out, v.resource)
 		}
 	}
 	sort.Strings(out)
@@ -979,13 +992,10 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 	for _, p := range m.plugins {
 		p.streaming = false
 	}
-	for r, v := range m.views {
-		if !v.hasHealthy {
-			// Only resources with a healthy entry are in the checkpoint.
-			delete(m.views, r)
-			continue
-		}
-		*v = dmResourceView{hasState: true, hasHealthy: true, hasEndpoint: true, zeroed: true, stopped: true, stoppedAt: m.now}
+	// Only resources with a healthy entry are in the checkpoint.
+	m.views = slices.DeleteFunc(m.views, func(v *dmResourceView) bool { return !v.hasHealthy })
+	for _, v := range m.views {
+		*v = dmResourceView{resource: v.resource, hasState: true, hasHealthy: true, hasEndpoint: true, zeroed: true, stopped: true, stoppedAt: m.now}
 	}
 	m.restored = before
 	// Here DM-RESTORE-KEEPS applies when the restart had allocations to restore.

@@ -277,7 +277,7 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 	// a plugin has reported one.
 	m.checked(slotAllocHealthy, len(c.Allocatable) > 0 || len(m.views) > 0)
 	for r, a := range c.Allocatable {
-		v := m.views[r]
+		v := m.findView(r)
 		if v == nil {
 			m.fail(DMAllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
 		}
@@ -289,10 +289,10 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 			m.fail(DMAllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
 		}
 	}
-	for r, v := range m.views {
+	for _, v := range m.views {
 		if v.everSnapshoted && v.hasEndpoint && !v.stopped && v.lastHealthy > 0 && !v.zeroed {
-			if _, ok := c.Allocatable[r]; !ok {
-				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", r, v.lastHealthy)
+			if _, ok := c.Allocatable[v.resource]; !ok {
+				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", v.resource, v.lastHealthy)
 			}
 		}
 	}
