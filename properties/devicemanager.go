@@ -142,6 +142,11 @@ var (
 	dmPreferredFails  = rapid.IntRange(0, 9)
 	dmAllocateOutcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"})
 
+	// The containers' names, as many as dmInitContainers and
+	// dmAppContainers draw.
+	dmInitNames = []string{"init0", "init1", "init2"}
+	dmAppNames  = []string{"app0", "app1"}
+
 	dmDeviceLabels    = labels(dmDeviceIDs, "present ", "health ", "numa ")
 	dmResourceLabels  = labels(dmResources, "wants ", "count ", "preferred ", "preferredFails ")
 	dmPreferredLabels = labels(append([]string{"zz"}, dmDeviceIDs...), "prefer ")
@@ -353,6 +358,17 @@ func bothSame[T any](m *dmMachine, op func(*dm.Manager) T, same func(a, b T) boo
 	return got
 }
 
+// sameError is both's comparison of two errors as printed: both nil, or
+// both with the same text.
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
+}
+
+func showError(err error) string { return fmt.Sprint(err) }
+
 func sameCapacity(a, b dm.Capacity) bool {
 	return equalCounts(a.Capacity, b.Capacity) && equalCounts(a.Allocatable, b.Allocatable) && equalStrings(a.Deleted, b.Deleted)
 }
@@ -542,7 +558,7 @@ func (m *dmMachine) update(t *rapid.T) {
 func (m *dmMachine) sendSnapshot(t *rapid.T, p *dmPlugin) {
 	devices := m.drawDevices(t)
 	m.begin("update", "resource=%s endpoint=%s devices=%s", p.resource, p.socket, deviceList(devices))
-	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Update(p.resource, devices)) })
+	bothSame(m, func(mgr *dm.Manager) error { return mgr.Update(p.resource, devices) }, sameError, showError)
 	mdevs := make([]model.Device, len(devices))
 	var healthy int64
 	for i, d := range devices {
@@ -688,14 +704,14 @@ func (m *dmMachine) drawPod(t *rapid.T) *pod.Pod {
 		return c
 	}
 	for i := range dmInitContainers.Draw(t, "initContainers") {
-		c := drawContainer(fmt.Sprintf("init%d", i))
+		c := drawContainer(dmInitNames[i])
 		if dmBool.Draw(t, "sidecar") {
 			c.RestartPolicy = pod.RestartAlways
 		}
 		p.InitContainers = append(p.InitContainers, c)
 	}
 	for i := range dmAppContainers.Draw(t, "appContainers") {
-		p.Containers = append(p.Containers, drawContainer(fmt.Sprintf("app%d", i)))
+		p.Containers = append(p.Containers, drawContainer(dmAppNames[i]))
 	}
 	return p
 }
@@ -886,7 +902,7 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 			Devices: []allocresp.DeviceSpec{{ContainerPath: "/dev/" + req.DeviceIDs[0], HostPath: "/dev/" + req.DeviceIDs[0], Permissions: "rw"}},
 		}}
 	}
-	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Commit(mgr.PendingPlans()[0], answers)) })
+	bothSame(m, func(mgr *dm.Manager) error { return mgr.Commit(mgr.PendingPlans()[0], answers) }, sameError, showError)
 	m.model.Commit(mplan.ID)
 	for i, req := range plan.Requests {
 		m.answered[[3]string{plan.PodUID, plan.Container, req.Resource}] = dmAnswer{answers[i][0].Envs["VISIBLE_DEVICES"], answers[i][0].Devices[0].ContainerPath}

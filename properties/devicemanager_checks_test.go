@@ -1,6 +1,7 @@
 package properties
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -148,4 +149,16 @@ func TestCheckCountsIsRepeatedCheck(t *testing.T) {
 	all.CheckCounts("B", 5, 0)
 	all.CheckCounts("C", 0, 0)
 	assert.Equal(t, one, all)
+}
+
+// TestSameErrorIsPrintedText: both compared errors by their printed text
+// (fmt.Sprint), and sameError must agree with that: nil only with nil, and
+// two errors exactly when their texts are equal.
+func TestSameErrorIsPrintedText(t *testing.T) {
+	errs := []error{nil, errors.New("busy"), errors.New("busy"), errors.New("gone"), errors.New("<nil>")}
+	for _, a := range errs {
+		for _, b := range errs {
+			assert.Equal(t, a == nil && b == nil || a != nil && b != nil && fmt.Sprint(a) == fmt.Sprint(b), sameError(a, b), "%v and %v", a, b)
+		}
+	}
 }
