@@ -3,6 +3,7 @@ package properties
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +32,42 @@ const (
 	DMErrorKinds      = "DM-ERROR-KINDS"
 	DMRunOptions      = "DM-RUN-OPTIONS"
 )
+
+// dmSlot is an invariant's slot in the machine's counts of a case's checks.
+type dmSlot int
+
+const (
+	slotModel dmSlot = iota
+	slotExclusive
+	slotAllocatedCache
+	slotAllocLECapacity
+	slotAllocHealthy
+	slotGraceDelete
+	slotCheckpointTrip
+	slotRestoreKeeps
+	slotDeterministic
+	slotErrorKinds
+	slotRunOptions
+	dmSlots
+)
+
+// dmSlotIDs names each slot's invariant, in the suite's order.
+var dmSlotIDs = [dmSlots]string{
+	slotModel:           DMModel,
+	slotExclusive:       DMExclusive,
+	slotAllocatedCache:  DMAllocatedCache,
+	slotAllocLECapacity: DMAllocLECapacity,
+	slotAllocHealthy:    DMAllocHealthy,
+	slotGraceDelete:     DMGraceDelete,
+	slotCheckpointTrip:  DMCheckpointTrip,
+	slotRestoreKeeps:    DMRestoreKeeps,
+	slotDeterministic:   DMDeterministic,
+	slotErrorKinds:      DMErrorKinds,
+	slotRunOptions:      DMRunOptions,
+}
+
+// dmCheckCount is how often a case evaluated an invariant, and how often it applied.
+type dmCheckCount struct{ checked, applied int }
 
 // Where the device manager invariants come from: the v1.36.3 device manager
 // files (pkg/kubelet/cm/devicemanager) and the seed article that walks
@@ -105,6 +142,11 @@ var (
 	dmPreferredFails  = rapid.IntRange(0, 9)
 	dmAllocateOutcome = rapid.SampledFrom([]string{"ok", "ok", "ok", "rpcError", "emptyResponse"})
 
+	// The containers' names, as many as dmInitContainers and
+	// dmAppContainers draw.
+	dmInitNames = []string{"init0", "init1", "init2"}
+	dmAppNames  = []string{"app0", "app1"}
+
 	dmDeviceLabels    = labels(dmDeviceIDs, "present ", "health ", "numa ")
 	dmResourceLabels  = labels(dmResources, "wants ", "count ", "preferred ", "preferredFails ")
 	dmPreferredLabels = labels(append([]string{"zz"}, dmDeviceIDs...), "prefer ")
@@ -135,6 +177,7 @@ type dmPlugin struct {
 // dmResourceView is what the invariants expect of a resource, kept from the
 // plugin's side of the API, independent of both core and model.
 type dmResourceView struct {
+	resource       string
 	hasState       bool // upstream has a device entry (healthy or unhealthy) for it
 	hasHealthy     bool // upstream has a healthy entry, which the checkpoint records
 	hasEndpoint    bool
@@ -157,27 +200,36 @@ type dmPod struct {
 type dmMachine struct {
 	t     *rapid.T
 	tally *Tally
-	now   time.Time
-	step  int
+	// counts are the case's checks by invariant, handed to tally when the
+	// case ends, passed or failed (see checked).
+	counts [dmSlots]dmCheckCount
+	now    time.Time
+	step   int
 
 	core  *dm.Manager
 	twin  *dm.Manager // fed the same inputs, for DMDeterministic
 	model *model.Model
 
 	plugins []*dmPlugin
-	views   map[string]*dmResourceView
+	// views has one view per resource a plugin reported: a list, as a
+	// node has two resources and the checks walk them after every step.
+	views   []*dmResourceView
 	pods    []*dmPod
 	nextPod int
 	sockets int
 
 	restored []dm.Holding
-	// trippedData is the last checkpoint content whose round trip was
-	// checked, and trippedDecoded what its bytes decoded to: most steps
-	// leave the content unchanged, and the same content makes the same
-	// trip (see checkCheckpoint).
-	tripped        bool
-	trippedData    checkpoint.Data
-	trippedDecoded checkpoint.Data
+	// line is the current step's log line (see begin).
+	line stepLine
+	// trips are the last checkpoint contents whose round trip was checked,
+	// with what their bytes decoded to, the latest first: most steps leave
+	// the content unchanged or bring back a recent one (a pod admitted and
+	// collected, a plugin's snapshot sent again), and the same content
+	// makes the same trip (see checkCheckpoint).
+	trips []dmTrip
+	// capacityView is the core's capacity as the check of the step last
+	// read it, its maps reused from step to step.
+	capacityView dm.Capacity
 	// idScratch, unionScratch and pathScratch are reused by the checks to
 	// gather devices and device paths, so that a step's checks allocate less.
 	idScratch, unionScratch, pathScratch []string
@@ -187,6 +239,16 @@ type dmMachine struct {
 	// errs collects the core errors of the current step for DMErrorKinds.
 	errs []dmSeenError
 }
+
+// dmTrip is a checkpoint content whose round trip the checks made, and
+// what its bytes decoded to.
+type dmTrip struct{ data, decoded checkpoint.Data }
+
+// dmTripHistory is how many round trips the machine keeps. Over seeds
+// 1..381 (20 cases each) one trip kept makes 7,904 trips, eight 6,655
+// (-16 %), sixteen 6,496 and 64 6,366; every trip kept costs a
+// checkpoint.Equal on each content change.
+const dmTripHistory = 8
 
 type dmSeenError struct {
 	err         error
@@ -198,7 +260,7 @@ func newDMMachine(t *rapid.T, tally *Tally) *dmMachine {
 	return &dmMachine{
 		t: t, tally: tally, now: dmEpoch,
 		core: dm.New(dm.DefaultLimits()), twin: dm.New(dm.DefaultLimits()), model: model.New(),
-		views: map[string]*dmResourceView{}, answered: map[[3]string]dmAnswer{},
+		answered: map[[3]string]dmAnswer{},
 	}
 }
 
@@ -221,19 +283,40 @@ func (m *dmMachine) run() {
 		"startContainer":   m.startContainer,
 		"":                 m.check,
 	}
+	defer m.countChecks()
 	m.t.Repeat(actions)
+}
+
+// checked records one evaluation of an invariant, and whether it applied,
+// as Tally.Check does: every call site says in a comment what applying
+// means for its invariant.
+func (m *dmMachine) checked(slot dmSlot, applied bool) {
+	m.counts[slot].checked++
+	if applied {
+		m.counts[slot].applied++
+	}
+}
+
+// countChecks hands the case's counts to the tally; it runs when the case
+// ends, also when a check fails (a failure unwinds the case).
+func (m *dmMachine) countChecks() {
+	for slot, c := range m.counts {
+		m.tally.CheckCounts(dmSlotIDs[slot], c.checked, c.applied)
+	}
 }
 
 func (m *dmMachine) begin(action, format string, args ...any) {
 	m.step++
 	m.tally.Action(action)
-	m.t.Logf("%v", stepLine{m.step, action, format, args})
+	m.line = stepLine{m.step, action, format, args}
+	m.t.Logf("%v", &m.line)
 }
 
 // stepLine is a step's log line, "step N: action details", formatted only
 // when printed: rapid prints a step's line only when it shows the case (a
 // failure's replay), and most steps are never shown. One value carries the
-// whole line, so a step boxes one argument for Logf instead of three.
+// whole line, the machine's (Logf formats at once when it prints), so a
+// step hands Logf a pointer instead of boxing three arguments.
 type stepLine struct {
 	step   int
 	action string
@@ -275,6 +358,17 @@ func bothSame[T any](m *dmMachine, op func(*dm.Manager) T, same func(a, b T) boo
 	return got
 }
 
+// sameError is both's comparison of two errors as printed: both nil, or
+// both with the same text.
+func sameError(a, b error) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return a.Error() == b.Error()
+}
+
+func showError(err error) string { return fmt.Sprint(err) }
+
 func sameCapacity(a, b dm.Capacity) bool {
 	return equalCounts(a.Capacity, b.Capacity) && equalCounts(a.Allocatable, b.Allocatable) && equalStrings(a.Deleted, b.Deleted)
 }
@@ -311,13 +405,24 @@ func samePlannedOutput(a, b plannedOutput) bool {
 
 func showPlannedOutput(o plannedOutput) string { return describePlan(o.plan) + fmt.Sprint(o.err) }
 
+// view returns resource r's view, made when it has none.
 func (m *dmMachine) view(r string) *dmResourceView {
-	v := m.views[r]
-	if v == nil {
-		v = &dmResourceView{}
-		m.views[r] = v
+	if v := m.findView(r); v != nil {
+		return v
 	}
+	v := &dmResourceView{resource: r}
+	m.views = append(m.views, v)
 	return v
+}
+
+// findView returns resource r's view, nil when it has none.
+func (m *dmMachine) findView(r string) *dmResourceView {
+	for _, v := range m.views {
+		if v.resource == r {
+			return v
+		}
+	}
+	return nil
 }
 
 // --- actions --------------------------------------------------------------
@@ -453,7 +558,7 @@ func (m *dmMachine) update(t *rapid.T) {
 func (m *dmMachine) sendSnapshot(t *rapid.T, p *dmPlugin) {
 	devices := m.drawDevices(t)
 	m.begin("update", "resource=%s endpoint=%s devices=%s", p.resource, p.socket, deviceList(devices))
-	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Update(p.resource, devices)) })
+	bothSame(m, func(mgr *dm.Manager) error { return mgr.Update(p.resource, devices) }, sameError, showError)
 	mdevs := make([]model.Device, len(devices))
 	var healthy int64
 	for i, d := range devices {
@@ -540,13 +645,11 @@ func (m *dmMachine) capacity(t *rapid.T) {
 	if !sameAsCounts(c, counts) || !equalStrings(c.Deleted, md) {
 		m.fail(DMModel, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model %+v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
 	}
-	m.tally.Check(DMGraceDelete, m.graceRuleApplies(c.Deleted))
+	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if !equalStrings(c.Deleted, expected) {
 		m.fail(DMGraceDelete, "GetCapacity deleted %v, expected %v", c.Deleted, expected)
 	}
-	for _, r := range c.Deleted {
-		delete(m.views, r)
-	}
+	m.views = slices.DeleteFunc(m.views, func(v *dmResourceView) bool { return slices.Contains(c.Deleted, v.resource) })
 }
 
 // graceRuleApplies says whether DM-GRACE-DELETE has a resource to judge:
@@ -568,7 +671,7 @@ func (m *dmMachine) graceRuleApplies(deleted []string) bool {
 // expectedDeletions is the grace rule stated from the plugin side.
 func (m *dmMachine) expectedDeletions() []string {
 	var out []string
-	for r, v := range m.views {
+	for _, v := range m.views {
 		if !v.hasState {
 			continue
 		}
@@ -576,7 +679,7 @@ func (m *dmMachine) expectedDeletions() []string {
 		// plugin's stream sends a snapshot after the resource was deleted
 		// (v1.36 applies it, spec §1.3).
 		if !v.hasEndpoint || (v.stopped && m.now.Sub(v.stoppedAt) > dm.EndpointStopGracePeriod) {
-			out = append(out, r)
+			out = append(out, v.resource)
 		}
 	}
 	sort.Strings(out)
@@ -601,14 +704,14 @@ func (m *dmMachine) drawPod(t *rapid.T) *pod.Pod {
 		return c
 	}
 	for i := range dmInitContainers.Draw(t, "initContainers") {
-		c := drawContainer(fmt.Sprintf("init%d", i))
+		c := drawContainer(dmInitNames[i])
 		if dmBool.Draw(t, "sidecar") {
 			c.RestartPolicy = pod.RestartAlways
 		}
 		p.InitContainers = append(p.InitContainers, c)
 	}
 	for i := range dmAppContainers.Draw(t, "appContainers") {
-		p.Containers = append(p.Containers, drawContainer(fmt.Sprintf("app%d", i)))
+		p.Containers = append(p.Containers, drawContainer(dmAppNames[i]))
 	}
 	return p
 }
@@ -668,6 +771,10 @@ func (m *dmMachine) readmitPod(t *rapid.T) {
 	}
 }
 
+// errPluginRestarting is the GetPreferredAllocation failure the machine's
+// plugins answer with; PlanContainer only reads it.
+var errPluginRestarting = errors.New("rpc error: code = Unavailable desc = plugin restarting")
+
 // allocatePod allocates every container in upstream's order and plays the
 // plugin's side of each Allocate RPC. It reports whether the pod was admitted.
 func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
@@ -683,30 +790,31 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 		} else {
 			c = &p.Containers[i-len(p.InitContainers)]
 		}
-		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: active, Preferred: map[string]dm.Preference{}}
-		mc := model.Container{Name: c.Name, Limits: map[string]int64{}, Init: isInit, Sidecar: isInit && c.IsSidecar(), Preferred: map[string][]string{}, PreferredErr: map[string]bool{}}
-		for name, q := range c.Limits {
-			mc.Limits[string(name)] = q
-		}
+		in := dm.PlanInput{Pod: p, Container: c.Name, ActivePods: active}
+		mc := model.Container{Name: c.Name, Limits: make([]model.Limit, 0, len(c.Limits)), Init: isInit, Sidecar: isInit && c.IsSidecar()}
 		for _, name := range c.Limits.Names() {
 			r := string(name)
-			if name == pod.CPU {
-				continue
-			}
-			order := dmPreferredOrder.Draw(t, dmResourceLabels[r][2])
-			ids := make([]string, 0, len(order))
-			for _, id := range order {
-				if dmBool.Draw(t, dmPreferredLabels[id][0]) {
-					ids = append(ids, id)
+			limit := model.Limit{Resource: r, Count: c.Limits[name]}
+			if name != pod.CPU {
+				order := dmPreferredOrder.Draw(t, dmResourceLabels[r][2])
+				ids := make([]string, 0, len(order))
+				for _, id := range order {
+					if dmBool.Draw(t, dmPreferredLabels[id][0]) {
+						ids = append(ids, id)
+					}
 				}
+				pref := dm.Preference{DeviceIDs: ids}
+				if dmPreferredFails.Draw(t, dmResourceLabels[r][3]) == 0 {
+					pref.Err = errPluginRestarting
+					limit.PreferredErr = true
+				}
+				if in.Preferred == nil {
+					in.Preferred = make(map[string]dm.Preference, len(dmResources))
+				}
+				in.Preferred[r] = pref
+				limit.Preferred = ids
 			}
-			pref := dm.Preference{DeviceIDs: ids}
-			if dmPreferredFails.Draw(t, dmResourceLabels[r][3]) == 0 {
-				pref.Err = errors.New("rpc error: code = Unavailable desc = plugin restarting")
-				mc.PreferredErr[r] = true
-			}
-			in.Preferred[r] = pref
-			mc.Preferred[r] = ids
+			mc.Limits = append(mc.Limits, limit)
 		}
 		if !m.allocateContainer(t, in, mc) {
 			return false
@@ -714,6 +822,11 @@ func (m *dmMachine) allocatePod(t *rapid.T, entry *dmPod) bool {
 	}
 	return true
 }
+
+// planText prints a plan with describePlan when a log line is printed.
+type planText struct{ plan *dm.Plan }
+
+func (p planText) String() string { return describePlan(p.plan) }
 
 func describePlan(plan *dm.Plan) string {
 	if plan == nil {
@@ -753,7 +866,7 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 	if len(plan.Requests) > 0 {
 		outcome = dmAllocateOutcome.Draw(t, "allocateOutcome")
 	}
-	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, describePlan(plan), outcome)
+	m.t.Logf("  %s: plan %s, plugin answers %s", in.Container, planText{plan}, outcome)
 	switch outcome {
 	case "rpcError":
 		cause := errors.New("rpc error: code = Internal desc = device busy")
@@ -789,7 +902,7 @@ func (m *dmMachine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Cont
 			Devices: []allocresp.DeviceSpec{{ContainerPath: "/dev/" + req.DeviceIDs[0], HostPath: "/dev/" + req.DeviceIDs[0], Permissions: "rw"}},
 		}}
 	}
-	m.both(func(mgr *dm.Manager) string { return fmt.Sprint(mgr.Commit(mgr.PendingPlans()[0], answers)) })
+	bothSame(m, func(mgr *dm.Manager) error { return mgr.Commit(mgr.PendingPlans()[0], answers) }, sameError, showError)
 	m.model.Commit(mplan.ID)
 	for i, req := range plan.Requests {
 		m.answered[[3]string{plan.PodUID, plan.Container, req.Resource}] = dmAnswer{answers[i][0].Envs["VISIBLE_DEVICES"], answers[i][0].Devices[0].ContainerPath}
@@ -820,9 +933,9 @@ func (m *dmMachine) startContainer(t *rapid.T) {
 		}
 		return fmt.Sprint(cs, r, e)
 	})
-	mc := model.Container{Name: c.Name, Limits: map[string]int64{}}
-	for name, q := range c.Limits {
-		mc.Limits[string(name)] = q
+	mc := model.Container{Name: c.Name, Limits: make([]model.Limit, 0, len(c.Limits))}
+	for _, name := range c.Limits.Names() {
+		mc.Limits = append(mc.Limits, model.Limit{Resource: string(name), Count: c.Limits[name]})
 	}
 	want, wantReallocate, failure := m.model.PreStart(p.UID, mc, true)
 	if (err != nil) != (failure != nil) {
@@ -895,31 +1008,28 @@ func (m *dmMachine) restartKubelet(t *rapid.T) {
 	for _, p := range m.plugins {
 		p.streaming = false
 	}
-	for r, v := range m.views {
-		if !v.hasHealthy {
-			// Only resources with a healthy entry are in the checkpoint.
-			delete(m.views, r)
-			continue
-		}
-		*v = dmResourceView{hasState: true, hasHealthy: true, hasEndpoint: true, zeroed: true, stopped: true, stoppedAt: m.now}
+	// Only resources with a healthy entry are in the checkpoint.
+	m.views = slices.DeleteFunc(m.views, func(v *dmResourceView) bool { return !v.hasHealthy })
+	for _, v := range m.views {
+		*v = dmResourceView{resource: v.resource, hasState: true, hasHealthy: true, hasEndpoint: true, zeroed: true, stopped: true, stoppedAt: m.now}
 	}
 	m.restored = before
 	// Here DM-RESTORE-KEEPS applies when the restart had allocations to restore.
-	m.tally.Check(DMRestoreKeeps, len(before) > 0)
+	m.checked(slotRestoreKeeps, len(before) > 0)
 	if after := m.core.Holdings(); !equalHoldings(before, after) {
 		m.fail(DMRestoreKeeps, "holdings before restart %v, after restore %v", before, after)
 	}
 }
 
 // writeAndRead is the kubelet writing a manager's checkpoint and reading
-// it back at start. Content checkpoint.Equal to the last content whose
-// round trip the checks made is written as the same bytes and read back as
-// the same data (see checkCheckpoint), so that trip's decoded data is what
-// the kubelet reads; the check after the step before a restart has almost
+// it back at start. Content checkpoint.Equal to a content whose round trip
+// the checks made is written as the same bytes and read back as the same
+// data (see checkCheckpoint), so that trip's decoded data is what the
+// kubelet reads; the check after the step before a restart has almost
 // always made it.
 func (m *dmMachine) writeAndRead(data checkpoint.Data) checkpoint.Data {
-	if m.tripped && checkpoint.Equal(data, m.trippedData) {
-		return m.trippedDecoded
+	if decoded, ok := m.trippedAs(data); ok {
+		return decoded
 	}
 	file, err := checkpoint.Encode(data)
 	if err != nil {

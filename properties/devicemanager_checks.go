@@ -23,7 +23,8 @@ import (
 func (m *dmMachine) check(t *rapid.T) {
 	holdings := m.core.Holdings()
 	modelHoldings := m.model.Holdings()
-	capacity := m.core.CapacityView(m.now)
+	m.core.CapacityViewInto(&m.capacityView, m.now)
+	capacity := m.capacityView
 	m.checkErrors()
 	m.checkHoldings(holdings, modelHoldings)
 	m.checkRunOptions(holdings)
@@ -42,7 +43,7 @@ var dmKindNames = func() map[string]bool {
 
 func (m *dmMachine) checkErrors() {
 	// DM-ERROR-KINDS applies when the step returned errors to classify.
-	m.tally.Check(DMErrorKinds, len(m.errs) > 0)
+	m.checked(slotErrorKinds, len(m.errs) > 0)
 	for _, seen := range m.errs {
 		kind, ok := dm.KindOf(seen.err)
 		if !ok || !dmKindNames[kind.String()] {
@@ -62,7 +63,7 @@ func (m *dmMachine) checkModel(core []dm.Holding, mod []model.Holding, c dm.Capa
 	counts, md := m.model.CapacityView(m.now)
 	// DM-MODEL applies when either side holds an allocation or knows a
 	// resource: two empty managers agree without saying anything.
-	m.tally.Check(DMModel, len(core)+len(mod)+len(c.Capacity)+len(counts)+len(c.Deleted)+len(md) > 0)
+	m.checked(slotModel, len(core)+len(mod)+len(c.Capacity)+len(counts)+len(c.Deleted)+len(md) > 0)
 	if len(core) != len(mod) {
 		m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
 	}
@@ -95,14 +96,14 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 			}
 		}
 	}
-	m.tally.Check(DMExclusive, compared)
+	m.checked(slotExclusive, compared)
 
 	// The union of each resource's holdings, sorted and without repeats,
 	// against the allocated cache (sorted sets).
 	allocated := m.core.Allocated()
 	// DM-ALLOCATED-CACHE applies when a container holds devices or the
 	// cache lists a resource.
-	m.tally.Check(DMAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
+	m.checked(slotAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
 	for r, ids := range allocated {
 		if union := m.unionOf(holdings, r); !equalStrings(ids, union) {
 			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
@@ -116,7 +117,7 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 
 	// DM-RESTORE-KEEPS applies while a restored allocation belongs to a pod
 	// the model has not garbage-collected: the core must still hold it.
-	m.tally.Check(DMRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
+	m.checked(slotRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
 	for _, r := range lostRestored(m.restored, holdings, modelHoldings) {
 		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
@@ -196,7 +197,7 @@ func restoredOfKeptPods(restored []dm.Holding, modelHoldings []model.Holding) []
 // per distinct path.
 func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 	// DM-RUN-OPTIONS applies when some container holds devices.
-	m.tally.Check(DMRunOptions, len(holdings) > 0)
+	m.checked(slotRunOptions, len(holdings) > 0)
 	for i := 0; i < len(holdings); {
 		first := holdings[i]
 		// The distinct device paths of the container's answers, in a
@@ -265,7 +266,7 @@ func (m *dmMachine) place(uid, container string) containerPlace {
 
 func (m *dmMachine) checkCapacity(c dm.Capacity) {
 	// DM-ALLOCATABLE-LE-CAPACITY applies when some resource is allocatable.
-	m.tally.Check(DMAllocLECapacity, len(c.Allocatable) > 0)
+	m.checked(slotAllocLECapacity, len(c.Allocatable) > 0)
 	for r, a := range c.Allocatable {
 		capacity, ok := c.Capacity[r]
 		if !ok || a > capacity {
@@ -274,9 +275,9 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 	}
 	// DM-ALLOCATABLE-HEALTHY applies when some resource is allocatable or
 	// a plugin has reported one.
-	m.tally.Check(DMAllocHealthy, len(c.Allocatable) > 0 || len(m.views) > 0)
+	m.checked(slotAllocHealthy, len(c.Allocatable) > 0 || len(m.views) > 0)
 	for r, a := range c.Allocatable {
-		v := m.views[r]
+		v := m.findView(r)
 		if v == nil {
 			m.fail(DMAllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
 		}
@@ -288,14 +289,14 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 			m.fail(DMAllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
 		}
 	}
-	for r, v := range m.views {
+	for _, v := range m.views {
 		if v.everSnapshoted && v.hasEndpoint && !v.stopped && v.lastHealthy > 0 && !v.zeroed {
-			if _, ok := c.Allocatable[r]; !ok {
-				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", r, v.lastHealthy)
+			if _, ok := c.Allocatable[v.resource]; !ok {
+				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", v.resource, v.lastHealthy)
 			}
 		}
 	}
-	m.tally.Check(DMGraceDelete, m.graceRuleApplies(c.Deleted))
+	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
 		m.fail(DMGraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(dmEpoch), c.Deleted, want)
 	}
@@ -309,13 +310,13 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	}
 	// DM-DETERMINISTIC applies here when a checkpoint is due: then the two
 	// managers' bytes are compared (every action compares their answers).
-	m.tally.Check(DMDeterministic, dueCore)
+	m.checked(slotDeterministic, dueCore)
 	// Upstream writes only when due, but the round trip must hold for any
 	// state, so it is checked after every step.
 	registered := m.model.Registered()
 	// DM-CHECKPOINT-ROUNDTRIP applies when the checkpoint has something to
 	// keep: an allocation or a registered resource.
-	m.tally.Check(DMCheckpointTrip, len(holdings) > 0 || len(registered) > 0)
+	m.checked(slotCheckpointTrip, len(holdings) > 0 || len(registered) > 0)
 	data := m.core.Checkpoint()
 	// The determinism claim is about the bytes the kubelet writes, so the
 	// twin's checkpoint is compared when one is due. Equal content encodes
@@ -336,15 +337,16 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	// The round trip (encode, checksum, decode) is a function of the
 	// content alone: checkpoint.Equal content encodes to the same bytes,
 	// which decode to the same data (TestEqualIsSameBytes). So it is run
-	// when the content differs from the last content that made the trip,
-	// and that trip's decoded data stands for this step's otherwise. Most
-	// steps (a capacity query, time passing, a rejected admission) leave
-	// the content as it was. What the decoded data must match, the
+	// when the content differs from every content of the last trips, and
+	// the equal content's decoded data stands for this step's otherwise.
+	// Most steps (a capacity query, time passing, a rejected admission)
+	// leave the content as it was, and a sixth of the changes bring back
+	// one of the last eight. What the decoded data must match, the
 	// holdings and the registered resources, is compared every step.
-	if !m.tripped || !checkpoint.Equal(data, m.trippedData) {
-		m.roundTrip(data)
+	decoded, ok := m.trippedAs(data)
+	if !ok {
+		decoded = m.roundTrip(data)
 	}
-	decoded := m.trippedDecoded
 	if len(decoded.PodDeviceEntries) != len(holdings) {
 		m.fail(DMCheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
 	}
@@ -371,10 +373,25 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 	}
 }
 
+// trippedAs returns what the bytes of a content checkpoint.Equal to data
+// decoded to, when one of the last trips had such content, and moves that
+// trip to the front.
+func (m *dmMachine) trippedAs(data checkpoint.Data) (checkpoint.Data, bool) {
+	for i, trip := range m.trips {
+		if checkpoint.Equal(data, trip.data) {
+			copy(m.trips[1:i+1], m.trips[:i])
+			m.trips[0] = trip
+			return trip.decoded, true
+		}
+	}
+	return checkpoint.Data{}, false
+}
+
 // roundTrip encodes data, decodes the bytes (which verifies the checksum)
 // and requires the same content back, with every Allocate answer decoding;
-// it keeps the content and the decoded data for the steps that follow.
-func (m *dmMachine) roundTrip(data checkpoint.Data) {
+// it keeps the content and the decoded data, the latest of the trips, for
+// the steps that follow, and returns the decoded data.
+func (m *dmMachine) roundTrip(data checkpoint.Data) checkpoint.Data {
 	encoded, err := checkpoint.Encode(data)
 	if err != nil {
 		m.fail(DMCheckpointTrip, "encode: %v", err)
@@ -391,7 +408,12 @@ func (m *dmMachine) roundTrip(data checkpoint.Data) {
 			m.fail(DMCheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
 		}
 	}
-	m.tripped, m.trippedData, m.trippedDecoded = true, data, decoded
+	if len(m.trips) < dmTripHistory {
+		m.trips = append(m.trips, dmTrip{})
+	}
+	copy(m.trips[1:], m.trips)
+	m.trips[0] = dmTrip{data, decoded}
+	return decoded
 }
 
 func equalStrings(a, b []string) bool {

@@ -1,11 +1,15 @@
 package properties
 
 import (
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	model "github.com/nodeproof/nodeproof/models/devicemanager"
 )
 
@@ -81,5 +85,80 @@ func TestSameAsCountsNeedsEveryLine(t *testing.T) {
 	}
 	for _, c := range cases {
 		assert.Equal(t, c.want, sameAsCounts(c.core, counts), c.name)
+	}
+}
+
+// TestTrippedAsKeepsTheLastTrips: a content equal to one of the last
+// dmTripHistory contents that made the round trip is answered with that
+// trip's decoded data, and only then; a trip found again counts as the
+// latest, and the least recently used one is dropped.
+func TestTrippedAsKeepsTheLastTrips(t *testing.T) {
+	content := func(i int) checkpoint.Data {
+		return checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/gpu": {fmt.Sprintf("d%d", i)}}}
+	}
+	m := &dmMachine{}
+	for i := range dmTripHistory {
+		decoded := m.roundTrip(content(i))
+		require.True(t, checkpoint.Equal(content(i), decoded), "trip %d", i)
+	}
+	for i := range dmTripHistory {
+		decoded, ok := m.trippedAs(content(i))
+		require.True(t, ok, "content %d made the trip", i)
+		assert.True(t, checkpoint.Equal(content(i), decoded), "content %d's decoded data", i)
+	}
+	// Found in order, content 0 is now the least recently used; found
+	// again, it is the latest and content 1 the least recently used.
+	_, ok := m.trippedAs(content(0))
+	require.True(t, ok)
+	m.roundTrip(content(dmTripHistory))
+	_, ok = m.trippedAs(content(1))
+	assert.False(t, ok, "the least recently used trip is dropped")
+	for _, i := range []int{0, 2, dmTripHistory} {
+		_, ok = m.trippedAs(content(i))
+		assert.True(t, ok, "content %d is kept", i)
+	}
+	_, ok = m.trippedAs(content(dmTripHistory + 1))
+	assert.False(t, ok, "a content that never made the trip")
+	assert.Len(t, m.trips, dmTripHistory)
+}
+
+// TestSlotsNameTheSuitesInvariants: the machine counts its checks in one
+// slot per invariant, so every invariant of the suite needs a slot, in the
+// suite's order, and no slot may be left without an invariant (its counts
+// would go to the ID "").
+func TestSlotsNameTheSuitesInvariants(t *testing.T) {
+	suite, ok := Lookup("devicemanager")
+	require.True(t, ok, "devicemanager suite not registered")
+	var ids []string
+	for _, inv := range suite.Invariants {
+		ids = append(ids, inv.ID)
+	}
+	assert.Equal(t, ids, dmSlotIDs[:])
+}
+
+// TestCheckCountsIsRepeatedCheck: handing over counts leaves the tally as
+// the same number of Check calls would, an invariant that never applied
+// included (it has a checked count and no applied entry).
+func TestCheckCountsIsRepeatedCheck(t *testing.T) {
+	one, all := NewTally(), NewTally()
+	for i := range 5 {
+		one.Check("A", i%2 == 0)
+		one.Check("B", false)
+	}
+	all.CheckCounts("A", 5, 3)
+	all.CheckCounts("B", 5, 0)
+	all.CheckCounts("C", 0, 0)
+	assert.Equal(t, one, all)
+}
+
+// TestSameErrorIsPrintedText: both compared errors by their printed text
+// (fmt.Sprint), and sameError must agree with that: nil only with nil, and
+// two errors exactly when their texts are equal.
+func TestSameErrorIsPrintedText(t *testing.T) {
+	errs := []error{nil, errors.New("busy"), errors.New("busy"), errors.New("gone"), errors.New("<nil>")}
+	for _, a := range errs {
+		for _, b := range errs {
+			assert.Equal(t, a == nil && b == nil || a != nil && b != nil && fmt.Sprint(a) == fmt.Sprint(b), sameError(a, b), "%v and %v", a, b)
+		}
 	}
 }

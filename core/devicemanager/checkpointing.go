@@ -18,17 +18,19 @@ import (
 // map order; the checksum covers whatever order is written.
 func (m *Manager) Checkpoint() checkpoint.Data {
 	// The agent asks for this after every change and the properties after
-	// every step, so the copies share two backing arrays, one for the ID
-	// lists and one for the answers, each slice capped at its own end so
-	// that appending to one cannot write into the next.
+	// every step, so the copies share two backing arrays (the ID lists' a
+	// few when it grows), one for the ID lists and one for the answers,
+	// each slice capped at its own end so that appending to one cannot
+	// write into the next.
 	var d checkpoint.Data
 	held := m.allocationsInOrder()
+	// The pool's size is a hint, taken from the sets' sizes without
+	// iterating them: a device on two NUMA nodes is listed twice, and then
+	// the pool grows (carved lists keep the array they were carved from).
 	ids, respBytes := 0, 0
 	for _, h := range held {
 		respBytes += len(h.a.responseBytes)
-		for _, list := range h.a.byNUMA {
-			ids += len(list)
-		}
+		ids += len(h.a.devices)
 	}
 	for _, set := range m.healthy {
 		ids += len(set)
@@ -236,13 +238,9 @@ type heldAllocation struct {
 // level would allocate a list per pod and per container. The keys are
 // unique, so the order does not depend on the maps' iteration order.
 func (m *Manager) allocationsInOrder() []heldAllocation {
-	n := 0
-	for _, containers := range m.pods {
-		for _, resources := range containers {
-			n += len(resources)
-		}
-	}
-	out := make([]heldAllocation, 0, n)
+	// One walk over the maps, into a list sized for two allocations a pod
+	// (iterating a map costs more than growing the list now and then).
+	out := make([]heldAllocation, 0, 2*len(m.pods))
 	for uid, containers := range m.pods {
 		for c, resources := range containers {
 			for r, a := range resources {
@@ -280,6 +278,6 @@ func (m *Manager) PendingPlans() []PlanID {
 	for id := range m.pending {
 		ids = append(ids, id)
 	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	slices.Sort(ids)
 	return ids
 }

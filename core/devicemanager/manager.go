@@ -218,7 +218,25 @@ type Capacity struct {
 // CapacityView reports what GetCapacity would, without deleting anything:
 // Deleted lists the resources GetCapacity would delete now.
 func (m *Manager) CapacityView(now time.Time) Capacity {
-	c := Capacity{Capacity: map[string]int64{}, Allocatable: map[string]int64{}}
+	var c Capacity
+	m.CapacityViewInto(&c, now)
+	return c
+}
+
+// CapacityViewInto is CapacityView into c: it empties c's maps and fills
+// them again, making them when c has none, and sets Deleted (nil when
+// nothing would be deleted). A caller that reads the capacity after every
+// step, as the properties do, spares the two maps and their growth.
+func (m *Manager) CapacityViewInto(c *Capacity, now time.Time) {
+	if c.Capacity == nil {
+		c.Capacity = map[string]int64{}
+	}
+	if c.Allocatable == nil {
+		c.Allocatable = map[string]int64{}
+	}
+	clear(c.Capacity)
+	clear(c.Allocatable)
+	c.Deleted = nil
 	gone := func(r string) bool {
 		e, ok := m.endpoints[r]
 		return !ok || e.gracePeriodExpired(now)
@@ -242,7 +260,6 @@ func (m *Manager) CapacityView(now time.Time) Capacity {
 		c.Capacity[r] += int64(len(devs))
 	}
 	sort.Strings(c.Deleted)
-	return c
 }
 
 // GetCapacity reports capacity and allocatable and deletes resources whose

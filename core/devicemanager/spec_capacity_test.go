@@ -159,3 +159,32 @@ func TestSpecCapacityWithoutEndpoint(t *testing.T) {
 	specConnect(t, m, specRes, dm.PluginOptions{})
 	specCapacity(t, m.GetCapacity(specT0), specRes, false, 0, false, 0)
 }
+
+// TestCapacityViewIntoReusesNothingStale: filling a Capacity that holds an
+// earlier view, with other resources and deletions, gives exactly what a
+// fresh CapacityView gives; nothing of the earlier view survives.
+func TestCapacityViewIntoReusesNothingStale(t *testing.T) {
+	m := specManager()
+	id := specConnect(t, m, specRes, dm.PluginOptions{})
+	specUpdate(t, m, specRes, append(specHealthy("dev0", "dev1"), dm.Device{ID: "dev2", Health: dm.Unhealthy}))
+	other := "domain2.com/resource2"
+	otherID := specConnect(t, m, other, dm.PluginOptions{})
+	specUpdate(t, m, other, specHealthy("dev0"))
+	require.True(t, m.Disconnected(other, otherID, specT0))
+
+	var c dm.Capacity
+	m.CapacityViewInto(&c, specT0)
+	require.Equal(t, map[string]int64{specRes: 3, other: 1}, c.Capacity)
+	require.Equal(t, map[string]int64{specRes: 2, other: 0}, c.Allocatable)
+
+	late := specT0.Add(dm.EndpointStopGracePeriod + time.Second)
+	m.CapacityViewInto(&c, late)
+	assert.Equal(t, m.CapacityView(late), c)
+	assert.Equal(t, dm.Capacity{Capacity: map[string]int64{specRes: 3}, Allocatable: map[string]int64{specRes: 2}, Deleted: []string{other}}, c)
+
+	m.GetCapacity(late)
+	require.True(t, m.Disconnected(specRes, id, late))
+	m.CapacityViewInto(&c, late)
+	assert.Equal(t, m.CapacityView(late), c)
+	assert.Equal(t, dm.Capacity{Capacity: map[string]int64{specRes: 3}, Allocatable: map[string]int64{specRes: 0}}, c)
+}

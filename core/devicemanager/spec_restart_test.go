@@ -177,7 +177,11 @@ func TestSpecCheckpointDevicesPerNUMA(t *testing.T) {
 		{ID: "dev2", Health: dm.Healthy},
 	})
 	specAllocate(t, m, specPod("p1", 3), "app", []string{"p1"})
-	entries := m.Checkpoint().PodDeviceEntries
+	cp := m.Checkpoint()
+	// The multi-NUMA device makes the ID lists longer than the devices
+	// held, so Checkpoint's pool of IDs grows while it copies them.
+	specEqual(t, "RegisteredDevices", cp.RegisteredDevices, map[string][]string{specRes: {"dev0", "dev1", "dev2"}})
+	entries := cp.PodDeviceEntries
 	require.Len(t, entries, 1, "PodDeviceEntries")
 	e := entries[0]
 	specEqual(t, "entry key", [3]string{e.PodUID, e.ContainerName, e.ResourceName}, [3]string{"p1", "app", specRes})

@@ -2,7 +2,7 @@ package pod
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -45,7 +45,7 @@ func (l ResourceList) Names() []ResourceName {
 	for k := range l {
 		names = append(names, k)
 	}
-	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	slices.Sort(names)
 	return names
 }
 

@@ -2,7 +2,9 @@ package devicemanager
 
 import (
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -57,15 +59,36 @@ type Plan struct {
 	Requests       []Request
 }
 
-// Container describes the container being allocated: its device limits
-// (resource -> count, non-device resources included) and its kind.
+// Container describes the container being allocated: its limits, one per
+// resource (non-device resources included), and its kind. A list, not maps:
+// the properties build one for every container they admit, and a small Go
+// map costs two allocations.
 type Container struct {
-	Name         string
-	Limits       map[string]int64
-	Init         bool
-	Sidecar      bool
-	Preferred    map[string][]string
-	PreferredErr map[string]bool
+	Name    string
+	Limits  []Limit
+	Init    bool
+	Sidecar bool
+}
+
+// Limit is a container's limit of one resource, with the plugin's answer to
+// GetPreferredAllocation for it: the devices it prefers, or whether the RPC
+// failed.
+type Limit struct {
+	Resource     string
+	Count        int64
+	Preferred    []string
+	PreferredErr bool
+}
+
+// limitsByName returns c's limits in resource name order, the order
+// upstream's allocation visits them in (sorted here, where upstream ranges
+// over a map).
+func limitsByName(c Container) []Limit {
+	byName := func(a, b Limit) int { return strings.Compare(a.Resource, b.Resource) }
+	if slices.IsSortedFunc(c.Limits, byName) {
+		return c.Limits
+	}
+	return slices.SortedFunc(slices.Values(c.Limits), byName)
 }
 
 // Failure is an allocation error: its kind (the core's Kind names) and text.
@@ -274,13 +297,9 @@ func (m *Model) Plan(pod string, c Container, active []string) (Plan, *Failure) 
 		m.reusePod, m.reuse = pod, map[string][]string{}
 	}
 	plan := Plan{Pod: pod, Container: c.Name, RegularInit: c.Init && !c.Sidecar}
-	names := make([]string, 0, len(c.Limits))
-	for n := range c.Limits {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	collected := false
-	for _, name := range names {
+	for _, limit := range limitsByName(c) {
+		name := limit.Resource
 		r := m.find(name)
 		isDevice := (r != nil && r.hasHealthy) || m.cacheKeys[name]
 		if !isDevice {
@@ -290,7 +309,7 @@ func (m *Model) Plan(pod string, c Container, active []string) (Plan, *Failure) 
 			m.GC(active)
 			collected = true
 		}
-		ids, f := m.choose(pod, c, name, int(c.Limits[name]), plan)
+		ids, f := m.choose(pod, c.Name, limit, plan)
 		if f != nil {
 			return Plan{}, f
 		}
@@ -313,16 +332,17 @@ func (m *Model) Plan(pod string, c Container, active []string) (Plan, *Failure) 
 	return plan, nil
 }
 
-func (m *Model) choose(pod string, c Container, name string, required int, plan Plan) ([]string, *Failure) {
-	held := m.holding(pod, c.Name, name)
+func (m *Model) choose(pod, container string, limit Limit, plan Plan) ([]string, *Failure) {
+	name, required := limit.Resource, int(limit.Count)
+	held := m.holding(pod, container, name)
 	needed := required
 	if held != nil {
 		needed = required - len(held.Devices)
 		if needed != 0 {
-			return nil, &Failure{"RequestChanged", fmt.Sprintf("pod %q container %q changed request for resource %q from %d to %d", pod, c.Name, name, len(held.Devices), required)}
+			return nil, &Failure{"RequestChanged", fmt.Sprintf("pod %q container %q changed request for resource %q from %d to %d", pod, container, name, len(held.Devices), required)}
 		}
 	}
-	if !m.sourcesReady && m.runningAtStart[[2]string{pod, c.Name}] {
+	if !m.sourcesReady && m.runningAtStart[[2]string{pod, container}] {
 		return nil, nil
 	}
 	r := m.find(name)
@@ -374,10 +394,10 @@ func (m *Model) choose(pod string, c Container, name string, required int, plan 
 		return nil, &Failure{"EndpointNotFound", "endpoint not found in cache for a registered resource: " + name}
 	}
 	if r.ep.opts.Preferred {
-		if r.ep.stopped || c.PreferredErr[name] {
+		if r.ep.stopped || limit.PreferredErr {
 			return nil, &Failure{"PreferredAllocationFailed", ""}
 		}
-		for _, id := range c.Preferred[name] {
+		for _, id := range limit.Preferred {
 			if len(chosen) < needed && contains(free, id) && !contains(chosen, id) {
 				chosen = append(chosen, id)
 			}
@@ -439,15 +459,14 @@ func (m *Model) Abort(id int) {
 // Holdings returns every holding sorted by pod, container, resource.
 func (m *Model) Holdings() []Holding {
 	out := append([]Holding(nil), m.holdings...)
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	slices.SortFunc(out, func(a, b Holding) int {
 		if a.Pod != b.Pod {
-			return a.Pod < b.Pod
+			return strings.Compare(a.Pod, b.Pod)
 		}
 		if a.Container != b.Container {
-			return a.Container < b.Container
+			return strings.Compare(a.Container, b.Container)
 		}
-		return a.Resource < b.Resource
+		return strings.Compare(a.Resource, b.Resource)
 	})
 	return out
 }
@@ -459,12 +478,14 @@ type Registration struct {
 }
 
 // Registered returns the resources a checkpoint lists, with their healthy
-// devices, one Registration per resource.
+// devices, one Registration per resource. The device lists are the model's
+// own, for reading: the properties call this after every step, and the
+// model replaces a list whole instead of changing it.
 func (m *Model) Registered() []Registration {
 	var out []Registration
 	for _, r := range m.resources {
 		if r.hasHealthy {
-			out = append(out, Registration{r.name, append([]string{}, r.healthy...)})
+			out = append(out, Registration{r.name, r.healthy})
 		}
 	}
 	return out
@@ -541,17 +562,13 @@ type PreStartCall struct {
 // whether an active pod's container must be allocated again because it has
 // a device resource but no devices recorded.
 func (m *Model) PreStart(pod string, c Container, active bool) ([]PreStartCall, bool, *Failure) {
-	names := make([]string, 0, len(c.Limits))
-	for n := range c.Limits {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var calls []PreStartCall
 	reallocate := false
-	for _, name := range names {
+	for _, limit := range limitsByName(c) {
+		name := limit.Resource
 		r := m.find(name)
 		isDevice := (r != nil && r.hasHealthy) || m.cacheKeys[name]
-		if !isDevice || c.Limits[name] == 0 {
+		if !isDevice || limit.Count == 0 {
 			continue
 		}
 		held := m.holding(pod, c.Name, name)
