@@ -11,6 +11,7 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,6 +30,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/apiserver/pkg/warning"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/batch"
@@ -127,30 +129,38 @@ func createStrategy(obj runtime.Object) (rest.RESTCreateStrategy, error) {
 // a Job drops fields of disabled gates and generates the selector and the
 // template's job-name and controller-uid labels; Validate, which for a Job is
 // ValidateJob with the strategy's create options; the common ObjectMeta
-// validation). It returns the internal object as it would be stored.
-func createOnServer(versioned runtime.Object) (runtime.Object, error) {
+// validation). It returns the internal object as it would be stored and the
+// warnings the server would send back (the strategy's WarningsOnCreate).
+func createOnServer(versioned runtime.Object) (runtime.Object, []string, error) {
 	obj := versioned.DeepCopyObject()
 	legacyscheme.Scheme.Default(obj)
 	gvk := obj.GetObjectKind().GroupVersionKind()
 	internal, err := legacyscheme.Scheme.ConvertToVersion(obj, schema.GroupVersion{Group: gvk.Group, Version: runtime.APIVersionInternal})
 	if err != nil {
-		return nil, fmt.Errorf("converting %s to the internal version: %w", gvk, err)
+		return nil, nil, fmt.Errorf("converting %s to the internal version: %w", gvk, err)
 	}
 	strategy, err := createStrategy(internal)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	accessor, err := meta.Accessor(internal)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rest.FillObjectMetaSystemFields(accessor)
+	warnings := &warningList{}
 	ctx := genericapirequest.WithNamespace(context.Background(), campaignNamespace)
+	ctx = warning.WithWarningRecorder(ctx, warnings)
 	if err := rest.BeforeCreate(strategy, ctx, internal); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return internal, nil
+	return internal, warnings.texts, nil
 }
+
+// warningList records the warnings a create adds to its response.
+type warningList struct{ texts []string }
+
+func (w *warningList) AddWarning(_, text string) { w.texts = append(w.texts, text) }
 
 // droppedFields lists the fields the document sets that the stored object no
 // longer holds, or holds with another value: the server defaults and adds
@@ -248,7 +258,7 @@ func createViolations(t *testing.T, err error) []createViolation {
 
 // TestCampaignManifestCreates creates every object of the campaign manifest as
 // kube-apiserver v1.36.3 would (createOnServer): each must pass the server's
-// validation, and keep every field the manifest sets.
+// validation without a warning, and keep every field the manifest sets.
 func TestCampaignManifestCreates(t *testing.T) {
 	requireJobGatesAtDefault(t)
 	objects, err := readManifest(campaignManifest)
@@ -256,8 +266,9 @@ func TestCampaignManifestCreates(t *testing.T) {
 	var kinds []string
 	for _, object := range objects {
 		kinds = append(kinds, object.obj.GetObjectKind().GroupVersionKind().String())
-		stored, err := createOnServer(object.obj)
+		stored, warnings, err := createOnServer(object.obj)
 		require.NoError(t, err, "%s: the API server refuses it", object)
+		assert.Empty(t, warnings, "%s: the API server warns", object)
 		dropped, err := droppedFields(object, stored)
 		require.NoError(t, err, "%s", object)
 		assert.Empty(t, dropped, "%s: the API server drops these fields on create", object)
@@ -357,6 +368,15 @@ func TestCampaignManifestRefusals(t *testing.T) {
 		},
 		want: []createViolation{{"spec.parallelism", field.ErrorTypeInvalid}},
 	}, {
+		// An Indexed Job's pods are named <job>-<index>, which must be
+		// a DNS label: no dots.
+		name: "indexed job named with a dot",
+		pick: func(_ *corev1.ConfigMap, _ *corev1.PersistentVolumeClaim, job *batchv1.Job) runtime.Object {
+			job.Name = "nodeproof.campaign"
+			return job
+		},
+		want: []createViolation{{"metadata.name", field.ErrorTypeInvalid}},
+	}, {
 		name: "exit-code rule naming no container of the pod",
 		pick: func(_ *corev1.ConfigMap, _ *corev1.PersistentVolumeClaim, job *batchv1.Job) runtime.Object {
 			job.Spec.PodFailurePolicy.Rules[1].OnExitCodes.ContainerName = ptr.To("shard")
@@ -371,7 +391,8 @@ func TestCampaignManifestRefusals(t *testing.T) {
 		},
 		want: []createViolation{{"spec.template.labels", field.ErrorTypeInvalid}},
 	}, {
-		// A selector the template's labels do not match.
+		// With manualSelector the server generates no selector and no
+		// labels: the template must carry the selector's.
 		name: "manual selector the pod template does not match",
 		pick: func(_ *corev1.ConfigMap, _ *corev1.PersistentVolumeClaim, job *batchv1.Job) runtime.Object {
 			job.Spec.ManualSelector = ptr.To(true)
@@ -447,7 +468,7 @@ func TestCampaignManifestRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			configMap, claim, job := campaignObjects(t)
-			_, err := createOnServer(tt.pick(configMap, claim, job))
+			_, _, err := createOnServer(tt.pick(configMap, claim, job))
 			require.Error(t, err)
 			assert.Equal(t, tt.want, createViolations(t, err), "%v", err)
 		})
@@ -466,7 +487,7 @@ func TestCampaignManifestDroppedFields(t *testing.T) {
 	require.NoError(t, err)
 	job := objects[len(objects)-1]
 	require.IsType(t, &batchv1.Job{}, job.obj, "the last document of %s", campaignManifest)
-	stored, err := createOnServer(job.obj)
+	stored, _, err := createOnServer(job.obj)
 	require.NoError(t, err)
 	dropped, err := droppedFields(job, stored)
 	require.NoError(t, err)
@@ -487,4 +508,23 @@ func TestCampaignManifestStrictDecode(t *testing.T) {
 			assert.True(t, runtime.IsStrictDecodingError(errors.Unwrap(err)), "want a strict decoding error, got %v", err)
 		})
 	}
+}
+
+// TestCampaignManifestWarnings shows that createOnServer returns what the
+// strategies warn about on create: a deprecated node label in the Job's pod
+// template and a fractional byte count for a claim.
+func TestCampaignManifestWarnings(t *testing.T) {
+	requireJobGatesAtDefault(t)
+	_, claim, job := campaignObjects(t)
+	job.Spec.Template.Spec.NodeSelector = map[string]string{"beta.kubernetes.io/arch": "amd64"}
+	_, warnings, err := createOnServer(job)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	assert.True(t, strings.HasPrefix(warnings[0], "spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: deprecated"), warnings[0])
+
+	claim.Spec.Resources.Requests[corev1.ResourceStorage] = resource.MustParse("1500m")
+	_, warnings, err = createOnServer(claim)
+	require.NoError(t, err)
+	require.Len(t, warnings, 1)
+	assert.True(t, strings.HasPrefix(warnings[0], "spec.resources.requests[storage]: fractional byte value"), warnings[0])
 }
