@@ -198,6 +198,7 @@ var subsystems = []Subsystem{
 		},
 		Mutants: []string{
 			"dm-abort-leaks",
+			"dm-capacity-view-keeps-deleted",
 			"dm-checkpoint-not-read",
 			"dm-checksum-not-verified",
 			"dm-checksum-numa-order",
