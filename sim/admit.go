@@ -73,10 +73,10 @@ func (s *Sim) continueAdmission() string {
 		step := ad.attempt.Next()
 		switch step.Kind {
 		case admission.StepAllocate:
-			got := &pluginAnswers{}
+			got := &pluginAnswers{caller: k.gen}
 			var latest time.Duration
 			for _, req := range step.Plan.Requests {
-				answer, latency, err := s.allocate(ad.uid, step.Plan.Container, req)
+				answer, granted, latency, err := s.allocate(ad.uid, step.Plan.Container, req)
 				if latency > latest {
 					latest = latency
 				}
@@ -87,6 +87,9 @@ func (s *Sim) continueAdmission() string {
 					break
 				}
 				got.answers = append(got.answers, answer)
+				if granted.dir != "" {
+					got.sent = append(got.sent, sentGrant{plugin: s.plugin(req.Resource), uid: ad.uid, container: step.Plan.Container, grant: granted})
+				}
 			}
 			// The answers reach this kubelet process only: a restart
 			// before they arrive drops them with the connections.
@@ -128,6 +131,7 @@ func (s *Sim) allocateAnswer(got *pluginAnswers) string {
 	if s.fault(RestartMidAdmission) {
 		return s.restartKubelet("between the plan and its commit of " + ad.uid)
 	}
+	s.deliver(got)
 	err := ad.attempt.Allocated(got.answers, got.rpcErr)
 	s.coreErr("admission.Allocated", err)
 	if got.rpcErr == nil && err == nil && s.fault(RestartBeforeCheckpoint) {
@@ -188,11 +192,11 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 	}
 	p.granted = map[string]map[string][]string{}
 	for _, pl := range s.plugins {
-		for c, ids := range pl.answers[p.spec.UID] {
+		for c, g := range pl.grantsOf(p.spec.UID) {
 			if p.granted[c] == nil {
 				p.granted[c] = map[string][]string{}
 			}
-			p.granted[c][pl.resource] = ids
+			p.granted[c][pl.resource] = g.devices
 		}
 	}
 	s.liveGen++

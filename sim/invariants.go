@@ -27,7 +27,7 @@ const (
 // evaluates them.
 func Invariants() []Invariant {
 	return []Invariant{
-		{ID: InvDevicesHeld, Statement: "The device manager holds exactly the devices the plugins granted to the admitted, non-terminated pods' containers, no device is held by two pods, a pod that is not active holds none once an allocation's garbage collection has run, and the runtime configuration the kubelet gives each running container (the device manager's run options) names exactly the devices the device manager holds for it and is the answer the plugins gave that container's own Allocate calls, across kubelet restarts and plugin faults.",
+		{ID: InvDevicesHeld, Statement: "The device manager holds exactly the devices the plugins granted to the admitted, non-terminated pods' containers, no device is held by two pods, a pod that is not active holds none once an allocation's garbage collection has run, and the runtime configuration the kubelet gives each running container (the device manager's run options) names exactly the devices the device manager holds for it and is that container's own Allocate answer: the last one that reached the kubelet process that made the call, or else the one its checkpoint file restored, never one that arrived after that process restarted, across kubelet restarts and plugin faults.",
 			Source: "seeds/devicemanager; spec/devicemanager.md §1.8, §1.9 (run options) and restart; issue #15"},
 		{ID: InvCgroups, Statement: "The cgroup filesystem equals the tree core/cgroups builds for the admitted, non-terminated pods: a preempted or finished pod's cgroups are gone and the QoS tiers count only those pods.",
 			Source: "spec/cgroups.md §5; issue #15"},
@@ -174,12 +174,12 @@ func (s *Sim) checkDevices(hold map[string]podHoldings) CheckResult {
 
 // checkRunOptions compares what each running container of p was told to
 // expose, its run options (the Allocate answers the device manager recorded
-// with its devices), with the devices held for it and with the answers the
-// plugins gave that container's own calls: the device nodes must be those
+// with its devices), with the devices held for it and with the answer the
+// container was granted (plugin.granted): the device nodes must be those
 // of the devices held, and each resource's allocation directory that of
-// its plugin's last answer to the container. The answers and the devices
-// are recorded together, so they differ only when an answer was committed
-// to a plan it does not answer.
+// the granted answer. The answers and the devices are recorded together,
+// so they differ only when an answer was committed to a plan it does not
+// answer, or a restart restored what the checkpoint file does not hold.
 func (s *Sim) checkRunOptions(p *simPod, held podHoldings) error {
 	for _, c := range p.containers {
 		byRes := held[c.name]
@@ -193,7 +193,8 @@ func (s *Sim) checkRunOptions(p *simPod, held podHoldings) error {
 				want = append(want, devicePath(id))
 			}
 			if pl := s.plugin(res); pl != nil {
-				wantDirs[allocationMount(res)] = pl.allocationDirs[p.spec.UID][c.name]
+				g, _ := pl.granted(p.spec.UID, c.name)
+				wantDirs[allocationMount(res)] = g.dir
 			}
 		}
 		var got []string
@@ -212,7 +213,7 @@ func (s *Sim) checkRunOptions(p *simPod, held podHoldings) error {
 			return fmt.Errorf("%s/%s (%s) runs with the device nodes %v but the device manager holds %v for it", p.spec.UID, c.name, c.id, got, byRes)
 		}
 		if !maps.Equal(gotDirs, wantDirs) {
-			return fmt.Errorf("%s/%s (%s) runs with the allocation directories %v but its plugins last answered it with %v: an answer to another call was committed to its plan", p.spec.UID, c.name, c.id, gotDirs, wantDirs)
+			return fmt.Errorf("%s/%s (%s) runs with the allocation directories %v but was granted %v (the last answer this kubelet received for it, else its checkpoint's): an answer to another call was committed to its plan", p.spec.UID, c.name, c.id, gotDirs, wantDirs)
 		}
 	}
 	return nil

@@ -64,10 +64,21 @@ type admitting struct {
 
 // pluginAnswers are the plugins' answers to one plan's Allocate RPCs, as
 // they travel back to the kubelet that made the calls: each request's
-// container responses in plan order, or the first RPC error.
+// container responses in plan order, or the first RPC error. caller is
+// that kubelet's generation, and sent what each successful call granted,
+// the world's side of the answers (deliver).
 type pluginAnswers struct {
 	answers [][]allocresp.ContainerAllocateResponse
 	rpcErr  error
+	caller  int
+	sent    []sentGrant
+}
+
+// sentGrant is what one successful Allocate call granted a container.
+type sentGrant struct {
+	plugin         *plugin
+	uid, container string
+	grant          grant
 }
 
 // gcPass is an image GC pass in progress; detectedAt is when its
@@ -163,9 +174,11 @@ func (s *Sim) writeCheckpoint() {
 	if !k.devices.CheckpointDue() {
 		return
 	}
-	b, err := checkpoint.Encode(k.devices.Checkpoint())
+	d := k.devices.Checkpoint()
+	b, err := checkpoint.Encode(d)
 	s.coreErr("checkpoint.Encode", err)
 	if err == nil {
 		s.disk = b
+		s.persist(d)
 	}
 }

@@ -2,16 +2,18 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
 
 // plugin is a simulated device plugin: its devices and their health, and
-// what it answered to Allocate, which is the world's record of the devices
-// each container was granted.
+// what it answered to Allocate that the kubelet received, which is the
+// world's record of the devices each container was granted.
 type plugin struct {
 	resource  string
 	devices   []string
@@ -21,14 +23,18 @@ type plugin struct {
 	up bool
 	// registerPending: a re-registration is scheduled.
 	registerPending bool
-	// answers are the devices of the last successful Allocate answer for
-	// each pod and container.
-	answers map[string]map[string][]string
 	// allocations counts the successful Allocate answers the plugin has
-	// sent; allocationDirs is the host directory of the last one for each
-	// pod and container (allocationMount).
-	allocations    int
-	allocationDirs map[string]map[string]string
+	// sent; each mounts a host directory named after its number.
+	allocations int
+	// delivered are, for each pod and container, the last answer that
+	// reached the kubelet process that made the call, since that process
+	// started (deliver); persisted are the answers the last checkpoint
+	// write holds, the ones a restarted kubelet starts from (persist). An
+	// answer sent to a kubelet that restarted before it arrived is in
+	// neither: it died with the connection, however long ago the plugin
+	// sent it.
+	delivered map[string]map[string]grant
+	persisted map[string]map[string]grant
 	// busyUntil is when the plugin sends its latest Allocate answer: it
 	// answers one call at a time, so a call made before then is answered
 	// after it. Only an allocate-slow answer outlasts the kubelet's wait
@@ -37,8 +43,8 @@ type plugin struct {
 }
 
 func newPlugin(resource string, n int) *plugin {
-	p := &plugin{resource: resource, unhealthy: map[string]bool{}, answers: map[string]map[string][]string{},
-		allocationDirs: map[string]map[string]string{}}
+	p := &plugin{resource: resource, unhealthy: map[string]bool{}, delivered: map[string]map[string]grant{},
+		persisted: map[string]map[string]grant{}}
 	short := resource[strings.IndexByte(resource, '/')+1:]
 	for i := range n {
 		p.devices = append(p.devices, fmt.Sprintf("%s-%d", short, i))
@@ -107,18 +113,103 @@ func (s *Sim) pluginTick(resource string) string {
 	return s.nothingHappened(resource + " healthy")
 }
 
+// grant is one successful Allocate answer as the world records it: the
+// devices it granted and the host directory it mounts (allocationMount).
+type grant struct {
+	devices []string
+	dir     string
+}
+
+// granted is the answer the kubelet must run a pod's container with: the
+// last one the running kubelet received for it, else the one its
+// checkpoint restored.
+func (p *plugin) granted(uid, container string) (grant, bool) {
+	if g, ok := p.delivered[uid][container]; ok {
+		return g, true
+	}
+	g, ok := p.persisted[uid][container]
+	return g, ok
+}
+
+// grantsOf is granted for each of the pod's containers that has an answer.
+func (p *plugin) grantsOf(uid string) map[string]grant {
+	out := map[string]grant{}
+	for _, byContainer := range []map[string]grant{p.persisted[uid], p.delivered[uid]} {
+		for c, g := range byContainer {
+			out[c] = g
+		}
+	}
+	return out
+}
+
+// forget drops the plugin's records of a pod.
+func (p *plugin) forget(uid string) {
+	delete(p.delivered, uid)
+	delete(p.persisted, uid)
+}
+
+// deliver records the plan's answers as received when the kubelet that
+// made the calls is the one running: a restart closed the connections
+// they travelled on, so a later kubelet never receives them, whatever its
+// glue does with the event. Called as the admission reads them.
+func (s *Sim) deliver(got *pluginAnswers) {
+	if got.caller != s.kubeletGen {
+		return
+	}
+	for _, sent := range got.sent {
+		pl := sent.plugin
+		if pl.delivered[sent.uid] == nil {
+			pl.delivered[sent.uid] = map[string]grant{}
+		}
+		pl.delivered[sent.uid][sent.container] = sent.grant
+	}
+}
+
+// persist records which answers the checkpoint just written holds: its
+// entries, each with the answer the world expects the kubelet to have for
+// it. An entry the world has no answer for stays out, so that a kubelet
+// restored from it runs a container with devices no answer granted, which
+// SIM-DEVICES-HELD reports.
+func (s *Sim) persist(d checkpoint.Data) {
+	next := map[*plugin]map[string]map[string]grant{}
+	for _, e := range d.PodDeviceEntries {
+		pl := s.plugin(e.ResourceName)
+		if pl == nil {
+			continue
+		}
+		g, ok := pl.granted(e.PodUID, e.ContainerName)
+		if !ok {
+			continue
+		}
+		if next[pl] == nil {
+			next[pl] = map[string]map[string]grant{}
+		}
+		if next[pl][e.PodUID] == nil {
+			next[pl][e.PodUID] = map[string]grant{}
+		}
+		next[pl][e.PodUID][e.ContainerName] = g
+	}
+	for _, pl := range s.plugins {
+		pl.persisted = next[pl]
+		if pl.persisted == nil {
+			pl.persisted = map[string]map[string]grant{}
+		}
+	}
+}
+
 // allocate is the plugin answering one Allocate RPC, with the faults. The
-// returned latency is when the answer reaches the kubelet.
-func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocresp.ContainerAllocateResponse, time.Duration, error) {
+// returned latency is when the answer reaches the kubelet; the grant is
+// what a successful answer gave, for deliver to record if it arrives.
+func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocresp.ContainerAllocateResponse, grant, time.Duration, error) {
 	p := s.plugin(req.Resource)
 	latency := time.Duration(1+s.src.Intn(50)) * time.Millisecond
 	switch {
 	case s.fault(AllocateError):
-		return nil, p.answerAfter(s.now, latency), fmt.Errorf("rpc error: code = Internal desc = %s: allocation failed", req.Resource)
+		return nil, grant{}, p.answerAfter(s.now, latency), fmt.Errorf("rpc error: code = Internal desc = %s: allocation failed", req.Resource)
 	case s.fault(AllocateHang):
-		return nil, allocateDeadline, fmt.Errorf("rpc error: code = DeadlineExceeded desc = context deadline exceeded")
+		return nil, grant{}, allocateDeadline, fmt.Errorf("rpc error: code = DeadlineExceeded desc = context deadline exceeded")
 	case s.fault(AllocateMalformed):
-		return []allocresp.ContainerAllocateResponse{}, p.answerAfter(s.now, latency), nil
+		return []allocresp.ContainerAllocateResponse{}, grant{}, p.answerAfter(s.now, latency), nil
 	}
 	if s.faultFrom(s.slowSrc, AllocateSlow) {
 		// The zero draw is the longest wait, the one most likely to
@@ -126,16 +217,8 @@ func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocre
 		latency = time.Duration(maxSlowAllocateSeconds-s.slowSrc.Intn(maxSlowAllocateSeconds)) * time.Second
 	}
 	latency = p.answerAfter(s.now, latency)
-	if p.answers[uid] == nil {
-		p.answers[uid] = map[string][]string{}
-	}
-	p.answers[uid][container] = append([]string(nil), req.DeviceIDs...)
 	p.allocations++
 	dir := fmt.Sprintf("/var/lib/%s/allocation-%d", p.resource, p.allocations)
-	if p.allocationDirs[uid] == nil {
-		p.allocationDirs[uid] = map[string]string{}
-	}
-	p.allocationDirs[uid][container] = dir
 	// The answer names each device twice, as real plugins do: in an
 	// environment variable for the workload and as a device node for the
 	// runtime to expose. It also mounts a directory of this answer's own,
@@ -147,7 +230,7 @@ func (s *Sim) allocate(uid, container string, req dm.AllocateRequest) ([]allocre
 	for _, id := range req.DeviceIDs {
 		resp.Devices = append(resp.Devices, allocresp.DeviceSpec{ContainerPath: devicePath(id), HostPath: devicePath(id), Permissions: "rw"})
 	}
-	return []allocresp.ContainerAllocateResponse{resp}, latency, nil
+	return []allocresp.ContainerAllocateResponse{resp}, grant{devices: slices.Clone(req.DeviceIDs), dir: dir}, latency, nil
 }
 
 // allocationMount is where a container sees the directory of the Allocate

@@ -175,8 +175,7 @@ func (s *Sim) forgetDead() {
 			delete(s.pods, uid)
 			s.forgotten[uid] = true
 			for _, pl := range s.plugins {
-				delete(pl.answers, uid)
-				delete(pl.allocationDirs, uid)
+				pl.forget(uid)
 			}
 			continue
 		}

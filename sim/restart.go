@@ -19,6 +19,10 @@ import (
 func (s *Sim) restartKubelet(where string) string {
 	k := s.newKubelet()
 	s.kubelet = k
+	// The new process has received no Allocate answer yet.
+	for _, p := range s.plugins {
+		p.delivered = map[string]map[string]grant{}
+	}
 
 	// The device manager, from the checkpoint file and the runtime.
 	k.devices = dm.New(dm.DefaultLimits())
