@@ -368,6 +368,7 @@ var subsystems = []Subsystem{
 			"sim-qos-counts-preempted",
 			"sim-restart-pods-not-synced",
 			"sim-restart-readiness-dropped",
+			"sim-restart-restores-memory",
 			"sim-stale-allocate-committed",
 			"sim-terminated-probes-kept",
 			"sim-terminated-status-kept",
