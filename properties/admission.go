@@ -21,7 +21,7 @@ import (
 func init() {
 	var invs []Invariant
 	for _, c := range admissioncheck.AdmissionChecks {
-		invs = append(invs, Invariant{ID: c.ID, Subsystem: "admission", Statement: c.Statement, Sources: c.Sources})
+		invs = append(invs, Invariant{ID: c.ID, Subsystem: "admission", Statement: c.Statement, Sources: c.Sources, Kind: c.Kind})
 	}
 	register(Suite{
 		Name:       "admission",

@@ -23,15 +23,21 @@ func CatalogueMarkdown() string {
 	b.WriteString("Every invariant is evaluated after every step of its suite's state machine. A violation message\n")
 	b.WriteString("starts with the ID; `nodeproof report` counts how often each one was checked and how often it applied\n")
 	b.WriteString("(had something to compare, such as two holdings of one resource).\n\n")
+	b.WriteString("An invariant is of one of two kinds. A *fidelity* invariant says what upstream's kubelet does, bugs\n")
+	b.WriteString("included, and cites upstream's code: it holds nodeproof's core to upstream. A *contract* invariant says\n")
+	b.WriteString("what Kubernetes promises its users and cites the documentation or a KEP, never upstream's code: it is the\n")
+	b.WriteString("kind that finds bugs in the kubelet. A contract invariant that upstream is known to break is a finding\n")
+	b.WriteString("([findings.md](findings.md)); its breaches are counted, not failed, and `make findings` checks that each\n")
+	b.WriteString("one still reproduces.\n\n")
 	fmt.Fprintf(&b, "Sources link upstream code at the Kubernetes %s tag (naming the function), upstream issues, pull requests\n", cite.KubernetesTag)
 	b.WriteString("and KEPs, and nodeproof's own documents. The seed articles are not public: a seed source names the article's\n")
 	b.WriteString("subject and the section's title in English, without a link. `go test ./properties` checks every source's form;\n")
 	b.WriteString("`conformance/` (TestCodeSourcesExistAtTag) checks that each cited file declares the function it names at that tag.\n")
 	for _, s := range Suites() {
 		fmt.Fprintf(&b, "\n## Suite `%s` (subsystem %s)\n\n", s.Name, s.Subsystem)
-		b.WriteString("| ID | Statement | Sources |\n|---|---|---|\n")
+		b.WriteString("| ID | Kind | Statement | Sources |\n|---|---|---|---|\n")
 		for _, inv := range s.Invariants {
-			fmt.Fprintf(&b, "| `%s` | %s | %s |\n", inv.ID, escapeCell(inv.Statement), escapeCell(catalogueSources(inv.Sources)))
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", inv.ID, inv.Kind, escapeCell(inv.Statement), escapeCell(catalogueSources(inv.Sources)))
 		}
 	}
 	return b.String()

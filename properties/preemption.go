@@ -20,7 +20,7 @@ import (
 func init() {
 	var invs []Invariant
 	for _, c := range admissioncheck.PreemptionChecks {
-		invs = append(invs, Invariant{ID: c.ID, Subsystem: "preemption", Statement: c.Statement, Sources: c.Sources})
+		invs = append(invs, Invariant{ID: c.ID, Subsystem: "preemption", Statement: c.Statement, Sources: c.Sources, Kind: c.Kind})
 	}
 	register(Suite{
 		Name:       "preemption",

@@ -7,6 +7,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Invariant is one statement a suite checks after every step.
@@ -23,6 +24,11 @@ type Invariant struct {
 	// sections or nodeproof's documents. Every invariant has at least one, and
 	// each passes cite's Validate (TestInvariantSources).
 	Sources []Source
+	// Kind says whether the statement is upstream's behaviour (fidelity) or
+	// Kubernetes' promise to its users (contract). A contract invariant
+	// cites the Kubernetes documentation or a KEP and never upstream's code
+	// (TestInvariantSources), and reports a violation through Tally.Breach.
+	Kind verify.Kind
 }
 
 // Source is one place an invariant comes from; build it with cite's
@@ -56,6 +62,16 @@ type Tally struct {
 	Applied map[string]int
 	// Stats summarise the values observed for each statistic, by name.
 	Stats map[string]*Stat
+	// Breaches counts the violations of contract properties that a known
+	// finding explains (verify.Findings), which Breach records instead of
+	// failing the case; FirstBreach keeps the first message of each, the
+	// evidence the report shows that the search reached the finding.
+	Breaches    map[string]int
+	FirstBreach map[string]string
+	// enforced are the contract properties whose breach fails the case even
+	// though a known finding explains it; all of them when enforceAll.
+	enforced   map[string]bool
+	enforceAll bool
 }
 
 // Stat summarises the values observed for one statistic: a measurement
@@ -79,7 +95,27 @@ func (s *Stat) Mean() float64 {
 
 // NewTally returns an empty tally.
 func NewTally() *Tally {
-	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}, Applied: map[string]int{}, Stats: map[string]*Stat{}}
+	return &Tally{Actions: map[string]int{}, Checked: map[string]int{}, Applied: map[string]int{}, Stats: map[string]*Stat{},
+		Breaches: map[string]int{}, FirstBreach: map[string]string{}}
+}
+
+// Breach reports that the contract property id does not hold. A breach no
+// known finding explains fails the case, as any violation does; one a known
+// finding explains is counted in Breaches and the case goes on, so that the
+// known bug neither hides the other checks nor turns every run red. A run
+// that searches for a finding (RunOptions.Enforce) or replays a case
+// (RunOptions.EnforceAll) makes the breach fail the case again, so that
+// rapid shrinks it.
+func (t *Tally) Breach(rt *rapid.T, id, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if t.enforceAll || t.enforced[id] || !explained(id) {
+		rt.Fatalf("%s: %s", id, msg)
+		return
+	}
+	t.Breaches[id]++
+	if _, seen := t.FirstBreach[id]; !seen {
+		t.FirstBreach[id] = id + ": " + msg
+	}
 }
 
 // Observe records one sample of a statistic. Names are sentences a reader
@@ -132,6 +168,10 @@ func (t *Tally) CheckCounts(id string, checked, applied int) {
 		t.Applied[id] += applied
 	}
 }
+
+// explained says whether a known finding explains breaches of a contract
+// property; tests replace it to exercise Breach without a real finding.
+var explained = verify.Explains
 
 var registry []Suite
 

@@ -32,6 +32,13 @@ type RunOptions struct {
 	// from its seed, in place of `nodeproof replay` and `go test`: for
 	// properties that are not a registered suite, such as plugincheck's.
 	Replay func(seed uint64) string
+	// Enforce names contract properties whose breaches fail the case even
+	// though a known finding explains them: `nodeproof findings` searches
+	// for one finding this way. EnforceAll does so for every contract
+	// property, as a replay does, so that the case it replays fails as it
+	// did when it was found.
+	Enforce    []string
+	EnforceAll bool
 	// Progress, when set, is called every few completed cases with the number done
 	// and the number requested. It runs on the caller's goroutine.
 	Progress func(done, total int)
@@ -113,6 +120,11 @@ func Run(s Suite, opts RunOptions) Result {
 	steps := flagInt("rapid.steps")
 
 	tally := NewTally()
+	tally.enforceAll = opts.EnforceAll
+	tally.enforced = map[string]bool{}
+	for _, id := range opts.Enforce {
+		tally.enforced[id] = true
+	}
 	rec := &recorder{name: "nodeproof/" + s.Name, outputFrom: -1}
 	start := time.Now()
 	rapid.Check(rec, countingProperty(s, tally, checks, opts.Progress))
@@ -182,6 +194,7 @@ func countingProperty(s Suite, tally *Tally, total int, progress func(done, tota
 	searching := true
 	return func(t *rapid.T) {
 		scratch, returned := NewTally(), false
+		scratch.enforced, scratch.enforceAll = tally.enforced, tally.enforceAll
 		if searching {
 			scratch.Case()
 			defer func() {
@@ -214,6 +227,14 @@ func merge(into, from *Tally) {
 	}
 	for id, n := range from.Applied {
 		into.Applied[id] += n
+	}
+	for id, n := range from.Breaches {
+		into.Breaches[id] += n
+	}
+	for id, msg := range from.FirstBreach {
+		if _, seen := into.FirstBreach[id]; !seen {
+			into.FirstBreach[id] = msg
+		}
 	}
 	for name, st := range from.Stats {
 		s := into.Stats[name]

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // counterSuite is a throwaway suite: a counter that goes up and down. When
@@ -24,7 +25,7 @@ func counterSuite(limit int) Suite {
 		Name:      "counter",
 		Subsystem: "test",
 		Invariants: []Invariant{
-			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []Source{cite.Doc("properties/run_test.go", "")}},
+			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []Source{cite.Doc("properties/run_test.go", "")}, Kind: verify.Fidelity},
 		},
 		Property: func(t *rapid.T, tally *Tally) {
 			n, step := 0, 0

@@ -2,9 +2,13 @@ package properties
 
 import (
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // TestInvariantSources holds every invariant's sources to cite's rules, so a
@@ -27,5 +31,54 @@ func TestInvariantSources(t *testing.T) {
 			assert.False(t, seen[s], "%s: source %q listed twice", inv.ID, s.Text)
 			seen[s] = true
 		}
+		checkKindSources(t, inv)
+	}
+}
+
+// checkKindSources holds a contract invariant to its kind: it states a
+// promise Kubernetes makes its users, so it cites where the promise is
+// written (the documentation or a KEP) and never upstream's code, which is
+// what a fidelity invariant cites.
+func checkKindSources(t *testing.T, inv Invariant) {
+	switch inv.Kind {
+	case verify.Fidelity:
+	case verify.Contract:
+		promised := false
+		for _, s := range inv.Sources {
+			assert.NotEqual(t, cite.KindCode, s.Kind, "%s: a contract invariant cites the promise, never upstream's code (%s)", inv.ID, s.Text)
+			promised = promised || s.Kind == cite.KindKubernetesDoc || s.Kind == cite.KindKEP
+		}
+		assert.True(t, promised, "%s: a contract invariant cites at least one page of the Kubernetes documentation or a KEP", inv.ID)
+	default:
+		t.Errorf("%s: kind %v is neither fidelity nor contract", inv.ID, inv.Kind)
+	}
+}
+
+// TestKnownFindings checks every known finding against the registry: it
+// names a registered suite and a contract invariant of that suite, cites
+// its promise as a contract does, and says how it was confirmed.
+func TestKnownFindings(t *testing.T) {
+	byID := map[string]Invariant{}
+	for _, inv := range Invariants() {
+		byID[inv.ID] = inv
+	}
+	repo := os.DirFS("..")
+	for _, f := range verify.Findings() {
+		s, ok := Lookup(f.Suite)
+		if !assert.True(t, ok, "%s: no suite %q", f.ID, f.Suite) {
+			continue
+		}
+		assert.True(t, s.declares(f.Property), "%s: suite %s declares no invariant %s", f.ID, f.Suite, f.Property)
+		assert.Equal(t, verify.Contract, byID[f.Property].Kind, "%s: %s must be a contract invariant", f.ID, f.Property)
+		checkKindSources(t, Invariant{ID: f.ID, Kind: verify.Contract, Sources: f.Sources})
+		for _, src := range append(slices.Clone(f.Sources), f.Tracker...) {
+			assert.NoError(t, src.Validate(repo), "%s", f.ID)
+		}
+		assert.NotEmpty(t, f.Title, "%s: title", f.ID)
+		assert.NotEmpty(t, f.Promise, "%s: promise", f.ID)
+		assert.NotEmpty(t, f.Steps, "%s: steps", f.ID)
+		assert.NotZero(t, f.Seed, "%s: seed", f.ID)
+		assert.NotEmpty(t, f.Confirmation, "%s: confirmation test", f.ID)
+		assert.NotEmpty(t, f.Releases, "%s: later releases", f.ID)
 	}
 }

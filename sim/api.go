@@ -79,6 +79,9 @@ type Invariant struct {
 	// Source says where the statement comes from: a seed section, an
 	// upstream issue or file (at the v1.36.3 tag), or a nodeproof document.
 	Source string
+	// Contract: the statement is a promise Kubernetes makes its users (its
+	// Source is the documentation or a KEP), not upstream's behaviour.
+	Contract bool
 }
 
 // CheckResult is one invariant's evaluation on one state.

@@ -130,6 +130,9 @@ func replay(opts replayOptions, stdout io.Writer) error {
 		Steps:    opts.steps,
 		Seed:     opts.seed,
 		FailFile: opts.failFile,
+		// A replayed case fails as it did when it was found, a breach of a
+		// contract property that a known finding explains included.
+		EnforceAll: true,
 	})
 	if res.FailFileIgnored != "" {
 		return usageError(fmt.Errorf("--failfile %s: rapid did not replay it (%s): its draws no longer fit suite %s, "+

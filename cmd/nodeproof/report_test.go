@@ -16,6 +16,7 @@ import (
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // The synthetic report's sources: one of each way a cell renders them, and a
@@ -368,7 +369,7 @@ func counterSuite(name string, limit int) properties.Suite {
 		Name:      name,
 		Subsystem: "test",
 		Invariants: []properties.Invariant{
-			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cmd/nodeproof/report_test.go", "")}},
+			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cmd/nodeproof/report_test.go", "")}, Kind: verify.Fidelity},
 		},
 		Property: func(t *rapid.T, tally *properties.Tally) {
 			n, step := 0, 0

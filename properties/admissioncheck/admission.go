@@ -11,6 +11,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/preemption"
 	model "github.com/nodeproof/nodeproof/models/preemption"
 	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Arrival is one pod arriving at a node and how the world answers it.
@@ -218,6 +219,9 @@ type AdmissionCheck struct {
 	// Applies says whether the statement says anything about the case.
 	Applies func(*AdmissionCase) bool
 	Check   func(*AdmissionCase) error
+	// Kind says whether the statement is upstream's behaviour or
+	// Kubernetes' promise to its users.
+	Kind verify.Kind
 }
 
 func anyCase(*AdmissionCase) bool { return true }
@@ -241,20 +245,20 @@ const (
 
 // AdmissionChecks are the admission invariants, sharpest first.
 var AdmissionChecks = []AdmissionCheck{
-	{ADDevices, "Devices are allocated before the fit: a pod whose GPUs exceed the free ones, or whose Allocate RPC fails, is rejected with UnexpectedAdmissionError and upstream's message; every active pod holds exactly the GPUs its containers ask for, and no GPU is held twice.",
-		[]cite.Source{cite.Code(kubeletMain, "NewMainKubelet").Noting("the order of the admit handlers"), cite.Code(deviceManager, "ManagerImpl.Allocate"), cite.Code(cmAdmission, "GetPodAdmitResult")}, anyCase, checkDevices},
-	{ADFit, "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars by name), with requested, used and capacity, then the caller's other reasons; a scalar resource the node has none of is not checked.",
-		[]cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, func(c *AdmissionCase) bool { return c.deviceFailure() == "" }, checkFit},
-	{ADDecision, "The pod is admitted or rejected as the model says, with upstream's reason and message (OutOf<resource> and the first reason's text, the predicate's name, or UnexpectedAdmissionError); a critical pod short only of resources is admitted whenever preemption finds victims, whatever the kills' results.",
-		[]cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Issue(78405), cite.PR(78493)}, anyCase, checkDecision},
-	{ADNode, "After a decision the node runs the pods it ran before, minus the victims killed, plus the admitted pod; a victim whose kill failed stays, terminating.",
-		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, anyCase, checkNode},
-	{ADNoOvercommit, "Admission never over-commits: the pods that are not terminating ask for at most allocatable of pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
-		[]cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, anyCase, checkNoOvercommit},
-	{ADPreemption, "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- invariant.",
-		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, preempted, checkAdmissionPreemption},
-	{ADDeterministic, "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
-		[]cite.Source{cite.DeterminismContract}, anyCase, checkAdmissionDeterministic},
+	{ID: ADDevices, Statement: "Devices are allocated before the fit: a pod whose GPUs exceed the free ones, or whose Allocate RPC fails, is rejected with UnexpectedAdmissionError and upstream's message; every active pod holds exactly the GPUs its containers ask for, and no GPU is held twice.",
+		Sources: []cite.Source{cite.Code(kubeletMain, "NewMainKubelet").Noting("the order of the admit handlers"), cite.Code(deviceManager, "ManagerImpl.Allocate"), cite.Code(cmAdmission, "GetPodAdmitResult")}, Applies: anyCase, Check: checkDevices, Kind: verify.Fidelity},
+	{ID: ADFit, Statement: "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars by name), with requested, used and capacity, then the caller's other reasons; a scalar resource the node has none of is not checked.",
+		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, Applies: func(c *AdmissionCase) bool { return c.deviceFailure() == "" }, Check: checkFit, Kind: verify.Fidelity},
+	{ID: ADDecision, Statement: "The pod is admitted or rejected as the model says, with upstream's reason and message (OutOf<resource> and the first reason's text, the predicate's name, or UnexpectedAdmissionError); a critical pod short only of resources is admitted whenever preemption finds victims, whatever the kills' results.",
+		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Issue(78405), cite.PR(78493)}, Applies: anyCase, Check: checkDecision, Kind: verify.Fidelity},
+	{ID: ADNode, Statement: "After a decision the node runs the pods it ran before, minus the victims killed, plus the admitted pod; a victim whose kill failed stays, terminating.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: anyCase, Check: checkNode, Kind: verify.Fidelity},
+	{ID: ADNoOvercommit, Statement: "Admission never over-commits: the pods that are not terminating ask for at most allocatable of pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
+		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, Applies: anyCase, Check: checkNoOvercommit, Kind: verify.Fidelity},
+	{ID: ADPreemption, Statement: "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- invariant.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, Applies: preempted, Check: checkAdmissionPreemption, Kind: verify.Fidelity},
+	{ID: ADDeterministic, Statement: "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
+		Sources: []cite.Source{cite.DeterminismContract}, Applies: anyCase, Check: checkAdmissionDeterministic, Kind: verify.Fidelity},
 }
 
 func checkDevices(c *AdmissionCase) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/preemption"
 	model "github.com/nodeproof/nodeproof/models/preemption"
 	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // PreemptionCase is one call of core/preemption with the kills' results,
@@ -178,6 +179,9 @@ type Check struct {
 	// check that does not apply is neither run nor counted.
 	Applies func(*PreemptionCase) bool
 	Check   func(*PreemptionCase) error
+	// Kind says whether the statement is upstream's behaviour or
+	// Kubernetes' promise to its users.
+	Kind verify.Kind
 }
 
 func always(*PreemptionCase) bool { return true }
@@ -203,32 +207,32 @@ const (
 // failure is attributed to the first statement it breaks, and the broad
 // comparison with the model comes last.
 var PreemptionChecks = []Check{
-	{PRVictims, "Victims are distinct active pods, never the preemptor, and a decision kills pods only when no reason stands and there is no error.",
-		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, always, checkVictims},
-	{PRNonCritical, "The reasons come back unchanged, nothing is evicted and there is no error exactly when the preemptor is not critical (static, mirror or priority ≥ 2e9).",
-		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"), cite.Code(podUpdate, "IsCriticalPod")}, always, checkNonCritical},
-	{PRNonResource, "A critical pod with any non-resource reason gets exactly its non-resource reasons back, in order, and preempts nothing.",
-		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }, checkNonResource},
-	{PRPreemptable, "Every victim is a pod the preemptor may preempt: a non-critical pod, or one with a strictly lower priority.",
-		[]cite.Source{cite.Code(podUpdate, "Preemptable"), cite.Issue(65372), cite.PR(65561)}, func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkPreemptable},
-	{PRFrees, "The victims' requests free at least every insufficient amount (Requested - (Capacity - Used)).",
-		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "admissionRequirementList.subtract")}, func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkFrees},
-	{PRErrorIff, "Preemption fails, with upstream's message, exactly when all preemptable pods together cannot free every insufficient amount.",
-		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt")}, func(c *PreemptionCase) bool { return c.preempts() }, checkErrorIff},
-	{PRQoSOrder, "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
-		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)}, func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, checkQoSOrder},
-	{PRQoSLowest, "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, and no Burstable victim when the BestEffort pods alone do.",
-		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed("Classifying pods by QoS"), preemptionSeed(prSeedPerClass)}, func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, checkQoSLowest},
-	{PR135857, "Observed upstream behaviour: priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one.",
-		[]cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open; would change this")}, func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, check135857},
-	{PRKillSkipped, "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
-		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"), cite.Issue(78405), cite.PR(78493)}, always, checkKillSkipped},
-	{PRVictimStatus, "Every victim is evicted (isEvicted, no grace period override) as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
-		[]cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, checkVictimStatus},
-	{PRModel, "The victims, in order, and the error text equal the model's sequential greedy (three passes, squared distance, smaller-request tie-break, swap-remove scan order).",
-		[]cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "getPodsToPreemptByDistance"), cite.Doc("models/preemption/doc.go", "")}, func(c *PreemptionCase) bool { return c.preempts() }, checkModel},
-	{PRDeterministic, "A second call on copies of the same inputs gives the same decision.",
-		[]cite.Source{cite.DeterminismContract}, always, checkDeterministic},
+	{ID: PRVictims, Statement: "Victims are distinct active pods, never the preemptor, and a decision kills pods only when no reason stands and there is no error.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: always, Check: checkVictims, Kind: verify.Fidelity},
+	{ID: PRNonCritical, Statement: "The reasons come back unchanged, nothing is evicted and there is no error exactly when the preemptor is not critical (static, mirror or priority ≥ 2e9).",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"), cite.Code(podUpdate, "IsCriticalPod")}, Applies: always, Check: checkNonCritical, Kind: verify.Fidelity},
+	{ID: PRNonResource, Statement: "A critical pod with any non-resource reason gets exactly its non-resource reasons back, in order, and preempts nothing.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, Applies: func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }, Check: checkNonResource, Kind: verify.Fidelity},
+	{ID: PRPreemptable, Statement: "Every victim is a pod the preemptor may preempt: a non-critical pod, or one with a strictly lower priority.",
+		Sources: []cite.Source{cite.Code(podUpdate, "Preemptable"), cite.Issue(65372), cite.PR(65561)}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkPreemptable, Kind: verify.Fidelity},
+	{ID: PRFrees, Statement: "The victims' requests free at least every insufficient amount (Requested - (Capacity - Used)).",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "admissionRequirementList.subtract")}, Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, Check: checkFrees, Kind: verify.Fidelity},
+	{ID: PRErrorIff, Statement: "Preemption fails, with upstream's message, exactly when all preemptable pods together cannot free every insufficient amount.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt")}, Applies: func(c *PreemptionCase) bool { return c.preempts() }, Check: checkErrorIff, Kind: verify.Fidelity},
+	{ID: PRQoSOrder, Statement: "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, Check: checkQoSOrder, Kind: verify.Fidelity},
+	{ID: PRQoSLowest, Statement: "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, and no Burstable victim when the BestEffort pods alone do.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed("Classifying pods by QoS"), preemptionSeed(prSeedPerClass)}, Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, Check: checkQoSLowest, Kind: verify.Fidelity},
+	{ID: PR135857, Statement: "Observed upstream behaviour: priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one.",
+		Sources: []cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open; would change this")}, Applies: func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, Check: check135857, Kind: verify.Fidelity},
+	{ID: PRKillSkipped, Statement: "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"), cite.Issue(78405), cite.PR(78493)}, Applies: always, Check: checkKillSkipped, Kind: verify.Fidelity},
+	{ID: PRVictimStatus, Statement: "Every victim is evicted (isEvicted, no grace period override) as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkVictimStatus, Kind: verify.Fidelity},
+	{ID: PRModel, Statement: "The victims, in order, and the error text equal the model's sequential greedy (three passes, squared distance, smaller-request tie-break, swap-remove scan order).",
+		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "getPodsToPreemptByDistance"), cite.Doc("models/preemption/doc.go", "")}, Applies: func(c *PreemptionCase) bool { return c.preempts() }, Check: checkModel, Kind: verify.Fidelity},
+	{ID: PRDeterministic, Statement: "A second call on copies of the same inputs gives the same decision.",
+		Sources: []cite.Source{cite.DeterminismContract}, Applies: always, Check: checkDeterministic, Kind: verify.Fidelity},
 }
 
 func checkVictims(c *PreemptionCase) error {

@@ -20,6 +20,10 @@ const (
 	KindKEP Kind = "kep"
 	// KindSeed is a section of one of the seed articles; it has no URL.
 	KindSeed Kind = "seed"
+	// KindKubernetesDoc is a page of the Kubernetes documentation
+	// (kubernetes.io/docs), where the promises to users are written; URL
+	// links the page and, with an anchor, the section.
+	KindKubernetesDoc Kind = "kubernetes-doc"
 	// KindDoc is a nodeproof document; URL is a path relative to the
 	// repository root, with an optional #anchor.
 	KindDoc Kind = "doc"
@@ -39,6 +43,7 @@ const (
 	kubernetesIssues   = "https://github.com/kubernetes/kubernetes/issues/"
 	kubernetesPulls    = "https://github.com/kubernetes/kubernetes/pull/"
 	enhancementIssues  = "https://github.com/kubernetes/enhancements/issues/"
+	kubernetesDocs     = "https://kubernetes.io/docs/"
 )
 
 // Source is one place an invariant comes from.
@@ -74,6 +79,28 @@ func Issue(n int) Source {
 // PR cites kubernetes/kubernetes pull request n.
 func PR(n int) Source {
 	return Source{Kind: KindPR, Text: fmt.Sprintf("kubernetes PR #%d", n), URL: fmt.Sprintf("%s%d", kubernetesPulls, n)}
+}
+
+// KubernetesDoc cites section (its heading as the page shows it, or "" for
+// the whole page) of the Kubernetes documentation page at path, relative to
+// https://kubernetes.io/docs/ ("concepts/workloads/pods/pod-lifecycle/"),
+// titled title.
+func KubernetesDoc(path, title, section string) Source {
+	url := kubernetesDocs + path
+	text := "Kubernetes documentation, " + title
+	if section != "" {
+		url += "#" + HeadingAnchor(section)
+		text += ", section '" + section + "'"
+	}
+	return Source{Kind: KindKubernetesDoc, Text: text, URL: url}
+}
+
+// KEPSection cites section of Kubernetes enhancement proposal n, titled
+// title, through its tracking issue in kubernetes/enhancements.
+func KEPSection(n int, title, section string) Source {
+	s := KEP(n, title)
+	s.Text += ", section '" + section + "'"
+	return s
 }
 
 // KEP cites Kubernetes enhancement proposal n, titled title, through its

@@ -95,3 +95,15 @@ func TestLinked(t *testing.T) {
 	assert.False(t, Seed("x", "y").Linked())
 	assert.False(t, Doc("docs/architecture.md", "").Linked())
 }
+
+func TestKubernetesDoc(t *testing.T) {
+	s := KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "Container probes")
+	assert.Equal(t, Source{KindKubernetesDoc, "Kubernetes documentation, Pod Lifecycle, section 'Container probes'",
+		"https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-probes"}, s)
+	require.NoError(t, s.Validate(repo))
+	require.NoError(t, KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "").Validate(repo))
+	bad := s
+	bad.URL = "https://kubernetes.io/docs/concepts/Pods"
+	assert.ErrorContains(t, bad.Validate(repo), "must link to https://kubernetes.io/docs/<page>/")
+	assert.Equal(t, "KEP-4438 (restart-on-kubelet-restart), section 'Goals'", KEPSection(4438, "restart-on-kubelet-restart", "Goals").Text)
+}

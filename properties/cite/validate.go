@@ -19,6 +19,9 @@ var (
 	issueURL = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesIssues) + `[1-9][0-9]*$`)
 	prURL    = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesPulls) + `[1-9][0-9]*$`)
 	kepURL   = regexp.MustCompile(`^` + regexp.QuoteMeta(enhancementIssues) + `[1-9][0-9]*$`)
+	// A documentation page: lower-case path segments, each ending in a slash,
+	// with an optional anchor.
+	kubernetesDocURL = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesDocs) + `([a-z0-9-]+/)+(#[a-z0-9_-]+)?$`)
 )
 
 // Validate reports the first rule s breaks, naming the field; repo is the
@@ -46,6 +49,8 @@ func (s Source) Validate(repo fs.FS) error {
 		return s.matchURL(prURL, kubernetesPulls+"N")
 	case KindKEP:
 		return s.matchURL(kepURL, enhancementIssues+"N")
+	case KindKubernetesDoc:
+		return s.matchURL(kubernetesDocURL, kubernetesDocs+"<page>/")
 	case KindSeed:
 		if s.URL != "" {
 			return fmt.Errorf("source %q: url %q: a seed section has no link, the articles are not public", s.Text, s.URL)
@@ -57,7 +62,7 @@ func (s Source) Validate(repo fs.FS) error {
 	case KindDoc:
 		return s.validateDoc(repo)
 	default:
-		return fmt.Errorf("source %q: kind %q is not one of code, issue, pr, kep, seed, doc", s.Text, s.Kind)
+		return fmt.Errorf("source %q: kind %q is not one of code, issue, pr, kep, kubernetes-doc, seed, doc", s.Text, s.Kind)
 	}
 }
 

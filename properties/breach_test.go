@@ -1,0 +1,85 @@
+package properties
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// contractSuite's contract invariant is broken whenever the counter
+// reaches 3, as a known finding's property is broken by upstream.
+func contractSuite() Suite {
+	const id = "TEST-CONTRACT"
+	return Suite{
+		Name:       "contract",
+		Subsystem:  "test",
+		Invariants: []Invariant{{ID: id, Subsystem: "test", Statement: "The counter stays below 3.", Kind: verify.Contract}},
+		Property: func(t *rapid.T, tally *Tally) {
+			n := 0
+			t.Repeat(map[string]func(*rapid.T){
+				"inc": func(t *rapid.T) { tally.Action("inc"); n++ },
+				"": func(t *rapid.T) {
+					tally.Check(id, true)
+					if n >= 3 {
+						tally.Breach(t, id, "counter is %d", n)
+					}
+				},
+			})
+		},
+	}
+}
+
+func withExplained(t *testing.T, ids ...string) {
+	saved := explained
+	t.Cleanup(func() { explained = saved })
+	explained = func(id string) bool {
+		for _, known := range ids {
+			if id == known {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// TestBreachUnexplainedFails: a contract breach no finding explains fails
+// the run like any violation.
+func TestBreachUnexplainedFails(t *testing.T) {
+	withExplained(t)
+	res := Run(contractSuite(), RunOptions{Checks: 50, Steps: 20, Seed: 1})
+	require.False(t, res.Passed)
+	assert.Equal(t, "TEST-CONTRACT", res.Failure.Invariant)
+	assert.Empty(t, res.Tally.Breaches)
+}
+
+// TestBreachExplainedIsCounted: a breach a known finding explains is
+// counted with its first message, and the run passes.
+func TestBreachExplainedIsCounted(t *testing.T) {
+	withExplained(t, "TEST-CONTRACT")
+	res := Run(contractSuite(), RunOptions{Checks: 50, Steps: 20, Seed: 1})
+	require.True(t, res.Passed, "%+v", res.Failure)
+	assert.Positive(t, res.Tally.Breaches["TEST-CONTRACT"])
+	assert.Equal(t, "TEST-CONTRACT: counter is 3", res.Tally.FirstBreach["TEST-CONTRACT"])
+}
+
+// TestBreachEnforced: a search for the finding (Enforce) or a replay
+// (EnforceAll) fails on the explained breach and shrinks it.
+func TestBreachEnforced(t *testing.T) {
+	withExplained(t, "TEST-CONTRACT")
+	for name, opts := range map[string]RunOptions{
+		"enforce":     {Enforce: []string{"TEST-CONTRACT"}},
+		"enforce all": {EnforceAll: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			opts.Checks, opts.Steps, opts.Seed = 50, 20, 1
+			res := Run(contractSuite(), opts)
+			require.False(t, res.Passed)
+			assert.Equal(t, "TEST-CONTRACT", res.Failure.Invariant)
+			assert.Equal(t, "TEST-CONTRACT: counter is 3", res.Failure.Steps[len(res.Failure.Steps)-1])
+		})
+	}
+}

@@ -1,0 +1,4 @@
+package verify
+
+// devicemanagerFindings are the known findings in the devicemanager subsystem.
+var devicemanagerFindings = []Finding{}

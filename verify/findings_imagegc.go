@@ -1,0 +1,4 @@
+package verify
+
+// imagegcFindings are the known findings in the imagegc subsystem.
+var imagegcFindings = []Finding{}

@@ -1,0 +1,4 @@
+package verify
+
+// preemptionFindings are the known findings in the preemption subsystem.
+var preemptionFindings = []Finding{}
