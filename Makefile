@@ -27,7 +27,7 @@ SIM_HOURS ?= 24
 # test run; the default 300 would make the run several times longer.
 MUTATION_CHECKS ?= 50
 
-.PHONY: test report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim
+.PHONY: test report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim findings
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -49,6 +49,17 @@ report:
 sim:
 	mkdir -p report
 	$(GO) run ./cmd/nodeproof sim --seeds 1..$(SIM_SEEDS) --hours $(SIM_HOURS) --json report/sim.json
+
+# The known kubelet findings (docs/findings.md): each searched for from its
+# own seed at the suites' default budget with its contract property
+# enforced (the searches land in report/findings.json for the report), then
+# each confirmed again on upstream's own code by its TestFinding test in the
+# conformance module. It fails when a finding stops reproducing on either,
+# or when a search fails on an invariant no finding explains.
+findings:
+	mkdir -p report
+	$(GO) run ./cmd/nodeproof findings --json report/findings.json
+	cd conformance && $(GO) test -count=1 -run '^TestFinding' ./...
 
 # Go fuzzes one target per invocation. One `go test -list` over the module
 # names each package's targets (the names, then that package's "ok" line),

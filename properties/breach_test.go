@@ -21,7 +21,11 @@ func contractSuite() Suite {
 		Property: func(t *rapid.T, tally *Tally) {
 			n := 0
 			t.Repeat(map[string]func(*rapid.T){
-				"inc": func(t *rapid.T) { tally.Action("inc"); n++ },
+				"inc": func(t *rapid.T) {
+					tally.Action("inc")
+					n++
+					t.Logf("step %d: inc", n)
+				},
 				"": func(t *rapid.T) {
 					tally.Check(id, true)
 					if n >= 3 {
@@ -82,4 +86,24 @@ func TestBreachEnforced(t *testing.T) {
 			assert.Equal(t, "TEST-CONTRACT: counter is 3", res.Failure.Steps[len(res.Failure.Steps)-1])
 		})
 	}
+}
+
+// TestSearchFinding: a search enforces the finding's property, finds it
+// from the seed, shrinks it and counts its steps; a finding naming an
+// invariant its suite lacks is an error.
+func TestSearchFinding(t *testing.T) {
+	withExplained(t, "TEST-CONTRACT")
+	f := verify.Finding{ID: "TEST-F1", Suite: "contract", Property: "TEST-CONTRACT"}
+	got, err := search(contractSuite(), f, 1, 50, 20)
+	require.NoError(t, err)
+	assert.True(t, got.Found, "%+v", got.Failure)
+	assert.Empty(t, got.Other)
+	assert.Equal(t, 3, got.Steps, "three increments break the property: %q", got.Failure.Steps)
+	assert.Positive(t, got.FoundAfter)
+	assert.GreaterOrEqual(t, got.Seconds, got.FoundAfter)
+	assert.Positive(t, got.Cases)
+
+	f.Property = "TEST-ABSENT"
+	_, err = search(contractSuite(), f, 1, 50, 20)
+	assert.ErrorContains(t, err, "declares no invariant TEST-ABSENT")
 }

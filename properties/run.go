@@ -71,6 +71,10 @@ type Result struct {
 	Failure *Failure
 	// Seed is the base seed the run used.
 	Seed uint64
+	// FoundAfter is the seconds from the start to the end of the first
+	// failing case, before rapid shrank it: how long the search took to
+	// find the failure. 0 when the run passed.
+	FoundAfter float64
 	// FailFileIgnored is rapid's reason for not replaying RunOptions.FailFile,
 	// such as draws that no longer fit the suite; empty when it replayed it.
 	FailFileIgnored string
@@ -127,13 +131,18 @@ func Run(s Suite, opts RunOptions) Result {
 	}
 	rec := &recorder{name: "nodeproof/" + s.Name, outputFrom: -1}
 	start := time.Now()
-	rapid.Check(rec, countingProperty(s, tally, checks, opts.Progress))
+	var foundAfter float64
+	found := func() { foundAfter = time.Since(start).Seconds() }
+	rapid.Check(rec, countingProperty(s, tally, checks, opts.Progress, found))
 	res := Result{
 		Suite:   s,
 		Tally:   tally,
 		Seconds: time.Since(start).Seconds(),
 		Passed:  !rec.failed,
 		Seed:    opts.Seed,
+	}
+	if rec.failed {
+		res.FoundAfter = foundAfter
 	}
 	if opts.FailFile != "" {
 		res.FailFileIgnored = rec.failFileIgnored()
@@ -189,7 +198,8 @@ func flagInt(name string) int {
 // rapid generates while it searches. Each case counts into a scratch tally,
 // merged when the case ends; after the first case that does not return
 // cleanly, rapid only reproduces and shrinks it, and those runs are not counted.
-func countingProperty(s Suite, tally *Tally, total int, progress func(done, total int)) func(*rapid.T) {
+// found is called once, when the first failing case ends.
+func countingProperty(s Suite, tally *Tally, total int, progress func(done, total int), found func()) func(*rapid.T) {
 	every := max(1, total/100)
 	searching := true
 	return func(t *rapid.T) {
@@ -201,6 +211,7 @@ func countingProperty(s Suite, tally *Tally, total int, progress func(done, tota
 				merge(tally, scratch)
 				if !returned || t.Failed() {
 					searching = false
+					found()
 					return
 				}
 				if progress != nil && (tally.Cases%every == 0 || tally.Cases == total) {

@@ -34,6 +34,7 @@ func defaultCommands() []*cobra.Command {
 		newAdmitCommand(),
 		newCampaignCommand(defaultCampaignRunners()),
 		newCgroupsCommand(),
+		newFindingsCommand(properties.SearchFinding),
 		newCheckpointCommand(),
 		newImageGCCommand(time.Now),
 		newMutantsCommand(),

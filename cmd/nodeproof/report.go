@@ -46,6 +46,7 @@ type reportOptions struct {
 	linearizability *tableSection
 	conformance     *tableSection
 	pluginCheck     *tableSection
+	findings        *findingsFile
 }
 
 // The places `make mutants` and `make conformance` write their results,
@@ -63,7 +64,7 @@ const (
 func newReportCommand() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report [--merge DIR] [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE]",
+		Use:   "report [--merge DIR] [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE] [--findings FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
 		Long: `Runs every invariant suite, simulates the node from --sim-seeds seeds and records and
 checks the linearizability histories in-process, shows the progress on stderr and writes index.html, report.md and report.json
@@ -98,7 +99,7 @@ be included or written.`,
 	f.define(cmd.Flags())
 	_ = cmd.MarkFlagDirname("out")
 	_ = cmd.MarkFlagDirname("merge")
-	for _, name := range []string{"sim", "mutants", "linearizability", "conformance"} {
+	for _, name := range []string{"sim", "mutants", "linearizability", "conformance", "findings", "plugin-check"} {
 		_ = cmd.MarkFlagFilename(name, "json")
 	}
 	return cmd
@@ -135,6 +136,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		Linearizability: opts.linearizability,
 		Conformance:     opts.conformance,
 		PluginCheck:     opts.pluginCheck,
+		searches:        opts.findings,
 	}
 	recording := data.Linearizability == nil && opts.histories > 0
 	width := len("sim")
@@ -240,7 +242,7 @@ type reportFlags struct {
 	simHours                                          float64
 	seed                                              uint64
 	mutantsFile, linearizabilityFile, conformanceFile string
-	simFile, pluginCheckFile                          string
+	simFile, pluginCheckFile, findingsFile            string
 	merge                                             string
 }
 
@@ -259,6 +261,7 @@ func (f *reportFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.linearizabilityFile, "linearizability", "", "`FILE` holding a JSON array of linearizability results, to include instead of recording histories")
 	fl.StringVar(&f.conformanceFile, "conformance", "", "`FILE` holding a JSON array of conformance results, to include (default "+defaultConformanceFile+" if it exists)")
 	fl.StringVar(&f.merge, "merge", "", "combine the shard-N.json files nodeproof campaign wrote into `DIR` into one report, running nothing")
+	fl.StringVar(&f.findingsFile, "findings", "", "`FILE` written by nodeproof findings --json, to include (default "+defaultFindingsFile+" if it exists)")
 	fl.StringVar(&f.pluginCheckFile, "plugin-check", "", "`FILE` holding a JSON array of plugin checker runs against upstream's plugins, to include (default "+defaultPluginCheckFile+" if it exists)")
 }
 
@@ -307,6 +310,11 @@ func (f reportFlags) options() (reportOptions, error) {
 	if file := orExisting(f.pluginCheckFile, defaultPluginCheckFile); file != "" {
 		if opts.pluginCheck, err = loadTable(file); err != nil {
 			return opts, fmt.Errorf("--plugin-check: %v", err)
+		}
+	}
+	if file := orExisting(f.findingsFile, defaultFindingsFile); file != "" {
+		if opts.findings, err = loadFindings(file); err != nil {
+			return opts, fmt.Errorf("--findings: %v", err)
 		}
 	}
 	if simFile := orExisting(f.simFile, defaultSimFile); simFile != "" {

@@ -28,8 +28,12 @@ type reportData struct {
 	// Passed is the verdict: every suite passed, no simulated seed violated an invariant, every history is
 	// linearizable, no conformance mismatch and no mutant survived, among
 	// the sections the report includes.
-	Passed bool          `json:"passed"`
-	Suites []suiteReport `json:"suites"`
+	Passed bool `json:"passed"`
+	// Findings are the known broken promises of the kubelet (verify), each
+	// with what this report saw of it. A known finding does not make the
+	// verdict red; one that no longer reproduces does.
+	Findings []findingReport `json:"findings"`
+	Suites   []suiteReport   `json:"suites"`
 	// Sim is the node simulation's seeds; null when not run.
 	Sim *simSection `json:"sim"`
 	// The optional sections are null when not given, which tells a reader
@@ -51,6 +55,8 @@ type reportData struct {
 	NotRun []notRun `json:"not_run"`
 	// Inventory is what the matrix counts, shown on the page.
 	Inventory []inventory.Subsystem `json:"-"`
+	// searches is what `nodeproof findings --json` wrote; nil when not run.
+	searches *findingsFile
 }
 
 // finish derives the verdict, the matrix and the list of sections not run
@@ -78,7 +84,14 @@ func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 			}
 		}
 	}
+	d.Findings = newFindingReports(d.Suites, d.searches)
+	if len(findingProblems(d.Findings, d.searches != nil)) > 0 {
+		d.Passed = false
+	}
 	d.NotRun = []notRun{}
+	if d.searches == nil && len(d.Findings) > 0 {
+		d.NotRun = append(d.NotRun, notRun{Section: "findings search", Command: "make findings", Writes: defaultFindingsFile})
+	}
 	if d.Sim == nil {
 		d.NotRun = append(d.NotRun, notRun{Section: "node simulation", Command: fmt.Sprintf("nodeproof report --sim-seeds %d", defaultReportSimSeeds)})
 	}
@@ -138,6 +151,13 @@ type invariantReport struct {
 	Checked    int `json:"checked"`
 	Applied    int `json:"applied"`
 	Violations int `json:"violations"`
+	// Kind is "fidelity" (upstream's behaviour) or "contract" (Kubernetes'
+	// promise to its users).
+	Kind string `json:"kind"`
+	// Breaches counts the breaches of a contract invariant that a known
+	// finding explains, counted instead of failing the suite.
+	Breaches    int    `json:"breaches"`
+	FirstBreach string `json:"first_breach,omitempty"`
 }
 
 type failureReport struct {
@@ -214,7 +234,8 @@ func newSuiteReport(res properties.Result) suiteReport {
 	}
 	for _, inv := range res.Suite.Invariants {
 		ir := invariantReport{ID: inv.ID, Statement: inv.Statement, Source: cite.Join(inv.Sources), Sources: sourceReports(inv.Sources),
-			Checked: res.Tally.Checked[inv.ID], Applied: res.Tally.Applied[inv.ID]}
+			Checked: res.Tally.Checked[inv.ID], Applied: res.Tally.Applied[inv.ID], Kind: inv.Kind.String(),
+			Breaches: res.Tally.Breaches[inv.ID], FirstBreach: res.Tally.FirstBreach[inv.ID]}
 		if res.Failure != nil && res.Failure.Invariant == inv.ID {
 			ir.Violations = 1
 		}

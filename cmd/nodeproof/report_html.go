@@ -54,6 +54,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 	"inventoryLayer": inventoryLayers,
 	"statusClass":    statusClass,
 	"simFaults":      simFaultsText,
+	"violations":     violationsCell,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -69,6 +70,18 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 {{with .Problems}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>{{end}}
 <p>nodeproof {{.Version}}, started {{.Started}}, {{printf "%.1f" .Seconds}}s.</p>
 
+{{with .Findings}}<section id="findings">
+<h2>Findings in the kubelet</h2>
+<p>Broken promises of the v1.36.3 kubelet: contract properties (what the Kubernetes documentation and KEPs promise) that nodeproof's generated search breaks, shrunk, and confirmed on upstream's own code. A known finding does not fail the report; one that stops reproducing does.</p>
+{{range .}}<div class="finding" id="finding-{{.ID}}">
+<h3><code>{{.ID}}</code> {{.Title}} <small>({{.Subsystem}})</small></h3>
+<p><strong>Promise:</strong> {{.Promise}} ({{sources .Sources}})</p>
+<ol>{{range .Steps}}<li>{{.}}</li>{{end}}</ol>
+<p>Replay: <code class="replay">{{.Replay}}</code>. Property <code>{{.Property}}</code> of suite <code>{{.Suite}}</code>: {{.SearchText}}; {{.BreachText}}.</p>
+<p>Confirmed by <code>{{.Confirmation}}</code>. Upstream tracker: {{with .Tracker}}{{sources .}}{{else}}{{.TrackerNote}}{{end}}. Later releases: {{.Releases}}.</p>
+</div>
+{{end}}</section>
+{{end}}
 <section id="matrix">
 <h2>Coverage</h2>
 <p>One row per subsystem, one column per layer of verification; each figure links to its section.</p>
@@ -135,9 +148,9 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 {{end}}
 <h3>Invariants</h3>
 <table>
-<tr><th>ID</th><th>Statement</th><th>Source</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th><th>Violations</th></tr>
-{{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td>{{sources .Sources}}</td>
-<td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td><td class="num{{if .Violations}} failed{{end}}">{{.Violations}}</td></tr>
+<tr><th>ID</th><th title="fidelity: upstream's behaviour; contract: Kubernetes' promise to its users">Kind</th><th>Statement</th><th>Source</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th><th>Violations</th></tr>
+{{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Kind}}</td><td>{{.Statement}}</td><td>{{sources .Sources}}</td>
+<td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td><td class="num{{if .Violations}} failed{{end}}">{{violations .}}</td></tr>
 {{end}}</table>
 {{with .Statistics}}<h3>Statistics</h3>
 <table>
@@ -301,6 +314,7 @@ func verdict(d *reportData) reportVerdict {
 	}
 	slices.Sort(differ)
 	problems = append(problems, differ...)
+	problems = append(problems, findingProblems(d.Findings, d.searches != nil)...)
 	for _, m := range d.Mutants {
 		if !m.Killed {
 			problems = append(problems, "mutant "+m.ID+" survived")

@@ -63,6 +63,11 @@ func markdownBlocks(data *reportData) []string {
 	}
 	flush()
 
+	if len(data.Findings) > 0 {
+		b.WriteString(markdownFindings(data.Findings))
+		flush()
+	}
+
 	b.WriteString("\n## Coverage\n\n")
 	header := append([]string{"Subsystem"}, matrixLayers...)
 	var rows [][]string
@@ -116,9 +121,9 @@ func markdownBlocks(data *reportData) []string {
 		b.WriteString("\n")
 		var rows [][]string
 		for _, inv := range s.Invariants {
-			rows = append(rows, []string{inv.ID, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Applied), strconv.Itoa(inv.Violations)})
+			rows = append(rows, []string{inv.ID, inv.Kind, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Applied), violationsCell(inv)})
 		}
-		mdTable(&b, []string{"ID", "Statement", "Source", "Checked", "Applied", "Violations"}, rows)
+		mdTable(&b, []string{"ID", "Kind", "Statement", "Source", "Checked", "Applied", "Violations"}, rows)
 		if len(s.Statistics) > 0 {
 			b.WriteString("\n")
 			var stats [][]string

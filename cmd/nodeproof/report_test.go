@@ -27,7 +27,20 @@ var (
 		URL: `https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&c`}
 	dmDoc   = sourceReport{Kind: "doc", Text: "nodeproof docs/architecture.md", URL: "docs/architecture.md"}
 	dmIssue = sourceReport{Kind: "issue", Text: "kubernetes issue #109595", URL: "https://github.com/kubernetes/kubernetes/issues/109595"}
+	igcPage = sourceReport{Kind: "kubernetes-doc", Text: "Kubernetes documentation, Garbage Collection", URL: "https://kubernetes.io/docs/concepts/architecture/garbage-collection/"}
 )
+
+// syntheticFinding is the one known finding of the synthetic report, which
+// the imagegc suite reached; its search found it from seed 3.
+var syntheticFinding = verify.Finding{ID: "IGC-F1", Title: "an image <b>in use</b> is removed", Subsystem: "imagegc", Suite: "imagegc",
+	Property: "IGC-C-PROMISE", Promise: "Images in use are kept.", Sources: []cite.Source{{Kind: cite.KindKubernetesDoc, Text: igcPage.Text, URL: igcPage.URL}},
+	Steps: []string{"pull image i1", "start c1 on i1 during the pass"}, Seed: 3, Confirmation: "conformance: TestFindingIGC", Releases: "still present in v1.37.2"}
+
+// syntheticSearches is the findings file of the synthetic report.
+func syntheticSearches() *findingsFile {
+	return &findingsFile{Checks: 300, Steps: 100, Findings: []findingResult{{ID: "IGC-F1", Suite: "imagegc", Property: "IGC-C-PROMISE",
+		Searches: []findingSearch{{Seed: 3, Found: true, FoundAfter: 1.25, Seconds: 2, Cases: 7, Steps: 2}}, Reproduced: true, MedianFoundAfter: 1.25, MedianSteps: 2}}}
+}
 
 // syntheticReport has one passed suite, one failed suite whose message
 // carries markup, a mutant and a pass-through section.
@@ -44,7 +57,9 @@ func syntheticReport(t *testing.T) *reportData {
 				Name: "imagegc", Subsystem: "imagegc", Checks: 300, Steps: 3000, Seconds: 1.5, Passed: true, Seed: 42,
 				Actions: map[string]int{"pull": 2000, "gc": 1000},
 				Invariants: []invariantReport{
-					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300, Applied: 2900},
+					{ID: "IGC-INUSE", Statement: "An image in use is never removed.", Source: igcSeed.Text, Sources: []sourceReport{igcSeed}, Checked: 3300, Applied: 2900, Kind: "fidelity"},
+					{ID: "IGC-C-PROMISE", Statement: "An image a container runs is kept.", Source: igcPage.Text, Sources: []sourceReport{igcPage}, Checked: 3300, Applied: 12, Kind: "contract",
+						Breaches: 4, FirstBreach: "IGC-C-PROMISE: image i1 removed while c1 runs it"},
 				},
 				Statistics: []statisticReport{{Name: "bytes freed beyond the target", Samples: 40, Mean: 1.23456, Max: 7, Nonzero: 12}},
 			},
@@ -53,8 +68,8 @@ func syntheticReport(t *testing.T) *reportData {
 				Actions: map[string]int{"register": 150, "allocate": 62},
 				Invariants: []invariantReport{
 					{ID: "DM-EXCLUSIVE", Statement: "A device is held by at most one container.", Source: dmCode.Text + "; " + dmDoc.Text,
-						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Applied: 31, Violations: 1},
-					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229, Applied: 200},
+						Sources: []sourceReport{dmCode, dmDoc}, Checked: 229, Applied: 31, Violations: 1, Kind: "fidelity"},
+					{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: dmIssue.Text, Sources: []sourceReport{dmIssue}, Checked: 229, Applied: 200, Kind: "fidelity"},
 				},
 				Failure: &failureReport{
 					Invariant: "DM-EXCLUSIVE",
@@ -96,7 +111,9 @@ var testInventory = []inventory.Subsystem{
 
 // finishedReport is syntheticReport with its verdict and matrix derived.
 func finishedReport(t *testing.T) *reportData {
+	withKnownFindings(t, syntheticFinding)
 	data := syntheticReport(t)
+	data.searches = syntheticSearches()
 	data.finish(testInventory, 3)
 	return data
 }
@@ -121,6 +138,11 @@ func TestWriteReport(t *testing.T) {
 			`<a href="lin-1.html">lin-1.html</a>`,
 			// Checked, then Applied, then Violations.
 			`<td class="num">229</td><td class="num">31</td><td class="num failed">1</td>`,
+			`<td class="num">3300</td><td class="num">12</td><td class="num">0 (&#43;4 explained by a known finding)</td>`,
+			`<h3><code>IGC-F1</code> an image &lt;b&gt;in use&lt;/b&gt; is removed <small>(imagegc)</small></h3>`,
+			`<ol><li>pull image i1</li><li>start c1 on i1 during the pass</li></ol>`,
+			`Property <code>IGC-C-PROMISE</code> of suite <code>imagegc</code>: found from seed 3 after 1.2 s, shrunk to 2 steps; reached 4 times by this report&#39;s run of suite imagegc.`,
+			`Upstream tracker: no upstream issue found.`,
 			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 		} {
 			assert.Contains(t, html, want, "index.html")
@@ -162,10 +184,13 @@ func TestWriteReport(t *testing.T) {
 			"| imagegc | 1 package | not built | 300 checks, passed | not built | not built | not built | not built | not built |",
 			"- conformance against upstream: `make conformance` (writes `report/conformance.json`)\n",
 			"## devicemanager (devicemanager)\n\n### Counterexample: DM-EXCLUSIVE\n",
-			"| ID | Statement | Source | Checked | Applied | Violations |",
-			"| DM-EXCLUSIVE | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
+			"| ID | Kind | Statement | Source | Checked | Applied | Violations |",
+			"| IGC-C-PROMISE | contract | An image a container runs is kept. | [Kubernetes documentation, Garbage Collection](https://kubernetes.io/docs/concepts/architecture/garbage-collection/) | 3300 | 12 | 0 (+4 explained by a known finding) |",
+			"## Findings in the kubelet\n\n1 known broken promise of the v1.36.3 kubelet",
+			"| IGC-F1 | imagegc | an image &lt;b&gt;in use&lt;/b&gt; is removed | [Kubernetes documentation, Garbage Collection](https://kubernetes.io/docs/concepts/architecture/garbage-collection/) | found from seed 3 after 1.2 s, shrunk to 2 steps | `nodeproof findings IGC-F1` | conformance: TestFindingIGC | no upstream issue found |",
+			"| DM-EXCLUSIVE | fidelity | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
 				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 31 | 1 |`,
-			"| IGC-INUSE | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 2900 | 0 |",
+			"| IGC-INUSE | fidelity | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 2900 | 0 |",
 			"Actions: pull 2000, gc 1000.",
 			"- fuzz targets: fuzz.FuzzA, fuzz.FuzzB\n",
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
@@ -191,9 +216,12 @@ func checkReportJSON(t *testing.T, data string) {
 		Statement  string              `json:"statement"`
 		Source     string              `json:"source"`
 		Sources    []map[string]string `json:"sources"`
-		Checked    int                 `json:"checked"`
-		Applied    int                 `json:"applied"`
-		Violations int                 `json:"violations"`
+		Checked     int                 `json:"checked"`
+		Applied     int                 `json:"applied"`
+		Violations  int                 `json:"violations"`
+		Kind        string              `json:"kind"`
+		Breaches    int                 `json:"breaches"`
+		FirstBreach string              `json:"first_breach"`
 	}
 	type failure struct {
 		Invariant string   `json:"invariant"`
@@ -234,6 +262,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Matrix          []matrixRow      `json:"matrix"`
 		NotRun          []notRun         `json:"not_run"`
 		Sim             *simSection      `json:"sim"`
+		Findings        []findingReport  `json:"findings"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -268,7 +297,22 @@ func checkReportJSON(t *testing.T, data string) {
 	assert.Equal(t, 0, failed.Invariants[1].Violations, "violations of the other invariant")
 	assert.Equal(t, invariant{ID: "DM-CAPACITY", Statement: "Allocatable never exceeds capacity.", Source: "kubernetes issue #109595",
 		Sources: []map[string]string{{"kind": "issue", "text": "kubernetes issue #109595", "url": "https://github.com/kubernetes/kubernetes/issues/109595"}},
-		Checked: 229, Applied: 200}, failed.Invariants[1])
+		Checked: 229, Applied: 200, Kind: "fidelity"}, failed.Invariants[1])
+	assert.Equal(t, "contract", passed.Invariants[1].Kind)
+	assert.Equal(t, 4, passed.Invariants[1].Breaches)
+	if assert.Len(t, report.Findings, 1, "findings") {
+		f := report.Findings[0]
+		assert.Equal(t, "IGC-F1", f.ID)
+		assert.Equal(t, "imagegc", f.Subsystem)
+		assert.Equal(t, "conformance: TestFindingIGC", f.Confirmation)
+		assert.Equal(t, "nodeproof findings IGC-F1", f.Replay)
+		assert.Equal(t, verify.NoTracker, f.TrackerNote)
+		assert.Equal(t, []sourceReport{igcPage}, f.Sources)
+		assert.Equal(t, 4, f.Breaches)
+		if assert.NotNil(t, f.Search) {
+			assert.True(t, f.Search.Reproduced)
+		}
+	}
 	assert.Equal(t, []map[string]string{{"kind": "seed", "text": igcSeed.Text, "url": ""}}, passed.Invariants[0].Sources)
 	wantMutant := map[string]any{"id": "devicemanager-reregistration-race", "subsystem": "devicemanager", "source": "kubernetes#1",
 		"killed": true, "killed_by": "DM-EXCLUSIVE", "seconds": 2.25}

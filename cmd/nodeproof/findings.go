@@ -1,0 +1,326 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// The default budget of a search is the suites' own in `go test ./...`
+// and the report: a finding must be reachable at it.
+const (
+	findingsChecks = 300
+	findingsSteps  = 100
+)
+
+// defaultFindingsFile is where `make findings` leaves its searches, which
+// the report includes without being told.
+const defaultFindingsFile = "report/findings.json"
+
+// findingsOptions are the validated arguments and flags of `nodeproof findings`.
+type findingsOptions struct {
+	findings []verify.Finding
+	// sweep is set when --seeds gave a range; otherwise each finding is
+	// searched from its own registered seed.
+	sweep       bool
+	first, last uint64
+	jsonPath    string
+	list        bool
+}
+
+type findingsFlags struct {
+	seeds    string
+	jsonPath string
+	list     bool
+}
+
+// searcher runs one search; tests replace properties.SearchFinding.
+type searcher func(f verify.Finding, seed uint64, checks, steps int) (properties.Search, error)
+
+func newFindingsCommand(search searcher) *cobra.Command {
+	var f findingsFlags
+	cmd := &cobra.Command{
+		Use:   "findings [ID...] [--seeds A..B] [--json FILE] [--list]",
+		Short: "search for each known kubelet finding and print its shrunk case",
+		Long: `Searches for each known finding (a contract property upstream's kubelet is known to
+break, docs/findings.md) with its suite at the default budget (` + fmt.Sprint(findingsChecks) + ` cases of ` + fmt.Sprint(findingsSteps) + ` steps),
+its property enforced, from the finding's own seed or from every seed of --seeds, and prints
+how long the search took to find it, the shrunk steps and the replay line. With several
+seeds it prints the median time to find and the median shrunk length.
+Exit status: 1 when a finding is not reached from its own seed (in a sweep: from no seed),
+or when another invariant fails first; 2 for bad arguments or a --json file that cannot be
+written.`,
+		Example: `  nodeproof findings                     # every finding, from its own seed
+  nodeproof findings PB-F1               # one finding
+  nodeproof findings --seeds 1..10       # time to find over ten fresh seeds
+  nodeproof findings --list`,
+		DisableFlagsInUseLine: true,
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			var ids []cobra.Completion
+			for _, f := range verify.Findings() {
+				ids = append(ids, cobra.CompletionWithDesc(f.ID, f.Title))
+			}
+			return ids, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts, err := f.options(args, cmd.Flags().Changed)
+			if err != nil {
+				return usageError(err)
+			}
+			if opts.list {
+				return listFindings(opts.findings, cmd.OutOrStdout())
+			}
+			return searchFindings(opts, search, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.seeds, "seeds", "", "search from every seed `A..B` (inclusive) instead of each finding's own")
+	fl.StringVar(&f.jsonPath, "json", "", "write the searches as JSON to this `FILE` (the report's findings section)")
+	fl.BoolVar(&f.list, "list", false, "list the known findings and exit")
+	_ = cmd.MarkFlagFilename("json", "json")
+	return cmd
+}
+
+func (f findingsFlags) options(args []string, changed func(string) bool) (findingsOptions, error) {
+	opts := findingsOptions{jsonPath: f.jsonPath, list: f.list}
+	all := verify.Findings()
+	if len(args) == 0 {
+		opts.findings = all
+	}
+	for _, id := range args {
+		found, err := verify.ByID(id)
+		if err != nil {
+			return opts, err
+		}
+		if !slices.ContainsFunc(opts.findings, func(g verify.Finding) bool { return g.ID == id }) {
+			opts.findings = append(opts.findings, found)
+		}
+	}
+	if changed("seeds") {
+		first, last, err := parseSeedRange(f.seeds)
+		if err != nil {
+			return opts, err
+		}
+		if first == 0 {
+			return opts, errors.New("--seeds: seed 0 means a seed from the clock, which a sweep cannot repeat; start at 1")
+		}
+		opts.sweep, opts.first, opts.last = true, first, last
+	}
+	if opts.list && (opts.sweep || opts.jsonPath != "") {
+		return opts, errors.New("--list takes no --seeds or --json")
+	}
+	if opts.jsonPath != "" {
+		// Before any search: a bad path must not cost the searches.
+		if err := checkOutputFile(opts.jsonPath); err != nil {
+			return opts, fmt.Errorf("--json: %v", err)
+		}
+	}
+	return opts, nil
+}
+
+// checkOutputFile creates path's directory and proves the file can be
+// written there, leaving nothing behind.
+func checkOutputFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".nodeproof-write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}
+
+func listFindings(all []verify.Finding, stdout io.Writer) error {
+	w := &errWriter{w: stdout}
+	if len(all) == 0 {
+		fmt.Fprintln(w, "no known findings")
+	}
+	for _, f := range all {
+		fmt.Fprintf(w, "%-8s %-14s %-28s %s\n", f.ID, f.Subsystem, f.Property, f.Title)
+	}
+	return w.err
+}
+
+// findingSearch is one search as report.json and `findings --json` hold it.
+type findingSearch struct {
+	Seed       uint64  `json:"seed"`
+	Found      bool    `json:"found"`
+	Other      string  `json:"other,omitempty"`
+	FoundAfter float64 `json:"found_after_seconds"`
+	Seconds    float64 `json:"seconds"`
+	Cases      int     `json:"cases"`
+	// Steps is the shrunk case's length, Shrunk its lines.
+	Steps  int      `json:"steps"`
+	Shrunk []string `json:"shrunk,omitempty"`
+	Replay string   `json:"replay,omitempty"`
+}
+
+// findingResult is one finding's searches and what they add up to.
+type findingResult struct {
+	ID       string          `json:"id"`
+	Suite    string          `json:"suite"`
+	Property string          `json:"property"`
+	Searches []findingSearch `json:"searches"`
+	// Reproduced: found from the finding's own seed, or in a sweep from at
+	// least one seed, and no other invariant failed.
+	Reproduced bool `json:"reproduced"`
+	// The medians are over the searches that found it.
+	MedianFoundAfter float64 `json:"median_found_after_seconds"`
+	MedianSteps      float64 `json:"median_steps"`
+}
+
+// findingsFile is what `findings --json` writes.
+type findingsFile struct {
+	Checks   int             `json:"checks"`
+	Steps    int             `json:"steps"`
+	Findings []findingResult `json:"findings"`
+}
+
+func searchFindings(opts findingsOptions, search searcher, stdout, stderr io.Writer) error {
+	w := &errWriter{w: stdout}
+	if len(opts.findings) == 0 {
+		fmt.Fprintln(w, "no known findings: nothing to search for")
+	}
+	out := findingsFile{Checks: findingsChecks, Steps: findingsSteps, Findings: []findingResult{}}
+	failed := false
+	for _, f := range opts.findings {
+		seeds := []uint64{f.Seed}
+		if opts.sweep {
+			seeds = nil
+			for s := opts.first; ; s++ {
+				seeds = append(seeds, s)
+				if s == opts.last {
+					break
+				}
+			}
+		}
+		r := findingResult{ID: f.ID, Suite: f.Suite, Property: f.Property}
+		var found []findingSearch
+		other := false
+		for _, seed := range seeds {
+			// The seed goes out before the work, so that an interrupted
+			// search can be repeated.
+			fmt.Fprintf(stderr, "searching for %s (%s) in suite %s from seed %d\n", f.ID, f.Property, f.Suite, seed)
+			s, err := search(f, seed, findingsChecks, findingsSteps)
+			if err != nil {
+				return err
+			}
+			fs := findingSearch{Seed: s.Seed, Found: s.Found, Other: s.Other, FoundAfter: s.FoundAfter, Seconds: s.Seconds, Cases: s.Cases, Steps: s.Steps}
+			if s.Failure != nil {
+				fs.Shrunk, fs.Replay = s.Failure.Steps, s.Failure.Replay
+			}
+			printSearch(w, f, fs)
+			r.Searches = append(r.Searches, fs)
+			if fs.Found {
+				found = append(found, fs)
+			}
+			other = other || fs.Other != ""
+		}
+		r.Reproduced = len(found) > 0 && !other
+		if !opts.sweep {
+			r.Reproduced = r.Reproduced && r.Searches[0].Found
+		}
+		r.MedianFoundAfter = median(found, func(s findingSearch) float64 { return s.FoundAfter })
+		r.MedianSteps = median(found, func(s findingSearch) float64 { return float64(s.Steps) })
+		if opts.sweep {
+			fmt.Fprintf(w, "%s: found from %d of %d seeds; median %.1f s to find, median %.0f shrunk steps\n",
+				f.ID, len(found), len(seeds), r.MedianFoundAfter, r.MedianSteps)
+		}
+		failed = failed || !r.Reproduced
+		out.Findings = append(out.Findings, r)
+	}
+	if n := len(opts.findings); n > 0 {
+		reproduced := 0
+		for _, r := range out.Findings {
+			if r.Reproduced {
+				reproduced++
+			}
+		}
+		fmt.Fprintf(w, "total: %d of %d %s reproduced\n", reproduced, n, plural(n, "finding", "findings"))
+	}
+	if opts.jsonPath != "" {
+		data, err := json.MarshalIndent(out, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(opts.jsonPath, append(data, '\n'), 0o644); err != nil {
+			return usageError(fmt.Errorf("--json: %v", err))
+		}
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if failed {
+		return exitWith(exitFailed)
+	}
+	return nil
+}
+
+// printSearch prints one search: its verdict line, then the shrunk steps
+// and the replay line when it found the finding or something else.
+func printSearch(w io.Writer, f verify.Finding, s findingSearch) {
+	switch {
+	case s.Found:
+		fmt.Fprintf(w, "%s  %s  seed %d: found after %.1f s (%d cases), shrunk to %d steps (%.1f s in all)\n",
+			f.ID, f.Property, s.Seed, s.FoundAfter, s.Cases, s.Steps, s.Seconds)
+	case s.Other != "":
+		fmt.Fprintf(w, "%s  %s  seed %d: FAILED: %s failed first, which no known finding explains\n", f.ID, f.Property, s.Seed, s.Other)
+	default:
+		fmt.Fprintf(w, "%s  %s  seed %d: NOT FOUND in %d cases (%.1f s)\n", f.ID, f.Property, s.Seed, s.Cases, s.Seconds)
+		return
+	}
+	for _, line := range s.Shrunk {
+		fmt.Fprintf(w, "    %s\n", line)
+	}
+	if s.Replay != "" {
+		fmt.Fprintf(w, "    replay: %s\n", s.Replay)
+	}
+}
+
+// median of the values f picks from searches; 0 without any.
+func median(searches []findingSearch, f func(findingSearch) float64) float64 {
+	if len(searches) == 0 {
+		return 0
+	}
+	v := make([]float64, len(searches))
+	for i, s := range searches {
+		v[i] = f(s)
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// errWriter keeps the first error of a run of writes, so that output that
+// could not be written (a full disk, a closed pipe) fails the command.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = fmt.Errorf("writing the output: %w", err)
+	}
+	return n, err
+}
+

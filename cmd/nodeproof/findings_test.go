@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// fakeSearch finds a finding from the seeds in found, reports other as
+// failing first from seed 99, and finds nothing elsewhere.
+func fakeSearch(found map[uint64]int) searcher {
+	return func(f verify.Finding, seed uint64, checks, steps int) (properties.Search, error) {
+		s := properties.Search{Finding: f, Seed: seed, Seconds: 2, Cases: checks}
+		switch n, ok := found[seed]; {
+		case ok:
+			s.Found, s.FoundAfter, s.Steps, s.Cases = true, float64(seed), n, 3
+			s.Failure = &properties.Failure{Invariant: f.Property, Steps: []string{"step 1: start", f.Property + ": broken"}, Replay: "nodeproof replay --suite x --seed 7 --steps 100"}
+		case seed == 99:
+			s.Other = "X-OTHER"
+			s.Failure = &properties.Failure{Invariant: "X-OTHER", Steps: []string{"X-OTHER: broken"}}
+		}
+		return s, nil
+	}
+}
+
+var testFinding = verify.Finding{ID: "T-F1", Suite: "x", Property: "T-C-PROMISE", Seed: 5}
+
+func TestFindingsFromOwnSeed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "findings.json")
+	var out, errOut bytes.Buffer
+	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}, jsonPath: path}, fakeSearch(map[uint64]int{5: 4}), &out, &errOut)
+	require.NoError(t, err)
+	assert.Contains(t, out.String(), "T-F1  T-C-PROMISE  seed 5: found after 5.0 s (3 cases), shrunk to 4 steps")
+	assert.Contains(t, out.String(), "    step 1: start\n")
+	assert.Contains(t, out.String(), "    replay: nodeproof replay --suite x --seed 7 --steps 100\n")
+	assert.Contains(t, out.String(), "total: 1 of 1 finding reproduced")
+	assert.Contains(t, errOut.String(), "searching for T-F1 (T-C-PROMISE) in suite x from seed 5")
+	var file findingsFile
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &file))
+	require.Len(t, file.Findings, 1)
+	assert.True(t, file.Findings[0].Reproduced)
+	assert.Equal(t, 4.0, file.Findings[0].MedianSteps)
+}
+
+func TestFindingsNotReproducedFails(t *testing.T) {
+	var out bytes.Buffer
+	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(nil), &out, &bytes.Buffer{})
+	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Contains(t, out.String(), "seed 5: NOT FOUND in 300 cases")
+	assert.Contains(t, out.String(), "total: 0 of 1 finding reproduced")
+}
+
+func TestFindingsSweep(t *testing.T) {
+	var out bytes.Buffer
+	opts := findingsOptions{findings: []verify.Finding{testFinding}, sweep: true, first: 1, last: 4}
+	err := searchFindings(opts, fakeSearch(map[uint64]int{1: 3, 2: 9, 4: 5}), &out, &bytes.Buffer{})
+	require.NoError(t, err, "found from 3 of 4 seeds is reproduced")
+	assert.Contains(t, out.String(), "T-F1: found from 3 of 4 seeds; median 2.0 s to find, median 5 shrunk steps")
+}
+
+func TestFindingsOtherFailureFails(t *testing.T) {
+	var out bytes.Buffer
+	opts := findingsOptions{findings: []verify.Finding{testFinding}, sweep: true, first: 98, last: 99}
+	err := searchFindings(opts, fakeSearch(map[uint64]int{98: 3}), &out, &bytes.Buffer{})
+	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Contains(t, out.String(), "seed 99: FAILED: X-OTHER failed first, which no known finding explains")
+}
+
+func TestFindingsBadArguments(t *testing.T) {
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"unknown finding": {[]string{"findings", "NO-SUCH-F9"}, `finding "NO-SUCH-F9": no such finding`},
+		"bad range":       {[]string{"findings", "--seeds", "5..1"}, "below its start"},
+		"seed zero":       {[]string{"findings", "--seeds", "0..3"}, "start at 1"},
+		"list and json":   {[]string{"findings", "--list", "--json", "x.json"}, "--list takes no --seeds or --json"},
+		"unwritable json": {[]string{"findings", "--json", "/proc/nodeproof/findings.json"}, "--json:"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			status := execute(newRootCommand(newFindingsCommand(fakeSearch(nil))), tc.args, nil, &out, &errOut)
+			assert.Equal(t, exitUsage, status)
+			assert.Contains(t, errOut.String(), tc.want)
+		})
+	}
+}
+
+// TestFindingsFailedWrite: output that cannot be written fails the command.
+func TestFindingsFailedWrite(t *testing.T) {
+	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(map[uint64]int{5: 4}), failingWriter{}, &bytes.Buffer{})
+	assert.ErrorContains(t, err, "writing the output")
+}
+
+func exitCode(err error) int {
+	var e *exitError
+	if errors.As(err, &e) {
+		return e.status
+	}
+	if err != nil {
+		return -1
+	}
+	return exitOK
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// findingReport is one known kubelet finding as the report shows it: what
+// verify registers about it, what this report's suites saw of it and, when
+// `make findings` ran, its search.
+type findingReport struct {
+	ID        string         `json:"id"`
+	Title     string         `json:"title"`
+	Subsystem string         `json:"subsystem"`
+	Suite     string         `json:"suite"`
+	Property  string         `json:"property"`
+	Promise   string         `json:"promise"`
+	Sources   []sourceReport `json:"sources"`
+	Steps     []string       `json:"steps"`
+	// Replay searches for the finding and prints its shrunk case.
+	Replay       string `json:"replay"`
+	Confirmation string `json:"confirmation"`
+	// Tracker is empty when no upstream issue tracks the finding, which
+	// TrackerNote then says.
+	Tracker     []sourceReport `json:"tracker"`
+	TrackerNote string         `json:"tracker_note,omitempty"`
+	Releases    string         `json:"releases"`
+	// Breaches counts the breaches of the property this report's suite run
+	// counted instead of failing (-1: the suite did not run); FirstBreach
+	// is the first one's message.
+	Breaches    int    `json:"breaches"`
+	FirstBreach string `json:"first_breach,omitempty"`
+	// Search is `nodeproof findings`' search for it; null when not run.
+	Search *findingResult `json:"search"`
+}
+
+// knownFindings are the findings the report shows; tests replace them.
+var knownFindings = verify.Findings
+
+// newFindingReports lists every known finding with what the suites that
+// ran saw of it and the searches read from a findings file (nil: not run).
+func newFindingReports(suites []suiteReport, searches *findingsFile) []findingReport {
+	out := []findingReport{}
+	for _, f := range knownFindings() {
+		r := findingReport{ID: f.ID, Title: f.Title, Subsystem: f.Subsystem, Suite: f.Suite, Property: f.Property,
+			Promise: f.Promise, Sources: sourceReports(f.Sources), Steps: f.Steps, Replay: "nodeproof findings " + f.ID,
+			Confirmation: f.Confirmation, Tracker: sourceReports(f.Tracker), Releases: f.Releases, Breaches: -1}
+		if len(f.Tracker) == 0 {
+			r.TrackerNote = verify.NoTracker
+		}
+		for _, s := range suites {
+			if s.Name != f.Suite {
+				continue
+			}
+			for _, inv := range s.Invariants {
+				if inv.ID == f.Property {
+					r.Breaches, r.FirstBreach = inv.Breaches, inv.FirstBreach
+				}
+			}
+		}
+		if searches != nil {
+			for i := range searches.Findings {
+				if searches.Findings[i].ID == f.ID {
+					r.Search = &searches.Findings[i]
+				}
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// findingProblems are the verdict's words on the findings: a known
+// finding makes nothing red, but one its search no longer reproduces, or
+// a findings file that lacks a known finding, does.
+func findingProblems(findings []findingReport, searched bool) []string {
+	var problems []string
+	for _, f := range findings {
+		switch {
+		case !searched:
+		case f.Search == nil:
+			problems = append(problems, fmt.Sprintf("finding %s was not searched for in the findings file: run make findings again", f.ID))
+		case !f.Search.Reproduced:
+			problems = append(problems, fmt.Sprintf("finding %s no longer reproduces (%s in suite %s): run %s", f.ID, f.Property, f.Suite, f.Replay))
+		}
+	}
+	return problems
+}
+
+// loadFindings reads the searches `nodeproof findings --json` wrote. A
+// file that holds no finding while findings are known is refused: it
+// would show a search that never ran as passed.
+func loadFindings(path string) (*findingsFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f findingsFile
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: not a findings file (nodeproof findings --json): %v", path, err)
+	}
+	if f.Findings == nil {
+		return nil, fmt.Errorf("%s: findings: required, a list of searches", path)
+	}
+	known := knownFindings()
+	if len(f.Findings) == 0 && len(known) > 0 {
+		return nil, fmt.Errorf("%s: findings: empty, while %d findings are known: the file is not the result of a search", path, len(known))
+	}
+	for i, r := range f.Findings {
+		if !slices.ContainsFunc(known, func(k verify.Finding) bool { return k.ID == r.ID }) {
+			return nil, fmt.Errorf("%s: findings[%d].id: no known finding %q", path, i, r.ID)
+		}
+		if len(r.Searches) == 0 {
+			return nil, fmt.Errorf("%s: findings[%d].searches: empty; every finding is searched from at least one seed", path, i)
+		}
+	}
+	return &f, nil
+}
+
+// violationsCell is an invariant's violations, with the breaches a known
+// finding explains beside them.
+func violationsCell(inv invariantReport) string {
+	if inv.Breaches == 0 {
+		return fmt.Sprint(inv.Violations)
+	}
+	return fmt.Sprintf("%d (+%d explained by a known finding)", inv.Violations, inv.Breaches)
+}
+
+// searchText says what the findings search found, in a line.
+func (f findingReport) SearchText() string {
+	s := f.Search
+	switch {
+	case s == nil:
+		return "not searched for in this report (make findings)"
+	case !s.Reproduced:
+		return "NO LONGER REPRODUCES: " + f.Replay
+	case len(s.Searches) == 1:
+		return fmt.Sprintf("found from seed %d after %.1f s, shrunk to %d steps", s.Searches[0].Seed, s.Searches[0].FoundAfter, s.Searches[0].Steps)
+	}
+	found := 0
+	for _, x := range s.Searches {
+		if x.Found {
+			found++
+		}
+	}
+	return fmt.Sprintf("found from %d of %d seeds; median %.1f s to find, median %.0f shrunk steps", found, len(s.Searches), s.MedianFoundAfter, s.MedianSteps)
+}
+
+// BreachText says what this report's suite run saw of the finding.
+func (f findingReport) BreachText() string {
+	switch {
+	case f.Breaches < 0:
+		return "suite " + f.Suite + " not run in this report"
+	case f.Breaches == 0:
+		return "not reached by this report's run of suite " + f.Suite
+	}
+	return fmt.Sprintf("reached %d times by this report's run of suite %s", f.Breaches, f.Suite)
+}
+
+// TrackerText is the tracker's sources, or the note that none was found.
+func (f findingReport) TrackerText() string {
+	if len(f.Tracker) == 0 {
+		return f.TrackerNote
+	}
+	texts := make([]string, len(f.Tracker))
+	for i, t := range f.Tracker {
+		texts[i] = t.Text
+	}
+	return strings.Join(texts, "; ")
+}
+
+// markdownFindings is the "Findings in the kubelet" part of report.md.
+func markdownFindings(findings []findingReport) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## Findings in the kubelet\n\n%d known broken %s of the v1.36.3 kubelet, each confirmed on upstream's own code (docs/findings.md). A known finding does not fail the report.\n\n",
+		len(findings), plural(len(findings), "promise", "promises"))
+	var rows [][]string
+	for _, f := range findings {
+		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, sourceCellMarkdown(f.Sources), f.SearchText(), mdInline(f.Replay), f.Confirmation, f.TrackerText()})
+	}
+	mdTable(&b, []string{"ID", "Subsystem", "Broken promise", "Promised by", "Search", "Replay", "Confirmed by", "Upstream tracker"}, rows)
+	return b.String()
+}
