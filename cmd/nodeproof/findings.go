@@ -323,4 +323,3 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
-

@@ -212,10 +212,10 @@ func TestWriteReport(t *testing.T) {
 // unknown keys, and checks the values that tools read.
 func checkReportJSON(t *testing.T, data string) {
 	type invariant struct {
-		ID         string              `json:"id"`
-		Statement  string              `json:"statement"`
-		Source     string              `json:"source"`
-		Sources    []map[string]string `json:"sources"`
+		ID          string              `json:"id"`
+		Statement   string              `json:"statement"`
+		Source      string              `json:"source"`
+		Sources     []map[string]string `json:"sources"`
 		Checked     int                 `json:"checked"`
 		Applied     int                 `json:"applied"`
 		Violations  int                 `json:"violations"`
