@@ -299,9 +299,12 @@ func loadMutants(path string) ([]mutantRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows := []mutantRow{}
+	var rows []mutantRow
 	if err := json.Unmarshal(data, &rows); err != nil {
 		return nil, fmt.Errorf("%s: not a kill matrix (an array of {id, subsystem, source, killed, killed_by, seconds}): %v", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: %s", path, noResults)
 	}
 	for i, r := range rows {
 		if r.ID == "" {
@@ -321,8 +324,16 @@ func loadTable(path string) (*tableSection, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
+	if len(t.rows) == 0 {
+		return nil, fmt.Errorf("%s: %s", path, noResults)
+	}
 	return t, nil
 }
+
+// noResults is the complaint about a results file that holds none (null,
+// []): shown, it would read as a section that ran and found nothing, and
+// take it off the not-run list.
+const noResults = "no results (null or an empty array): a run that produced nothing is not a section that passed; run its make target again"
 
 func parseTable(data []byte) (*tableSection, error) {
 	t := &tableSection{rows: []json.RawMessage{}}
