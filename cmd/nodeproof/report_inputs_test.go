@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -26,11 +27,54 @@ func TestReportRefusesEmptyResultFiles(t *testing.T) {
 			t.Run(flag+"/"+name, func(t *testing.T) {
 				path := filepath.Join(dir, flag+"-"+name+".json")
 				require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o644))
-				status, stdout, stderr := runNodeproof("", "report", "--out", filepath.Join(dir, "out"), "--checks", "1", "--histories", "0", "--sim-seeds", "0", "--suite", "^$", "--"+flag, path)
+				status, stdout, stderr := runNodeproof("", "report", "--out", filepath.Join(dir, "out"), "--checks", "1", "--histories", "0", "--sim-seeds", "0", "--suite", "^preemption$", "--"+flag, path)
 				assert.Equal(t, exitUsage, status, "stdout: %s", stdout)
 				assert.Contains(t, stderr, "--"+flag+": "+path+": ")
 				assert.Contains(t, stderr, tc.want)
 			})
 		}
+	}
+}
+
+// TestLoadSimRefusesInconsistentSweeps: a sweep file whose runs disagree
+// with its totals, or whose hours are not a duration, is bad input.
+func TestLoadSimRefusesInconsistentSweeps(t *testing.T) {
+	good := func() *simSection {
+		s := syntheticSim()
+		s.Seeds, s.Events, s.SimulatedHours = 2, 30, 4
+		s.Runs = []simRunReport{
+			{Seed: 42, Events: 10, SimulatedHours: 2, Passed: true},
+			{Seed: 43, Events: 20, SimulatedHours: 2, Passed: true},
+		}
+		return s
+	}
+	dir := t.TempDir()
+	write := func(t *testing.T, s *simSection) string {
+		data, err := json.Marshal(s)
+		require.NoError(t, err)
+		path := filepath.Join(dir, t.Name()[len("TestLoadSimRefusesInconsistentSweeps/"):]+".json")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		return path
+	}
+	t.Run("good", func(t *testing.T) {
+		_, err := loadSim(write(t, good()))
+		require.NoError(t, err)
+	})
+	for name, tc := range map[string]struct {
+		change func(*simSection)
+		want   string
+	}{
+		"failed run under a passing total": {func(s *simSection) { s.Runs[1].Passed = false }, "runs[1]: passed is false under a total that passed"},
+		"negative hours":                   {func(s *simSection) { s.Hours = -2 }, "hours: -2 is not a simulated duration (more than 0, at most"},
+		"zero hours":                       {func(s *simSection) { s.Hours = 0 }, "hours: 0 is not a simulated duration"},
+		"negative run hours":               {func(s *simSection) { s.Runs[0].SimulatedHours = -1 }, "runs[0].simulated_hours: -1 is negative"},
+		"run beyond its hours":             {func(s *simSection) { s.Runs[0].SimulatedHours = 3 }, "runs[0].simulated_hours: 3 exceeds the 2 hours a seed runs"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := good()
+			tc.change(s)
+			_, err := loadSim(write(t, s))
+			assert.ErrorContains(t, err, tc.want)
+		})
 	}
 }

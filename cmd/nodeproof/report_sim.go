@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -83,6 +84,18 @@ func loadSim(path string) (*simSection, error) {
 		return nil, fmt.Errorf("%s: events is %d but the runs add up to %d", path, s.Events, events)
 	case s.Passed != (len(s.Violations) == 0):
 		return nil, fmt.Errorf("%s: passed is %v with %d violations", path, s.Passed, len(s.Violations))
+	case math.IsNaN(s.Hours) || s.Hours <= 0 || s.Hours > maxSimHours:
+		return nil, fmt.Errorf("%s: hours: %v is not a simulated duration (more than 0, at most %d)", path, s.Hours, maxSimHours)
+	}
+	for i, r := range s.Runs {
+		switch {
+		case s.Passed && !r.Passed:
+			return nil, fmt.Errorf("%s: runs[%d]: passed is false under a total that passed", path, i)
+		case r.SimulatedHours < 0:
+			return nil, fmt.Errorf("%s: runs[%d].simulated_hours: %v is negative", path, i, r.SimulatedHours)
+		case r.SimulatedHours > s.Hours:
+			return nil, fmt.Errorf("%s: runs[%d].simulated_hours: %v exceeds the %v hours a seed runs", path, i, r.SimulatedHours, s.Hours)
+		}
 	}
 	return &s, nil
 }
