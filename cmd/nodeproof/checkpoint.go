@@ -74,8 +74,11 @@ func runCheckpoint(opts checkpointOptions, stdin io.Reader, stdout, stderr io.Wr
 			fmt.Fprintf(stderr, "nodeproof checkpoint: writing JSON: %v\n", err)
 			return 1
 		}
-	} else {
-		r.print(stdout)
+	} else if err := r.print(stdout); err != nil {
+		// A report nobody can read is no report: a full disk or a closed
+		// pipe fails the command (exit 1, as a failed check does).
+		fmt.Fprintf(stderr, "nodeproof checkpoint: writing the output: %v\n", err)
+		return 1
 	}
 	if r.problem != "" {
 		fmt.Fprintf(stderr, "nodeproof checkpoint: %s\n", r.problem)
@@ -283,9 +286,9 @@ func joinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-func (r checkpointReport) print(w io.Writer) {
+func (r checkpointReport) print(w io.Writer) error {
 	if !r.decoded {
-		return // there is only the problem, which goes to stderr
+		return nil // there is only the problem, which goes to stderr
 	}
 	in := r.inspection
 	var b strings.Builder
@@ -331,7 +334,8 @@ func (r checkpointReport) print(w io.Writer) {
 	for _, v := range in.violations {
 		fmt.Fprintf(&b, "  - %s\n", v)
 	}
-	io.WriteString(w, b.String())
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // printResponse summarises the allocate response the kubelet would apply to

@@ -484,3 +484,12 @@ func TestCheckpointUsage(t *testing.T) {
 		assert.Empty(t, stdout, "%q: stdout", c.args)
 	}
 }
+
+// TestCheckpointFailedWrite: `checkpoint FILE > /dev/full` exits 1 and
+// says why, instead of 0 with nothing written.
+func TestCheckpointFailedWrite(t *testing.T) {
+	var stderr strings.Builder
+	status := runCheckpoint(checkpointOptions{file: "testdata/checkpoint/valid.json"}, nil, failingWriter{}, &stderr)
+	assert.Equal(t, exitFailed, status)
+	assert.Contains(t, stderr.String(), "nodeproof checkpoint: writing the output: disk full")
+}

@@ -41,6 +41,12 @@ func (e *exitError) Unwrap() error { return e.err }
 // usageError is a bad flag, argument or input file: status 2.
 func usageError(err error) error { return &exitError{status: exitUsage, err: err} }
 
+// outputError is output that could not be written (a full disk, a closed
+// pipe): the command did not deliver what it ran, status 1.
+func outputError(err error) error {
+	return &exitError{status: exitFailed, err: fmt.Errorf("writing the output: %w", err)}
+}
+
 // exitWith turns the status of a command's logic, which reports its own
 // problems, into the error cobra hands back to execute.
 func exitWith(status int) error {
@@ -79,4 +85,22 @@ func exitStatus(cmd *cobra.Command, err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %s\n", name, msg)
 	return status
+}
+
+// errWriter keeps the first error of a run of writes, so that output that
+// could not be written (a full disk, a closed pipe) fails the command.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = outputError(err)
+	}
+	return n, err
 }

@@ -305,21 +305,3 @@ func median(searches []findingSearch, f func(findingSearch) float64) float64 {
 	}
 	return (v[n/2-1] + v[n/2]) / 2
 }
-
-// errWriter keeps the first error of a run of writes, so that output that
-// could not be written (a full disk, a closed pipe) fails the command.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	if err != nil {
-		e.err = fmt.Errorf("writing the output: %w", err)
-	}
-	return n, err
-}

@@ -102,6 +102,7 @@ func TestFindingsBadArguments(t *testing.T) {
 func TestFindingsFailedWrite(t *testing.T) {
 	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(map[uint64]int{5: 4}), failingWriter{}, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "writing the output")
+	assert.Equal(t, exitFailed, exitCode(err))
 }
 
 func exitCode(err error) int {

@@ -109,10 +109,18 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 		return usageError(err)
 	}
 	if opts.list {
+		w := &errWriter{w: stdout}
 		for _, m := range selected {
-			fmt.Fprintf(stdout, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, selectionLabel(m.Packages, m.Tests), m.Bug)
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, selectionLabel(m.Packages, m.Tests), m.Bug)
 		}
-		return nil
+		return w.err
+	}
+	if opts.jsonPath != "" {
+		// Before any mutant runs: a path that cannot be written must not
+		// cost the whole run and then pass for a survivor (exit 1).
+		if err := checkOutputFile(opts.jsonPath); err != nil {
+			return usageError(fmt.Errorf("--json: %v", err))
+		}
 	}
 
 	// Interrupting stops the running go command, so the scratch copy is

@@ -124,7 +124,8 @@ func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all [
 
 // replay runs the one case and prints its shrunk steps. A reproduced failure
 // exits 1, like the run it reproduces.
-func replay(opts replayOptions, stdout io.Writer) error {
+func replay(opts replayOptions, out io.Writer) error {
+	stdout := &errWriter{w: out}
 	res := properties.Run(opts.suite, properties.RunOptions{
 		Checks:   1,
 		Steps:    opts.steps,
@@ -142,7 +143,7 @@ func replay(opts replayOptions, stdout io.Writer) error {
 	f := res.Failure
 	if f == nil {
 		fmt.Fprintf(stdout, "passed: the failure did not reproduce (%d steps ran)\n", res.Tally.Steps)
-		return nil
+		return stdout.err
 	}
 	fmt.Fprintf(stdout, "FAILED %s: %s\n\n", opts.suite.Name, f.Invariant)
 	// The last step is the failure line, which the message repeats.
@@ -150,6 +151,9 @@ func replay(opts replayOptions, stdout io.Writer) error {
 		fmt.Fprintln(stdout, step)
 	}
 	fmt.Fprintln(stdout, strings.TrimSuffix(f.Message, "\n"))
+	if stdout.err != nil {
+		return stdout.err
+	}
 	return exitWith(exitFailed)
 }
 

@@ -1,0 +1,36 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestOutputWriteFailures: output that cannot be written (a full disk, a
+// closed pipe: `> /dev/full`) fails the command with status 1 and says so,
+// instead of exiting 0 with nothing delivered.
+func TestOutputWriteFailures(t *testing.T) {
+	for _, args := range [][]string{
+		{"mutants", "--list", "--run", "^ad-exact-fit-rejected$"},
+		{"replay", "--suite", "preemption", "--seed", "1", "--steps", "5"},
+		{"findings", "--list"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			status := execute(newRootCommand(defaultCommands()...), args, strings.NewReader(""), failingWriter{}, &stderr)
+			assert.Equal(t, exitFailed, status)
+			assert.Contains(t, stderr.String(), "writing the output: disk full")
+		})
+	}
+}
+
+// TestMutantsJSONPathCheckedFirst: a --json path that cannot be written is
+// a usage error before any mutant runs, not a survivor after all of them.
+func TestMutantsJSONPathCheckedFirst(t *testing.T) {
+	status, stdout, stderr := runNodeproof("", "mutants", "--run", "^ad-exact-fit-rejected$", "--json", "/proc/nodeproof/kill-matrix.json")
+	assert.Equal(t, exitUsage, status)
+	assert.Empty(t, stdout, "no mutant ran")
+	assert.Contains(t, stderr, "nodeproof mutants: --json: mkdir /proc/nodeproof")
+}
