@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -51,4 +52,38 @@ func BenchmarkProbe(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkProbeStress600 is the capacity side of TestProbeStress600: each
+// iteration runs one probe in each of 600 concurrent workers against the
+// six real targets, as a pod of 600 probed containers would all at once.
+// It reports probes per second and the probes per iteration that ran out
+// of their 10 s timeout, which a busy machine raises and a test must not
+// fail for.
+func BenchmarkProbeStress600(b *testing.B) {
+	p := probe.New(nil)
+	defer p.Close()
+	cases := stressTargets(b)
+	timedOut := 0
+	for b.Loop() {
+		var wg sync.WaitGroup
+		results := make([]probe.Result, stressWorkers)
+		for w := range stressWorkers {
+			c := cases[w%len(cases)]
+			wg.Go(func() { results[w] = p.Run(context.Background(), c.spec, c.target) })
+		}
+		wg.Wait()
+		for w, got := range results {
+			c := cases[w%len(cases)]
+			switch {
+			case got == c.want:
+			case isTimeout(c.spec, got):
+				timedOut++
+			default:
+				b.Fatalf("worker %d (%s): false result %+v", w, c.name, got)
+			}
+		}
+	}
+	b.ReportMetric(float64(stressWorkers*b.N)/b.Elapsed().Seconds(), "probes/s")
+	b.ReportMetric(float64(timedOut)/float64(b.N), "timeouts/op")
 }

@@ -35,7 +35,7 @@ func newProber(t *testing.T) *probe.Prober {
 }
 
 // hostPort splits a listener's address into the pod IP and port of a target.
-func hostPort(t *testing.T, addr string) (string, int32) {
+func hostPort(t testing.TB, addr string) (string, int32) {
 	t.Helper()
 	host, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
@@ -246,7 +246,7 @@ func TestProbeTCPListenerCloses(t *testing.T) {
 
 // serveGRPC starts a gRPC server on loopback with whatever register adds
 // and returns its address; the cleanup stops it.
-func serveGRPC(t *testing.T, register func(*grpc.Server)) (string, int32) {
+func serveGRPC(t testing.TB, register func(*grpc.Server)) (string, int32) {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
