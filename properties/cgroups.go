@@ -39,6 +39,13 @@ const (
 	cgContentionNote = "CPU split among busy siblings in proportion to cpu.shares (cgroup v1), kubepods given its allocatable CPU"
 )
 
+// Pod and QoS cgroup contract property IDs: what the Kubernetes
+// documentation and KEPs promise users of pod cgroups.
+const (
+	CGCCPULimit  = "CG-C-CPU-LIMIT"
+	CGCMemoryLow = "CG-C-MEMORY-LOW"
+)
+
 // Where the cgroup invariants come from: the v1.36.3 files that build pod,
 // QoS-tier and node-allocatable cgroups and container resources, and the seed
 // article on pod and QoS cgroups.
@@ -53,6 +60,10 @@ const (
 	kubeletConfigValidation = "pkg/kubelet/apis/config/validation/validation.go"
 
 	cgSeedCPURequest = "How CPU requests are implemented"
+
+	cgResourcesPage = "concepts/configuration/manage-resources-containers/"
+	cgKubeletConfig = "reference/config-api/kubelet-config.v1beta1/"
+	cgMemoryQoSKEP  = "Support Memory QoS with cgroups v2"
 )
 
 func cgSeed(section string) cite.Source { return cite.Seed("pod and QoS cgroups", section) }
@@ -79,6 +90,8 @@ func init() {
 			{ID: CGTree, Subsystem: cgSubsystem, Statement: "Paths are unique, every cgroup's parent is listed before it (kubepods first), and each path is the driver's name for it (systemd: '-' in a UID becomes '_', slices expand).", Sources: []cite.Source{cite.Code(cmCgroupManager, "CgroupName.ToSystemd"), cite.Code(cmPodContainer, "podContainerManagerImpl.GetPodContainerName")}, Kind: verify.Fidelity},
 			{ID: CGDeterministic, Subsystem: cgSubsystem, Statement: "Building twice from the same config and pods gives identical hierarchies and file writes.", Sources: []cite.Source{cite.DeterminismContract}, Kind: verify.Fidelity},
 			{ID: CGErrors, Subsystem: cgSubsystem, Statement: "Valid input is accepted; bad config or pods get a *FieldError naming the field, with the kubelet's message where it has one.", Sources: []cite.Source{cite.BadInput, cite.Code(kubeletConfigValidation, "ValidateKubeletConfiguration"), cite.Code(cmNodeAllocatable, "containerManagerImpl.validateNodeAllocatable")}, Kind: verify.Fidelity},
+			{ID: CGCCPULimit, Subsystem: cgSubsystem, Statement: "With cpuCFSQuota on, a container with a cpu limit is never allowed more CPU than its limit: the CFS bandwidth its cgroup gets (quota over period) is at most the limit, for every cpuCFSQuotaPeriod the configuration allows (1ms to 1s) (\"Containers may not use more CPU than is specified in their cpu limit\").", Sources: []cite.Source{cite.KubernetesDoc(cgResourcesPage, "Resource Management for Pods and Containers", "Requests and limits"), cite.KubernetesDoc(cgKubeletConfig, "Kubelet Configuration (v1beta1): cpuCFSQuota, cpuCFSQuotaPeriod", "")}, Kind: verify.Contract},
+			{ID: CGCMemoryLow, Subsystem: cgSubsystem, Statement: "With Memory QoS and memoryReservationPolicy TieredReservation, a Burstable pod's memory request is soft-protected by memory.low, and cgroup v2 protection is hierarchical (a parent at 0 wins): the smallest memory.low from kubepods down to the pod's cgroup, which bounds the pod's effective memory.low under node-wide reclaim, is at least the pod's memory request.", Sources: []cite.Source{cite.KEPSection(2570, cgMemoryQoSKEP, "Mapping Rules"), cite.KEPSection(2570, cgMemoryQoSKEP, "Feature Enablement and Rollback"), cite.KubernetesDoc("concepts/workloads/pods/pod-qos/", "Pod Quality of Service Classes", "Memory QoS with cgroup v2")}, Kind: verify.Contract},
 		},
 		Property: func(t *rapid.T, tally *Tally) { newCGMachine(t, tally).run() },
 	})
