@@ -23,7 +23,7 @@ var cgroupsFindings = []Finding{
 			"The container's cgroup gets cpu.max \"1000 100000\" (cfs_quota_us 1000, cfs_period_us 100000): 10m of CPU, ten times its 1m limit. " +
 				"Every limit below 10m gets 10m; with cpuCFSQuotaPeriod: 1ms (allowed) every limit below 1 CPU, 500m say, gets a whole CPU.",
 		},
-		Seed:         1,
+		Seed:         2,
 		Confirmation: "conformance: TestFindingCGQuotaFloorExceedsLimit",
 		Releases:     "still present in v1.37.2 (read: pkg/kubelet/cm/helpers_linux.go MilliCPUToQuota, called by pkg/kubelet/kuberuntime/kuberuntime_container_linux.go calculateLinuxResources and cm.ResourceConfigForPod)",
 	},
