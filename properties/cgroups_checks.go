@@ -485,47 +485,52 @@ func (m *cgMachine) checkContractCPULimit(h cgroups.Hierarchy) {
 // ancestors (unset is 0), so the bound is the smallest memory.low from
 // kubepods, the topmost cgroup the kubelet manages, down to the pod.
 func (m *cgMachine) checkContractMemoryLow(h cgroups.Hierarchy) {
-	applied := false
-	if m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered {
-		byPath := map[string]cgroups.Cgroup{}
-		for _, cg := range h {
-			byPath[cg.Path] = cg
+	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered
+	byPath := map[string]cgroups.Cgroup{}
+	for _, cg := range h {
+		byPath[cg.Path] = cg
+	}
+	pods, breached := 0, false
+	for _, cg := range h {
+		if cg.Kind != cgroups.KindPod {
+			continue
 		}
-		for _, cg := range h {
-			if cg.Kind != cgroups.KindPod {
-				continue
+		pods++
+		spec := m.spec[cg.PodUID]
+		req := model.Requests(spec, m.cfg.PodLevelResources)["memory"]
+		// Per pod, as CG-BESTEFFORT: CG-C-MEMORY-LOW applies to a Burstable
+		// pod with a memory request under TieredReservation.
+		applies := tiered && model.QOS(spec, m.cfg.PodLevelResources) == "Burstable" && req > 0
+		m.tally.Check(CGCMemoryLow, applies)
+		if !applies || breached {
+			continue
+		}
+		bound, chain := int64(-1), []string(nil)
+		for p := cg.Path; ; p = p[:strings.LastIndex(p, "/")] {
+			anc, ok := byPath[p]
+			if !ok {
+				break
 			}
-			spec := m.spec[cg.PodUID]
-			req := model.Requests(spec, m.cfg.PodLevelResources)["memory"]
-			if model.QOS(spec, m.cfg.PodLevelResources) != "Burstable" || req == 0 {
-				continue
+			low, _ := strconv.ParseInt(anc.Config.Unified["memory.low"], 10, 64)
+			chain = append(chain, fmt.Sprintf("%s memory.low=%d", p, low))
+			if bound < 0 || low < bound {
+				bound = low
 			}
-			// CG-C-MEMORY-LOW applies to a Burstable pod with a memory
-			// request under TieredReservation.
-			applied = true
-			bound, chain := int64(-1), []string(nil)
-			for p := cg.Path; ; p = p[:strings.LastIndex(p, "/")] {
-				anc, ok := byPath[p]
-				if !ok {
-					break
-				}
-				low, _ := strconv.ParseInt(anc.Config.Unified["memory.low"], 10, 64)
-				chain = append(chain, fmt.Sprintf("%s memory.low=%d", p, low))
-				if bound < 0 || low < bound {
-					bound = low
-				}
-				if anc.Kind == cgroups.KindNodeAllocatable || !strings.Contains(p, "/") {
-					break
-				}
-			}
-			if bound < req {
-				m.tally.Breach(m.t, CGCMemoryLow, "Burstable pod %s requests %d bytes of memory, but its effective memory.low is at most %d: %s",
-					cg.PodUID, req, bound, strings.Join(chain, ", "))
+			if anc.Kind == cgroups.KindNodeAllocatable || !strings.Contains(p, "/") {
 				break
 			}
 		}
+		if bound < req {
+			// One breach per check: the first pod is the evidence.
+			breached = true
+			m.tally.Breach(m.t, CGCMemoryLow, "Burstable pod %s requests %d bytes of memory, but its effective memory.low is at most %d: %s",
+				cg.PodUID, req, bound, strings.Join(chain, ", "))
+		}
 	}
-	m.tally.Check(CGCMemoryLow, applied)
+	if pods == 0 {
+		// A node without pods has nothing to compare.
+		m.tally.Check(CGCMemoryLow, false)
+	}
 }
 
 // checkWeights: v2 weights in range and monotone in shares per formula.
