@@ -54,6 +54,8 @@ func (m *cgMachine) check(t *rapid.T) {
 	m.checkMemoryQoS(h, files[cgroups.V2])
 	m.checkWeights(h, files[cgroups.V2])
 	m.checkContention(h)
+	m.checkContractCPULimit(h)
+	m.checkContractMemoryLow(h)
 	m.checkModel(node, mpods, files)
 }
 
@@ -444,6 +446,90 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 		if !reflect.DeepEqual(got, want) {
 			m.fail(CGMemoryQoS, "%s (%s %s): memory protection %v, want %v (memoryQoS=%t policy=%s)", cg.Path, cg.Kind, cg.QOS, got, want, m.cfg.MemoryQoS, m.cfg.MemoryReservationPolicy)
 		}
+	}
+}
+
+// checkContractCPULimit holds every container with a cpu limit to the
+// documented promise that it may not use more CPU than the limit: the CFS
+// bandwidth of its cgroup, quota over period, is compared with the limit
+// exactly (quota·1000 ≤ limit·period, both sides in µs·millicores).
+func (m *cgMachine) checkContractCPULimit(h cgroups.Hierarchy) {
+	applied := false
+	for _, cg := range h {
+		rc := cg.Config
+		if cg.Kind != cgroups.KindContainer || !m.cfg.CPUCFSQuota || rc.CPUQuota == nil || rc.CPUPeriod == nil || *rc.CPUQuota <= 0 {
+			continue
+		}
+		limit := m.container(cg.PodUID, cg.Container).Limits[pod.CPU]
+		if limit == 0 {
+			continue
+		}
+		// CG-C-CPU-LIMIT applies when some container's quota is compared
+		// with its limit.
+		applied = true
+		if *rc.CPUQuota*1000 > limit*int64(*rc.CPUPeriod) {
+			allowed := new(big.Rat).SetFrac64(*rc.CPUQuota*1000, int64(*rc.CPUPeriod))
+			f, _ := allowed.Float64()
+			m.tally.Breach(m.t, CGCCPULimit, "%s has a cpu limit of %dm but quota %dµs per %dµs period allows %.0fm (cpuCFSQuotaPeriod %s)",
+				cg.Path, limit, *rc.CPUQuota, *rc.CPUPeriod, f, m.cfg.CPUCFSQuotaPeriod)
+			break
+		}
+	}
+	m.tally.Check(CGCCPULimit, applied)
+}
+
+// checkContractMemoryLow holds every Burstable pod with a memory request,
+// under Memory QoS with TieredReservation, to the promise that its request
+// is soft-protected by memory.low. cgroup v2 protection is hierarchical: a
+// cgroup's effective memory.low is bounded by the memory.low of each of its
+// ancestors (unset is 0), so the bound is the smallest memory.low from
+// kubepods, the topmost cgroup the kubelet manages, down to the pod.
+func (m *cgMachine) checkContractMemoryLow(h cgroups.Hierarchy) {
+	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered
+	byPath := map[string]cgroups.Cgroup{}
+	for _, cg := range h {
+		byPath[cg.Path] = cg
+	}
+	pods, breached := 0, false
+	for _, cg := range h {
+		if cg.Kind != cgroups.KindPod {
+			continue
+		}
+		pods++
+		spec := m.spec[cg.PodUID]
+		req := model.Requests(spec, m.cfg.PodLevelResources)["memory"]
+		// Per pod, as CG-BESTEFFORT: CG-C-MEMORY-LOW applies to a Burstable
+		// pod with a memory request under TieredReservation.
+		applies := tiered && model.QOS(spec, m.cfg.PodLevelResources) == "Burstable" && req > 0
+		m.tally.Check(CGCMemoryLow, applies)
+		if !applies || breached {
+			continue
+		}
+		bound, chain := int64(-1), []string(nil)
+		for p := cg.Path; ; p = p[:strings.LastIndex(p, "/")] {
+			anc, ok := byPath[p]
+			if !ok {
+				break
+			}
+			low, _ := strconv.ParseInt(anc.Config.Unified["memory.low"], 10, 64)
+			chain = append(chain, fmt.Sprintf("%s memory.low=%d", p, low))
+			if bound < 0 || low < bound {
+				bound = low
+			}
+			if anc.Kind == cgroups.KindNodeAllocatable || !strings.Contains(p, "/") {
+				break
+			}
+		}
+		if bound < req {
+			// One breach per check: the first pod is the evidence.
+			breached = true
+			m.tally.Breach(m.t, CGCMemoryLow, "Burstable pod %s requests %d bytes of memory, but its effective memory.low is at most %d: %s",
+				cg.PodUID, req, bound, strings.Join(chain, ", "))
+		}
+	}
+	if pods == 0 {
+		// A node without pods has nothing to compare.
+		m.tally.Check(CGCMemoryLow, false)
 	}
 }
 
