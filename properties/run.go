@@ -80,6 +80,14 @@ type Result struct {
 	FailFileIgnored string
 }
 
+// ClockSeed derives a base seed from the clock, as Run does when given
+// none; a command prints it before it starts, so that an interrupted run
+// can be repeated. It stays within 53 bits, so that report.json readers
+// that hold numbers as float64 still see the exact seed.
+func ClockSeed() uint64 {
+	return uint64(time.Now().UnixNano())&(1<<53-1) | 1
+}
+
 // runMu serialises Run: rapid reads its settings from process-wide flags.
 var runMu sync.Mutex
 
@@ -95,9 +103,7 @@ func Run(s Suite, opts RunOptions) Result {
 	defer runMu.Unlock()
 
 	if opts.Seed == 0 {
-		// Keep derived seeds within 53 bits so that report.json readers that
-		// hold numbers as float64 still see the exact seed.
-		opts.Seed = uint64(time.Now().UnixNano())&(1<<53-1) | 1
+		opts.Seed = ClockSeed()
 	}
 	prepareFlags()
 	settings := map[string]string{

@@ -27,6 +27,10 @@ const defaultExecEnv = "PLUGIN_SOCK_DIR"
 // execDirPlaceholder in --exec's command line is replaced by the directory.
 const execDirPlaceholder = "{dir}"
 
+// maxPluginChecks bounds --checks: 100 times the default. Each sequence
+// makes real gRPC calls to the plugin, about 0.1 s of them.
+const maxPluginChecks = 100 * plugincheck.DefaultChecks
+
 // pluginCheckFlags are the flags of `nodeproof plugin-check` as typed.
 type pluginCheckFlags struct {
 	dir, exec, execEnv, out      string
@@ -114,6 +118,8 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 		return opts, fmt.Errorf("--exec-env must be an environment variable name (no '=', no white space, not starting with a digit), got %q", f.execEnv)
 	case f.checks <= 0:
 		return opts, fmt.Errorf("--checks must be positive, got %d", f.checks)
+	case f.checks > maxPluginChecks:
+		return opts, fmt.Errorf("--checks: %d exceeds the bound of %d", f.checks, maxPluginChecks)
 	case f.registerTimeout <= 0:
 		return opts, fmt.Errorf("--register-timeout must be positive, got %v", f.registerTimeout)
 	case f.callTimeout <= 0:

@@ -148,6 +148,11 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	}
 	tty := isTerminal(stderr)
 	seed := opts.seed
+	if seed == 0 {
+		seed = properties.ClockSeed()
+	}
+	// Before the work: an interrupted report can be repeated.
+	fmt.Fprintf(stderr, "base seed %d (rerun with --seed %d)\n", seed, seed)
 	for _, s := range suites {
 		bar := newProgress(stderr, tty, s.Name, "checks", width)
 		res := properties.Run(s, properties.RunOptions{
@@ -235,6 +240,16 @@ func recordHistories(opts reportOptions, stderr io.Writer, tty bool, width int) 
 	return parseTable(raw)
 }
 
+// The bounds of report's counts, each 100 times its default or about
+// half an hour on two cores: a count beyond them is a typo, not a plan,
+// and would run for hours with nothing to show (--histories 1000000 was
+// interrupted with 407 visualizations written and no index.html).
+const (
+	maxChecks         = 30_000 // cases per suite; 100 x 300
+	maxHistories      = 300    // linearizability histories; 100 x 3
+	maxReportSimSeeds = 1_000  // simulation seeds of --sim-hours each
+)
+
 // reportFlags are the flags of `nodeproof report` as typed.
 type reportFlags struct {
 	out, suitePattern                                 string
@@ -278,10 +293,16 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, fmt.Errorf("--steps must be positive, got %d", opts.steps)
 	case opts.steps > maxSteps:
 		return opts, stepsBoundError(opts.steps)
+	case opts.checks > maxChecks:
+		return opts, fmt.Errorf("--checks: %d exceeds the bound of %d", opts.checks, maxChecks)
 	case opts.histories < 0:
 		return opts, fmt.Errorf("--histories must not be negative, got %d", opts.histories)
+	case opts.histories > maxHistories:
+		return opts, fmt.Errorf("--histories: %d exceeds the bound of %d", opts.histories, maxHistories)
 	case opts.simSeeds < 0:
 		return opts, fmt.Errorf("--sim-seeds must not be negative, got %d", opts.simSeeds)
+	case opts.simSeeds > maxReportSimSeeds:
+		return opts, fmt.Errorf("--sim-seeds: %d exceeds the bound of %d (nodeproof sim --seeds sweeps more, and report --sim includes it)", opts.simSeeds, maxReportSimSeeds)
 	case math.IsNaN(opts.simHours) || opts.simHours <= 0 || opts.simHours > maxSimHours:
 		return opts, fmt.Errorf("--sim-hours must be more than 0 and at most %d, got %v", maxSimHours, opts.simHours)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -77,4 +78,35 @@ func TestLoadSimRefusesInconsistentSweeps(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
+}
+
+// TestCountsAreBounded: a count flag beyond its bound is a usage error
+// before any work, like --steps.
+func TestCountsAreBounded(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--out", out, "--checks", "30001"}, "--checks: 30001 exceeds the bound of 30000"},
+		{[]string{"report", "--out", out, "--histories", "1000000"}, "--histories: 1000000 exceeds the bound of 300"},
+		{[]string{"report", "--out", out, "--sim-seeds", "1001"}, "--sim-seeds: 1001 exceeds the bound of 1000"},
+		{[]string{"plugin-check", "--dir", out, "--checks", "10001"}, "--checks: 10001 exceeds the bound of 10000"},
+	} {
+		t.Run(tc.args[0]+" "+tc.args[len(tc.args)-2], func(t *testing.T) {
+			status, stdout, stderr := runNodeproof("", tc.args...)
+			assert.Equal(t, exitUsage, status)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// TestReportPrintsSeedFirst: the base seed is on stderr before the first
+// suite's line, so that an interrupted report can be repeated.
+func TestReportPrintsSeedFirst(t *testing.T) {
+	status, _, stderr := runNodeproof("", "report", "--out", filepath.Join(t.TempDir(), "out"), "--checks", "1", "--histories", "0", "--sim-seeds", "0", "--suite", "^preemption$")
+	assert.Equal(t, exitOK, status, stderr)
+	first, _, _ := strings.Cut(stderr, "\n")
+	assert.Regexp(t, `^base seed [1-9][0-9]* \(rerun with --seed [1-9][0-9]*\)$`, first)
 }

@@ -58,6 +58,14 @@ func TestReportIncludesDefaultResults(t *testing.T) {
 	require.NotNil(t, opts.pluginCheck)
 	assert.Equal(t, [][]string{{"stub", "false", `["PC-X (contract): m"]`}}, opts.pluginCheck.Cells)
 
+	withKnownFindings(t, syntheticFinding)
+	assert.Nil(t, opts.findings)
+	require.NoError(t, os.WriteFile(defaultFindingsFile, []byte(`{"findings":[{"id":"IGC-F1","searches":[{"seed":3,"found":true}],"reproduced":true}]}`), 0o644))
+	opts, err = parseReportArgs()
+	require.NoError(t, err)
+	require.NotNil(t, opts.findings)
+	assert.True(t, opts.findings.Findings[0].Reproduced)
+
 	// A file named by flag that is missing is still an error.
 	_, err = parseReportArgs("--mutants", "missing.json")
 	assert.ErrorContains(t, err, "--mutants: open missing.json")
@@ -68,6 +76,7 @@ func TestReportIncludesDefaultResults(t *testing.T) {
 // report.json, the visualization beside it, and nothing else is listed as
 // not run.
 func TestReportRecordsHistories(t *testing.T) {
+	withKnownFindings(t) // none, so that no findings search is wanted
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := report(reportOptions{out: dir, checks: 5, steps: 5, seed: 1, histories: 1, simSeeds: 1, simHours: 0.1, mutants: []mutantRow{},
