@@ -102,6 +102,8 @@ func TestKubernetesDoc(t *testing.T) {
 		"https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#container-probes"}, s)
 	require.NoError(t, s.Validate(repo))
 	require.NoError(t, KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "").Validate(repo))
+	// The API reference's pages are versioned with a dot in the path.
+	require.NoError(t, KubernetesDoc("reference/config-api/kubelet-config.v1beta1/", "Kubelet Configuration (v1beta1)", "").Validate(repo))
 	bad := s
 	bad.URL = "https://kubernetes.io/docs/concepts/Pods"
 	assert.ErrorContains(t, bad.Validate(repo), "must link to https://kubernetes.io/docs/<page>/")

@@ -20,8 +20,9 @@ var (
 	prURL    = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesPulls) + `[1-9][0-9]*$`)
 	kepURL   = regexp.MustCompile(`^` + regexp.QuoteMeta(enhancementIssues) + `[1-9][0-9]*$`)
 	// A documentation page: lower-case path segments, each ending in a slash,
-	// with an optional anchor.
-	kubernetesDocURL = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesDocs) + `([a-z0-9-]+/)+(#[a-z0-9_-]+)?$`)
+	// with an optional anchor. A segment may hold a dot, as the API
+	// reference's versioned pages do (reference/config-api/kubelet-config.v1beta1/).
+	kubernetesDocURL = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesDocs) + `([a-z0-9.-]+/)+(#[a-z0-9_-]+)?$`)
 )
 
 // Validate reports the first rule s breaks, naming the field; repo is the
