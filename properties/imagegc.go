@@ -211,10 +211,11 @@ type gcMachine struct {
 	records map[string]model.Record
 
 	// arrived and lastUse are what happened on the node, for the contract
-	// invariants: when each listed image came (pulled, or there from the
-	// node's start), and the last time a listed container (running or
-	// exited) referenced each image, as its image or an image volume. They
-	// outlive kubelet restarts, as the node does.
+	// invariants: when each image came (pulled, or there from the node's
+	// start; a removal by the kubelet forgets it, one outside the kubelet
+	// does not), and the last time a listed container (running or exited)
+	// referenced each image, as its image or an image volume. They outlive
+	// kubelet restarts, as the node does.
 	arrived, lastUse map[string]time.Time
 	// listedSince is when this kubelet run's detections first listed each
 	// image: the earliest the kubelet can count an image's age from.
@@ -459,7 +460,9 @@ func (m *gcMachine) pull(t *rapid.T) {
 		default:
 			pulled = append(pulled, id)
 			m.listed = append(m.listed, id)
-			m.arrived[id] = m.now
+			if _, ok := m.arrived[id]; !ok {
+				m.arrived[id] = m.now
+			}
 			sort.Strings(m.listed)
 		}
 	}
@@ -529,7 +532,12 @@ func (m *gcMachine) runtimeRemoveImage(t *rapid.T) {
 	}
 	id := rapid.SampledFrom(removable).Draw(t, "image")
 	m.begin("runtimeRemoveImage", "%s", id)
+	// The contract counts an image removed outside the kubelet and pulled
+	// again as the same image, its age from its first arrival: the
+	// lenient reading, since the kubelet may not notice the gap.
+	arrived := m.arrived[id]
 	m.removeFromRuntime(id)
+	m.arrived[id] = arrived
 }
 
 // tick moves the clock, drawn around the boundaries that matter: MinAge

@@ -36,7 +36,7 @@ var imagegcFindings = []Finding{
 	},
 	{
 		ID:        "GC-F2",
-		Title:     "imageMaximumGCAge removes an image unused for less than imageMaximumGCAge (it came to the node after the kubelet started and no container has used it yet)",
+		Title:     "imageMaximumGCAge removes an image unused for less than imageMaximumGCAge: one the kubelet has not seen in use since it started counts as unused since forever",
 		Subsystem: "imagegc", Suite: "imagegc", Property: "GC-C-MAX-AGE-UNUSED",
 		Promise: "imageMaximumGCAge is the maximum age an image can be unused before it is garbage collected: " +
 			"a time after which unused images will be garbage collected (KEP-4210); after a kubelet restart the kubelet " +
