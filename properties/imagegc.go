@@ -2,6 +2,7 @@ package properties
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -32,6 +33,25 @@ const (
 	GCStartRace     = "GC-123631-START-RACE"
 	GCSharedLayers  = "GC-68203-SHARED-LAYERS"
 	gcSubsystem     = "imagegc"
+)
+
+// Image GC contract invariant IDs: what the documentation and KEP-4210
+// promise a cluster operator, checked against the node the machine plays
+// (the images' arrival and use as they happened), not against the kubelet's
+// records.
+const (
+	GCCInUse        = "GC-C-IN-USE"
+	GCCMinAge       = "GC-C-MIN-AGE"
+	GCCMaxAgeUnused = "GC-C-MAX-AGE-UNUSED"
+	GCCMaxAgeBound  = "GC-C-MAX-AGE-BOUND"
+	GCCLow          = "GC-C-LOW"
+)
+
+// The pages that make the promises.
+var (
+	gcDocLifecycle = cite.KubernetesDoc("concepts/architecture/garbage-collection/", "Garbage Collection", "Container image lifecycle")
+	gcDocConfig    = cite.KubernetesDoc("reference/config-api/kubelet-config.v1beta1/", "Kubelet Configuration (v1beta1), KubeletConfiguration", "")
+	gcKEPTitle     = "ImageMaximumGCAge in Kubelet"
 )
 
 // Where the image GC invariants come from: the v1.36.3 image GC manager,
@@ -73,8 +93,23 @@ func init() {
 			{ID: GCDeleteUnused, Subsystem: gcSubsystem, Statement: "DeleteUnusedImages tries every unused, unpinned image last used before now and at least MinAge old, in eviction order, whatever the usage and MaxAge, never reads the filesystem's stats, and fails exactly when a removal failed.", Sources: []cite.Source{cite.Code(gcManager, "realImageGCManager.DeleteUnusedImages"), gcSeed(gcSeedEviction)}, Kind: verify.Fidelity},
 			{ID: GCRestart, Subsystem: gcSubsystem, Statement: "After a kubelet restart the records are rebuilt from the start's detection alone: every image is first detected at the restart, and last used then if a container uses it, else never (zero).", Sources: []cite.Source{cite.Code(gcManager, "realImageGCManager.Start"), cite.Issue(119642), gcSeed(gcSeedDetect)}, Kind: verify.Fidelity},
 			{ID: GCDeterministic, Subsystem: gcSubsystem, Statement: "A second manager fed the same detections, runtime answers and filesystem stats makes the same RemoveImage calls and returns the same outcome and records.", Sources: []cite.Source{cite.DeterminismContract}, Kind: verify.Fidelity},
-			{ID: GCStartRace, Subsystem: gcSubsystem, Statement: "Observed upstream behaviour (#123631): a container that starts on an image after the pass's detection does not stop the pass; the image it was about to remove is still removed, and the report counts how often.", Sources: []cite.Source{cite.Issue(123631), cite.Code(gcManager, "realImageGCManager.freeSpace")}, Kind: verify.Fidelity},
-			{ID: GCSharedLayers, Subsystem: gcSubsystem, Statement: "Observed upstream behaviour (#68203): every removal counts the image's reported size, shared layers included, so the bytes counted exceed the bytes the filesystem regains by exactly, per layer, its size times the removed images holding it, less one if the layer came free.", Sources: []cite.Source{cite.Issue(68203), cite.Code(gcManager, "realImageGCManager.freeSpace")}, Kind: verify.Fidelity},
+			{ID: GCStartRace, Subsystem: gcSubsystem, Statement: "Upstream's behaviour (#123631; it breaks GC-C-IN-USE): a container that starts on an image after the pass's detection does not stop the pass; the image it was about to remove is still removed, and the report counts how often.", Sources: []cite.Source{cite.Issue(123631), cite.Code(gcManager, "realImageGCManager.freeSpace")}, Kind: verify.Fidelity},
+			{ID: GCSharedLayers, Subsystem: gcSubsystem, Statement: "Upstream's behaviour (#68203; it breaks GC-C-LOW): every removal counts the image's reported size, shared layers included, so the bytes counted exceed the bytes the filesystem regains by exactly, per layer, its size times the removed images holding it, less one if the layer came free.", Sources: []cite.Source{cite.Issue(68203), cite.Code(gcManager, "realImageGCManager.freeSpace")}, Kind: verify.Fidelity},
+			{ID: GCCInUse, Subsystem: gcSubsystem, Kind: verify.Contract,
+				Statement: "Image garbage collection removes only unused images: no pass removes an image while a container the runtime lists runs it or mounts it, including a container that started on it while the pass was under way (\"the kubelet performs garbage collection on unused images\"; KEP-4210: \"no running workloads can be affected\").",
+				Sources:   []cite.Source{gcDocLifecycle, cite.KEPSection(4210, gcKEPTitle, "Rollout, Upgrade and Rollback Planning"), cite.Issue(123631)}},
+			{ID: GCCMinAge, Subsystem: gcSubsystem, Kind: verify.Contract,
+				Statement: "No image is garbage collected, by any pass, before it has been on the node for imageMinimumGCAge (\"imageMinimumGCAge is the minimum age for an unused image before it is garbage collected\"; KEP-4210: \"the youngest an image can be to be qualified for garbage collection\").",
+				Sources:   []cite.Source{gcDocConfig, cite.KEPSection(4210, gcKEPTitle, "Proposal")}},
+			{ID: GCCMaxAgeUnused, Subsystem: gcSubsystem, Kind: verify.Contract,
+				Statement: "An image removed for its age has been unused for at least imageMaximumGCAge, counted from the latest of its last use by a container, its arrival on the node and the kubelet's start (\"the maximum age an image can be unused before it is garbage collected\"; \"a time after which unused images will be garbage collected\"; after a restart the kubelet waits \"the full imageMaximumGCAge duration before qualifying images\").",
+				Sources:   []cite.Source{gcDocConfig, gcDocLifecycle, cite.KEPSection(4210, gcKEPTitle, "Summary")}},
+			{ID: GCCMaxAgeBound, Subsystem: gcSubsystem, Kind: verify.Contract,
+				Statement: "With imageMaximumGCAge set, every GC pass, whatever the disk usage, tries to remove each listed image that no container uses, that the runtime does not pin, and that has been unused for more than imageMaximumGCAge since the latest of its last use, its arrival and the kubelet's start (\"the maximum time a local image can be unused for, regardless of disk usage\"; KEP-4210: GC'd \"up to 5 minutes after it has aged out\", one GC period).",
+				Sources:   []cite.Source{gcDocLifecycle, cite.KEPSection(4210, gcKEPTitle, "Design Details"), cite.PR(103299).Noting("pinned images are the runtime's sandbox image, exempt")}},
+			{ID: GCCLow, Subsystem: gcSubsystem, Kind: verify.Contract,
+				Statement: "When a GC pass finds the image filesystem's disk usage above imageGCHighThresholdPercent, it deletes images until the disk usage, as the filesystem measures it, reaches imageGCLowThresholdPercent, unless it runs out of images it may delete (unused, unpinned, at least imageMinimumGCAge old) or the runtime fails a removal (\"The kubelet deletes images until disk usage reaches the LowThresholdPercent value\"; imageGCLowThresholdPercent is the \"Lowest disk usage to garbage collect to\").",
+				Sources:   []cite.Source{gcDocLifecycle, gcDocConfig, cite.Issue(68203)}},
 		},
 		Property: func(t *rapid.T, tally *Tally) { newGCMachine(t, tally).run() },
 	})
@@ -174,12 +209,23 @@ type gcMachine struct {
 
 	// records are the model's records of the current kubelet run.
 	records map[string]model.Record
+
+	// arrived and lastUse are what happened on the node, for the contract
+	// invariants: when each image came (pulled, or there from the node's
+	// start; a removal by the kubelet forgets it, one outside the kubelet
+	// does not), and the last time a listed container (running or exited)
+	// referenced each image, as its image or an image volume. They outlive
+	// kubelet restarts, as the node does.
+	arrived, lastUse map[string]time.Time
+	// listedSince is when this kubelet run's detections first listed each
+	// image: the earliest the kubelet can count an image's age from.
+	listedSince map[string]time.Time
 }
 
 var gcEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newGCMachine(t *rapid.T, tally *Tally) *gcMachine {
-	m := &gcMachine{t: t, tally: tally, now: gcEpoch}
+	m := &gcMachine{t: t, tally: tally, now: gcEpoch, arrived: map[string]time.Time{}, lastUse: map[string]time.Time{}}
 	m.capacityBytes = rapid.SampledFrom([]int64{1536 * gcMi, 2048 * gcMi, 3072 * gcMi}).Draw(t, "capacity")
 	m.listed = []string{gcPause}
 	m.otherBytes = rapid.SampledFrom([]int64{0, 200 * gcMi, 600 * gcMi}).Draw(t, "otherBytes")
@@ -189,6 +235,9 @@ func newGCMachine(t *rapid.T, tally *Tally) *gcMachine {
 		}
 	}
 	sort.Strings(m.listed)
+	for _, id := range m.listed {
+		m.arrived[id] = m.now
+	}
 	m.policy = gcDrawPolicy(t)
 	t.Logf("step 0: start capacity=%s other=%s images=%v", imagegc.FormatSize(m.capacityBytes), imagegc.FormatSize(m.otherBytes), m.listed)
 	m.restartKubelet("start")
@@ -359,6 +408,22 @@ func (m *gcMachine) removeFromRuntime(id string) {
 	if i, ok := slices.BinarySearch(m.listed, id); ok {
 		m.listed = slices.Delete(m.listed, i, i+1)
 	}
+	delete(m.arrived, id)
+	delete(m.listedSince, id)
+}
+
+// markUse records that every image a listed container references is in
+// use now. It runs after every action and at the start of every pass, so
+// an image's last use is the last instant a container referenced it: time
+// moves only in ticks and at a periodic pass, and a container listed
+// before a tick was listed through it.
+func (m *gcMachine) markUse() {
+	for _, c := range m.containers {
+		m.lastUse[c.imageID] = m.now
+		for _, id := range c.mounts {
+			m.lastUse[id] = m.now
+		}
+	}
 }
 
 func (m *gcMachine) addContainer(t *rapid.T, imageID string) gcContainer {
@@ -395,6 +460,9 @@ func (m *gcMachine) pull(t *rapid.T) {
 		default:
 			pulled = append(pulled, id)
 			m.listed = append(m.listed, id)
+			if _, ok := m.arrived[id]; !ok {
+				m.arrived[id] = m.now
+			}
 			sort.Strings(m.listed)
 		}
 	}
@@ -464,7 +532,12 @@ func (m *gcMachine) runtimeRemoveImage(t *rapid.T) {
 	}
 	id := rapid.SampledFrom(removable).Draw(t, "image")
 	m.begin("runtimeRemoveImage", "%s", id)
+	// The contract counts an image removed outside the kubelet and pulled
+	// again as the same image, its age from its first arrival: the
+	// lenient reading, since the kubelet may not notice the gap.
+	arrived := m.arrived[id]
 	m.removeFromRuntime(id)
+	m.arrived[id] = arrived
 }
 
 // tick moves the clock, drawn around the boundaries that matter: MinAge
@@ -532,6 +605,7 @@ func (m *gcMachine) restartKubelet(why string) {
 	}
 	m.beganGC = m.now
 	m.records = map[string]model.Record{}
+	m.listedSince = map[string]time.Time{}
 	m.runDetect()
 	m.checkRestart(why)
 }
@@ -549,6 +623,21 @@ func (m *gcMachine) runDetect() {
 	}
 	m.records = model.Detect(m.records, m.modelImages(), m.inUse(), m.now)
 	m.lastDetect = m.now
+	m.noteListed()
+}
+
+// noteListed records the images a detection lists now.
+func (m *gcMachine) noteListed() {
+	for id := range m.listedSince {
+		if !m.isListed(id) {
+			delete(m.listedSince, id)
+		}
+	}
+	for _, id := range m.listed {
+		if _, ok := m.listedSince[id]; !ok {
+			m.listedSince[id] = m.now
+		}
+	}
 }
 
 // periodicGC moves the clock to the GC loop's next period (exactly, or
@@ -604,6 +693,14 @@ type gcPass struct {
 	heldAfter             map[string]bool
 	// answers replay the runtime to the twin: each removal's error in order.
 	answers []error
+	// removedInUse are the images removed while a listed container
+	// referenced them, at the moment of the removal; usedAtStats is the
+	// bytes in use on the filesystem when the pass read its stats.
+	removedInUse []string
+	usedAtStats  int64
+	// arrivedBefore and lastUseBefore are m.arrived and m.lastUse as the
+	// pass began.
+	arrivedBefore, lastUseBefore map[string]time.Time
 }
 
 // runPass runs GarbageCollect (isGC) or DeleteUnusedImages through the
@@ -611,8 +708,11 @@ type gcPass struct {
 // removal) and ImageFsStats, and a container sometimes starting on the
 // image being removed (#123631).
 func (m *gcMachine) runPass(t *rapid.T, isGC bool) {
+	m.markUse()
+	m.noteListed()
 	view := m.view()
-	p := &gcPass{isGC: isGC, inUse: m.inUse(), listed: slices.Clone(m.listed), failing: map[string]string{}, usedBefore: m.usedBytes()}
+	p := &gcPass{isGC: isGC, inUse: m.inUse(), listed: slices.Clone(m.listed), failing: map[string]string{}, usedBefore: m.usedBytes(),
+		arrivedBefore: maps.Clone(m.arrived), lastUseBefore: maps.Clone(m.lastUse)}
 	p.before = model.Detect(m.records, m.modelImages(), p.inUse, m.now)
 	p.order = gcEvictionOrder(p.before, p.inUse)
 	var pass *imagegc.Pass
@@ -639,6 +739,9 @@ func (m *gcMachine) runPass(t *rapid.T, isGC bool) {
 				removeErr = fmt.Errorf("rpc error: code = Unknown desc = failed to remove image %q: device or resource busy", id)
 				p.failing[id] = removeErr.Error()
 			} else {
+				if m.usedByContainer(id) {
+					p.removedInUse = append(p.removedInUse, id)
+				}
 				m.removeFromRuntime(id)
 			}
 			m.t.Logf("  RemoveImage %s (%s, %s): %v", id, step.Removal.Reason, imagegc.FormatSize(step.Removal.SizeBytes), removeErr)
@@ -651,7 +754,7 @@ func (m *gcMachine) runPass(t *rapid.T, isGC bool) {
 				m.fail(GCDeleteUnused, "DeleteUnusedImages asked for the filesystem's stats")
 			}
 			stats := m.fsStats()
-			p.stats = &stats
+			p.stats, p.usedAtStats = &stats, m.usedBytes()
 			m.t.Logf("  ImageFsStats: %s available of %s", imagegc.FormatSize(stats.AvailableBytes), imagegc.FormatSize(stats.CapacityBytes))
 			if err := pass.ImageFsStatsDone(stats, nil); err != nil {
 				m.fail(GCModel, "valid stats %+v refused: %v", stats, err)

@@ -16,6 +16,7 @@ import (
 
 // check runs after every step: the core's records against the model's.
 func (m *gcMachine) check(*rapid.T) {
+	m.markUse()
 	// GC-MODEL applies when the kubelet holds records to compare.
 	m.tally.Check(GCModel, len(m.records) > 0)
 	if diff := gcRecordsDiff(m.core.Records(), m.records); diff != "" {
@@ -81,6 +82,7 @@ func (m *gcMachine) checkPass(p *gcPass) {
 	m.checkSharedLayers(p, spaceAttempts)
 	m.checkTwin(p)
 	m.checkModel(p)
+	m.checkContract(p)
 }
 
 func gcSplit(attempts []imagegc.Attempt) (age, space []imagegc.Attempt) {
@@ -473,4 +475,146 @@ func (m *gcMachine) checkModel(p *gcPass) {
 	}
 	m.records = res.Records
 	m.check(nil)
+}
+
+// --- the contract --------------------------------------------------------
+
+// checkContract holds one pass to what the documentation promises, judged
+// from the node (m.arrived, m.lastUse, the filesystem), not the kubelet's
+// records. A breach goes through Tally.Breach: a known finding explains it.
+func (m *gcMachine) checkContract(p *gcPass) {
+	m.checkContractInUse(p)
+	m.checkContractMinAge(p)
+	if p.isGC {
+		m.checkContractMaxAge(p)
+		m.checkContractLow(p)
+	}
+}
+
+// unusedSince is the start of an image's current unused stretch as the
+// documentation counts it: its last use, its arrival or the kubelet's start
+// ("the tracked image age is reset" by a restart), whichever is latest.
+func (m *gcMachine) unusedSince(p *gcPass, id string) time.Time {
+	since := p.arrivedBefore[id]
+	if u := p.lastUseBefore[id]; u.After(since) {
+		since = u
+	}
+	if m.beganGC.After(since) {
+		since = m.beganGC
+	}
+	return since
+}
+
+// checkContractInUse: GC-C-IN-USE.
+func (m *gcMachine) checkContractInUse(p *gcPass) {
+	// It applies when a removal succeeded while a container was listed.
+	applied := false
+	for _, a := range p.out.Attempts {
+		applied = applied || a.Err == nil && len(m.containers) > 0
+	}
+	m.tally.Check(GCCInUse, applied)
+	for _, id := range p.removedInUse {
+		m.tally.Breach(m.t, GCCInUse, "the pass removed %s while a listed container used it (removals %s)", id, gcIDs(p.out.Attempts))
+	}
+}
+
+// checkContractMinAge: GC-C-MIN-AGE.
+func (m *gcMachine) checkContractMinAge(p *gcPass) {
+	minAge := m.policy.MinAge
+	// It applies when a removal succeeded under a non-zero MinAge.
+	applied := false
+	for _, a := range p.out.Attempts {
+		applied = applied || a.Err == nil && minAge > 0
+	}
+	m.tally.Check(GCCMinAge, applied)
+	for _, a := range p.out.Attempts {
+		if a.Err != nil {
+			continue
+		}
+		if age := m.now.Sub(p.arrivedBefore[a.ImageID]); age < minAge {
+			m.tally.Breach(m.t, GCCMinAge, "removed %s (%s) %v after it came to the node, under imageMinimumGCAge %v", a.ImageID, a.Reason, age, minAge)
+		}
+	}
+}
+
+// checkContractMaxAge: GC-C-MAX-AGE-UNUSED and GC-C-MAX-AGE-BOUND.
+func (m *gcMachine) checkContractMaxAge(p *gcPass) {
+	maxAge := m.policy.MaxAge
+	age, _ := gcSplit(p.out.Attempts)
+	// GC-C-MAX-AGE-UNUSED applies when MaxAge is set and the pass had
+	// unused images it could have removed for age (during the start-up
+	// wait too: none may go then).
+	m.tally.Check(GCCMaxAgeUnused, len(age) > 0 || maxAge > 0 && len(p.order) > 0)
+	for _, a := range age {
+		if a.Err != nil {
+			continue
+		}
+		if unused := m.now.Sub(m.unusedSince(p, a.ImageID)); unused < maxAge {
+			m.tally.Breach(m.t, GCCMaxAgeUnused, "removed %s for age after %v unused (since %s), under imageMaximumGCAge %v", a.ImageID, unused, m.unusedSince(p, a.ImageID).Sub(m.beganGC), maxAge)
+		}
+	}
+	// GC-C-MAX-AGE-BOUND applies when MaxAge is set and an unused,
+	// unpinned image was listed.
+	var due []string
+	candidates := false
+	for _, id := range p.listed {
+		if p.inUse[id] || id == gcPause || maxAge == 0 {
+			continue
+		}
+		candidates = true
+		if m.now.Sub(m.unusedSince(p, id)) > maxAge {
+			due = append(due, id)
+		}
+	}
+	m.tally.Check(GCCMaxAgeBound, candidates)
+	attempted := gcAttemptedSet(p.out.Attempts)
+	for _, id := range due {
+		if !attempted[id] {
+			m.tally.Breach(m.t, GCCMaxAgeBound, "%s has been unused for %v, over imageMaximumGCAge %v, yet the pass did not try to remove it (removals %s)", id, m.now.Sub(m.unusedSince(p, id)), maxAge, gcIDs(p.out.Attempts))
+		}
+	}
+}
+
+// checkContractLow: GC-C-LOW. The trigger is judged from the usage when the
+// pass reads the filesystem, after the MaxAge pass (a mechanism of its own
+// that the threshold promise does not describe), from the filesystem's own
+// bytes rather than the kubelet's integer percent.
+func (m *gcMachine) checkContractLow(p *gcPass) {
+	capacity := m.capacityBytes
+	above := p.stats != nil && p.usedAtStats*100 > int64(m.policy.HighThresholdPercent)*capacity
+	// Passes where the runtime failed a removal or a container started
+	// during the pass are outside the promise (a failure is allowed; a
+	// started container holds its image's layers).
+	clean := len(p.failing) == 0 && len(p.raced) == 0
+	m.tally.Check(GCCLow, above && clean)
+	if !above || !clean {
+		return
+	}
+	// The low target in whole bytes: available at least capacity×(100−low)/100
+	// rounded down, the nearest byte to the threshold.
+	target := capacity * int64(100-m.policy.LowThresholdPercent) / 100
+	available := capacity - m.usedBytes()
+	if available >= target {
+		return
+	}
+	// Images it may delete: listed, unpinned, not used at the pass's
+	// instant, and imageMinimumGCAge old counted from when this kubelet
+	// run first listed them. That is the most lenient reading of the age:
+	// the kubelet learns of an image at its detections and, as the
+	// documentation notes for imageMaximumGCAge, restarts its tracking at
+	// a restart, so neither the detection's delay nor a restart's wait is
+	// held against it here.
+	var left []string
+	for _, id := range m.listed {
+		since, seen := m.listedSince[id]
+		usedNow := !p.lastUseBefore[id].Before(m.now)
+		if seen && !p.inUse[id] && !usedNow && id != gcPause && m.now.Sub(since) >= m.policy.MinAge {
+			left = append(left, id)
+		}
+	}
+	if len(left) > 0 {
+		m.tally.Breach(m.t, GCCLow, "usage %s of %s was above the high threshold %d%%; the pass stopped at %s used (%s available, the low threshold %d%% needs %s) though it may still delete %v (removals %s, counted freed %d)",
+			imagegc.FormatSize(p.usedAtStats), imagegc.FormatSize(capacity), m.policy.HighThresholdPercent, imagegc.FormatSize(m.usedBytes()), imagegc.FormatSize(available),
+			m.policy.LowThresholdPercent, imagegc.FormatSize(target), left, gcIDs(p.out.Attempts), p.out.FreedBytes)
+	}
 }
