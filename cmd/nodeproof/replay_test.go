@@ -150,3 +150,20 @@ func TestStepsBound(t *testing.T) {
 	assert.Equal(t, 0, status, "stderr %q", stderr)
 	assert.Contains(t, stdout, "passed: the failure did not reproduce")
 }
+
+// TestReplayDocListsEverySuite: docs/commands/replay.md names every suite
+// --suite takes, so the page does not fall behind the registry.
+func TestReplayDocListsEverySuite(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/commands/replay.md")
+	require.NoError(t, err)
+	var row string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `--suite NAME` |") {
+			row = line
+		}
+	}
+	require.NotEmpty(t, row, "replay.md has no --suite row")
+	for _, s := range properties.Suites() {
+		assert.Contains(t, row, "`"+s.Name+"`", "replay.md's --suite row lacks suite %s", s.Name)
+	}
+}
