@@ -112,8 +112,9 @@ func TestFindingPBDelayAfterStartup(t *testing.T) {
 // keeps its run of failures when the container is replaced: two failed
 // liveness probes of a container that then crashes and is restarted, and
 // the replacement's first failed probe turns its liveness result Failure
-// (the kubelet kills it) with failureThreshold 3. The test passes while the
-// bug is present.
+// (the kubelet kills it) with failureThreshold 3; the same holds for a
+// startup probe, which so shortens the time the replacement has to start.
+// The test passes while the bug is present.
 func TestFindingPBFailureRunCarriedOver(t *testing.T) {
 	in := prScenario{
 		Pods: []prPod{{UID: "p0", RestartPolicy: "Always", Containers: []prContainer{{Name: "c0",
@@ -146,6 +147,38 @@ func TestFindingPBFailureRunCarriedOver(t *testing.T) {
 	assert.Less(t, own, 3, "the replacement failed failureThreshold probes before its result turned Failure: the promise is kept")
 	assert.Equal(t, 1, own)
 	assert.Equal(t, 4*time.Second, failed.At)
+
+	// The same with a startup probe: a slow-starting container that
+	// crashed during its startup gets, in its replacement, fewer than the
+	// failureThreshold × periodSeconds the documentation promises ("the
+	// application will have a maximum of 5 minutes (30 * 10 = 300s) to
+	// finish its startup"): one failed startup probe of c0.2 (1 s) turns its
+	// startup result Failure, on which the kubelet kills it.
+	t.Run("startup", func(t *testing.T) {
+		in := prScenario{
+			Pods: []prPod{{UID: "p0", RestartPolicy: "Always", Containers: []prContainer{{Name: "c0",
+				Start: &prProbe{Timeout: 1, Period: 1, Success: 1, Failure: 3, Script: []prOutcome{prFail}}}}}},
+			Steps: []prStep{
+				{Op: "wait", Wait: time.Second},
+				{Op: "add"},
+				{Op: "start", Container: "c0"}, // c0.1 fails its startup probe at 2 s and 3 s
+				{Op: "wait", Wait: 2500 * time.Millisecond},
+				{Op: "exit", Container: "c0", Exit: 1}, // 3.5 s: c0.1 crashes while starting
+				{Op: "start", Container: "c0"},
+				{Op: "wait", Wait: 2 * time.Second},
+			},
+		}
+		out := runTheirProber(t, in)
+		require.Empty(t, out.Setup)
+		require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+		assert.Len(t, prRunsOf(out, prC0, "Startup"), 2, "the first container's failed startup probes")
+		failed, ok := prUpdateOf(out, prC0Replaced, "Startup", "Failure")
+		require.True(t, ok, "the replacement's startup result never turned Failure: %+v", out.Updates)
+		own := prRunBefore(prRunsOf(out, prC0Replaced, "Startup"), failed.At+time.Nanosecond)
+		assert.Less(t, own, 3, "the replacement failed failureThreshold startup probes before its result turned Failure: the promise is kept")
+		assert.Equal(t, 1, own)
+		assert.Equal(t, 4*time.Second, failed.At)
+	})
 }
 
 // TestFindingPBSuccessRunCarriedOver confirms PB-F3. The promise, from

@@ -38,7 +38,7 @@ var proberFindings = []Finding{
 		ID:        "PB-F2",
 		Title:     "a replacement container is killed after fewer than failureThreshold failed liveness probes",
 		Subsystem: "prober", Suite: "prober", Property: "PB-C-FAILURE-THRESHOLD",
-		Promise: "failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed [...] For the case of a startup or liveness probe, if at least failureThreshold probes have failed, Kubernetes treats the container as unhealthy and triggers a restart for that specific container.\" " + pbRunNotReset + " A container that failed some liveness probes and then crashed passes the rest of the count to its replacement, which is killed after fewer failures of its own.",
+		Promise: "failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed [...] For the case of a startup or liveness probe, if at least failureThreshold probes have failed, Kubernetes treats the container as unhealthy and triggers a restart for that specific container.\" " + pbRunNotReset + " A container that failed some liveness probes and then crashed passes the rest of the count to its replacement, which is killed after fewer failures of its own; with a startup probe, a container that crashed while starting leaves its replacement less than failureThreshold × periodSeconds to start.",
 		Sources: []cite.Source{pbConfigureProbes},
 		Steps: []string{
 			"A pod's container c0 has a liveness probe with failureThreshold 3 (periodSeconds 1) and no startup probe; the first container c0.1 starts at 1 s.",
