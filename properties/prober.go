@@ -51,7 +51,7 @@ func init() {
 	register(Suite{
 		Name:      "prober",
 		Subsystem: pbSubsystem,
-		Invariants: []Invariant{
+		Invariants: append([]Invariant{
 			{ID: PBModel, Subsystem: pbSubsystem, Statement: "For every worker that no manual trigger reached, the core publishes the same results at the same times, runs the same number of probes and exits at the same tick as the reference model fed the container's states and the probes' answers.", Sources: []cite.Source{doProbe, cite.Code(pbWorker, "worker.run")}, Kind: verify.Fidelity},
 			{ID: PBThreshold, Subsystem: pbSubsystem, Statement: "A probe's verdict is published exactly when the run of equal verdicts (errors skipped, the run reset only by a hold) reaches FailureThreshold for Failure or SuccessThreshold for Success and the cached result differs; a warning counts as Success and unknown without error as Failure.", Sources: []cite.Source{doProbe, cite.Code(pbProber, "prober.probe"), pbSeed("Probe parameters")}, Kind: verify.Fidelity},
 			{ID: PBError, Subsystem: pbSubsystem, Statement: "A probe that errs is tried three times in all; when the third try errs too, the worker publishes nothing and its last result and run stay as they were, and one Unhealthy event says the probe errored.", Sources: []cite.Source{doProbe, cite.Code(pbProber, "prober.runProbeWithRetries"), cite.Code(pbProber, "prober.probe")}, Kind: verify.Fidelity},
@@ -63,12 +63,12 @@ func init() {
 			{ID: PBInitialDelay, Subsystem: pbSubsystem, Statement: "No probe runs while the whole seconds (truncated) since the container's StartedAt are fewer than InitialDelaySeconds, and a worker otherwise due to probe does once they are not, exactly at, one ns before and after the boundary.", Sources: []cite.Source{doProbe, pbSeed("Probe parameters")}, Kind: verify.Fidelity},
 			{ID: PBUpdates, Subsystem: pbSubsystem, Statement: "Every update a worker publishes changes the results cache (a new entry or a different value), and the cache equals the one rebuilt from the updates and the removals (a replaced container, an exiting worker).", Sources: []cite.Source{cite.Code(pbResults, "manager.Set"), cite.Code(pbResults, "manager.setInternal")}, Kind: verify.Fidelity},
 			{ID: PBWorkers, Subsystem: pbSubsystem, Statement: "The workers are exactly those AddPod created and nothing ended, at most one per (pod, container, type); a kubelet restart starts with none.", Sources: []cite.Source{cite.Code(pbManager, "manager.AddPod"), cite.Code(pbManager, "manager.removeWorker")}, Kind: verify.Fidelity},
-			{ID: PBAddPodEarly, Subsystem: pbSubsystem, Statement: "Observed upstream behaviour: AddPod walks the containers in order, each probe in the order startup, readiness, liveness, and stops at the first probe whose worker exists, so probes a pod update adds after it get no worker; the report counts how many.", Sources: []cite.Source{cite.Code(pbManager, "manager.AddPod"), pbSeed("Adding probes for a pod")}, Kind: verify.Fidelity},
+			{ID: PBAddPodEarly, Subsystem: pbSubsystem, Statement: "Upstream v1.36's behaviour (v1.37 goes on past an existing worker, kubernetes PR #138930): AddPod walks the containers in order, each probe in the order startup, readiness, liveness, and stops at the first probe whose worker exists, so probes a pod update adds after it get no worker; the report counts how many. No documented promise is broken: the API does not let an update change a container's probes.", Sources: []cite.Source{cite.Code(pbManager, "manager.AddPod"), pbSeed("Adding probes for a pod"), cite.Issue(138928), cite.PR(138930)}, Kind: verify.Fidelity},
 			{ID: PBStatus, Subsystem: pbSubsystem, Statement: "UpdatePodStatus sets Started from the startup result, else the status's own Started, else the absence of a startup worker, and Ready from a cached readiness Success or the absence of a readiness worker (then the kubelet-restart rule), never for a container that is not running or not started.", Sources: []cite.Source{cite.Code(pbManager, "manager.UpdatePodStatus"), cite.Code(pbManager, "manager.isContainerStarted")}, Kind: verify.Fidelity},
 			{ID: PBTrigger, Subsystem: pbSubsystem, Statement: "UpdatePodStatus triggers the readiness worker of every started running container without a cached Success; a worker waiting for its tick then runs at once, so readiness is not held back a whole period.", Sources: []cite.Source{cite.Code(pbManager, "manager.UpdatePodStatus")}, Kind: verify.Fidelity},
 			{ID: PBKubeletRestart, Subsystem: pbSubsystem, Statement: "After a kubelet restart, a container running since before its start less 10 s keeps Started when the status said so and no startup result is cached, and without a cached readiness result is Ready exactly when it has no readiness probe or the API pod was Ready (v1.36).", Sources: []cite.Source{cite.Code(pbManager, "manager.setReadyStateOnKubeletRestart"), cite.Issue(100277), cite.PR(126883)}, Kind: verify.Fidelity},
 			{ID: PBDeterministic, Subsystem: pbSubsystem, Statement: "A second manager fed the same calls returns the same steps, publications, events, worker states, caches and statuses.", Sources: []cite.Source{cite.DeterminismContract}, Kind: verify.Fidelity},
-		},
+		}, pbContractInvariants()...),
 		Property: func(t *rapid.T, tally *Tally) { newPBMachine(t, tally).run() },
 	})
 }
@@ -103,6 +103,12 @@ type pbPod struct {
 	hasStatus  bool
 	phase      prober.Phase
 	deleted    bool
+	// stopped: StopLivenessAndStartup reached the pod (the kubelet does it
+	// when the pod terminates). changed names the probes an update set or
+	// removed ("app/Startup"), which the API forbids. The contract
+	// properties leave both out.
+	stopped bool
+	changed map[string]bool
 }
 
 // pbTrack is the suite's own account of one worker, from its creation:
@@ -143,11 +149,14 @@ type pbMachine struct {
 	tracks            map[prober.WorkerKey]*pbTrack
 	// shadow is the results caches rebuilt from the updates and removals.
 	shadow [3]map[string]prober.Result
+	// contract is what the contract properties remember of the
+	// containers; it outlives kubelet restarts.
+	contract pbContract
 }
 
 func newPBMachine(t *rapid.T, tally *Tally) *pbMachine {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	m := &pbMachine{t: t, tally: tally, now: start}
+	m := &pbMachine{t: t, tally: tally, now: start, contract: newPBContract()}
 	m.newKubelet()
 	m.addPod(t)
 	return m
@@ -164,6 +173,7 @@ func (m *pbMachine) run() {
 		"containerStart":  m.startContainer,
 		"containerStart2": m.startContainer,
 		"containerExit":   m.exitContainer,
+		"crashRestart":    m.crashRestart,
 		"health":          m.flipHealth,
 		"killUnhealthy":   m.killUnhealthy,
 		"sync":            m.sync,
@@ -224,7 +234,7 @@ var pbContainerNames = []string{"app", "side"}
 func drawProbe(t *rapid.T, typ prober.ProbeType, label string) *prober.Probe {
 	p := prober.Probe{
 		Handler:             prober.Handler{Exec: &prober.ExecAction{Command: []string{"check"}}},
-		InitialDelaySeconds: int32(rapid.SampledFrom([]int{0, 0, 1, 2, 3}).Draw(t, label+"Delay")),
+		InitialDelaySeconds: int32(rapid.SampledFrom([]int{0, 1, 2, 3, 3, 3}).Draw(t, label+"Delay")),
 		PeriodSeconds:       int32(rapid.IntRange(1, 3).Draw(t, label+"Period")),
 		FailureThreshold:    int32(rapid.IntRange(1, 3).Draw(t, label+"Failures")),
 		SuccessThreshold:    1,
@@ -368,6 +378,25 @@ func (m *pbMachine) exitContainer(t *rapid.T) {
 	code := rapid.SampledFrom([]int32{0, 1, 137}).Draw(t, "exitCode")
 	c.running, c.terminated = false, &code
 	m.begin("containerExit", "%s/%s (%s) exit %d", p.spec.UID, p.spec.Containers[i].Name, c.id, code)
+}
+
+// crashRestart is a running container crashing and the kubelet starting
+// it again at once under a new ID, as its restart policy allows: the
+// replacement containers the probes' promises speak of.
+func (m *pbMachine) crashRestart(t *rapid.T) {
+	p, i, ok := m.drawContainer(t)
+	if !ok || !p.containers[i].running {
+		m.startContainer(t)
+		return
+	}
+	c := p.containers[i]
+	code := rapid.SampledFrom([]int32{1, 137, 0}).Draw(t, "exitCode")
+	old := c.id
+	c.running, c.terminated = false, &code
+	if willRestart(p.spec.RestartPolicy, code) {
+		m.runContainer(p, c, m.now)
+	}
+	m.begin("crashRestart", "%s/%s (%s) exit %d, now %s (running=%t)", p.spec.UID, p.spec.Containers[i].Name, old, code, c.id, c.running)
 }
 
 func (m *pbMachine) flipHealth(t *rapid.T) {

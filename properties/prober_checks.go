@@ -114,7 +114,11 @@ func (m *pbMachine) updatePod(t *rapid.T) {
 	case 0:
 		c.SetProbe(typ, drawProbe(t, typ, "added"))
 		what = "sets " + typ.String()
+		p.markChanged(c.Name, typ)
 	case 1:
+		if c.ProbeOf(typ) != nil {
+			p.markChanged(c.Name, typ)
+		}
 		c.SetProbe(typ, nil)
 		what = "removes " + typ.String()
 	}
@@ -165,6 +169,7 @@ func (m *pbMachine) stopLivenessAndStartup(t *rapid.T) {
 		return
 	}
 	m.begin("stopLivenessAndStartup", "%s", p.spec.UID)
+	p.stopped = true
 	named := p.workerKeys(prober.Liveness, prober.Startup)
 	m.checkStop("StopLivenessAndStartup", named, m.core.StopLivenessAndStartup(m.now, p.spec), m.twin.StopLivenessAndStartup(m.now, p.spec))
 }
@@ -281,6 +286,7 @@ func (m *pbMachine) kubeletRestart(t *rapid.T) {
 	down := rapid.SampledFrom([]time.Duration{0, 2 * time.Second, 11 * time.Second, 30 * time.Second}).Draw(t, "downtime")
 	m.now = m.now.Add(down)
 	m.begin("kubeletRestart", "after %v down", down)
+	m.contractRestart()
 	m.newKubelet()
 	// PB-WORKERS applies: a new manager has no workers.
 	m.tally.Check(PBWorkers, true)
@@ -383,6 +389,7 @@ func (m *pbMachine) syncPod(p *pbPod) {
 		// that outlived the kubelet's previous run.
 		m.tally.Check(PBStatus, c.running && !survived)
 		m.tally.Check(PBKubeletRestart, survived)
+		m.contractReady(p, i, out.Ready)
 		if out.Started == nil || *out.Started != started || out.Ready != ready {
 			m.fail(id, "%s/%s (%s, running=%t, status Started=%v, survived a restart=%t, API pod Ready=%t, startup %v/%t, readiness %v): Started %v Ready %t; want Started %t Ready %t",
 				p.spec.UID, cs.Name, c.id, c.running, pbBool(cs.Started), survived, p.spec.Ready, startupResult, hasStartup, m.shadow[prober.Readiness][c.id], pbBool(out.Started), out.Ready, started, ready)
@@ -613,6 +620,9 @@ func (m *pbMachine) stepWorker(key prober.WorkerKey, at time.Time) {
 		if step.Run.Attempt != 1 || step.Run.ContainerID != tr.containerID || step.Run.Timeout != tr.probe.Timeout() {
 			m.fail(PBModel, "%v: the probe to run is %+v", key, step.Run)
 		}
+		if key.Type != prober.Startup {
+			m.contractBeforeProbe(tr, p, at)
+		}
 		out, answer := pbOutcome(m.t, c.health, tr.probe.Timeout())
 		attempts := 0
 		for step.Kind == prober.StepProbe {
@@ -639,9 +649,11 @@ func (m *pbMachine) stepWorker(key prober.WorkerKey, at time.Time) {
 		if answer == "error" {
 			errored = true
 			m.checkError(tr, before, after, alive, attempts, step)
+			m.contractUnknown(tr, step)
 		} else {
 			verdictGiven = true
 			m.checkVerdict(tr, answer, step, after, alive)
+			m.contractVerdict(tr, answer, step.Updates, at)
 		}
 		updates = append(updates, step.Updates...)
 		m.t.Logf("  %v probed (%s after %d tries): %v", key, answer, attempts, step.Updates)
