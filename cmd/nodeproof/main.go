@@ -72,6 +72,8 @@ func newRootCommand(commands ...*cobra.Command) *cobra.Command {
 		Long: `nodeproof checks a deterministic model of the kubelet's node subsystems (device manager,
 cgroups, admission and preemption, image GC, probers) against reference models, and
 inspects the files and manifests a node holds.`,
+		// --version prints "nodeproof version V (revision)" on stdout.
+		Version: version(),
 		// Errors are printed once, by execute, without the usage under them.
 		SilenceErrors: true,
 		SilenceUsage:  true,

@@ -40,6 +40,7 @@ func TestExitStatus(t *testing.T) {
 		"help no-such-command":     {2, "", `nodeproof help: no command "no-such-command"`},
 		"--no-such-flag":           {2, "", "nodeproof: unknown flag: --no-such-flag"},
 		"completion bash":          {0, "# bash completion V2 for nodeproof", ""},
+		"--version":                {0, "nodeproof version " + versionBase, ""},
 		"completion zsh":           {0, "#compdef nodeproof", ""},
 		"completion no-such-sh":    {2, "", `nodeproof completion: no completion for shell "no-such-sh"`},
 		"checkpoint a.json b.json": {2, "", `nodeproof checkpoint: unexpected argument "b.json"`},
@@ -72,4 +73,23 @@ func TestExitStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCompletesSuiteNames: the shell completion offers every suite's name
+// for replay --suite and report --suite, and every finding's ID for
+// findings.
+func TestCompletesSuiteNames(t *testing.T) {
+	for _, line := range [][]string{
+		{"__complete", "replay", "--suite", ""},
+		{"__complete", "report", "--suite", ""},
+	} {
+		status, stdout, _ := runNodeproof("", line...)
+		assert.Equal(t, exitOK, status)
+		for _, s := range []string{"admission", "cgroups", "devicemanager", "imagegc", "preemption", "prober", "sim"} {
+			assert.Contains(t, stdout, s+"\n", "%v", line)
+		}
+	}
+	status, stdout, _ := runNodeproof("", "__complete", "findings", "")
+	assert.Equal(t, exitOK, status)
+	assert.Contains(t, stdout, "CG-F1\t")
 }

@@ -97,6 +97,11 @@ be included or written.`,
 		},
 	}
 	f.define(cmd.Flags())
+	// --suite takes a regular expression; the suites' names are the ones
+	// worth completing.
+	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return suiteNames(properties.Suites()), cobra.ShellCompDirectiveNoFileComp
+	})
 	_ = cmd.MarkFlagDirname("out")
 	_ = cmd.MarkFlagDirname("merge")
 	for _, name := range []string{"sim", "mutants", "linearizability", "conformance", "findings", "plugin-check"} {
