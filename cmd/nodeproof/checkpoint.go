@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 
@@ -97,20 +96,7 @@ func runCheckpoint(opts checkpointOptions, stdin io.Reader, stdout, stderr io.Wr
 // Read to refuse the file, so that a path such as /dev/zero is not read
 // without end.
 func readCheckpointFile(path string, stdin io.Reader) (string, []byte, error) {
-	r, name := stdin, "stdin"
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return path, nil, err
-		}
-		defer f.Close()
-		r, name = f, path
-	}
-	b, err := io.ReadAll(io.LimitReader(r, checkpoint.MaxFileBytes+1))
-	if err != nil {
-		return name, nil, fmt.Errorf("%s: %v", name, err)
-	}
-	return name, b, nil
+	return readInput(path, stdin, checkpoint.MaxFileBytes)
 }
 
 // checkpointReport is everything the command says about one file. The text

@@ -45,9 +45,9 @@ func TestExitStatus(t *testing.T) {
 		"completion no-such-sh":    {2, "", `nodeproof completion: no completion for shell "no-such-sh"`},
 		"checkpoint a.json b.json": {2, "", `nodeproof checkpoint: unexpected argument "b.json"`},
 		// A file that cannot be opened is bad input, as in the other commands.
-		"checkpoint no-such-file.json": {2, "", "nodeproof checkpoint: open no-such-file.json: no such file or directory"},
-		"cgroups -f no-such-file.yaml": {2, "", "nodeproof cgroups: open no-such-file.yaml: no such file or directory"},
-		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: open no-such-file.yaml: no such file or directory"},
+		"checkpoint no-such-file.json": {2, "", "nodeproof checkpoint: no-such-file.json: no such file"},
+		"cgroups -f no-such-file.yaml": {2, "", "nodeproof cgroups: no-such-file.yaml: no such file"},
+		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: no-such-file.yaml: no such file"},
 		"mutants --shrink-time -1s":    {2, "", "nodeproof mutants: --shrink-time: -1s is negative"},
 	}
 	root := newRootCommand(defaultCommands()...)

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 )
 
 // maxManifestBytes bounds what -f reads: far more than the manifests of a
@@ -12,19 +11,9 @@ const maxManifestBytes = 32 << 20
 
 // readManifestFile reads FILE, or stdin for "-", up to maxManifestBytes.
 func readManifestFile(path string, stdin io.Reader) ([]byte, error) {
-	r := stdin
-	name := "stdin"
-	if path != "-" {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r, name = f, path
-	}
-	b, err := io.ReadAll(io.LimitReader(r, maxManifestBytes+1))
+	name, b, err := readInput(path, stdin, maxManifestBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, err
 	}
 	if len(b) > maxManifestBytes {
 		return nil, fmt.Errorf("%s: larger than %d MiB; manifests of a whole node are far smaller", name, maxManifestBytes>>20)

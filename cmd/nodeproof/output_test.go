@@ -34,3 +34,17 @@ func TestMutantsJSONPathCheckedFirst(t *testing.T) {
 	assert.Empty(t, stdout, "no mutant ran")
 	assert.Contains(t, stderr, "nodeproof mutants: --json: mkdir /proc/nodeproof")
 }
+
+// TestInputErrorsNameTheFileOnce: a directory or a missing file given as
+// input is named once, with what is wrong in words.
+func TestInputErrorsNameTheFileOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range []string{"cgroups -f", "admit -f", "checkpoint"} {
+		t.Run(cmd, func(t *testing.T) {
+			status, _, stderr := runNodeproof("", append(strings.Fields(cmd), dir)...)
+			assert.Equal(t, exitUsage, status)
+			assert.Contains(t, stderr, dir+": is a directory, not a file\n")
+			assert.Equal(t, 1, strings.Count(stderr, dir), stderr)
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// readInput reads the file at path, or stdin for "-", up to limit bytes and
+// one more, so that the caller can refuse a file that is too large without
+// reading a path such as /dev/zero without end. It returns the name to
+// report the input by ("stdin" or the path). Its errors name the input once
+// and say what is wrong in words: "adir: is a directory, not a file".
+func readInput(path string, stdin io.Reader, limit int64) (name string, data []byte, err error) {
+	r, name := stdin, "stdin"
+	if path != "-" {
+		name = path
+		f, err := os.Open(path)
+		if err != nil {
+			return name, nil, inputError(path, err)
+		}
+		defer f.Close()
+		if info, err := f.Stat(); err == nil && info.IsDir() {
+			return name, nil, fmt.Errorf("%s: is a directory, not a file", path)
+		}
+		r = f
+	}
+	data, err = io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return name, nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	return name, data, nil
+}
+
+// inputError says why path could not be opened, naming it once.
+func inputError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: no such file", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied", path)
+	}
+	return fmt.Errorf("%s: %v", path, unwrapPath(err))
+}
+
+// unwrapPath drops the "op path:" prefix of an *fs.PathError, whose path
+// the caller already names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
