@@ -46,7 +46,13 @@ func runCgroups(opts cgroupsOptions, stdin io.Reader, stdout, stderr io.Writer) 
 		return 2
 	}
 	node, err := buildNode(opts, data, stderr)
-	if err != nil {
+	var bad flagValueError
+	switch {
+	case errors.As(err, &bad):
+		// The flag is at fault, not the file.
+		fmt.Fprintf(stderr, "nodeproof cgroups: %v\n", err)
+		return 2
+	case err != nil:
 		fmt.Fprintf(stderr, "nodeproof cgroups: %s: %v\n", opts.displayFile(), err)
 		return 2
 	}
@@ -304,6 +310,10 @@ func buildNode(opts cgroupsOptions, data []byte, stderr io.Writer) (*cgroupNode,
 	return n, nil
 }
 
+// flagValueError is a flag's value that cannot describe a node, found only
+// once the node file is read; the message names the flag, not the file.
+type flagValueError struct{ error }
+
 // settleNode fills in the kubelet's configuration for the node and returns
 // the allocatable pods are admitted against. The capacity is each flag
 // given, else the Node's status.capacity, else this host; a Node also gives
@@ -394,6 +404,15 @@ func (n *cgroupNode) settleNode(cfg *cgroups.Config, opts cgroupsOptions, nf *ku
 		if set || node == nil {
 			allocatable[name] = defaults[name]
 		}
+	}
+	// A capacity the flag set so small that nothing of it is allocatable
+	// would reject every pod, and the rejections would blame the pods.
+	if fromFlag[pod.Memory] && allocatable[pod.Memory] <= 0 {
+		return nil, flagValueError{fmt.Errorf("--node-memory %s leaves no allocatable memory: the kubelet keeps the memory.available hard eviction threshold (%s) off the capacity; give more than that",
+			n.memoryString(), kube.FormatQuantity(pod.Memory, hardEvictionMemory(*cfg)))}
+	}
+	if fromFlag[pod.CPU] && allocatable[pod.CPU] <= 0 {
+		return nil, flagValueError{fmt.Errorf("--node-cpu %s leaves no allocatable cpu; give a positive quantity", n.cpuString())}
 	}
 	return allocatable, nil
 }
