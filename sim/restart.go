@@ -57,7 +57,7 @@ func (s *Sim) restartKubelet(where string) string {
 
 	for _, uid := range s.podOrder {
 		p := s.pods[uid]
-		p.survivedRestart = false
+		p.survivedRestart, p.runningAtRestart = false, false
 		// The new device manager restores the checkpoint, which may hold
 		// devices of pods the old one had collected; only its own first
 		// collection frees them again.
@@ -89,6 +89,7 @@ func (s *Sim) restartKubelet(where string) string {
 			k.runPod(uid)
 			if p.phase == phaseRunning {
 				p.survivedRestart = p.startedBefore(s.now.Add(-probeRestartGrace))
+				p.runningAtRestart = p.startedBefore(s.now.Add(time.Nanosecond))
 				p.readyAtRestart = p.apiReady
 				p.readinessProbed = false
 				k.addPod(s, p)
