@@ -47,7 +47,7 @@ func Invariants() []Invariant {
 			Source: "spec/prober.md §3; kubernetes/kubernetes#117153"},
 		{ID: InvPreemptedReleased, Statement: "A preempted pod's containers, cgroups and probe workers are released, its images are no longer counted in use, and its devices are freed by the next allocation's garbage collection.",
 			Source: "spec/preemption.md; pkg/kubelet/preemption; issue #15"},
-		{ID: InvRestartKeeps, Statement: "After a kubelet restart, the pods that kept running keep their devices, their cgroups and (v1.36) their Ready condition until a readiness probe runs or a container restarts.",
+		{ID: InvRestartKeeps, Statement: "Upstream's restart: after a kubelet restart, the pods that kept running, every container started at least the prober's 10 s restart grace before it, keep their devices, their cgroups and (v1.36) their Ready condition until a readiness probe runs or a container restarts; v1.36 keeps the readiness of those containers only (SIM-C-RESTART-READY states the promise for all).",
 			Source: "spec/devicemanager.md restart; spec/prober.md (setReadyStateOnKubeletRestart); issue #15"},
 		{ID: InvCRestartReady, Contract: true, Statement: "A kubelet restart does not change container statuses: a pod that was Ready when the kubelet restarted, and whose containers all kept running, stays Ready until a readiness probe of it runs or one of its containers restarts.",
 			Source: "Kubernetes documentation, Pod Lifecycle, section 'Detection of kubelet restarts'; What Happens After A Node Restart, section 'Impact of a kubelet restart'; KEP-4781"},
