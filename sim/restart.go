@@ -89,8 +89,8 @@ func (s *Sim) restartKubelet(where string) string {
 			k.runPod(uid)
 			if p.phase == phaseRunning {
 				p.survivedRestart = p.startedBefore(s.now.Add(-probeRestartGrace))
-				p.runningAtRestart = p.startedBefore(s.now.Add(time.Nanosecond))
 				p.readyAtRestart = p.apiReady
+				p.runningAtRestart = p.startedBefore(s.now.Add(time.Nanosecond))
 				p.readinessProbed = false
 				k.addPod(s, p)
 				k.updateStatus(s, p)
