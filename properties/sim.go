@@ -74,6 +74,8 @@ var simSources = map[string][]cite.Source{
 	sim.InvCRestartReady: {cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "Detection of kubelet restarts"),
 		cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
 		cite.KEP(4781, "Fix inconsistent container ready state after kubelet restart")},
+	sim.InvCRestartRuns: {cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+		cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "")},
 }
 
 // devicePluginsPage is the Kubernetes documentation's page on device

@@ -27,6 +27,7 @@ const (
 	// what upstream does where it breaks the promise.
 	InvCAllocatable  = "SIM-C-ALLOCATABLE"
 	InvCRestartReady = "SIM-C-RESTART-READY"
+	InvCRestartRuns  = "SIM-C-RESTART-RUNS"
 )
 
 // Invariants returns the cross-subsystem invariants in the order Check
@@ -51,6 +52,8 @@ func Invariants() []Invariant {
 			Source: "spec/devicemanager.md restart; spec/prober.md (setReadyStateOnKubeletRestart); issue #15"},
 		{ID: InvCRestartReady, Contract: true, Statement: "A kubelet restart does not change container statuses: a pod that was Ready when the kubelet restarted, and whose containers all kept running, stays Ready until a readiness probe of it runs or one of its containers restarts.",
 			Source: "Kubernetes documentation, Pod Lifecycle, section 'Detection of kubelet restarts'; What Happens After A Node Restart, section 'Impact of a kubelet restart'; KEP-4781"},
+		{ID: InvCRestartRuns, Contract: true, Statement: "If only the kubelet restarts, the containers already running continue to run: the restarted kubelet neither stops nor rejects a pod it finds running, unless the pod was already being deleted or preempted.",
+			Source: "Kubernetes documentation, What Happens After A Node Restart, section 'Impact of a kubelet restart'; Pod Lifecycle"},
 		{ID: InvCoresAccept, Statement: "The kubelet glue never hands a core input that it refuses as malformed or out of turn.",
 			Source: "DESIGN.md (bad input); issue #15"},
 	}
@@ -70,6 +73,7 @@ func (s *Sim) Check() []CheckResult {
 		s.checkPreempted(hold),
 		s.checkRestartKeeps(hold),
 		s.checkCRestartReady(),
+		s.checkCRestartRuns(),
 		s.checkCoresAccept(),
 	}
 	for _, r := range out {
@@ -81,7 +85,7 @@ func (s *Sim) Check() []CheckResult {
 		s.stats.Checks[r.ID] = c
 	}
 	// The facts of this event have been judged.
-	s.livenessBad, s.gcBad, s.coreErrs = s.livenessBad[:0], s.gcBad[:0], s.coreErrs[:0]
+	s.livenessBad, s.gcBad, s.coreErrs, s.restartStopped = s.livenessBad[:0], s.gcBad[:0], s.coreErrs[:0], s.restartStopped[:0]
 	s.forgetDead()
 	return out
 }
@@ -498,6 +502,25 @@ func (s *Sim) checkCRestartReady() CheckResult {
 			}
 			r.Err = violation(r.ID, "%s was Ready when the kubelet restarted at %v, its containers kept running (%s), and it lost Ready before any readiness probe of it ran",
 				uid, s.kubelet.started.Sub(simStart), strings.Join(since, ", "))
+			return r
+		}
+	}
+	return r
+}
+
+// checkCRestartRuns judges the restart's admission of the pods it found
+// running; it applies once a restart has found a running pod to admit
+// again, and to every running pod after it.
+func (s *Sim) checkCRestartRuns() CheckResult {
+	r := CheckResult{ID: InvCRestartRuns}
+	if len(s.restartStopped) > 0 {
+		r.Applied = true
+		r.Err = violation(r.ID, "%s", s.restartStopped[0])
+		return r
+	}
+	for _, uid := range s.podOrder {
+		if p := s.pods[uid]; p.runningAtRestart && p.phase == phaseRunning {
+			r.Applied = true
 			return r
 		}
 	}

@@ -48,6 +48,9 @@ type Sim struct {
 	livenessBad []string
 	gcBad       []string
 	coreErrs    []string
+	// restartStopped are the pods the latest restart stopped although
+	// their containers ran (SIM-C-RESTART-RUNS).
+	restartStopped []string
 
 	// routine: the running event called nothingHappened; faultFired: a
 	// fault fired during it. Together they make Event.Routine.

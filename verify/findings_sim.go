@@ -31,4 +31,33 @@ var simFindings = []Finding{
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/prober/prober_manager.go manager.setReadyStateOnKubeletRestart and " +
 			"kubeletRestartGracePeriod, 10 s before the manager's start; worker.go worker.doProbe)",
 	},
+	{
+		ID:        "SIM-F2",
+		Title:     "a kubelet restart rejects a running pod whose device container has not started yet, and kills its running containers",
+		Subsystem: "sim",
+		Suite:     "sim",
+		Property:  "SIM-C-RESTART-RUNS",
+		Promise: "If only the kubelet restarts, the containers that are already running continue to run; Pods and their " +
+			"containers continue to run during a kubelet restart. The restarted kubelet neither stops nor rejects a pod it " +
+			"finds running (the documentation names node labels and taints changed while the kubelet was down as the one " +
+			"reason a running pod may fail the admission the restart runs again).",
+		Sources: []cite.Source{
+			cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+			cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", ""),
+		},
+		Steps: []string{
+			"The device plugin of example.com/gpu registers; a pod arrives whose container c0 requests a GPU and whose container c1 requests none.",
+			"The pod is admitted: c0 is allocated a GPU (the checkpoint records it); c1's image is on the node and c1 starts; c0's image is pulled.",
+			"The kubelet restarts while c0's image is still being pulled: c1 runs, c0 has no container yet.",
+			"The restarted kubelet restores the device manager from the checkpoint (the GPU resource registered, with no healthy device until its plugin registers again) and admits the API server's pods again before its pod sources are ready.",
+			"c1 runs, so it passes; c0 is not running, so the kubelet-restart rule for running containers does not apply, and the health checks that come before 'nothing more is needed' fail: 'no healthy devices present; cannot allocate unhealthy devices example.com/gpu'.",
+			"The pod is rejected with UnexpectedAdmissionError ('Allocate failed due to no healthy devices present; cannot allocate unhealthy devices example.com/gpu, which is unexpected') and its running container c1 is killed, before the plugin registers again.",
+		},
+		Seed:         1,
+		Confirmation: "conformance: TestFindingSIMRestartRejectsRunning",
+		Tracker:      []cite.Source{cite.Issue(133382), cite.Issue(138446)},
+		Releases: "still present in v1.37.2 (read: pkg/kubelet/cm/devicemanager/manager.go ManagerImpl.devicesToAllocate, " +
+			"the health checks before needed == 0 and the running-container exception only while the sources are not ready; " +
+			"pkg/kubelet/kubelet.go Kubelet.HandlePodAdditions, which admits every non-terminal pod again)",
+	},
 }
