@@ -14,7 +14,8 @@ import (
 // restartKubelet drops the kubelet's memory and starts a new one the way
 // the real kubelet comes back: the device manager from the last written
 // checkpoint and the runtime's containers, the plugins registering again
-// after a delay, admission with the pods still running, a new prober whose
+// after a delay, the pods still running admitted again (readmit), before
+// the pod sources are ready, a new prober whose
 // start is now (readiness from the API pod's Ready condition, v1.36), a
 // new image GC manager, and the cgroups synced for the running pods. Pods
 // admitted but not yet running are admitted again; a victim whose kill had
