@@ -68,7 +68,19 @@ var simSources = map[string][]cite.Source{
 	sim.InvRestartKeeps: {cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(pbManager, "manager.setReadyStateOnKubeletRestart"),
 		cite.PR(126883), simDoc},
 	sim.InvCoresAccept: {cite.BadInput, simDoc},
+
+	// The contract invariants cite the promise, never upstream's code.
+	sim.InvCAllocatable: {cite.KubernetesDoc(devicePluginsPage, "Device Plugins", "Device plugin registration")},
+	sim.InvCRestartReady: {cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "Detection of kubelet restarts"),
+		cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+		cite.KEP(4781, "Fix inconsistent container ready state after kubelet restart")},
+	sim.InvCRestartRuns: {cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+		cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "")},
 }
+
+// devicePluginsPage is the Kubernetes documentation's page on device
+// plugins.
+const devicePluginsPage = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
 
 // The simulation's own page, and the upstream files of admission and
 // preemption its invariants cite.

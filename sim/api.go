@@ -45,6 +45,14 @@ type Config struct {
 	// TraceLen is how many of the latest events a violation reports; 0 means
 	// DefaultTraceLen.
 	TraceLen int
+	// Explained names the contract invariants whose violations a known
+	// finding explains (a broken promise of upstream's kubelet, confirmed
+	// on its code: the verify package's findings, which the caller passes
+	// in, as sim may not import it). Run counts their violations in
+	// Stats.Explained and goes on, instead of stopping at the first one;
+	// a violation of any other invariant still stops it. It does not
+	// change the events, so a replay line need not name it.
+	Explained []string
 }
 
 // Rates gives each fault kind its rate.
@@ -111,6 +119,10 @@ type Stats struct {
 	// than judges, such as image GC removing an image a container started
 	// using after the pass's detection (#123631), by description.
 	Observed map[string]int
+	// Explained counts, by invariant ID, the violations of the invariants
+	// Config.Explained names: the checks that found the known broken
+	// promise again.
+	Explained map[string]int
 }
 
 // Violation is the first invariant a run broke.

@@ -16,7 +16,7 @@ import (
 // other threads counts too, so it errs on the slow side). BENCHMARKS.md
 // records all three.
 func BenchmarkRun(b *testing.B) {
-	cfg := DefaultConfig()
+	cfg := explained(DefaultConfig())
 	events := 0
 	var simulated time.Duration
 	cpuBefore := cpuTime(b)

@@ -52,9 +52,7 @@ func steppedSim(t *testing.T, d time.Duration) *Sim {
 	for s.now.Before(simStart.Add(d)) {
 		_, ok := s.Step()
 		require.True(t, ok)
-		for _, r := range s.Check() {
-			require.NoError(t, r.Err)
-		}
+		requireFaithful(t, s.Check())
 	}
 	return s
 }
@@ -168,6 +166,7 @@ func TestRunStopsAtTheFirstViolationWithTheTrace(t *testing.T) {
 			victim.granted[c][r] = append(victim.granted[c][r], "phantom")
 		}
 	}
+	s.cfg.Explained = contracts()
 	var reports []Stats
 	sum := s.finish(func(st Stats) { reports = append(reports, st) })
 	require.NotNil(t, sum.Violation)

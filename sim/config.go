@@ -30,7 +30,30 @@ func (c Config) Validate() error {
 	case c.TraceLen < 0:
 		return fmt.Errorf("traceLen: %d must not be negative", c.TraceLen)
 	}
+	if err := c.validateExplained(); err != nil {
+		return err
+	}
 	return c.Faults.validate()
+}
+
+// validateExplained: a known finding explains only a contract invariant's
+// violations; a fidelity invariant's violation is a bug of the simulation
+// or of a core, which nothing excuses.
+func (c Config) validateExplained() error {
+	contract := map[string]bool{}
+	for _, inv := range Invariants() {
+		contract[inv.ID] = inv.Contract
+	}
+	for _, id := range c.Explained {
+		known, ok := contract[id]
+		switch {
+		case !ok:
+			return fmt.Errorf("explained: %q is not an invariant of the simulation", id)
+		case !known:
+			return fmt.Errorf("explained: %s is a fidelity invariant; only a contract invariant's violations can be explained by a known finding", id)
+		}
+	}
+	return nil
 }
 
 func (c Config) traceLen() int {

@@ -33,9 +33,11 @@
 // a glue bug is caught. Faults are documented in faults.go.
 //
 // Deliberate simplifications: a probe answers at the instant it runs; a
-// pod whose containers run at a restart is added back to admission
-// without being admitted again, while one admitted but not started yet is
-// admitted again from scratch; a preemption kill stops the victim at once.
+// pod whose containers run at a restart is admitted again at once, before
+// the pod sources are ready, as upstream's HandlePodAdditions does, with
+// any Allocate call it needs answered at once, while one admitted but not
+// started yet is admitted again from scratch once the plugins had time to
+// register again; a preemption kill stops the victim at once.
 //
 // The package is under the determinism contract of core/ (the dependency-rule
 // test covers it): no wall clock, goroutines, locks, I/O or ambient

@@ -21,6 +21,13 @@ const (
 	InvPreemptedReleased = "SIM-PREEMPTED-RELEASED"
 	InvRestartKeeps      = "SIM-RESTART-KEEPS"
 	InvCoresAccept       = "SIM-CORES-ACCEPT"
+
+	// The contract invariants: what the Kubernetes documentation promises
+	// of the whole node, beside the fidelity statements above that say
+	// what upstream does where it breaks the promise.
+	InvCAllocatable  = "SIM-C-ALLOCATABLE"
+	InvCRestartReady = "SIM-C-RESTART-READY"
+	InvCRestartRuns  = "SIM-C-RESTART-RUNS"
 )
 
 // Invariants returns the cross-subsystem invariants in the order Check
@@ -31,16 +38,22 @@ func Invariants() []Invariant {
 			Source: "seeds/devicemanager; spec/devicemanager.md §1.8, §1.9 (run options) and restart; issue #15"},
 		{ID: InvCgroups, Statement: "The cgroup filesystem equals the tree core/cgroups builds for the admitted, non-terminated pods: a preempted or finished pod's cgroups are gone and the QoS tiers count only those pods.",
 			Source: "spec/cgroups.md §5; issue #15"},
-		{ID: InvAllocatable, Statement: "The admitted, non-terminated pods' requests never exceed the node's allocatable, devices included, except the extended resources a pod requested while allocatable had none of them, which admission drops and the pod runs without (reported as observed upstream behaviour); a victim whose kill failed is reported too, as upstream admits anyway (#78405).",
+		{ID: InvAllocatable, Statement: "Upstream's admission: the admitted, non-terminated pods' requests never exceed the node's allocatable, devices included, except the extended resources a pod requested while allocatable had none of them, which v1.36's admission drops and the pod runs without (counted under Stats.Observed); a critical pod is admitted even when a victim's kill failed (#78405), also counted.",
 			Source: "pkg/kubelet/lifecycle/predicate.go (removeMissingExtendedResources); spec/preemption.md; issue #15"},
-		{ID: InvGCInUse, Statement: "Image GC never removes an image a running container uses, except a container started after the pass's detection (#123631), which is reported as observed upstream behaviour.",
+		{ID: InvCAllocatable, Contract: true, Statement: "Devices cannot be shared between containers and extended resources cannot be overcommitted: no device is held for two live pods at once, and the devices held for the live pods of each resource never outnumber the devices its plugin advertises.",
+			Source: "Kubernetes documentation, Device Plugins, section 'Device plugin registration'"},
+		{ID: InvGCInUse, Statement: "Upstream's image GC: it never removes an image a running container uses, except one whose container started after the pass's detection (#123631), which v1.36 removes anyway (counted under Stats.Observed).",
 			Source: "spec/imagegc.md §2; kubernetes/kubernetes#123631"},
 		{ID: InvLiveness, Statement: "A container is restarted for liveness only after FailureThreshold consecutive liveness failures of that container instance, and never while its startup probe has not succeeded.",
 			Source: "spec/prober.md §3; kubernetes/kubernetes#117153"},
 		{ID: InvPreemptedReleased, Statement: "A preempted pod's containers, cgroups and probe workers are released, its images are no longer counted in use, and its devices are freed by the next allocation's garbage collection.",
 			Source: "spec/preemption.md; pkg/kubelet/preemption; issue #15"},
-		{ID: InvRestartKeeps, Statement: "After a kubelet restart, the pods that kept running keep their devices, their cgroups and (v1.36) their Ready condition until a readiness probe runs or a container restarts.",
+		{ID: InvRestartKeeps, Statement: "Upstream's restart: after a kubelet restart, the pods that kept running, every container started at least the prober's 10 s restart grace before it, keep their devices, their cgroups and (v1.36) their Ready condition until a readiness probe runs or a container restarts; v1.36 keeps the readiness of those containers only (SIM-C-RESTART-READY states the promise for all).",
 			Source: "spec/devicemanager.md restart; spec/prober.md (setReadyStateOnKubeletRestart); issue #15"},
+		{ID: InvCRestartReady, Contract: true, Statement: "A kubelet restart does not change container statuses: a pod that was Ready when the kubelet restarted, and whose containers all kept running, stays Ready until a readiness probe of it runs or one of its containers restarts.",
+			Source: "Kubernetes documentation, Pod Lifecycle, section 'Detection of kubelet restarts'; What Happens After A Node Restart, section 'Impact of a kubelet restart'; KEP-4781"},
+		{ID: InvCRestartRuns, Contract: true, Statement: "If only the kubelet restarts, the containers already running continue to run: the restarted kubelet neither stops nor rejects a pod it finds running, unless the pod was already being deleted or preempted.",
+			Source: "Kubernetes documentation, What Happens After A Node Restart, section 'Impact of a kubelet restart'; Pod Lifecycle"},
 		{ID: InvCoresAccept, Statement: "The kubelet glue never hands a core input that it refuses as malformed or out of turn.",
 			Source: "DESIGN.md (bad input); issue #15"},
 	}
@@ -54,10 +67,13 @@ func (s *Sim) Check() []CheckResult {
 		s.checkDevices(hold),
 		s.checkCgroups(),
 		s.checkAllocatable(),
+		s.checkCAllocatable(hold),
 		s.checkGCInUse(),
 		s.checkLiveness(),
 		s.checkPreempted(hold),
 		s.checkRestartKeeps(hold),
+		s.checkCRestartReady(),
+		s.checkCRestartRuns(),
 		s.checkCoresAccept(),
 	}
 	for _, r := range out {
@@ -69,7 +85,7 @@ func (s *Sim) Check() []CheckResult {
 		s.stats.Checks[r.ID] = c
 	}
 	// The facts of this event have been judged.
-	s.livenessBad, s.gcBad, s.coreErrs = s.livenessBad[:0], s.gcBad[:0], s.coreErrs[:0]
+	s.livenessBad, s.gcBad, s.coreErrs, s.restartStopped = s.livenessBad[:0], s.gcBad[:0], s.coreErrs[:0], s.restartStopped[:0]
 	s.forgetDead()
 	return out
 }
@@ -424,6 +440,89 @@ func (s *Sim) checkCoresAccept() CheckResult {
 	r := CheckResult{ID: InvCoresAccept, Applied: true}
 	if len(s.coreErrs) > 0 {
 		r.Err = violation(r.ID, "%s", strings.Join(s.coreErrs, "; "))
+	}
+	return r
+}
+
+// checkCAllocatable judges the device plugins page's promise from the
+// device manager's holdings alone: what it assigned, not what the pods
+// request (a pod admitted before its plugin registered requests devices it
+// never got, which SIM-ALLOCATABLE counts as upstream's behaviour).
+func (s *Sim) checkCAllocatable(hold map[string]podHoldings) CheckResult {
+	r := CheckResult{ID: InvCAllocatable}
+	owner := map[string]string{}
+	held := map[string]int{}
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		if !p.live() {
+			continue
+		}
+		for _, c := range slices.Sorted(maps.Keys(hold[uid])) {
+			for _, res := range slices.Sorted(maps.Keys(hold[uid][c])) {
+				for _, id := range hold[uid][c][res] {
+					r.Applied = true
+					key := res + "/" + id
+					if o, ok := owner[key]; ok && o != uid {
+						r.Err = violation(r.ID, "device %s is held for both %s and %s, two live pods", key, o, uid)
+						return r
+					}
+					if _, ok := owner[key]; !ok {
+						held[res]++
+					}
+					owner[key] = uid
+				}
+			}
+		}
+	}
+	for _, pl := range s.plugins {
+		if held[pl.resource] > len(pl.devices) {
+			r.Err = violation(r.ID, "the live pods hold %d devices of %s, its plugin advertises %d", held[pl.resource], pl.resource, len(pl.devices))
+			return r
+		}
+	}
+	return r
+}
+
+// checkCRestartReady judges every pod that was Ready at the latest
+// kubelet restart with all its containers running, however recently they
+// started (SIM-RESTART-KEEPS judges only those that started at least the
+// prober's restart grace before it, as upstream keeps only theirs).
+func (s *Sim) checkCRestartReady() CheckResult {
+	r := CheckResult{ID: InvCRestartReady}
+	for _, uid := range s.podOrder {
+		p := s.pods[uid]
+		if !p.runningAtRestart || !p.readyAtRestart || p.phase != phaseRunning {
+			continue
+		}
+		r.Applied = true
+		if !p.readinessProbed && !p.apiReady {
+			var since []string
+			for _, c := range p.containers {
+				since = append(since, fmt.Sprintf("%s started %v before", c.name, s.kubelet.started.Sub(c.startedAt)))
+			}
+			r.Err = violation(r.ID, "%s was Ready when the kubelet restarted at %v, its containers kept running (%s), and it lost Ready before any readiness probe of it ran",
+				uid, s.kubelet.started.Sub(simStart), strings.Join(since, ", "))
+			return r
+		}
+	}
+	return r
+}
+
+// checkCRestartRuns judges the restart's admission of the pods it found
+// running; it applies once a restart has found a running pod to admit
+// again, and to every running pod after it.
+func (s *Sim) checkCRestartRuns() CheckResult {
+	r := CheckResult{ID: InvCRestartRuns}
+	if len(s.restartStopped) > 0 {
+		r.Applied = true
+		r.Err = violation(r.ID, "%s", s.restartStopped[0])
+		return r
+	}
+	for _, uid := range s.podOrder {
+		if p := s.pods[uid]; p.runningAtRestart && p.phase == phaseRunning {
+			r.Applied = true
+			return r
+		}
 	}
 	return r
 }

@@ -80,9 +80,7 @@ func runScripted(t *testing.T, script string, events int) *Sim {
 	for range events {
 		ev, ok := s.Step()
 		require.True(t, ok)
-		for _, r := range s.Check() {
-			require.NoError(t, r.Err, "after %s\ntrace: %v", ev, s.Trace())
-		}
+		requireFaithful(t, s.Check(), "after %s\ntrace: %v", ev, s.Trace())
 	}
 	require.Empty(t, src.diverged, "the script no longer matches the run's draws")
 	require.Equal(t, len(src.script), src.next, "the run took fewer draws than the script holds")
@@ -140,7 +138,7 @@ func TestSeededRegressions(t *testing.T) {
 			rates, err := ParseRates(tc.faults)
 			require.NoError(t, err)
 			cfg := Config{Seed: tc.seed, Duration: time.Duration(tc.hours * float64(time.Hour)), Pods: tc.pods, Faults: rates}
-			sum := Run(cfg, nil)
+			sum := Run(explained(cfg), nil)
 			var violated string
 			if sum.Violation != nil {
 				violated = sum.Violation.Message

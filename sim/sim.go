@@ -48,6 +48,9 @@ type Sim struct {
 	livenessBad []string
 	gcBad       []string
 	coreErrs    []string
+	// restartStopped are the pods the latest restart stopped although
+	// their containers ran (SIM-C-RESTART-RUNS).
+	restartStopped []string
 
 	// routine: the running event called nothingHappened; faultFired: a
 	// fault fired during it. Together they make Event.Routine.
@@ -76,7 +79,7 @@ func New(cfg Config, src Source) (*Sim, error) {
 		runtime: newRuntime(),
 		fs:      &cgroupfs{dirs: map[string][]cgroups.File{}},
 		stats: Stats{ByKind: map[string]int{}, Faults: map[Fault]int{}, Checks: map[string]Count{},
-			Observed: map[string]int{}},
+			Observed: map[string]int{}, Explained: map[string]int{}},
 	}
 	s.cgCfg = cgroups.DefaultConfig()
 	s.cgCfg.Capacity = pod.ResourceList{pod.CPU: nodeCPUMilli, pod.Memory: nodeMemoryBytes + (1 << 30), cgroups.PIDs: 1 << 20}
@@ -220,6 +223,7 @@ func (s *Sim) Stats() Stats {
 	out.Faults = copyMap(s.stats.Faults)
 	out.Checks = copyMap(s.stats.Checks)
 	out.Observed = copyMap(s.stats.Observed)
+	out.Explained = copyMap(s.stats.Explained)
 	return out
 }
 

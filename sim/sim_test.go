@@ -18,9 +18,7 @@ func runEvents(t *testing.T, cfg Config) ([]Event, Stats) {
 		if !ok {
 			break
 		}
-		for _, r := range s.Check() {
-			require.NoError(t, r.Err)
-		}
+		requireFaithful(t, s.Check())
 		events = append(events, ev)
 	}
 	return events, s.Stats()
@@ -44,12 +42,12 @@ func TestSameSeedSameRun(t *testing.T) {
 // of the two. A kind with a few opportunities a day (allocate-hang: about
 // 70 Allocate calls at 0.05) may by chance not fire in one seed's day.
 func TestDefaultDayPasses(t *testing.T) {
-	sum := Run(DefaultConfig(), nil)
+	sum := Run(explained(DefaultConfig()), nil)
 	require.Nil(t, sum.Violation)
 	require.Equal(t, 24*time.Hour, sum.Stats.Simulated)
 	cfg := DefaultConfig()
 	cfg.Seed = 2
-	second := Run(cfg, nil)
+	second := Run(explained(cfg), nil)
 	require.Nil(t, second.Violation)
 	for _, f := range AllFaults() {
 		require.Positive(t, sum.Stats.Faults[f]+second.Stats.Faults[f], "fault %s never fired", f)

@@ -74,6 +74,9 @@ type simPod struct {
 	survivedRestart bool
 	readyAtRestart  bool
 	readinessProbed bool
+	// runningAtRestart: every container of the pod ran at the latest
+	// kubelet restart, however recently it started (SIM-C-RESTART-READY).
+	runningAtRestart bool
 }
 
 func (p *simPod) live() bool { return p.phase == phaseRunning || p.phase == phaseTerminating }

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // maxSimHours bounds --hours: a simulated year, far beyond what a run
@@ -40,9 +41,23 @@ type simOptions struct {
 	jsonPath    string
 }
 
-// config is the configuration of the run of one seed.
+// config is the configuration of the run of one seed; the known findings'
+// invariants are counted, not stopped at (simExplained).
 func (o simOptions) config(seed uint64) sim.Config {
-	return sim.Config{Seed: seed, Duration: o.duration, Pods: o.pods, NodeMaxPods: o.maxPods, Faults: o.faults}
+	return sim.Config{Seed: seed, Duration: o.duration, Pods: o.pods, NodeMaxPods: o.maxPods, Faults: o.faults, Explained: simExplained()}
+}
+
+// simExplained are the contract invariants of the simulation that a known
+// finding (verify.Findings) is about: a run counts their violations, the
+// known broken promises of upstream's kubelet, and goes on.
+func simExplained() []string {
+	var ids []string
+	for _, f := range verify.Findings() {
+		if f.Suite == "sim" {
+			ids = append(ids, f.Property)
+		}
+	}
+	return ids
 }
 
 // simFlags are the flags of `nodeproof sim` as typed.
@@ -220,11 +235,20 @@ func printSimRun(w io.Writer, r simRun, width int) {
 		formatSimulated(st.Simulated), r.seconds, formatRate(st.Simulated.Hours(), r.seconds), formatRate(float64(st.Events), r.seconds))
 	if r.summary.Violation == nil {
 		fmt.Fprintf(w, "%-*s  passed  %s\n", width, name, counts)
+		printExplained(w, strings.Repeat(" ", width+10), st.Explained)
 		return
 	}
 	v := newSimViolation(r.config.Seed, r.summary)
 	fmt.Fprintf(w, "%-*s  FAILED  %s after %s\n", width, name, v.Invariant, counts)
 	printSimViolation(w, strings.Repeat(" ", width+10), *v)
+}
+
+// printExplained says how often a known finding's broken promise was seen
+// again: counted, not stopped at.
+func printExplained(w io.Writer, indent string, explained map[string]int) {
+	for _, id := range sortedKeys(explained) {
+		fmt.Fprintf(w, "%s%s broken %s: a known finding (nodeproof findings --list)\n", indent, id, count(explained[id], "time"))
+	}
 }
 
 // printSimViolation prints what a reader needs to act on a violation, each

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // TestSimFlagErrors: every bad flag is exit 2 with the flag named, before
@@ -182,4 +183,26 @@ func TestSimJSONUnwritable(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, stdout, "total: 1 seed, passed")
 	assert.Contains(t, stderr, "nodeproof sim: --json: mkdir "+file+": not a directory")
+}
+
+// TestSimExplainsKnownFindings: every seed runs with the invariants of the
+// sim's known findings explained, so that a known broken promise of
+// upstream's kubelet is counted and printed, not stopped at.
+func TestSimExplainsKnownFindings(t *testing.T) {
+	var want []string
+	for _, f := range verify.Findings() {
+		if f.Suite == "sim" {
+			want = append(want, f.Property)
+		}
+	}
+	require.NotEmpty(t, want, "the sim has known findings")
+	var got [][]string
+	root := newRootCommand(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+		got = append(got, cfg.Explained)
+		return sim.Summary{Config: cfg, Stats: sim.Stats{Explained: map[string]int{want[0]: 3}}}
+	}))
+	code, stdout, stderr := runRoot(root, "", "sim", "--seeds", "1..2", "--hours", "0.1")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, [][]string{want, want}, got)
+	assert.Contains(t, stdout, want[0]+" broken 3 times: a known finding (nodeproof findings --list)\n")
 }
