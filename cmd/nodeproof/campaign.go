@@ -252,7 +252,8 @@ func runCampaign(opts campaignOptions, runners campaignRunners, stdout, stderr i
 func runCampaignSim(plan *resolvedSim, seed uint64, run simRunner, stderr io.Writer, tty bool) simRun {
 	// The plan was validated when it was resolved, so the rates parse.
 	rates, _ := sim.ParseRates(plan.Faults)
-	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates}
+	// Known findings are counted, not stopped at, as in nodeproof sim.
+	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: simExplained()}
 	return runSeed(cfg, run, stderr, tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
 }
 
