@@ -53,6 +53,7 @@ var subsystems = []Subsystem{
 			"TestHealthFlipsAndBadSnapshots",
 			"TestInitContainersFirst",
 			"TestInvalidRegistrations",
+			"TestIsTimeout",
 			"TestLateDisconnectOfOldInstance",
 			"TestNoLockAcrossAllocate",
 			"TestPluginCrashThenGraceExpiry",
