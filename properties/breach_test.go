@@ -94,7 +94,7 @@ func TestBreachEnforced(t *testing.T) {
 func TestSearchFinding(t *testing.T) {
 	withExplained(t, "TEST-CONTRACT")
 	f := verify.Finding{ID: "TEST-F1", Suite: "contract", Property: "TEST-CONTRACT"}
-	got, err := search(contractSuite(), f, 1, 50, 20)
+	got, err := search(contractSuite(), f, 1, 50, 20, 0)
 	require.NoError(t, err)
 	assert.True(t, got.Found, "%+v", got.Failure)
 	assert.Empty(t, got.Other)
@@ -104,6 +104,6 @@ func TestSearchFinding(t *testing.T) {
 	assert.Positive(t, got.Cases)
 
 	f.Property = "TEST-ABSENT"
-	_, err = search(contractSuite(), f, 1, 50, 20)
+	_, err = search(contractSuite(), f, 1, 50, 20, 0)
 	assert.ErrorContains(t, err, "declares no invariant TEST-ABSENT")
 }

@@ -3,6 +3,7 @@ package properties
 import (
 	"fmt"
 	"regexp"
+	"time"
 
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -30,20 +31,21 @@ type Search struct {
 }
 
 // SearchFinding searches f's suite from seed with rapid's default budget
-// changed only by checks and steps (0 keeps rapid's default).
-func SearchFinding(f verify.Finding, seed uint64, checks, steps int) (Search, error) {
+// changed only by checks and steps (0 keeps rapid's default), shrinking the
+// case it finds for at most shrink (0: rapid's default, 30 s).
+func SearchFinding(f verify.Finding, seed uint64, checks, steps int, shrink time.Duration) (Search, error) {
 	s, ok := Lookup(f.Suite)
 	if !ok {
 		return Search{}, fmt.Errorf("finding %s: no suite %q", f.ID, f.Suite)
 	}
-	return search(s, f, seed, checks, steps)
+	return search(s, f, seed, checks, steps, shrink)
 }
 
-func search(s Suite, f verify.Finding, seed uint64, checks, steps int) (Search, error) {
+func search(s Suite, f verify.Finding, seed uint64, checks, steps int, shrink time.Duration) (Search, error) {
 	if !s.declares(f.Property) {
 		return Search{}, fmt.Errorf("finding %s: suite %s declares no invariant %s", f.ID, f.Suite, f.Property)
 	}
-	res := Run(s, RunOptions{Seed: seed, Checks: checks, Steps: steps, Enforce: []string{f.Property}})
+	res := Run(s, RunOptions{Seed: seed, Checks: checks, Steps: steps, Enforce: []string{f.Property}, ShrinkTime: shrink})
 	out := Search{Finding: f, Seed: res.Seed, Seconds: res.Seconds, Cases: res.Tally.Cases, Failure: res.Failure}
 	if res.Failure == nil {
 		return out, nil

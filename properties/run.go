@@ -39,6 +39,9 @@ type RunOptions struct {
 	// did when it was found.
 	Enforce    []string
 	EnforceAll bool
+	// ShrinkTime bounds rapid's minimization of a failing case; 0 keeps
+	// -rapid.shrinktime (30 s by default).
+	ShrinkTime time.Duration
 	// Progress, when set, is called every few completed cases with the number done
 	// and the number requested. It runs on the caller's goroutine.
 	Progress func(done, total int)
@@ -124,6 +127,9 @@ func Run(s Suite, opts RunOptions) Result {
 	}
 	if opts.Steps > 0 {
 		settings["rapid.steps"] = strconv.Itoa(opts.Steps)
+	}
+	if opts.ShrinkTime > 0 {
+		settings["rapid.shrinktime"] = opts.ShrinkTime.String()
 	}
 	defer setFlags(settings)()
 	checks := flagInt("rapid.checks")

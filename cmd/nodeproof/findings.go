@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,21 +36,25 @@ type findingsOptions struct {
 	first, last uint64
 	jsonPath    string
 	list        bool
+	// shrink bounds rapid's minimization of each case found; 0 is rapid's
+	// 30 s.
+	shrink time.Duration
 }
 
 type findingsFlags struct {
 	seeds    string
 	jsonPath string
 	list     bool
+	shrink   time.Duration
 }
 
 // searcher runs one search; tests replace properties.SearchFinding.
-type searcher func(f verify.Finding, seed uint64, checks, steps int) (properties.Search, error)
+type searcher func(f verify.Finding, seed uint64, checks, steps int, shrink time.Duration) (properties.Search, error)
 
 func newFindingsCommand(search searcher) *cobra.Command {
 	var f findingsFlags
 	cmd := &cobra.Command{
-		Use:   "findings [ID...] [--seeds A..B] [--json FILE] [--list]",
+		Use:   "findings [ID...] [--seeds A..B] [--shrink-time DURATION] [--json FILE] [--list]",
 		Short: "search for each known kubelet finding and print its shrunk case",
 		Long: `Searches for each known finding (a contract property upstream's kubelet is known to
 break, docs/findings.md) with its suite at the default budget (` + fmt.Sprint(findingsChecks) + ` cases of ` + fmt.Sprint(findingsSteps) + ` steps),
@@ -86,12 +91,16 @@ written.`,
 	fl.StringVar(&f.seeds, "seeds", "", "search from every seed `A..B` (inclusive) instead of each finding's own")
 	fl.StringVar(&f.jsonPath, "json", "", "write the searches as JSON to this `FILE` (the report's findings section)")
 	fl.BoolVar(&f.list, "list", false, "list the known findings and exit")
+	fl.DurationVar(&f.shrink, "shrink-time", 0, "bound rapid's shrinking of each case found to `DURATION` (default rapid's 30s); the time to find is unaffected")
 	_ = cmd.MarkFlagFilename("json", "json")
 	return cmd
 }
 
 func (f findingsFlags) options(args []string, changed func(string) bool) (findingsOptions, error) {
-	opts := findingsOptions{jsonPath: f.jsonPath, list: f.list}
+	opts := findingsOptions{jsonPath: f.jsonPath, list: f.list, shrink: f.shrink}
+	if f.shrink < 0 {
+		return opts, fmt.Errorf("--shrink-time: %v is negative", f.shrink)
+	}
 	all := verify.Findings()
 	if len(args) == 0 {
 		opts.findings = all
@@ -213,7 +222,7 @@ func searchFindings(opts findingsOptions, search searcher, stdout, stderr io.Wri
 			// The seed goes out before the work, so that an interrupted
 			// search can be repeated.
 			fmt.Fprintf(stderr, "searching for %s (%s) in suite %s from seed %d\n", f.ID, f.Property, f.Suite, seed)
-			s, err := search(f, seed, findingsChecks, findingsSteps)
+			s, err := search(f, seed, findingsChecks, findingsSteps, opts.shrink)
 			if err != nil {
 				return err
 			}

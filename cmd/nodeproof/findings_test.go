@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ import (
 // fakeSearch finds a finding from the seeds in found, reports other as
 // failing first from seed 99, and finds nothing elsewhere.
 func fakeSearch(found map[uint64]int) searcher {
-	return func(f verify.Finding, seed uint64, checks, steps int) (properties.Search, error) {
+	return func(f verify.Finding, seed uint64, checks, steps int, _ time.Duration) (properties.Search, error) {
 		s := properties.Search{Finding: f, Seed: seed, Seconds: 2, Cases: checks}
 		switch n, ok := found[seed]; {
 		case ok:
@@ -87,6 +88,7 @@ func TestFindingsBadArguments(t *testing.T) {
 		"bad range":       {[]string{"findings", "--seeds", "5..1"}, "below its start"},
 		"seed zero":       {[]string{"findings", "--seeds", "0..3"}, "start at 1"},
 		"list and json":   {[]string{"findings", "--list", "--json", "x.json"}, "--list takes no --seeds or --json"},
+		"negative shrink": {[]string{"findings", "--shrink-time", "-1s"}, "--shrink-time: -1s is negative"},
 		"unwritable json": {[]string{"findings", "--json", "/proc/nodeproof/findings.json"}, "--json:"},
 	} {
 		t.Run(name, func(t *testing.T) {
