@@ -86,6 +86,17 @@ func TestPreemptionChecksCanFail(t *testing.T) {
 		{PRKillSkipped, func(c *PreemptionCase) { c.Outcome.Admit = false }},
 		{PRModel, func(c *PreemptionCase) { c.Decision.Victims = []*pod.Pod{c.Active[2], c.Active[3], c.Active[4]} }},
 		{PRDeterministic, func(c *PreemptionCase) { c.Twin.Victims = nil }},
+		// gu-high, a victim, becomes a static pod marked as critical.
+		{PRCStaticCritical, func(c *PreemptionCase) {
+			c.Active[4].Annotations = map[string]string{sourceAnnotation: "file"}
+			c.Active[4].Priority = p32(preemption.SystemClusterCriticalPriority)
+		}},
+		// The victim gu-high gets priority 5 and the need shrinks to 500Mi:
+		// bu, bu-high and gu, all below gu-high, free it without gu-high.
+		{PRCGuaranteedLowest, func(c *PreemptionCase) {
+			c.Active[4].Priority = p32(5)
+			c.needs[0].Quantity = 500 * mi
+		}},
 	}
 	for _, tc := range tests {
 		c := upstreamCase(t, nil)
