@@ -205,6 +205,7 @@ const (
 	// Contract properties: what the Kubernetes documentation promises.
 	PRCStaticCritical   = "PR-C-STATIC-CRITICAL"
 	PRCGuaranteedLowest = "PR-C-GUARANTEED-LOWEST"
+	PRCLowerPriority    = "PR-C-LOWER-PRIORITY"
 )
 
 // PreemptionChecks are the preemption invariants, sharpest first: a
@@ -250,6 +251,29 @@ var PreemptionChecks = []Check{
 			return c.preempts() && c.Decision.Err == nil && len(c.guaranteedVictims()) > 0
 		},
 		Check: checkGuaranteedLowest, Kind: verify.Contract},
+	{ID: PRCLowerPriority, Statement: "Preemption happens only when the priority of the pending pod is higher than the victims': a pod from the API server, whose priority its priority class sets (an unset one counts as zero), never preempts a pod of equal or higher priority, critical or not. (Static pods are left out: the kubelet treats every static pod as critical whatever its priority, a rule the documentation does not state either way.)",
+		Sources: []cite.Source{cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pods are preempted unnecessarily"),
+			cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pod priority").Noting("a pod without a priority class has priority zero")},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 && fromAPIServer(c.Preemptor) },
+		Check:   checkLowerPriority, Kind: verify.Contract},
+}
+
+// fromAPIServer says whether the kubelet got the pod from the API server
+// (config source "api", or none), not from a manifest, and it is not a
+// mirror pod.
+func fromAPIServer(p *pod.Pod) bool {
+	src, ok := p.Annotations[sourceAnnotation]
+	_, mirror := p.Annotations[mirrorAnnotation]
+	return (!ok || src == "api") && !mirror
+}
+
+func checkLowerPriority(c *PreemptionCase) error {
+	for _, v := range c.Decision.Victims {
+		if userPriority(v) >= userPriority(c.Preemptor) {
+			return fmt.Errorf("%q (%s) preempted %q (%s), whose priority is not lower", c.Preemptor.UID, describePriority(c.Preemptor), v.UID, describePriority(v))
+		}
+	}
+	return nil
 }
 
 // Documentation pages the contract properties cite, relative to
