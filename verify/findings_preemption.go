@@ -19,22 +19,25 @@ var preemptionFindings = []Finding{
 		Subsystem: "preemption",
 		Suite:     "preemption",
 		Property:  "PR-C-STATIC-CRITICAL",
-		Promise: "A static pod marked as critical can't be evicted. Static pods do not support priorityClassName through " +
-			"the API server, so the documentation tells their owners to set the priority field directly; a static pod " +
-			"with priorityClassName system-cluster-critical and priority 2000000000 is marked as critical either way.",
+		Promise: "A static pod marked as critical can't be evicted. A pod is marked as critical with priorityClassName " +
+			"system-cluster-critical or system-node-critical; a static pod, which does not support the priorityClassName " +
+			"field, is to have its priority field set directly.",
 		Sources: []cite.Source{
 			cite.KubernetesDoc(critAddonPodsDoc, critAddonPods, ""),
 			cite.KubernetesDoc(critAddonPodsDoc, critAddonPods, "Marking pod as critical"),
 			cite.KubernetesDoc(nodePressureDoc, "Node-pressure Eviction", "Pod selection for kubelet eviction"),
 		},
 		Steps: []string{
-			"The node runs a static pod (a manifest in the kubelet's manifest directory) with priorityClassName system-cluster-critical and priority 2000000000, requesting 200m cpu.",
-			"A system-node-critical pod (priority 2000001000) is bound to the node and is short of 200m cpu.",
-			"The kubelet's critical pod admission handler preempts the static pod: Failed, reason Preempting, and it is never restarted.",
+			"The node runs four pods: a static pod (config source file) whose priority field is set to 2000000000, " +
+				"requesting 150m cpu and 128Mi memory, and three pods from the API server with no priority.",
+			"A pod of priority 2000001000 (system-node-critical) is bound to the node and fails the fit, 150m cpu " +
+				"and 100Mi memory short. The critical pod admission handler preempts the static pod: it is killed as " +
+				"evicted, Failed with reason Preempting, and the critical pod is admitted.",
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingPRStaticCritical",
-		Releases:     "to be read",
+		Releases: "still present in v1.37.2 (read: pkg/kubelet/types/pod_update.go Preemptable, unchanged, and " +
+			"pkg/kubelet/preemption/preemption.go getPodsToPreempt, unchanged but for resize requests, which it leaves to the scheduler)",
 	},
 	{
 		ID:        "PR-F2",
@@ -42,15 +45,21 @@ var preemptionFindings = []Finding{
 		Subsystem: "preemption",
 		Suite:     "preemption",
 		Property:  "PR-C-GUARANTEED-LOWEST",
-		Promise: "Guaranteed pods are guaranteed not to be killed until they exceed their limits or there are no " +
-			"lower-priority Pods that can be preempted from the Node.",
+		Promise: "Pods that are Guaranteed are guaranteed not to be killed until they exceed their limits or there " +
+			"are no lower-priority Pods that can be preempted from the Node.",
 		Sources: []cite.Source{cite.KubernetesDoc(podQoSDoc, "Pod Quality of Service Classes", "Guaranteed")},
 		Steps: []string{
-			"to be measured",
+			"The node runs three pods from the API server: a Burstable pod of 50m cpu and no priority, a Guaranteed " +
+				"pod of 200m cpu and 128Mi memory and no priority (zero), and a Guaranteed pod of 100m cpu and 128Mi " +
+				"memory at priority 5.",
+			"A critical pod (a static pod) fails the fit, 150m cpu and 100Mi memory short. The critical pod admission " +
+				"handler preempts the Burstable pod and the priority-5 Guaranteed pod, and spares the priority-0 " +
+				"Guaranteed pod, which alone would have freed 200m cpu and 128Mi memory.",
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingPRGuaranteedLowest",
 		Tracker:      []cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open")},
-		Releases:     "to be read",
+		Releases: "still present in v1.37.2 (read: pkg/kubelet/preemption/preemption.go getPodsToPreempt and " +
+			"getPodsToPreemptByDistance, unchanged)",
 	},
 }
