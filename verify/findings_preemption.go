@@ -56,7 +56,7 @@ var preemptionFindings = []Finding{
 				"handler preempts the Burstable pod and the priority-5 Guaranteed pod, and spares the priority-0 " +
 				"Guaranteed pod, which alone would have freed 200m cpu and 128Mi memory.",
 		},
-		Seed:         1,
+		Seed:         8,
 		Confirmation: "conformance: TestFindingPRGuaranteedLowest",
 		Tracker:      []cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open")},
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/preemption/preemption.go getPodsToPreempt and " +
