@@ -243,7 +243,7 @@ var PreemptionChecks = []Check{
 			cite.KubernetesDoc(critAddonPods, "Guaranteed Scheduling For Critical Add-On Pods", "Marking pod as critical"),
 			cite.KubernetesDoc(nodePressureEviction, "Node-pressure Eviction", "Pod selection for kubelet eviction").Noting("static pods: set the priority field directly")},
 		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkStaticCritical, Kind: verify.Contract},
-	{ID: PRCGuaranteedLowest, Statement: "Guaranteed pods are not killed until there are no lower-priority pods that can be preempted: a Guaranteed pod is a victim only when the pods the critical pod may preempt whose priority is lower than its own (an unset priority counts as zero) could not, by the kubelet's own reckoning of what each frees, free every insufficient amount by themselves.",
+	{ID: PRCGuaranteedLowest, Statement: "Guaranteed pods are not killed until there are no lower-priority pods that can be preempted: a Guaranteed pod is a victim only when the pods the critical pod may preempt whose priority is lower than its own (an unset priority counts as zero; static pods marked as critical left out, see PR-C-STATIC-CRITICAL) could not, by the kubelet's own reckoning of what each frees, free every insufficient amount by themselves.",
 		Sources: []cite.Source{cite.KubernetesDoc(podQoS, "Pod Quality of Service Classes", "Guaranteed"),
 			cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pod priority").Noting("a pod without a priority class has priority zero"),
 			cite.Issue(135857).Noting("open; the same cause"), cite.PR(135866).Noting("open")},
@@ -300,11 +300,17 @@ func markedCritical(p *pod.Pod) bool {
 	return p.Priority != nil && *p.Priority >= preemption.SystemClusterCriticalPriority
 }
 
+// staticMarkedCritical says whether p is a static pod marked as critical.
+func staticMarkedCritical(p *pod.Pod) bool {
+	src, ok := p.Annotations[sourceAnnotation]
+	return ok && staticSources[src] && markedCritical(p)
+}
+
 func checkStaticCritical(c *PreemptionCase) error {
 	for _, v := range c.Decision.Victims {
-		if src, ok := v.Annotations[sourceAnnotation]; ok && staticSources[src] && markedCritical(v) {
+		if staticMarkedCritical(v) {
 			return fmt.Errorf("%q (%s) preempted the static pod %q (config source %q, priority %s, priorityClassName %q), which is marked as critical",
-				c.Preemptor.UID, describePriority(c.Preemptor), v.UID, src, priorityText(v.Priority), v.PriorityClassName)
+				c.Preemptor.UID, describePriority(c.Preemptor), v.UID, v.Annotations[sourceAnnotation], priorityText(v.Priority), v.PriorityClassName)
 		}
 	}
 	return nil
@@ -355,6 +361,11 @@ func checkGuaranteedLowest(c *PreemptionCase) error {
 		var lower []model.Pod
 		var names []string
 		for _, i := range c.preemptable {
+			// A static pod marked as critical is not one that can be
+			// preempted, whatever the kubelet does (PR-C-STATIC-CRITICAL).
+			if staticMarkedCritical(c.Active[i]) {
+				continue
+			}
 			if userPriority(c.Active[i]) < userPriority(c.Active[g]) {
 				lower = append(lower, c.mActive[i])
 				names = append(names, fmt.Sprintf("%s(%s, priority %s)", c.Active[i].UID, model.QoS(c.mActive[i]), priorityText(c.Active[i].Priority)))
