@@ -24,13 +24,13 @@ import (
 // them. Only the kill and the node lookup are the test's. Each test passes
 // while upstream breaks the promise and fails once upstream keeps it.
 
-const findingNode = "node-1"
+const prFindingNode = "node-1"
 
-// kubeletPod is a pod as the kubelet holds it: bound to the node, with the
+// prKubeletPod is a pod as the kubelet holds it: bound to the node, with the
 // config source annotation the kubelet's pod config adds ("api" for a pod
 // from the API server, "file" for a static pod), one container with
 // requests (and limits equal to them when guaranteed), and a priority.
-func kubeletPod(name, source string, priority *int32, class string, cpu, memory string, guaranteed bool) *corev1.Pod {
+func prKubeletPod(name, source string, priority *int32, class string, cpu, memory string, guaranteed bool) *corev1.Pod {
 	req := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}
 	c := corev1.Container{Name: "main", Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{Requests: req}}
 	if guaranteed {
@@ -39,21 +39,21 @@ func kubeletPod(name, source string, priority *int32, class string, cpu, memory 
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system", UID: types.UID("uid-" + name),
 			Annotations: map[string]string{"kubernetes.io/config.source": source}},
-		Spec: corev1.PodSpec{NodeName: findingNode, Priority: priority, PriorityClassName: class, Containers: []corev1.Container{c}},
+		Spec: corev1.PodSpec{NodeName: prFindingNode, Priority: priority, PriorityClassName: class, Containers: []corev1.Container{c}},
 	}
 	if source != "api" {
 		// A static pod's manifest is read from the kubelet's manifest
 		// directory; its mirror pod is what the API server shows.
-		p.Name += "-" + findingNode
+		p.Name += "-" + prFindingNode
 	}
 	return upstreamPod(p)
 }
 
-func prio(v int32) *int32 { return &v }
+func prPriority(v int32) *int32 { return &v }
 
-// admission is one pod's admission by upstream's predicate admit handler
+// prAdmission is one pod's admission by upstream's predicate admit handler
 // on a node of the given allocatable running the given pods.
-type admission struct {
+type prAdmission struct {
 	Result lifecycle.PodAdmitResult
 	// Killed are the pods the critical pod admission handler killed, in
 	// order, with the status each kill gave them.
@@ -61,16 +61,16 @@ type admission struct {
 	Statuses []corev1.PodStatus
 }
 
-// admitOnNode runs upstream's predicate admit handler with the critical pod
+// prAdmitOnNode runs upstream's predicate admit handler with the critical pod
 // admission handler for pod, on a node of allocatable running running.
 // Every kill succeeds, and a killed pod leaves the node's active pods, as
 // the pod workers would make it.
-func admitOnNode(t *testing.T, allocatable corev1.ResourceList, running []*corev1.Pod, pod *corev1.Pod) admission {
+func prAdmitOnNode(t *testing.T, allocatable corev1.ResourceList, running []*corev1.Pod, pod *corev1.Pod) prAdmission {
 	t.Helper()
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: findingNode},
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: prFindingNode},
 		Status: corev1.NodeStatus{Capacity: allocatable, Allocatable: allocatable}}
 	active := append([]*corev1.Pod(nil), running...)
-	var out admission
+	var out prAdmission
 	kill := func(p *corev1.Pod, evicted bool, _ *int64, statusFn func(*corev1.PodStatus)) error {
 		status := p.Status.DeepCopy()
 		statusFn(status)
@@ -96,7 +96,7 @@ func admitOnNode(t *testing.T, allocatable corev1.ResourceList, running []*corev
 	return out
 }
 
-func killedNames(a admission) []string {
+func prKilledNames(a prAdmission) []string {
 	var names []string
 	for _, p := range a.Killed {
 		names = append(names, p.Name)
@@ -120,13 +120,13 @@ func killedNames(a admission) []string {
 // The test passes while the bug is present.
 func TestFindingPRStaticCritical(t *testing.T) {
 	allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("110")}
-	static := kubeletPod("static-proxy", "file", prio(2_000_000_000), "system-cluster-critical", "800m", "256Mi", false)
-	arriving := kubeletPod("node-agent", "api", prio(2_000_001_000), "system-node-critical", "400m", "128Mi", false)
+	static := prKubeletPod("static-proxy", "file", prPriority(2_000_000_000), "system-cluster-critical", "800m", "256Mi", false)
+	arriving := prKubeletPod("node-agent", "api", prPriority(2_000_001_000), "system-node-critical", "400m", "128Mi", false)
 
-	got := admitOnNode(t, allocatable, []*corev1.Pod{static}, arriving)
+	got := prAdmitOnNode(t, allocatable, []*corev1.Pod{static}, arriving)
 
 	require.True(t, got.Result.Admit, "the node-critical pod is admitted: %+v", got.Result)
-	require.Equal(t, []string{static.Name}, killedNames(got), "the static pod marked as critical is the victim")
+	require.Equal(t, []string{static.Name}, prKilledNames(got), "the static pod marked as critical is the victim")
 	assert.Equal(t, corev1.PodFailed, got.Statuses[0].Phase)
 	assert.Equal(t, "Preempting", got.Statuses[0].Reason)
 }
@@ -148,15 +148,15 @@ func TestFindingPRStaticCritical(t *testing.T) {
 // either way. The test passes while the bug is present.
 func TestFindingPRGuaranteedLowest(t *testing.T) {
 	allocatable := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("2Gi"), corev1.ResourcePods: resource.MustParse("110")}
-	batch := kubeletPod("batch", "api", prio(0), "", "400m", "512Mi", true)
-	db := kubeletPod("db", "api", prio(1_000_000), "high-priority", "400m", "256Mi", true)
-	arriving := kubeletPod("node-agent", "api", prio(2_000_001_000), "system-node-critical", "300m", "128Mi", false)
+	batch := prKubeletPod("batch", "api", prPriority(0), "", "400m", "512Mi", true)
+	db := prKubeletPod("db", "api", prPriority(1_000_000), "high-priority", "400m", "256Mi", true)
+	arriving := prKubeletPod("node-agent", "api", prPriority(2_000_001_000), "system-node-critical", "300m", "128Mi", false)
 
 	for _, running := range [][]*corev1.Pod{{batch, db}, {db, batch}} {
-		got := admitOnNode(t, allocatable, running, arriving)
+		got := prAdmitOnNode(t, allocatable, running, arriving)
 
 		require.True(t, got.Result.Admit, "the node-critical pod is admitted: %+v", got.Result)
-		require.Equal(t, []string{"db"}, killedNames(got), "the higher-priority Guaranteed pod is the victim, the lower-priority one is spared")
+		require.Equal(t, []string{"db"}, prKilledNames(got), "the higher-priority Guaranteed pod is the victim, the lower-priority one is spared")
 		assert.Equal(t, corev1.PodQOSGuaranteed, qos.GetPodQOS(got.Killed[0]), "the victim is Guaranteed")
 		assert.Equal(t, corev1.PodQOSGuaranteed, qos.GetPodQOS(batch), "the pod spared is Guaranteed too")
 	}
