@@ -12,6 +12,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	"github.com/nodeproof/nodeproof/properties/admissioncheck"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // gpuManager returns a device manager with n healthy GPUs, or nil for n 0.
@@ -98,6 +99,9 @@ func FuzzAdmission(f *testing.F) {
 			// failed:" line, where require's FailNow would leave
 			// "(*T).FailNow() called".
 			for _, chk := range admissioncheck.AdmissionChecks {
+				if chk.Kind == verify.Contract && verify.Explains(chk.ID) {
+					continue
+				}
 				if chk.Applies(c) {
 					if err := chk.Check(c); err != nil {
 						t.Fatalf("%s: %v", chk.ID, err)
@@ -128,6 +132,12 @@ func FuzzPreemption(f *testing.F) {
 			t.Fatalf("%s: %v", admissioncheck.PRModel, err)
 		}
 		for _, chk := range admissioncheck.PreemptionChecks {
+			// A contract property a known finding explains is broken by
+			// upstream's own code, which the core reproduces: the fuzzer
+			// would only find the finding again.
+			if chk.Kind == verify.Contract && verify.Explains(chk.ID) {
+				continue
+			}
 			if chk.Applies(c) {
 				if err := chk.Check(c); err != nil {
 					t.Fatalf("%s: %v", chk.ID, err)

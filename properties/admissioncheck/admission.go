@@ -241,6 +241,10 @@ const (
 	ADNoOvercommit  = "AD-NO-OVERCOMMIT"
 	ADPreemption    = "AD-PREEMPTION"
 	ADDeterministic = "AD-DETERMINISTIC"
+
+	// Contract properties: what the Kubernetes documentation promises.
+	ADCDevicesNotShared = "AD-C-DEVICES-NOT-SHARED"
+	ADCDevicesAvailable = "AD-C-DEVICES-AVAILABLE"
 )
 
 // AdmissionChecks are the admission invariants, sharpest first.
@@ -255,10 +259,117 @@ var AdmissionChecks = []AdmissionCheck{
 		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: anyCase, Check: checkNode, Kind: verify.Fidelity},
 	{ID: ADNoOvercommit, Statement: "Admission never over-commits: the pods that are not terminating ask for at most allocatable of pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
 		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, Applies: anyCase, Check: checkNoOvercommit, Kind: verify.Fidelity},
-	{ID: ADPreemption, Statement: "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- invariant.",
+	{ID: ADPreemption, Statement: "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- fidelity invariant.",
 		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, Applies: preempted, Check: checkAdmissionPreemption, Kind: verify.Fidelity},
 	{ID: ADDeterministic, Statement: "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
 		Sources: []cite.Source{cite.DeterminismContract}, Applies: anyCase, Check: checkAdmissionDeterministic, Kind: verify.Fidelity},
+	{ID: ADCDevicesNotShared, Statement: "Devices cannot be shared between containers, and extended resources cannot be overcommitted: after every decision, admitted or rejected, no device is held by two containers that run at the same time on the node (in two pods, terminating victims included, or side by side in one pod), and the containers hold no more devices than the node has; only a regular init container, which finishes before the containers after it start, hands its devices on within its pod.",
+		Sources: []cite.Source{cite.KubernetesDoc(devicePluginsDoc, "Device Plugins", "Device plugin registration")},
+		Applies: func(c *AdmissionCase) bool { return len(c.runningGPUHoldings()) > 0 }, Check: checkDevicesNotShared, Kind: verify.Contract},
+	{ID: ADCDevicesAvailable, Statement: "The devices the node's pods do not use are available for other pods to use, whatever a pod the kubelet rejected was given before: a pod that asks for no more devices than the node has less those its running pods ask for (terminating victims included) is not rejected for want of devices.",
+		Sources: []cite.Source{cite.KubernetesDoc(devicePluginsDoc, "Device Plugins", "Device plugin registration").Noting("the example: the remainder would be available for other Pods to use")},
+		Applies: func(c *AdmissionCase) bool { return c.GPUs > 0 && podGPUs(c.Pod) > 0 }, Check: checkDevicesAvailable, Kind: verify.Contract},
+}
+
+// podGPUs is how many devices a pod's containers ask for at once: the app
+// containers and sidecars together, or a regular init container alone
+// beside the sidecars declared before it, whichever is more.
+func podGPUs(p *pod.Pod) int64 {
+	var sidecars, most int64
+	for _, c := range p.InitContainers {
+		if c.RestartPolicy == pod.RestartAlways {
+			sidecars += c.Limits[GPU]
+			continue
+		}
+		most = max(most, sidecars+c.Limits[GPU])
+	}
+	apps := sidecars
+	for _, c := range p.Containers {
+		apps += c.Limits[GPU]
+	}
+	return max(most, apps)
+}
+
+func checkDevicesAvailable(c *AdmissionCase) error {
+	free := int64(c.GPUs)
+	for _, b := range c.Before {
+		free -= podGPUs(b.Pod)
+	}
+	want := podGPUs(c.Pod)
+	if want <= free && strings.Contains(c.Result.Message, "requested number of devices unavailable") {
+		return fmt.Errorf("pod %q asks for %d of the %d devices its node's running pods leave free, and is rejected: %s", c.Pod.UID, want, free, c.Result.Message)
+	}
+	return nil
+}
+
+const devicePluginsDoc = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
+
+// runningGPUHoldings are the GPU holdings of the pods the node runs after
+// the decision: a rejected pod's containers never run, whatever the device
+// manager still records for it.
+func (c *AdmissionCase) runningGPUHoldings() []dm.Holding {
+	running := map[string]bool{}
+	for _, a := range c.After {
+		running[a.Pod.UID] = true
+	}
+	var out []dm.Holding
+	for _, h := range c.Holdings {
+		if running[h.PodUID] && h.Resource == string(GPU) && len(h.DeviceIDs) > 0 {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// runTogether says whether containers a and b of pod p may run at the same
+// time: app containers run together, a sidecar (restartable init
+// container) runs beside every container declared after it, and a regular
+// init container runs alone but for the sidecars declared before it.
+func runTogether(p *pod.Pod, a, b string) bool {
+	initAt := func(name string) (int, bool) {
+		for i, c := range p.InitContainers {
+			if c.Name == name {
+				return i, c.RestartPolicy == pod.RestartAlways
+			}
+		}
+		return -1, false
+	}
+	ia, sidecarA := initAt(a)
+	ib, sidecarB := initAt(b)
+	switch {
+	case ia < 0 && ib < 0:
+		return true
+	case ia < 0:
+		return sidecarB
+	case ib < 0:
+		return sidecarA
+	case ia < ib:
+		return sidecarA
+	default:
+		return sidecarB
+	}
+}
+
+func checkDevicesNotShared(c *AdmissionCase) error {
+	pods := map[string]*pod.Pod{}
+	for _, a := range c.After {
+		pods[a.Pod.UID] = a.Pod
+	}
+	holders := map[string][]dm.Holding{}
+	for _, h := range c.runningGPUHoldings() {
+		for _, id := range h.DeviceIDs {
+			for _, other := range holders[id] {
+				if other.PodUID != h.PodUID || runTogether(pods[h.PodUID], other.Container, h.Container) {
+					return fmt.Errorf("device %s is held by %s/%s and by %s/%s, which run at the same time", id, other.PodUID, other.Container, h.PodUID, h.Container)
+				}
+			}
+			holders[id] = append(holders[id], h)
+		}
+	}
+	if len(holders) > c.GPUs {
+		return fmt.Errorf("the running containers hold %d devices of %s, the node has %d", len(holders), GPU, c.GPUs)
+	}
+	return nil
 }
 
 func checkDevices(c *AdmissionCase) error {
@@ -435,6 +546,11 @@ func checkAdmissionPreemption(c *AdmissionCase) error {
 		}
 	}
 	for _, chk := range PreemptionChecks {
+		// The contract properties are the preemption suite's to judge: a
+		// broken promise there is a finding, not an admission fault.
+		if chk.Kind == verify.Contract {
+			continue
+		}
 		if chk.Applies(pc) {
 			if err := chk.Check(pc); err != nil {
 				return fmt.Errorf("%s: %v", chk.ID, err)

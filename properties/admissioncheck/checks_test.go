@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/core/admission"
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	"github.com/stretchr/testify/assert"
@@ -86,6 +87,19 @@ func TestPreemptionChecksCanFail(t *testing.T) {
 		{PRKillSkipped, func(c *PreemptionCase) { c.Outcome.Admit = false }},
 		{PRModel, func(c *PreemptionCase) { c.Decision.Victims = []*pod.Pod{c.Active[2], c.Active[3], c.Active[4]} }},
 		{PRDeterministic, func(c *PreemptionCase) { c.Twin.Victims = nil }},
+		// gu-high, a victim, becomes a static pod marked as critical.
+		{PRCStaticCritical, func(c *PreemptionCase) {
+			c.Active[4].Annotations = map[string]string{sourceAnnotation: "file"}
+			c.Active[4].Priority = p32(preemption.SystemClusterCriticalPriority)
+		}},
+		// The victim gu-high gets the preemptor's own priority.
+		{PRCLowerPriority, func(c *PreemptionCase) { c.Active[4].Priority = p32(preemption.SystemClusterCriticalPriority) }},
+		// The victim gu-high gets priority 5 and the need shrinks to 500Mi:
+		// bu, bu-high and gu, all below gu-high, free it without gu-high.
+		{PRCGuaranteedLowest, func(c *PreemptionCase) {
+			c.Active[4].Priority = p32(5)
+			c.needs[0].Quantity = 500 * mi
+		}},
 	}
 	for _, tc := range tests {
 		c := upstreamCase(t, nil)
@@ -177,4 +191,53 @@ func TestNoOvercommitBoundsZeroAllocatable(t *testing.T) {
 	withGPUs[GPU] = 0
 	assert.EqualError(t, checkNoOvercommit(&AdmissionCase{Allocatable: withGPUs, After: []admission.ActivePod{asks(GPU, 2)}}),
 		"pods not terminating ask for 2 example.com/gpu, allocatable is 0")
+}
+
+// TestDevicesNotShared: a device held by two running pods, or by two
+// containers of one pod that run side by side, breaks the promise; a
+// regular init container handing its device on to an app container, or a
+// rejected pod's stale record, does not.
+func TestDevicesNotShared(t *testing.T) {
+	gpu := func(uid, container string, ids ...string) dm.Holding {
+		return dm.Holding{PodUID: uid, Container: container, Resource: string(GPU), DeviceIDs: ids}
+	}
+	withInit := &pod.Pod{UID: "b", InitContainers: []pod.Container{{Name: "side", RestartPolicy: pod.RestartAlways}, {Name: "init"}},
+		Containers: []pod.Container{{Name: "app"}, {Name: "app2"}}}
+	running := []admission.ActivePod{{Pod: testPod("a", nil, nil)}, {Pod: withInit}}
+	tests := []struct {
+		name     string
+		holdings []dm.Holding
+		fails    bool
+	}{
+		{"two pods", []dm.Holding{gpu("a", "c", "gpu0"), gpu("b", "app", "gpu0")}, true},
+		{"two app containers", []dm.Holding{gpu("b", "app", "gpu1"), gpu("b", "app2", "gpu1")}, true},
+		{"a sidecar and the init container after it", []dm.Holding{gpu("b", "side", "gpu1"), gpu("b", "init", "gpu1")}, true},
+		{"an init container handing on to an app container", []dm.Holding{gpu("b", "init", "gpu1"), gpu("b", "app", "gpu1")}, false},
+		{"a rejected pod's record", []dm.Holding{gpu("a", "c", "gpu0"), gpu("gone", "c", "gpu0")}, false},
+		{"more devices than the node has", []dm.Holding{gpu("a", "c", "gpu0", "gpu1", "gpu2", "gpu3")}, true},
+	}
+	for _, tc := range tests {
+		c := &AdmissionCase{GPUs: 3, After: running, Holdings: tc.holdings}
+		err := checkDevicesNotShared(c)
+		if tc.fails {
+			assert.Error(t, err, tc.name)
+		} else {
+			assert.NoError(t, err, tc.name)
+		}
+	}
+}
+
+// TestDevicesAvailable: a pod rejected for want of devices the node's
+// running pods leave free breaks the promise; one that asks for more does
+// not.
+func TestDevicesAvailable(t *testing.T) {
+	asking := func(n int64) *pod.Pod {
+		return testPod("p", pod.ResourceList{GPU: n}, pod.ResourceList{GPU: n})
+	}
+	holder := admission.ActivePod{Pod: asking(2), Terminating: true}
+	unavailable := &admission.Result{Reason: "UnexpectedAdmissionError", Message: "Allocate failed due to requested number of devices unavailable for example.com/gpu. Requested: 1, Available: 0, which is unexpected"}
+	c := &AdmissionCase{GPUs: 3, Before: []admission.ActivePod{holder}, Pod: asking(1), Result: unavailable}
+	assert.Error(t, checkDevicesAvailable(c), "1 of 1 free device refused")
+	c.Pod = asking(2)
+	assert.NoError(t, checkDevicesAvailable(c), "2 asked, 1 free")
 }

@@ -201,6 +201,11 @@ const (
 	PRVictimStatus  = "PR-VICTIM-STATUS"
 	PRModel         = "PR-MODEL"
 	PRDeterministic = "PR-DETERMINISTIC"
+
+	// Contract properties: what the Kubernetes documentation promises.
+	PRCStaticCritical   = "PR-C-STATIC-CRITICAL"
+	PRCGuaranteedLowest = "PR-C-GUARANTEED-LOWEST"
+	PRCLowerPriority    = "PR-C-LOWER-PRIORITY"
 )
 
 // PreemptionChecks are the preemption invariants, sharpest first: a
@@ -223,7 +228,7 @@ var PreemptionChecks = []Check{
 		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, Check: checkQoSOrder, Kind: verify.Fidelity},
 	{ID: PRQoSLowest, Statement: "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, and no Burstable victim when the BestEffort pods alone do.",
 		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed("Classifying pods by QoS"), preemptionSeed(prSeedPerClass)}, Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, Check: checkQoSLowest, Kind: verify.Fidelity},
-	{ID: PR135857, Statement: "Observed upstream behaviour: priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one.",
+	{ID: PR135857, Statement: "Upstream's behaviour (#135857, open): priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one. Among Guaranteed pods this breaks the promise PR-C-GUARANTEED-LOWEST states.",
 		Sources: []cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open; would change this")}, Applies: func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, Check: check135857, Kind: verify.Fidelity},
 	{ID: PRKillSkipped, Statement: "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
 		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"), cite.Issue(78405), cite.PR(78493)}, Applies: always, Check: checkKillSkipped, Kind: verify.Fidelity},
@@ -233,6 +238,145 @@ var PreemptionChecks = []Check{
 		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "getPodsToPreemptByDistance"), cite.Doc("models/preemption/doc.go", "")}, Applies: func(c *PreemptionCase) bool { return c.preempts() }, Check: checkModel, Kind: verify.Fidelity},
 	{ID: PRDeterministic, Statement: "A second call on copies of the same inputs gives the same decision.",
 		Sources: []cite.Source{cite.DeterminismContract}, Applies: always, Check: checkDeterministic, Kind: verify.Fidelity},
+	{ID: PRCStaticCritical, Statement: "A static pod marked as critical can't be evicted: the kubelet never preempts a static pod (one it runs from a manifest file or URL) whose priorityClassName is system-cluster-critical or system-node-critical, or whose priority field is set to a critical value (2000000000 or more), the way the documentation tells static pod owners to mark one.",
+		Sources: []cite.Source{cite.KubernetesDoc(critAddonPods, "Guaranteed Scheduling For Critical Add-On Pods", ""),
+			cite.KubernetesDoc(critAddonPods, "Guaranteed Scheduling For Critical Add-On Pods", "Marking pod as critical"),
+			cite.KubernetesDoc(nodePressureEviction, "Node-pressure Eviction", "Pod selection for kubelet eviction").Noting("static pods: set the priority field directly")},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkStaticCritical, Kind: verify.Contract},
+	{ID: PRCGuaranteedLowest, Statement: "Guaranteed pods are not killed until there are no lower-priority pods that can be preempted: a Guaranteed pod is a victim only when the pods the critical pod may preempt whose priority is lower than its own (an unset priority counts as zero; static pods marked as critical left out, see PR-C-STATIC-CRITICAL) could not, by the kubelet's own reckoning of what each frees, free every insufficient amount by themselves.",
+		Sources: []cite.Source{cite.KubernetesDoc(podQoS, "Pod Quality of Service Classes", "Guaranteed"),
+			cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pod priority").Noting("a pod without a priority class has priority zero"),
+			cite.Issue(135857).Noting("open; the same cause"), cite.PR(135866).Noting("open")},
+		Applies: func(c *PreemptionCase) bool {
+			return c.preempts() && c.Decision.Err == nil && len(c.guaranteedVictims()) > 0
+		},
+		Check: checkGuaranteedLowest, Kind: verify.Contract},
+	{ID: PRCLowerPriority, Statement: "Preemption happens only when the priority of the pending pod is higher than the victims': a pod from the API server, whose priority its priority class sets (an unset one counts as zero), never preempts a pod of equal or higher priority, critical or not. (Static pods are left out: the kubelet treats every static pod as critical whatever its priority, a rule the documentation does not state either way.)",
+		Sources: []cite.Source{cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pods are preempted unnecessarily"),
+			cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pod priority").Noting("a pod without a priority class has priority zero")},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 && fromAPIServer(c.Preemptor) },
+		Check:   checkLowerPriority, Kind: verify.Contract},
+}
+
+// fromAPIServer says whether the kubelet got the pod from the API server
+// (config source "api", or none), not from a manifest, and it is not a
+// mirror pod.
+func fromAPIServer(p *pod.Pod) bool {
+	src, ok := p.Annotations[sourceAnnotation]
+	_, mirror := p.Annotations[mirrorAnnotation]
+	return (!ok || src == "api") && !mirror
+}
+
+func checkLowerPriority(c *PreemptionCase) error {
+	for _, v := range c.Decision.Victims {
+		if userPriority(v) >= userPriority(c.Preemptor) {
+			return fmt.Errorf("%q (%s) preempted %q (%s), whose priority is not lower", c.Preemptor.UID, describePriority(c.Preemptor), v.UID, describePriority(v))
+		}
+	}
+	return nil
+}
+
+// Documentation pages the contract properties cite, relative to
+// https://kubernetes.io/docs/.
+const (
+	critAddonPods        = "tasks/administer-cluster/guaranteed-scheduling-critical-addon-pods/"
+	nodePressureEviction = "concepts/scheduling-eviction/node-pressure-eviction/"
+	podQoS               = "concepts/workloads/pods/pod-qos/"
+	priorityPreemption   = "concepts/scheduling-eviction/pod-priority-preemption/"
+)
+
+// staticSources are the config sources of a pod the kubelet runs from a
+// manifest: a file in its manifest directory or a URL.
+var staticSources = map[string]bool{"file": true, "http": true}
+
+// markedCritical says whether a static pod is marked as critical in one of
+// the two ways the documentation gives: a critical priority class name, or
+// (static pods have no priority admission) the priority field set to at
+// least system-cluster-critical's value.
+func markedCritical(p *pod.Pod) bool {
+	if p.PriorityClassName == preemption.SystemClusterCritical || p.PriorityClassName == preemption.SystemNodeCritical {
+		return true
+	}
+	return p.Priority != nil && *p.Priority >= preemption.SystemClusterCriticalPriority
+}
+
+// staticMarkedCritical says whether p is a static pod marked as critical.
+func staticMarkedCritical(p *pod.Pod) bool {
+	src, ok := p.Annotations[sourceAnnotation]
+	return ok && staticSources[src] && markedCritical(p)
+}
+
+func checkStaticCritical(c *PreemptionCase) error {
+	for _, v := range c.Decision.Victims {
+		if staticMarkedCritical(v) {
+			return fmt.Errorf("%q (%s) preempted the static pod %q (config source %q, priority %s, priorityClassName %q), which is marked as critical",
+				c.Preemptor.UID, describePriority(c.Preemptor), v.UID, v.Annotations[sourceAnnotation], priorityText(v.Priority), v.PriorityClassName)
+		}
+	}
+	return nil
+}
+
+// userPriority is a pod's priority as the documentation speaks of it: the
+// priority field, zero when unset.
+func userPriority(p *pod.Pod) int64 {
+	if p.Priority == nil {
+		return 0
+	}
+	return int64(*p.Priority)
+}
+
+func priorityText(p *int32) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
+
+func describePriority(p *pod.Pod) string {
+	s := "priority " + priorityText(p.Priority)
+	if p.IsCritical() {
+		s += ", critical"
+	}
+	return s
+}
+
+// guaranteedVictims are the indices, among the active pods, of the victims
+// whose QoS class is Guaranteed.
+func (c *PreemptionCase) guaranteedVictims() []int {
+	idx, err := c.victimIndex()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, i := range idx {
+		if model.QoS(c.mActive[i]) == model.Guaranteed {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func checkGuaranteedLowest(c *PreemptionCase) error {
+	for _, g := range c.guaranteedVictims() {
+		var lower []model.Pod
+		var names []string
+		for _, i := range c.preemptable {
+			// A static pod marked as critical is not one that can be
+			// preempted, whatever the kubelet does (PR-C-STATIC-CRITICAL).
+			if staticMarkedCritical(c.Active[i]) {
+				continue
+			}
+			if userPriority(c.Active[i]) < userPriority(c.Active[g]) {
+				lower = append(lower, c.mActive[i])
+				names = append(names, fmt.Sprintf("%s(%s, priority %s)", c.Active[i].UID, model.QoS(c.mActive[i]), priorityText(c.Active[i].Priority)))
+			}
+		}
+		if len(lower) > 0 && len(model.Missing(c.needs, lower)) == 0 {
+			return fmt.Errorf("the Guaranteed pod %q (priority %s) is a victim (victims %s) although the lower-priority pods the preemptor may preempt, [%s], free %s by themselves",
+				c.Active[g].UID, priorityText(c.Active[g].Priority), uidList(c.Decision.Victims), strings.Join(names, " "), model.Format(c.needs))
+		}
+	}
+	return nil
 }
 
 func checkVictims(c *PreemptionCase) error {
