@@ -1,4 +1,36 @@
 package verify
 
+import "github.com/nodeproof/nodeproof/properties/cite"
+
 // devicemanagerFindings are the known findings in the devicemanager subsystem.
-var devicemanagerFindings = []Finding{}
+var devicemanagerFindings = []Finding{
+	{
+		ID:        "DM-F1",
+		Title:     "A replaced plugin instance's late ListAndWatch update overrides what the registered plugin reported",
+		Subsystem: "devicemanager",
+		Suite:     "devicemanager",
+		Property:  "DM-C-ADVERTISED",
+		Promise: "After a device plugin registers a resource and reports its devices, the node advertises what that plugin " +
+			"reported: allocatable is the number of devices it reports healthy, capacity the number it reports. When a second " +
+			"instance registers the same resource (a plugin upgrade, a restarted plugin whose old process is still shutting " +
+			"down), the kubelet makes the new instance the resource's plugin, but keeps taking the old instance's ListAndWatch " +
+			"stream: an update the old instance still sends replaces the resource's devices, and the node advertises the old " +
+			"instance's view (allocatable 0 when it reports its devices gone or unhealthy) while the registered plugin is " +
+			"connected and reports healthy devices. Plugins send a new list only when a device changes, so nothing repairs it.",
+		Sources: []cite.Source{
+			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin registration"),
+			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin and unhealthy devices"),
+			cite.KEPSection(3573, "Device Manager Proposal", "API Specification"),
+		},
+		Steps: []string{
+			"A device plugin registers vendor.io/nic on socket plugin-1.sock.",
+			"A second instance registers vendor.io/nic on socket plugin-2.sock (the kubelet now sends Allocate to it) and reports two healthy devices: the node advertises capacity 2, allocatable 2.",
+			"The first instance's ListAndWatch stream, still open, sends an empty device list.",
+			"The node now advertises capacity 0, allocatable 0 for vendor.io/nic, while its registered plugin is connected and reports two healthy devices; a pod asking for one is rejected (\"no healthy devices present\").",
+		},
+		Seed:         1,
+		Confirmation: "conformance: TestFindingDMReplacedPluginUpdate",
+		Tracker:      nil,
+		Releases:     "still present in v1.37.2",
+	},
+}
