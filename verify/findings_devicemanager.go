@@ -23,14 +23,21 @@ var devicemanagerFindings = []Finding{
 			cite.KEPSection(3573, "Device Manager Proposal", "API Specification"),
 		},
 		Steps: []string{
-			"A device plugin registers vendor.io/nic on socket plugin-1.sock.",
-			"A second instance registers vendor.io/nic on socket plugin-2.sock (the kubelet now sends Allocate to it) and reports two healthy devices: the node advertises capacity 2, allocatable 2.",
-			"The first instance's ListAndWatch stream, still open, sends an empty device list.",
-			"The node now advertises capacity 0, allocatable 0 for vendor.io/nic, while its registered plugin is connected and reports two healthy devices; a pod asking for one is rejected (\"no healthy devices present\").",
+			"A device plugin registers vendor.io/nic on socket plugin-1.sock; its ListAndWatch stream opens.",
+			"A second instance registers vendor.io/nic on socket plugin-2.sock: it is now the resource's plugin (the kubelet sends Allocate to it).",
+			"The second instance reports one healthy device, d4: the node advertises capacity 1, allocatable 1.",
+			"The first instance, replaced but with its stream still open, sends an empty device list.",
+			"The node now advertises capacity 0, allocatable 0 for vendor.io/nic while its registered plugin is connected and reports one healthy device; a pod asking for it is rejected (\"no healthy devices present\").",
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingDMReplacedPluginUpdate",
-		Tracker:      nil,
-		Releases:     "still present in v1.37.2",
+		// Related but not this: #121994 / PR #135437, the replaced
+		// instance's late disconnect, fixed in v1.37; its late updates
+		// still count.
+		Tracker: nil,
+		Releases: "still present in v1.37.2 (read: pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go client.Run, which hands every " +
+			"response of any connected instance to ManagerImpl.PluginListAndWatchReceiver by resource name, and manager.go " +
+			"ManagerImpl.genericDeviceUpdateCallback, which replaces the resource's devices; PR #135437's per-socket endpointStore " +
+			"stops the late disconnect, not the late update)",
 	},
 }
