@@ -38,6 +38,7 @@ var devicemanagerFindings = []Finding{
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/cm/devicemanager/plugin/v1beta1/client.go client.Run, which hands every " +
 			"response of any connected instance to ManagerImpl.PluginListAndWatchReceiver by resource name, and manager.go " +
 			"ManagerImpl.genericDeviceUpdateCallback, which replaces the resource's devices; PR #135437's per-socket endpointStore " +
-			"stops the late disconnect, not the late update)",
+			"stops the late disconnect and keeps the replaced instance as a fallback promoted when the newest disconnects, " +
+			"but still takes its updates while the newest is registered)",
 	},
 }
