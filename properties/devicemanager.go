@@ -39,6 +39,7 @@ const (
 	DMCAdvertised = "DM-C-ADVERTISED"
 	DMCNotShared  = "DM-C-NOT-SHARED"
 	DMCEffective  = "DM-C-EFFECTIVE"
+	DMCAdmits     = "DM-C-ADMITS"
 )
 
 // dmSlot is an invariant's slot in the machine's counts of a case's checks.
@@ -59,6 +60,7 @@ const (
 	slotCAdvertised
 	slotCNotShared
 	slotCEffective
+	slotCAdmits
 	dmSlots
 )
 
@@ -78,6 +80,7 @@ var dmSlotIDs = [dmSlots]string{
 	slotCAdvertised:     DMCAdvertised,
 	slotCNotShared:      DMCNotShared,
 	slotCEffective:      DMCEffective,
+	slotCAdmits:         DMCAdmits,
 }
 
 // dmCheckCount is how often a case evaluated an invariant, and how often it applied.
@@ -123,6 +126,7 @@ func init() {
 			dmContractAdvertised,
 			dmContractNotShared,
 			dmContractEffective,
+			dmContractAdmits,
 		},
 		Property: func(t *rapid.T, tally *Tally) { newDMMachine(t, tally).run() },
 	})
@@ -260,6 +264,9 @@ type dmMachine struct {
 	capacityView dm.Capacity
 	// admitView is the core's capacity as a pod arrives, its maps reused.
 	admitView dm.Capacity
+	// ready is true once the kubelet has seen all its pod sources, since
+	// it last started (the sourcesReady action).
+	ready bool
 	// idScratch, unionScratch and pathScratch are reused by the checks to
 	// gather devices and device paths, so that a step's checks allocate less.
 	idScratch, unionScratch, pathScratch []string
@@ -305,6 +312,7 @@ func (m *dmMachine) run() {
 		"advancePastGrace": m.advancePastGrace,
 		"capacity":         m.capacity,
 		"admitPod":         m.admitPod,
+		"schedulePod":      m.schedulePod,
 		"readmitPod":       m.readmitPod,
 		"terminatePod":     m.terminatePod,
 		"collectGarbage":   m.collectGarbage,
@@ -781,15 +789,54 @@ func (m *dmMachine) activeUIDs() []string {
 func (m *dmMachine) admitPod(t *rapid.T) {
 	p := m.drawPod(t)
 	m.begin("admitPod", "%s", podSpec{p})
+	m.admit(t, p)
+}
+
+// schedulePod is a pod the scheduler placed on the node: drawn as admitPod
+// draws one, then without the device requests the node's room cannot hold
+// (what it advertises as allocatable less the effective requests of its
+// other running pods), as the scheduler would only place it elsewhere.
+// admitPod's pods arrive whatever they ask, as when the node status is
+// stale or a pod names the node itself.
+func (m *dmMachine) schedulePod(t *rapid.T) {
+	p := m.drawPod(t)
+	m.core.CapacityViewInto(&m.admitView, m.now)
+	for _, r := range dmResources {
+		room := m.admitView.Allocatable[r]
+		for _, q := range m.pods {
+			if q.active {
+				room -= effectiveDevices(q.p, r)
+			}
+		}
+		if effectiveDevices(p, r) <= room {
+			continue
+		}
+		name := pod.ResourceName(r)
+		for _, cs := range [][]pod.Container{p.InitContainers, p.Containers} {
+			for i := range cs {
+				delete(cs[i].Limits, name)
+				delete(cs[i].Requests, name)
+			}
+		}
+	}
+	m.begin("schedulePod", "%s", podSpec{p})
+	m.admit(t, p)
+}
+
+// admit is the kubelet admitting a new pod.
+func (m *dmMachine) admit(t *rapid.T, p *pod.Pod) {
 	entry := &dmPod{p: p, active: true} // the kubelet lists a pod as active while admitting it
 	m.pods = append(m.pods, entry)
 	// What the node advertises as the pod arrives, for DM-C-EFFECTIVE.
 	m.core.CapacityViewInto(&m.admitView, m.now)
+	fits := m.fitsNode(p)
 	if !m.allocatePod(t, entry) {
 		entry.active = false
 		p.Phase = pod.Failed
+		m.checkAdmits(p, fits, m.errs[len(m.errs)-1].err)
 		return
 	}
+	m.checkAdmits(p, fits, nil)
 	p.Phase = pod.Running
 	entry.effective = admittedEffective(p, m.admitView.Allocatable)
 }
@@ -1010,6 +1057,7 @@ func (m *dmMachine) collectGarbage(t *rapid.T) {
 
 func (m *dmMachine) sourcesReady(t *rapid.T) {
 	m.begin("sourcesReady", "")
+	m.ready = true
 	m.both(func(mgr *dm.Manager) string { mgr.SetSourcesReady(); return "" })
 	m.model.SourcesReady()
 }
@@ -1018,6 +1066,7 @@ func (m *dmMachine) sourcesReady(t *rapid.T) {
 // ends every plugin's stream: plugins must register again.
 func (m *dmMachine) restartKubelet(t *rapid.T) {
 	m.begin("restartKubelet", "")
+	m.ready = false
 	var running []dm.ContainerRef
 	var modelRunning [][2]string
 	for _, p := range m.pods {

@@ -67,6 +67,95 @@ var (
 	}
 )
 
+var dmContractAdmits = Invariant{
+	ID:        DMCAdmits,
+	Subsystem: "devicemanager",
+	Statement: "Once the kubelet has seen all its pod sources, it admits a pod whose effective device requests fit in what the node " +
+		"advertises as allocatable less the effective requests of its other running pods, the room the scheduler placed it by, " +
+		"unless a device plugin fails the allocation (an Allocate or GetPreferredAllocation error, an answer without a container " +
+		"response): allocatable counts \"how many devices can be used for scheduling new pods\", and the devices a pod leaves, " +
+		"finished or rejected, are \"available for other Pods to use\". Judged while the node advertises what each resource's " +
+		"registered plugin reported (DM-C-ADVERTISED).",
+	Sources: []cite.Source{
+		cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
+		cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin registration").Noting("its example pod: \"If the Node has more than 2 of those devices available, the remainder would be available for other Pods to use\""),
+		cite.KEPSection(3573, "Device Manager Proposal", "End User story").Noting("\"The scheduler filters the nodes which do not match the resource requests\"; \"The pod lands on the node and Kubelet decides which device should be assigned to the pod\""),
+	},
+	Kind: verify.Contract,
+}
+
+// fitsNode says whether DM-C-ADMITS judges the admission of p: the kubelet
+// has seen its pod sources (or nothing waits for them to be freed), p asks devices only of resources the node
+// advertises (and not as DM-F1 distorts it: devices its registered plugin
+// did not report), and its effective request of each fits in allocatable
+// less the effective requests of the other active pods, as the scheduler
+// counts. A pod that
+// asks no device (its device limits absent or 0) fits any node.
+func (m *dmMachine) fitsNode(p *pod.Pod) bool {
+	if !m.ready {
+		// Before the kubelet has seen all its pod sources it frees no
+		// device (it cannot yet tell a finished pod from one it has not
+		// heard of since it restarted): the promise is judged then only
+		// when no finished or rejected pod holds any.
+		for _, h := range m.core.Holdings() {
+			if !m.podActive(h.PodUID) {
+				return false
+			}
+		}
+	}
+	for _, r := range dmResources {
+		want := effectiveDevices(p, r)
+		if want == 0 {
+			continue
+		}
+		v := m.findView(r)
+		allocatable, ok := m.admitView.Allocatable[r]
+		if v == nil || !ok {
+			return false
+		}
+		connected := v.current != nil && v.current.streaming
+		if connected && v.current.reported && allocatable != v.current.healthy {
+			// DM-C-ADVERTISED's breach (DM-F1): allocatable is not what
+			// the registered plugin reported.
+			return false
+		}
+		if !connected && allocatable > 0 {
+			// The registered plugin is gone, yet devices a replaced
+			// instance reported since are advertised (DM-F1 again).
+			return false
+		}
+		room := allocatable
+		for _, q := range m.pods {
+			if q.active && q.p != p {
+				room -= effectiveDevices(q.p, r)
+			}
+		}
+		if want > room {
+			return false
+		}
+	}
+	return true
+}
+
+// checkAdmits is DM-C-ADMITS, after an admission: rejected is the
+// admission's error, nil when the pod was admitted. A plugin's failed or
+// empty answer may reject any pod, and a bound of nodeproof's own is no
+// promise of Kubernetes.
+func (m *dmMachine) checkAdmits(p *pod.Pod, fits bool, rejected error) {
+	// Here DM-C-ADMITS applies: the pod fits the room the node advertises.
+	m.checked(slotCAdmits, fits)
+	if !fits || rejected == nil {
+		return
+	}
+	if kind, ok := dm.KindOf(rejected); ok {
+		switch kind {
+		case dm.KindAllocateFailed, dm.KindNoContainerResponses, dm.KindPreferredAllocationFailed, dm.KindBoundExceeded:
+			return
+		}
+	}
+	m.tally.Breach(m.t, DMCAdmits, "%s fits the node's advertised room but was rejected: %v", p.UID, rejected)
+}
+
 // checkAdvertised is DM-C-ADVERTISED, after every step, on the capacity the
 // checks read: for each resource whose registered plugin (the instance of
 // its latest registration) is connected and has reported its devices, the

@@ -41,4 +41,34 @@ var devicemanagerFindings = []Finding{
 			"stops the late disconnect and keeps the replaced instance as a fallback promoted when the newest disconnects, " +
 			"but still takes its updates while the newest is registered)",
 	},
+	{
+		ID:        "DM-F2",
+		Title:     "A pod that asks for 0 devices of a resource is rejected while the resource has no healthy device",
+		Subsystem: "devicemanager",
+		Suite:     "devicemanager",
+		Property:  "DM-C-ADMITS",
+		Promise: "A pod the scheduler places within what the node advertises as allocatable is admitted: allocatable counts how " +
+			"many devices can be used for scheduling new pods, and a pod that asks for none of a resource needs nothing of " +
+			"it. A container whose limit of a device plugin resource is 0 (a chart rendering `nvidia.com/gpu: 0`) makes the " +
+			"kubelet run its health checks for that resource before it sees that nothing is needed, so while the resource has " +
+			"no healthy device (its plugin stopped or restarting, for the 5 minutes before the resource goes; every device " +
+			"unhealthy) the pod is rejected with UnexpectedAdmissionError, for good. The scheduler placed it rightly: 0 fits.",
+		Sources: []cite.Source{
+			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin and unhealthy devices"),
+			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin registration"),
+			cite.KEPSection(3573, "Device Manager Proposal", "End User story"),
+		},
+		Steps: []string{
+			"A device plugin registers example.com/gpu and reports its devices (here none; with devices the case is the same).",
+			"The plugin's ListAndWatch stream ends (the plugin stopped): the resource has no healthy device, allocatable 0.",
+			"A pod arrives whose only container has the limit example.com/gpu: 0; it asks for no device, so it fits any node.",
+			"It is rejected: \"Allocate failed due to no healthy devices present; cannot allocate unhealthy devices example.com/gpu, which is unexpected\"; the same pod without the 0 entry is admitted.",
+		},
+		Seed:         1,
+		Confirmation: "conformance: TestFindingDMZeroRequestRejected",
+		Tracker:      []cite.Source{cite.Issue(128854), cite.PR(140791)},
+		Releases: "still present in v1.37.2 (read: pkg/kubelet/cm/devicemanager/manager.go ManagerImpl.allocateContainerResources, " +
+			"which passes a 0 limit on to devicesToAllocate, and ManagerImpl.devicesToAllocate, whose registration and health " +
+			"checks come before the needed == 0 return); the open PR #140791 would skip 0 limits",
+	},
 }
