@@ -11,12 +11,10 @@ var devicemanagerFindings = []Finding{
 		Suite:     "devicemanager",
 		Property:  "DM-C-ADVERTISED",
 		Promise: "After a device plugin registers a resource and reports its devices, the node advertises what that plugin " +
-			"reported: allocatable is the number of devices it reports healthy, capacity the number it reports. When a second " +
-			"instance registers the same resource (a plugin upgrade, a restarted plugin whose old process is still shutting " +
-			"down), the kubelet makes the new instance the resource's plugin, but keeps taking the old instance's ListAndWatch " +
-			"stream: an update the old instance still sends replaces the resource's devices, and the node advertises the old " +
-			"instance's view (allocatable 0 when it reports its devices gone or unhealthy) while the registered plugin is " +
-			"connected and reports healthy devices. Plugins send a new list only when a device changes, so nothing repairs it.",
+			"reported: allocatable is the number of devices it reports healthy (\"how many devices can be used for scheduling " +
+			"new pods\"), capacity the number it reports; one active plugin holds a resource name, the one that registered it " +
+			"last. (v1.36.3 keeps reading a replaced instance's ListAndWatch stream and takes its late updates as the " +
+			"resource's devices; plugins resend their list only when a device changes, so nothing repairs it.)",
 		Sources: []cite.Source{
 			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin registration"),
 			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin and unhealthy devices"),
@@ -47,12 +45,11 @@ var devicemanagerFindings = []Finding{
 		Subsystem: "devicemanager",
 		Suite:     "devicemanager",
 		Property:  "DM-C-ADMITS",
-		Promise: "A pod the scheduler places within what the node advertises as allocatable is admitted: allocatable counts how " +
-			"many devices can be used for scheduling new pods, and a pod that asks for none of a resource needs nothing of " +
-			"it. A container whose limit of a device plugin resource is 0 (a chart rendering `nvidia.com/gpu: 0`) makes the " +
-			"kubelet run its health checks for that resource before it sees that nothing is needed, so while the resource has " +
-			"no healthy device (its plugin stopped or restarting, for the 5 minutes before the resource goes; every device " +
-			"unhealthy) the pod is rejected with UnexpectedAdmissionError, for good. The scheduler placed it rightly: 0 fits.",
+		Promise: "A pod the scheduler places within what the node advertises as allocatable, less what its other running " +
+			"pods request, is admitted: allocatable counts \"how many devices can be used for scheduling new pods\", and a pod " +
+			"that asks for none of a resource needs nothing of it. (v1.36.3 runs its registration and health checks for every " +
+			"resource in a container's limits before it looks at how many devices are needed, so a 0 limit is rejected while " +
+			"the resource has no healthy device, with UnexpectedAdmissionError, for good.)",
 		Sources: []cite.Source{
 			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin and unhealthy devices"),
 			cite.KubernetesDoc("concepts/extend-kubernetes/compute-storage-net/device-plugins/", "Device Plugins", "Device plugin registration"),
