@@ -32,6 +32,14 @@ const (
 	DMDeterministic   = "DM-DETERMINISTIC"
 	DMErrorKinds      = "DM-ERROR-KINDS"
 	DMRunOptions      = "DM-RUN-OPTIONS"
+
+	// Contract properties: what the Kubernetes documentation and KEPs
+	// promise users of device plugins, checked against the same generated
+	// cases (see devicemanager_contract.go).
+	DMCAdvertised = "DM-C-ADVERTISED"
+	DMCNotShared  = "DM-C-NOT-SHARED"
+	DMCEffective  = "DM-C-EFFECTIVE"
+	DMCAdmits     = "DM-C-ADMITS"
 )
 
 // dmSlot is an invariant's slot in the machine's counts of a case's checks.
@@ -49,6 +57,10 @@ const (
 	slotDeterministic
 	slotErrorKinds
 	slotRunOptions
+	slotCAdvertised
+	slotCNotShared
+	slotCEffective
+	slotCAdmits
 	dmSlots
 )
 
@@ -65,6 +77,10 @@ var dmSlotIDs = [dmSlots]string{
 	slotDeterministic:   DMDeterministic,
 	slotErrorKinds:      DMErrorKinds,
 	slotRunOptions:      DMRunOptions,
+	slotCAdvertised:     DMCAdvertised,
+	slotCNotShared:      DMCNotShared,
+	slotCEffective:      DMCEffective,
+	slotCAdmits:         DMCAdmits,
 }
 
 // dmCheckCount is how often a case evaluated an invariant, and how often it applied.
@@ -100,13 +116,17 @@ func init() {
 			{ID: DMExclusive, Subsystem: "devicemanager", Statement: "No device is held by two containers, except that a later container of the same pod may reuse a regular init container's device (never a sidecar's or an app container's).", Sources: []cite.Source{dmSeed(dmSeedAllocate), cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Issue(56022), cite.PR(120461)}, Kind: verify.Fidelity},
 			{ID: DMAllocatedCache, Subsystem: "devicemanager", Statement: "Between admissions the allocated-device cache is exactly the union of the devices containers hold.", Sources: []cite.Source{cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(dmPodDevices, "podDevices.devices")}, Kind: verify.Fidelity},
 			{ID: DMAllocLECapacity, Subsystem: "devicemanager", Statement: "For every resource, allocatable is at most capacity, and every allocatable resource has a capacity.", Sources: []cite.Source{dmSeed(dmSeedCapacity), cite.Code(dmManager, "ManagerImpl.GetCapacity")}, Kind: verify.Fidelity},
-			{ID: DMAllocHealthy, Subsystem: "devicemanager", Statement: "Allocatable equals the healthy devices of the resource's last snapshot while its plugin is connected, and 0 once it disconnected or the kubelet restarted.", Sources: []cite.Source{dmSeed(dmSeedCapacity), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"), cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Issue(62773)}, Kind: verify.Fidelity},
+			{ID: DMAllocHealthy, Subsystem: "devicemanager", Statement: "Allocatable equals the healthy devices of the resource's last snapshot while its plugin is connected, and 0 once it disconnected or the kubelet restarted; the last snapshot is upstream's, whichever plugin instance sent it, a superseded one's included (what that breaks: DM-C-ADVERTISED).", Sources: []cite.Source{dmSeed(dmSeedCapacity), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"), cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Issue(62773)}, Kind: verify.Fidelity},
 			{ID: DMGraceDelete, Subsystem: "devicemanager", Statement: "A resource is deleted exactly when its plugin has been gone for strictly more than 5 minutes, or its state has no endpoint.", Sources: []cite.Source{cite.Code(dmManager, "ManagerImpl.GetCapacity"), cite.Code(dmEndpoint, "endpointImpl.stopGracePeriodExpired"), cite.Issue(133702), cite.PR(133724)}, Kind: verify.Fidelity},
 			{ID: DMCheckpointTrip, Subsystem: "devicemanager", Statement: "Every checkpoint the manager writes decodes, with a valid checksum, to the same registered resources and every allocation.", Sources: []cite.Source{cite.Code(dmCheckpoint, "Data.MarshalCheckpoint"), cite.Code(dmCheckpoint, "Data.VerifyChecksum"), cite.Code(dmManager, "ManagerImpl.writeCheckpoint"), cite.Issue(102880)}, Kind: verify.Fidelity},
 			{ID: DMRestoreKeeps, Subsystem: "devicemanager", Statement: "After a kubelet restart every restored allocation stays with its container until the pod is garbage-collected (in the model), so no restored device is handed out twice.", Sources: []cite.Source{cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.devicesToAllocate"), cite.Issue(109595), cite.Issue(118559)}, Kind: verify.Fidelity},
 			{ID: DMDeterministic, Subsystem: "devicemanager", Statement: "A second manager fed the same inputs gives the same outputs and the same checkpoint bytes at every step.", Sources: []cite.Source{cite.DeterminismContract}, Kind: verify.Fidelity},
 			{ID: DMErrorKinds, Subsystem: "devicemanager", Statement: "Every error the core returns is a documented kind, with upstream's message where the model states it.", Sources: []cite.Source{cite.Code(dmAPI, "errUnsupportedVersion, errInvalidResourceName"), cite.Code(dmTypes, "errEndpointStopped"), cite.Code(dmManager, "ManagerImpl.devicesToAllocate")}, Kind: verify.Fidelity},
 			{ID: DMRunOptions, Subsystem: "devicemanager", Statement: "Every container holding devices gets run options merged from its plugins' Allocate answers, first resource in name order winning, also after a restart.", Sources: []cite.Source{cite.Code(dmManager, "ManagerImpl.GetDeviceRunContainerOptions"), cite.Code(dmPodDevices, "podDevices.deviceRunContainerOptions"), dmSeed(dmSeedPreStart)}, Kind: verify.Fidelity},
+			dmContractAdvertised,
+			dmContractNotShared,
+			dmContractEffective,
+			dmContractAdmits,
 		},
 		Property: func(t *rapid.T, tally *Tally) { newDMMachine(t, tally).run() },
 	})
@@ -173,6 +193,13 @@ type dmPlugin struct {
 	opts     dm.PluginOptions
 	// streaming is true while its ListAndWatch stream is open.
 	streaming bool
+	// reported is true once the instance sent a snapshot the kubelet
+	// took, and healthy and total count that snapshot's healthy devices
+	// and all its devices: what DM-C-ADVERTISED expects the node to show
+	// while this instance is the resource's registered plugin. A snapshot
+	// the kubelet rejected (updateInvalid) clears it.
+	reported       bool
+	healthy, total int64
 }
 
 // dmResourceView is what the invariants expect of a resource, kept from the
@@ -196,6 +223,10 @@ type dmAnswer struct{ visibleDevices, devicePath string }
 type dmPod struct {
 	p      *pod.Pod
 	active bool
+	// effective is, for DM-C-EFFECTIVE, the pod's effective request of
+	// each device resource the node advertised when it was admitted, for
+	// those it asked devices of; nil for a pod not admitted.
+	effective map[string]int64
 }
 
 type dmMachine struct {
@@ -231,6 +262,11 @@ type dmMachine struct {
 	// capacityView is the core's capacity as the check of the step last
 	// read it, its maps reused from step to step.
 	capacityView dm.Capacity
+	// admitView is the core's capacity as a pod arrives, its maps reused.
+	admitView dm.Capacity
+	// ready is true once the kubelet has seen all its pod sources, since
+	// it last started (the sourcesReady action).
+	ready bool
 	// idScratch, unionScratch and pathScratch are reused by the checks to
 	// gather devices and device paths, so that a step's checks allocate less.
 	idScratch, unionScratch, pathScratch []string
@@ -276,6 +312,7 @@ func (m *dmMachine) run() {
 		"advancePastGrace": m.advancePastGrace,
 		"capacity":         m.capacity,
 		"admitPod":         m.admitPod,
+		"schedulePod":      m.schedulePod,
 		"readmitPod":       m.readmitPod,
 		"terminatePod":     m.terminatePod,
 		"collectGarbage":   m.collectGarbage,
@@ -569,6 +606,7 @@ func (m *dmMachine) sendSnapshot(t *rapid.T, p *dmPlugin) {
 		}
 	}
 	m.model.Update(p.resource, mdevs)
+	p.reported, p.healthy, p.total = true, healthy, int64(len(devices))
 	v := m.view(p.resource)
 	v.hasState, v.hasHealthy, v.lastHealthy, v.zeroed, v.everSnapshoted = true, true, healthy, false, true
 }
@@ -596,6 +634,9 @@ func (m *dmMachine) updateInvalid(t *rapid.T) {
 	if err == nil {
 		m.fail(DMErrorKinds, "malformed device list %s accepted", deviceList(devices))
 	}
+	// The plugin's last word is a list the kubelet refused: what the node
+	// should show is undefined until it sends a valid one.
+	p.reported = false
 	m.errs = append(m.errs, dmSeenError{err, "InvalidDeviceList", ""})
 }
 
@@ -748,14 +789,56 @@ func (m *dmMachine) activeUIDs() []string {
 func (m *dmMachine) admitPod(t *rapid.T) {
 	p := m.drawPod(t)
 	m.begin("admitPod", "%s", podSpec{p})
+	m.admit(t, p)
+}
+
+// schedulePod is a pod the scheduler placed on the node: drawn as admitPod
+// draws one, then without the device requests the node's room cannot hold
+// (what it advertises as allocatable less the effective requests of its
+// other running pods), as the scheduler would only place it elsewhere.
+// admitPod's pods arrive whatever they ask, as when the node status is
+// stale or a pod names the node itself.
+func (m *dmMachine) schedulePod(t *rapid.T) {
+	p := m.drawPod(t)
+	m.core.CapacityViewInto(&m.admitView, m.now)
+	for _, r := range dmResources {
+		room := m.admitView.Allocatable[r]
+		for _, q := range m.pods {
+			if q.active {
+				room -= effectiveDevices(q.p, r)
+			}
+		}
+		if effectiveDevices(p, r) <= room {
+			continue
+		}
+		name := pod.ResourceName(r)
+		for _, cs := range [][]pod.Container{p.InitContainers, p.Containers} {
+			for i := range cs {
+				delete(cs[i].Limits, name)
+				delete(cs[i].Requests, name)
+			}
+		}
+	}
+	m.begin("schedulePod", "%s", podSpec{p})
+	m.admit(t, p)
+}
+
+// admit is the kubelet admitting a new pod.
+func (m *dmMachine) admit(t *rapid.T, p *pod.Pod) {
 	entry := &dmPod{p: p, active: true} // the kubelet lists a pod as active while admitting it
 	m.pods = append(m.pods, entry)
+	// What the node advertises as the pod arrives, for DM-C-EFFECTIVE.
+	m.core.CapacityViewInto(&m.admitView, m.now)
+	fits := m.fitsNode(p)
 	if !m.allocatePod(t, entry) {
 		entry.active = false
 		p.Phase = pod.Failed
+		m.checkAdmits(p, fits, m.errs[len(m.errs)-1].err)
 		return
 	}
+	m.checkAdmits(p, fits, nil)
 	p.Phase = pod.Running
+	entry.effective = admittedEffective(p, m.admitView.Allocatable)
 }
 
 // readmitPod is the kubelet admitting an existing pod again, as it does for
@@ -974,6 +1057,7 @@ func (m *dmMachine) collectGarbage(t *rapid.T) {
 
 func (m *dmMachine) sourcesReady(t *rapid.T) {
 	m.begin("sourcesReady", "")
+	m.ready = true
 	m.both(func(mgr *dm.Manager) string { mgr.SetSourcesReady(); return "" })
 	m.model.SourcesReady()
 }
@@ -982,6 +1066,7 @@ func (m *dmMachine) sourcesReady(t *rapid.T) {
 // ends every plugin's stream: plugins must register again.
 func (m *dmMachine) restartKubelet(t *rapid.T) {
 	m.begin("restartKubelet", "")
+	m.ready = false
 	var running []dm.ContainerRef
 	var modelRunning [][2]string
 	for _, p := range m.pods {

@@ -31,6 +31,11 @@ func (m *dmMachine) check(t *rapid.T) {
 	m.checkCapacity(capacity)
 	m.checkCheckpoint(holdings)
 	m.checkModel(holdings, modelHoldings, capacity)
+	// The contract properties come last: a step that breaks fidelity is
+	// attributed to the fidelity invariant it breaks.
+	m.checkAdvertised(capacity)
+	m.checkNotShared(holdings)
+	m.checkEffective(holdings)
 }
 
 var dmKindNames = func() map[string]bool {
