@@ -1,0 +1,32 @@
+package verify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// IndexMarkdown is the table of every known finding that heads the
+// kubelet part of docs/findings.md, for scanning (each finding's entry
+// below it has the whole story); a test keeps the two in step.
+func IndexMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| Finding | Subsystem | Broken promise | Upstream tracker | v1.37.2 | Confirmed by |\n|---|---|---|---|---|---|\n")
+	for _, f := range Findings() {
+		tracker := NoTracker
+		if len(f.Tracker) > 0 {
+			links := make([]string, len(f.Tracker))
+			for i, t := range f.Tracker {
+				links[i] = "[" + t.Text + "](" + t.URL + ")"
+			}
+			tracker = strings.Join(links, ", ")
+		}
+		fixed := "still present"
+		if strings.HasPrefix(f.Releases, "fixed") {
+			fixed = "fixed"
+		}
+		confirmation, _ := strings.CutPrefix(f.Confirmation, "conformance: ")
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | `%s` |\n", f.ID, f.Subsystem,
+			strings.ReplaceAll(f.Title, "|", `\|`), tracker, fixed, confirmation)
+	}
+	return b.String()
+}
