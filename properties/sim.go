@@ -62,7 +62,12 @@ var simSources = map[string][]cite.Source{
 	sim.InvAllocatable: {cite.Code(simPredicate, "predicateAdmitHandler.Admit"), cite.Code(simPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
 		cite.Issue(78405), simDoc},
 	sim.InvGCInUse:  {cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Issue(123631), simDoc},
-	sim.InvLiveness: {cite.Code(pbWorker, "worker.doProbe"), cite.Issue(117153), simDoc},
+	// SIM-LIVENESS states the probes' documented promise, which upstream
+	// breaks for a replacement container (PB-F2); the simulation has not
+	// reached that case, and a breach would be the cross-subsystem face of
+	// PB-F2, to register as a finding of its own.
+	sim.InvLiveness: {cite.KubernetesDoc(pbProbesTask, pbProbesTitle, "Configure Probes"),
+		cite.KubernetesDoc(pbProbesTask, pbProbesTitle, ""), cite.Issue(117153), simDoc},
 	sim.InvPreemptedReleased: {cite.Code(simPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
 		cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(pbManager, "manager.RemovePod"), simDoc},
 	sim.InvRestartKeeps: {cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(pbManager, "manager.setReadyStateOnKubeletRestart"),
