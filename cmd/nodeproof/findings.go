@@ -244,7 +244,7 @@ func searchFindings(opts findingsOptions, search searcher, stdout, stderr io.Wri
 		r.MedianFoundAfter = median(found, func(s findingSearch) float64 { return s.FoundAfter })
 		r.MedianSteps = median(found, func(s findingSearch) float64 { return float64(s.Steps) })
 		if opts.sweep {
-			fmt.Fprintf(w, "%s: found from %d of %d seeds; median %.1f s to find, median %.0f shrunk steps\n",
+			fmt.Fprintf(w, "%s: found from %d of %d seeds; median %.2f s to find, median %.0f shrunk steps\n",
 				f.ID, len(found), len(seeds), r.MedianFoundAfter, r.MedianSteps)
 		}
 		failed = failed || !r.Reproduced
@@ -282,7 +282,7 @@ func searchFindings(opts findingsOptions, search searcher, stdout, stderr io.Wri
 func printSearch(w io.Writer, f verify.Finding, s findingSearch) {
 	switch {
 	case s.Found:
-		fmt.Fprintf(w, "%s  %s  seed %d: found after %.1f s (%d cases), shrunk to %d steps (%.1f s in all)\n",
+		fmt.Fprintf(w, "%s  %s  seed %d: found after %.2f s (%d cases), shrunk to %d steps (%.1f s in all)\n",
 			f.ID, f.Property, s.Seed, s.FoundAfter, s.Cases, s.Steps, s.Seconds)
 	case s.Other != "":
 		fmt.Fprintf(w, "%s  %s  seed %d: FAILED: %s failed first, which no known finding explains\n", f.ID, f.Property, s.Seed, s.Other)

@@ -41,7 +41,7 @@ func TestFindingsFromOwnSeed(t *testing.T) {
 	var out, errOut bytes.Buffer
 	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}, jsonPath: path}, fakeSearch(map[uint64]int{5: 4}), &out, &errOut)
 	require.NoError(t, err)
-	assert.Contains(t, out.String(), "T-F1  T-C-PROMISE  seed 5: found after 5.0 s (3 cases), shrunk to 4 steps")
+	assert.Contains(t, out.String(), "T-F1  T-C-PROMISE  seed 5: found after 5.00 s (3 cases), shrunk to 4 steps")
 	assert.Contains(t, out.String(), "    step 1: start\n")
 	assert.Contains(t, out.String(), "    replay: nodeproof replay --suite x --seed 7 --steps 100\n")
 	assert.Contains(t, out.String(), "total: 1 of 1 finding reproduced")
@@ -68,7 +68,7 @@ func TestFindingsSweep(t *testing.T) {
 	opts := findingsOptions{findings: []verify.Finding{testFinding}, sweep: true, first: 1, last: 4}
 	err := searchFindings(opts, fakeSearch(map[uint64]int{1: 3, 2: 9, 4: 5}), &out, &bytes.Buffer{})
 	require.NoError(t, err, "found from 3 of 4 seeds is reproduced")
-	assert.Contains(t, out.String(), "T-F1: found from 3 of 4 seeds; median 2.0 s to find, median 5 shrunk steps")
+	assert.Contains(t, out.String(), "T-F1: found from 3 of 4 seeds; median 2.00 s to find, median 5 shrunk steps")
 }
 
 func TestFindingsOtherFailureFails(t *testing.T) {
