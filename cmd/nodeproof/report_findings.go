@@ -142,7 +142,7 @@ func (f findingReport) SearchText() string {
 	case !s.Reproduced:
 		return "NO LONGER REPRODUCES: " + f.Replay
 	case len(s.Searches) == 1:
-		return fmt.Sprintf("found from seed %d after %.1f s, shrunk to %d steps", s.Searches[0].Seed, s.Searches[0].FoundAfter, s.Searches[0].Steps)
+		return fmt.Sprintf("found from seed %d after %.2f s, shrunk to %d steps", s.Searches[0].Seed, s.Searches[0].FoundAfter, s.Searches[0].Steps)
 	}
 	found := 0
 	for _, x := range s.Searches {
@@ -150,7 +150,7 @@ func (f findingReport) SearchText() string {
 			found++
 		}
 	}
-	return fmt.Sprintf("found from %d of %d seeds; median %.1f s to find, median %.0f shrunk steps", found, len(s.Searches), s.MedianFoundAfter, s.MedianSteps)
+	return fmt.Sprintf("found from %d of %d seeds; median %.2f s to find, median %.0f shrunk steps", found, len(s.Searches), s.MedianFoundAfter, s.MedianSteps)
 }
 
 // BreachText says what this report's suite run saw of the finding.

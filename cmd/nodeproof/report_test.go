@@ -141,7 +141,7 @@ func TestWriteReport(t *testing.T) {
 			`<td class="num">3300</td><td class="num">12</td><td class="num">0 (&#43;4 explained by a known finding)</td>`,
 			`<h3><code>IGC-F1</code> an image &lt;b&gt;in use&lt;/b&gt; is removed <small>(imagegc)</small></h3>`,
 			`<ol><li>pull image i1</li><li>start c1 on i1 during the pass</li></ol>`,
-			`Property <code>IGC-C-PROMISE</code> of suite <code>imagegc</code>: found from seed 3 after 1.2 s, shrunk to 2 steps; reached 4 times by this report&#39;s run of suite imagegc.`,
+			`Property <code>IGC-C-PROMISE</code> of suite <code>imagegc</code>: found from seed 3 after 1.25 s, shrunk to 2 steps; reached 4 times by this report&#39;s run of suite imagegc.`,
 			`Upstream tracker: no upstream issue found.`,
 			"<td>bytes freed beyond the target</td><td class=\"num\">40</td><td class=\"num\">1.2346</td><td class=\"num\">7</td><td class=\"num\">12</td>",
 		} {
@@ -187,7 +187,7 @@ func TestWriteReport(t *testing.T) {
 			"| ID | Kind | Statement | Source | Checked | Applied | Violations |",
 			"| IGC-C-PROMISE | contract | An image a container runs is kept. | [Kubernetes documentation, Garbage Collection](https://kubernetes.io/docs/concepts/architecture/garbage-collection/) | 3300 | 12 | 0 (+4 explained by a known finding) |",
 			"## Findings in the kubelet\n\n1 known broken promise of the v1.36.3 kubelet",
-			"| IGC-F1 | imagegc | an image &lt;b&gt;in use&lt;/b&gt; is removed | [Kubernetes documentation, Garbage Collection](https://kubernetes.io/docs/concepts/architecture/garbage-collection/) | found from seed 3 after 1.2 s, shrunk to 2 steps | `nodeproof findings IGC-F1` | conformance: TestFindingIGC | no upstream issue found |",
+			"| IGC-F1 | imagegc | an image &lt;b&gt;in use&lt;/b&gt; is removed | [Kubernetes documentation, Garbage Collection](https://kubernetes.io/docs/concepts/architecture/garbage-collection/) | found from seed 3 after 1.25 s, shrunk to 2 steps | `nodeproof findings IGC-F1` | conformance: TestFindingIGC | no upstream issue found |",
 			"| DM-EXCLUSIVE | fidelity | A device is held by at most one container. | [ManagerImpl.Allocate &lt;script&gt;x&lt;/script&gt; (v1.36.3)]" +
 				`(https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go?a="b"&amp;c); nodeproof docs/architecture.md | 229 | 31 | 1 |`,
 			"| IGC-INUSE | fidelity | An image in use is never removed. | Seed article on image garbage collection, section 'How image GC works' | 3300 | 2900 | 0 |",
