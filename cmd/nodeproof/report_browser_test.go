@@ -225,7 +225,8 @@ func TestReportInBrowser(t *testing.T) {
 			assert.Equal(t, len(matrixLayers)+1, facts.MatrixColumns)
 			assert.Empty(t, facts.BrokenLinks, "matrix links without a target")
 			assert.False(t, facts.MatrixOverflow, "the matrix is wider than the window")
-			wantSections := []string{"matrix", "not-run", "suites"}
+			// The known kubelet findings come right after the verdict.
+			wantSections := []string{"findings", "matrix", "not-run", "suites"}
 			for _, s := range tc.suites {
 				wantSections = append(wantSections, "suite-"+s.Name)
 			}
