@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -56,7 +57,7 @@ func newImageGCCommand(clock func() time.Time) *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.socket, "cri-socket", defaultCRISocket, "the runtime's CRI Unix socket `PATH` (the kubelet's --container-runtime-endpoint without unix://)")
+	fl.StringVar(&f.socket, "cri-socket", defaultCRISocket, "the runtime's CRI Unix socket `PATH`, or the kubelet's --container-runtime-endpoint (unix:///PATH)")
 	fl.Int32Var(&f.high, "high", 85, "image GC high threshold `PERCENT` (the kubelet's --image-gc-high-threshold): usage at or above it starts the space pass")
 	fl.Int32Var(&f.low, "low", 80, "image GC low threshold `PERCENT` (--image-gc-low-threshold): the space pass frees down to it")
 	fl.DurationVar(&f.minAge, "min-age", 2*time.Minute, "imageMinimumGCAge `DURATION`: an image first detected more recently is not removed by the space pass")
@@ -82,7 +83,11 @@ func (f imagegcFlags) options(changed func(string) bool) (imagegcOptions, error)
 	if f.uptime < 0 {
 		return imagegcOptions{}, fmt.Errorf("--kubelet-uptime %v: must not be negative", f.uptime)
 	}
-	opts := imagegcOptions{socket: f.socket, policy: config.Policy(), timeout: f.timeout, asJSON: f.asJSON,
+	socket, err := criSocketPath(f.socket)
+	if err != nil {
+		return imagegcOptions{}, err
+	}
+	opts := imagegcOptions{socket: socket, policy: config.Policy(), timeout: f.timeout, asJSON: f.asJSON,
 		uptime: f.uptime, uptimeGiven: changed("kubelet-uptime")}
 	if !opts.uptimeGiven {
 		// Any uptime above both ages gives the same prediction: every
@@ -90,6 +95,22 @@ func (f imagegcFlags) options(changed func(string) bool) (imagegcOptions, error)
 		opts.uptime = max(opts.policy.MinAge, opts.policy.MaxAge) + imagegc.GCPeriod
 	}
 	return opts, nil
+}
+
+// criSocketPath takes --cri-socket as a path or as the kubelet's
+// --container-runtime-endpoint spells it (unix:///run/containerd/containerd.sock),
+// and refuses any other endpoint in the flag's own words.
+func criSocketPath(flag string) (string, error) {
+	path := flag
+	if rest, ok := strings.CutPrefix(flag, "unix://"); ok {
+		path = rest
+	} else if scheme, _, ok := strings.Cut(flag, "://"); ok {
+		return "", fmt.Errorf("--cri-socket %q: only a Unix socket can be read, as a path or unix:///PATH, not a %s:// endpoint", flag, scheme)
+	}
+	if !filepath.IsAbs(path) {
+		return "", fmt.Errorf("--cri-socket %q: must be an absolute path to the runtime's Unix socket (or unix:///PATH)", flag)
+	}
+	return path, nil
 }
 
 const imagegcLong = `Reads a live container runtime over CRI (ListImages, ListPodSandbox,

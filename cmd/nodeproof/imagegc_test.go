@@ -31,16 +31,16 @@ func TestImageGCFlagDefaults(t *testing.T) {
 		"min-age": "2m0s", "max-age": "0s", "timeout": "2m0s", "kubelet-uptime": "0s"} {
 		assert.Equal(t, want, cmd.Flags().Lookup(flag).DefValue, flag)
 	}
-	opts, err := imagegcFlags{high: 85, low: 80, minAge: 2 * time.Minute, timeout: time.Minute}.options(func(string) bool { return false })
+	opts, err := imagegcFlags{socket: defaultCRISocket, high: 85, low: 80, minAge: 2 * time.Minute, timeout: time.Minute}.options(func(string) bool { return false })
 	require.NoError(t, err)
 	assert.Equal(t, imagegc.DefaultPolicy(), opts.policy)
 	assert.Equal(t, 7*time.Minute, opts.uptime, "long enough: above the min age by one GC period")
 	assert.False(t, opts.uptimeGiven)
 
-	opts, err = imagegcFlags{high: 85, low: 80, minAge: time.Minute, maxAge: time.Hour, timeout: time.Minute}.options(func(string) bool { return false })
+	opts, err = imagegcFlags{socket: defaultCRISocket, high: 85, low: 80, minAge: time.Minute, maxAge: time.Hour, timeout: time.Minute}.options(func(string) bool { return false })
 	require.NoError(t, err)
 	assert.Equal(t, time.Hour+imagegc.GCPeriod, opts.uptime, "long enough: past the max-age wait")
-	opts, err = imagegcFlags{high: 85, low: 80, timeout: time.Minute}.options(func(name string) bool { return name == "kubelet-uptime" })
+	opts, err = imagegcFlags{socket: defaultCRISocket, high: 85, low: 80, timeout: time.Minute}.options(func(name string) bool { return name == "kubelet-uptime" })
 	require.NoError(t, err)
 	assert.Zero(t, opts.uptime, "an explicit 0: the kubelet has just started")
 	assert.True(t, opts.uptimeGiven)
@@ -59,7 +59,7 @@ func TestImageGCFlagsRejected(t *testing.T) {
 		{[]string{"--max-age", "1m"}, "invalid configuration: imageMaximumGCAge 1m0s must be greater than imageMinimumGCAge 2m0s\n"},
 		{[]string{"--timeout", "0s"}, "nodeproof imagegc: --timeout 0s: must be more than 0\n"},
 		{[]string{"--kubelet-uptime", "-1m"}, "nodeproof imagegc: --kubelet-uptime -1m0s: must not be negative\n"},
-		{[]string{"--cri-socket", "run/c.sock"}, `nodeproof imagegc: --cri-socket: cri: Options.Socket "run/c.sock": must be an absolute path` + "\n"},
+		{[]string{"--cri-socket", "run/c.sock"}, `nodeproof imagegc: --cri-socket "run/c.sock": must be an absolute path to the runtime's Unix socket (or unix:///PATH)` + "\n"},
 		{[]string{"--high", "x"}, `invalid argument "x" for "--high" flag`},
 		{[]string{"extra"}, `nodeproof imagegc: unexpected argument "extra"`},
 	} {
@@ -179,4 +179,29 @@ func TestImageGCAgainstContainerd(t *testing.T) {
 		t.Logf("nodeproof imagegc --max-age 1h:\n%s", stdout)
 		assert.Len(t, ctrd.ImageIDs(), 4, "nothing removed")
 	})
+}
+
+// TestCRISocketFlag: --cri-socket takes a path or the kubelet's
+// unix:///PATH endpoint, and refuses anything else naming the flag.
+func TestCRISocketFlag(t *testing.T) {
+	for flag, want := range map[string]string{
+		"/run/containerd/containerd.sock":        "/run/containerd/containerd.sock",
+		"unix:///run/containerd/containerd.sock": "/run/containerd/containerd.sock",
+	} {
+		got, err := criSocketPath(flag)
+		require.NoError(t, err, flag)
+		assert.Equal(t, want, got)
+	}
+	for flag, want := range map[string]string{
+		"tcp://127.0.0.1:1": `--cri-socket "tcp://127.0.0.1:1": only a Unix socket can be read, as a path or unix:///PATH, not a tcp:// endpoint`,
+		"containerd.sock":   `--cri-socket "containerd.sock": must be an absolute path`,
+		"unix://rel.sock":   `--cri-socket "unix://rel.sock": must be an absolute path`,
+	} {
+		_, err := criSocketPath(flag)
+		assert.ErrorContains(t, err, want, flag)
+	}
+	status, _, stderr := runNodeproof("", "imagegc", "--cri-socket", "tcp://127.0.0.1:1")
+	assert.Equal(t, exitUsage, status)
+	assert.Contains(t, stderr, "nodeproof imagegc: --cri-socket \"tcp://127.0.0.1:1\": only a Unix socket")
+	assert.NotContains(t, stderr, "Options.Socket", "no internal name")
 }
