@@ -23,6 +23,10 @@ const (
 	findingsSteps  = 100
 )
 
+// maxFindingSeeds bounds a sweep: each seed is a whole search of up to
+// 300 cases and its shrinking, up to a minute.
+const maxFindingSeeds = 1000
+
 // defaultFindingsFile is where `make findings` leaves its searches, which
 // the report includes without being told.
 const defaultFindingsFile = "report/findings.json"
@@ -121,6 +125,9 @@ func (f findingsFlags) options(args []string, changed func(string) bool) (findin
 		}
 		if first == 0 {
 			return opts, errors.New("--seeds: seed 0 means a seed from the clock, which a sweep cannot repeat; start at 1")
+		}
+		if last-first >= maxFindingSeeds {
+			return opts, fmt.Errorf("--seeds %s: %d seeds exceed the bound of %d", f.seeds, last-first+1, maxFindingSeeds)
 		}
 		opts.sweep, opts.first, opts.last = true, first, last
 	}

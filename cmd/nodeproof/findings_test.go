@@ -87,6 +87,7 @@ func TestFindingsBadArguments(t *testing.T) {
 		"unknown finding": {[]string{"findings", "NO-SUCH-F9"}, `finding "NO-SUCH-F9": no such finding`},
 		"bad range":       {[]string{"findings", "--seeds", "5..1"}, "below its start"},
 		"seed zero":       {[]string{"findings", "--seeds", "0..3"}, "start at 1"},
+		"too many seeds":  {[]string{"findings", "--seeds", "1..1001"}, "--seeds 1..1001: 1001 seeds exceed the bound of 1000"},
 		"list and json":   {[]string{"findings", "--list", "--json", "x.json"}, "--list takes no --seeds or --json"},
 		"negative shrink": {[]string{"findings", "--shrink-time", "-1s"}, "--shrink-time: -1s is negative"},
 		"unwritable json": {[]string{"findings", "--json", "/proc/nodeproof/findings.json"}, "--json:"},
