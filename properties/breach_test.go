@@ -107,3 +107,31 @@ func TestSearchFinding(t *testing.T) {
 	_, err = search(contractSuite(), f, 1, 50, 20, 0)
 	assert.ErrorContains(t, err, "declares no invariant TEST-ABSENT")
 }
+
+// TestSearchFindingOtherFailure: a search that fails on another invariant
+// has not found the finding; it reports the invariant that failed instead.
+func TestSearchFindingOtherFailure(t *testing.T) {
+	withExplained(t, "TEST-CONTRACT")
+	s := contractSuite()
+	s.Invariants = append(s.Invariants, Invariant{ID: "TEST-FIRST", Subsystem: "test", Statement: "The counter stays below 2.", Kind: verify.Fidelity})
+	// The counter reaches 2, and fails TEST-FIRST, before it reaches 3.
+	s.Property = func(rt *rapid.T, tally *Tally) {
+		n := 0
+		rt.Repeat(map[string]func(*rapid.T){
+			"inc": func(rt *rapid.T) { n++; rt.Logf("step %d: inc", n) },
+			"": func(rt *rapid.T) {
+				tally.Check("TEST-FIRST", true)
+				if n >= 2 {
+					rt.Fatalf("TEST-FIRST: counter is %d", n)
+				}
+				if n >= 3 {
+					tally.Breach(rt, "TEST-CONTRACT", "counter is %d", n)
+				}
+			},
+		})
+	}
+	got, err := search(s, verify.Finding{ID: "TEST-F1", Suite: "contract", Property: "TEST-CONTRACT"}, 1, 50, 20, 0)
+	require.NoError(t, err)
+	assert.False(t, got.Found)
+	assert.Equal(t, "TEST-FIRST", got.Other)
+}
