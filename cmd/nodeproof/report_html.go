@@ -73,13 +73,16 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 {{with .Findings}}<section id="findings">
 <h2>Findings in the kubelet</h2>
 <p>Broken promises of the v1.36.3 kubelet: contract properties (what the Kubernetes documentation and KEPs promise) that nodeproof's generated search breaks, shrunk, and confirmed on upstream's own code. A known finding does not fail the report; one that stops reproducing does.</p>
-{{range .}}<div class="finding" id="finding-{{.ID}}">
-<h3><code>{{.ID}}</code> {{.Title}} <small>({{.Subsystem}})</small></h3>
+<table>
+<tr><th>Finding</th><th>Subsystem</th><th>Broken promise</th><th>Search</th><th>Upstream tracker</th></tr>
+{{range .}}<tr><td><a href="#finding-{{.ID}}"><code>{{.ID}}</code></a></td><td>{{.Subsystem}}</td><td>{{.Title}}</td><td>{{.SearchText}}</td><td>{{with .Tracker}}{{sources .}}{{else}}{{.TrackerNote}}{{end}}</td></tr>
+{{end}}</table>
+{{range .}}<details class="finding" id="finding-{{.ID}}"><summary><code>{{.ID}}</code> {{.Title}} <small>({{.Subsystem}})</small></summary>
 <p><strong>Promise:</strong> {{.Promise}} ({{sources .Sources}})</p>
 <ol>{{range .Steps}}<li>{{.}}</li>{{end}}</ol>
 <p>Replay: <code class="replay">{{.Replay}}</code>. Property <code>{{.Property}}</code> of suite <code>{{.Suite}}</code>: {{.SearchText}}; {{.BreachText}}.</p>
 <p>Confirmed by <code>{{.Confirmation}}</code>. Upstream tracker: {{with .Tracker}}{{sources .}}{{else}}{{.TrackerNote}}{{end}}. Later releases: {{.Releases}}.</p>
-</div>
+</details>
 {{end}}</section>
 {{end}}
 <section id="matrix">

@@ -139,7 +139,8 @@ func TestWriteReport(t *testing.T) {
 			// Checked, then Applied, then Violations.
 			`<td class="num">229</td><td class="num">31</td><td class="num failed">1</td>`,
 			`<td class="num">3300</td><td class="num">12</td><td class="num">0 (&#43;4 explained by a known finding)</td>`,
-			`<h3><code>IGC-F1</code> an image &lt;b&gt;in use&lt;/b&gt; is removed <small>(imagegc)</small></h3>`,
+			`<summary><code>IGC-F1</code> an image &lt;b&gt;in use&lt;/b&gt; is removed <small>(imagegc)</small></summary>`,
+			`<tr><td><a href="#finding-IGC-F1"><code>IGC-F1</code></a></td><td>imagegc</td><td>an image &lt;b&gt;in use&lt;/b&gt; is removed</td><td>found from seed 3 after 1.25 s, shrunk to 2 steps</td><td>no upstream issue found</td></tr>`,
 			`<ol><li>pull image i1</li><li>start c1 on i1 during the pass</li></ol>`,
 			`Property <code>IGC-C-PROMISE</code> of suite <code>imagegc</code>: found from seed 3 after 1.25 s, shrunk to 2 steps; reached 4 times by this report&#39;s run of suite imagegc.`,
 			`Upstream tracker: no upstream issue found.`,
