@@ -61,7 +61,7 @@ var simSources = map[string][]cite.Source{
 		cite.Seed("pod and QoS cgroups", "How CPU requests are implemented"), simDoc},
 	sim.InvAllocatable: {cite.Code(simPredicate, "predicateAdmitHandler.Admit"), cite.Code(simPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
 		cite.Issue(78405), simDoc},
-	sim.InvGCInUse:  {cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Issue(123631), simDoc},
+	sim.InvGCInUse: {cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Issue(123631), simDoc},
 	// SIM-LIVENESS states the probes' documented promise, which upstream
 	// breaks for a replacement container (PB-F2); the simulation has not
 	// reached that case, and a breach would be the cross-subsystem face of
