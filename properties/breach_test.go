@@ -135,3 +135,18 @@ func TestSearchFindingOtherFailure(t *testing.T) {
 	assert.False(t, got.Found)
 	assert.Equal(t, "TEST-FIRST", got.Other)
 }
+
+// TestBreachReplayLine: a failure of a known finding's property offers
+// nodeproof replay only, since go test ./properties counts such breaches.
+func TestBreachReplayLine(t *testing.T) {
+	withExplained(t, "TEST-CONTRACT")
+	res := Run(contractSuite(), RunOptions{Checks: 50, Steps: 20, Seed: 1, EnforceAll: true})
+	require.NotNil(t, res.Failure)
+	assert.Contains(t, res.Failure.Message, "replay: nodeproof replay --suite contract --seed ")
+	assert.NotContains(t, res.Failure.Message, "go test ./properties")
+
+	withExplained(t)
+	res = Run(contractSuite(), RunOptions{Checks: 50, Steps: 20, Seed: 1})
+	require.NotNil(t, res.Failure)
+	assert.Contains(t, res.Failure.Message, "or: go test ./properties -run 'TestSuites/contract$'")
+}
