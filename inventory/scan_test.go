@@ -28,9 +28,13 @@ var modelOwners = map[string]string{"deviceagent": "agent"}
 // (mutants/<subsystem>-<slug>.patch) to subsystems. A mutant whose prefix
 // is neither here nor a subsystem's name belongs to the subsystem of the
 // first file it patches.
+//
+// "verify" mutants break the checks' own machinery (a contract breach, a
+// finding's search), which every subsystem's suite shares; they count in
+// the whole node's row, sim, the one row that spans every subsystem.
 var mutantPrefixes = map[string]string{
 	"ad": "admission", "admit": "admission", "cg": "cgroups", "cgfs": "agent",
-	"dm": "devicemanager", "kube": "agent", "pr": "preemption",
+	"dm": "devicemanager", "kube": "agent", "pr": "preemption", "verify": "sim",
 }
 
 // shared is the core package every subsystem uses for its types; a test

@@ -375,6 +375,8 @@ var subsystems = []Subsystem{
 			"sim-terminated-status-kept",
 			"sim-terminated-worker-kept",
 			"sim-terminating-devices-collected",
+			"verify-breach-tolerates-all",
+			"verify-search-any-failure",
 		},
 	},
 }
