@@ -1,26 +1,17 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/verify"
-)
-
-// The default budget of a search is the suites' own in `go test ./...`
-// and the report: a finding must be reachable at it.
-const (
-	findingsChecks = 300
-	findingsSteps  = 100
 )
 
 // maxFindingSeeds bounds a sweep: each seed is a whole search of up to
@@ -52,16 +43,13 @@ type findingsFlags struct {
 	shrink   time.Duration
 }
 
-// searcher runs one search; tests replace properties.SearchFinding.
-type searcher func(f verify.Finding, seed uint64, checks, steps int, shrink time.Duration) (properties.Search, error)
-
-func newFindingsCommand(search searcher) *cobra.Command {
+func newFindingsCommand(search findings.Searcher) *cobra.Command {
 	var f findingsFlags
 	cmd := &cobra.Command{
 		Use:   "findings [ID...] [--seeds A..B] [--shrink-time DURATION] [--json FILE] [--list]",
 		Short: "search for each known kubelet finding and print its shrunk case",
 		Long: `Searches for each known finding (a contract property upstream's kubelet is known to
-break, docs/findings.md) with its suite at the default budget (` + fmt.Sprint(findingsChecks) + ` cases of ` + fmt.Sprint(findingsSteps) + ` steps),
+break, docs/findings.md) with its suite at the default budget (` + fmt.Sprint(findings.Checks) + ` cases of ` + fmt.Sprint(findings.Steps) + ` steps),
 its property enforced, from the finding's own seed or from every seed of --seeds, and prints
 how long the search took to find it, the shrunk steps and the replay line. With several
 seeds it prints the median time to find and the median shrunk length.
@@ -136,27 +124,13 @@ func (f findingsFlags) options(args []string, changed func(string) bool) (findin
 	}
 	if opts.jsonPath != "" {
 		// Before any search: a bad path must not cost the searches.
-		if err := checkOutputFile(opts.jsonPath); err != nil {
+		if err := checkWritableDir(filepath.Dir(opts.jsonPath)); err != nil {
 			return opts, fmt.Errorf("--json: %v", err)
 		}
 	}
 	return opts, nil
 }
 
-// checkOutputFile creates path's directory and proves the file can be
-// written there, leaving nothing behind.
-func checkOutputFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".nodeproof-write-check-*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
-}
 
 func listFindings(all []verify.Finding, stdout io.Writer) error {
 	w := &errWriter{w: stdout}
@@ -169,116 +143,53 @@ func listFindings(all []verify.Finding, stdout io.Writer) error {
 	return w.err
 }
 
-// findingSearch is one search as report.json and `findings --json` hold it.
-type findingSearch struct {
-	Seed       uint64  `json:"seed"`
-	Found      bool    `json:"found"`
-	Other      string  `json:"other,omitempty"`
-	FoundAfter float64 `json:"found_after_seconds"`
-	Seconds    float64 `json:"seconds"`
-	Cases      int     `json:"cases"`
-	// Steps is the shrunk case's length, Shrunk its lines.
-	Steps  int      `json:"steps"`
-	Shrunk []string `json:"shrunk,omitempty"`
-	Replay string   `json:"replay,omitempty"`
-}
-
-// findingResult is one finding's searches and what they add up to.
-type findingResult struct {
-	ID       string          `json:"id"`
-	Suite    string          `json:"suite"`
-	Property string          `json:"property"`
-	Searches []findingSearch `json:"searches"`
-	// Reproduced: found from the finding's own seed, or in a sweep from at
-	// least one seed, and no other invariant failed.
-	Reproduced bool `json:"reproduced"`
-	// The medians are over the searches that found it.
-	MedianFoundAfter float64 `json:"median_found_after_seconds"`
-	MedianSteps      float64 `json:"median_steps"`
-}
-
-// findingsFile is what `findings --json` writes.
-type findingsFile struct {
-	Checks   int             `json:"checks"`
-	Steps    int             `json:"steps"`
-	Findings []findingResult `json:"findings"`
-}
-
-func searchFindings(opts findingsOptions, search searcher, stdout, stderr io.Writer) error {
+func searchFindings(opts findingsOptions, search findings.Searcher, stdout, stderr io.Writer) error {
 	w := &errWriter{w: stdout}
 	if len(opts.findings) == 0 {
 		fmt.Fprintln(w, "no known findings: nothing to search for")
 	}
-	out := findingsFile{Checks: findingsChecks, Steps: findingsSteps, Findings: []findingResult{}}
-	failed := false
-	for _, f := range opts.findings {
-		seeds := []uint64{f.Seed}
-		if opts.sweep {
-			seeds = nil
-			for s := opts.first; ; s++ {
-				seeds = append(seeds, s)
-				if s == opts.last {
-					break
-				}
-			}
-		}
-		r := findingResult{ID: f.ID, Suite: f.Suite, Property: f.Property}
-		var found []findingSearch
-		other := false
-		for _, seed := range seeds {
-			// The seed goes out before the work, so that an interrupted
-			// search can be repeated.
+	runOpts := findings.Options{
+		Shrink: opts.shrink,
+		// The seed goes out before the work, so that an interrupted
+		// search can be repeated.
+		Starting: func(f verify.Finding, seed uint64) {
 			fmt.Fprintf(stderr, "searching for %s (%s) in suite %s from seed %d\n", f.ID, f.Property, f.Suite, seed)
-			s, err := search(f, seed, findingsChecks, findingsSteps, opts.shrink)
-			if err != nil {
-				return err
+		},
+		Searched: func(f verify.Finding, s findings.Search) { printSearch(w, f, s) },
+	}
+	if opts.sweep {
+		for s := opts.first; ; s++ {
+			runOpts.Seeds = append(runOpts.Seeds, s)
+			if s == opts.last {
+				break
 			}
-			fs := findingSearch{Seed: s.Seed, Found: s.Found, Other: s.Other, FoundAfter: s.FoundAfter, Seconds: s.Seconds, Cases: s.Cases, Steps: s.Steps}
-			if s.Failure != nil {
-				fs.Shrunk, fs.Replay = s.Failure.Steps, s.Failure.Replay
-			}
-			printSearch(w, f, fs)
-			r.Searches = append(r.Searches, fs)
-			if fs.Found {
-				found = append(found, fs)
-			}
-			other = other || fs.Other != ""
 		}
-		r.Reproduced = len(found) > 0 && !other
-		if !opts.sweep {
-			r.Reproduced = r.Reproduced && r.Searches[0].Found
-		}
-		r.MedianFoundAfter = median(found, func(s findingSearch) float64 { return s.FoundAfter })
-		r.MedianSteps = median(found, func(s findingSearch) float64 { return float64(s.Steps) })
+	}
+	out, err := findings.Run(opts.findings, search, runOpts)
+	if err != nil {
+		return err
+	}
+	reproduced := 0
+	for _, r := range out.Findings {
 		if opts.sweep {
-			fmt.Fprintf(w, "%s: found from %d of %d seeds; median %.2f s to find, median %.0f shrunk steps\n",
-				f.ID, len(found), len(seeds), r.MedianFoundAfter, r.MedianSteps)
+			fmt.Fprintf(w, "%s: %s\n", r.ID, r.Summary())
 		}
-		failed = failed || !r.Reproduced
-		out.Findings = append(out.Findings, r)
+		if r.Reproduced {
+			reproduced++
+		}
 	}
 	if n := len(opts.findings); n > 0 {
-		reproduced := 0
-		for _, r := range out.Findings {
-			if r.Reproduced {
-				reproduced++
-			}
-		}
 		fmt.Fprintf(w, "total: %d of %d %s reproduced\n", reproduced, n, plural(n, "finding", "findings"))
 	}
 	if opts.jsonPath != "" {
-		data, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(opts.jsonPath, append(data, '\n'), 0o644); err != nil {
+		if err := findings.Write(opts.jsonPath, out); err != nil {
 			return usageError(fmt.Errorf("--json: %v", err))
 		}
 	}
 	if w.err != nil {
 		return w.err
 	}
-	if failed {
+	if reproduced < len(opts.findings) {
 		return exitWith(exitFailed)
 	}
 	return nil
@@ -286,7 +197,7 @@ func searchFindings(opts findingsOptions, search searcher, stdout, stderr io.Wri
 
 // printSearch prints one search: its verdict line, then the shrunk steps
 // and the replay line when it found the finding or something else.
-func printSearch(w io.Writer, f verify.Finding, s findingSearch) {
+func printSearch(w io.Writer, f verify.Finding, s findings.Search) {
 	switch {
 	case s.Found:
 		fmt.Fprintf(w, "%s  %s  seed %d: found after %.2f s (%d cases), shrunk to %d steps (%.1f s in all)\n",
@@ -305,19 +216,3 @@ func printSearch(w io.Writer, f verify.Finding, s findingSearch) {
 	}
 }
 
-// median of the values f picks from searches; 0 without any.
-func median(searches []findingSearch, f func(findingSearch) float64) float64 {
-	if len(searches) == 0 {
-		return 0
-	}
-	v := make([]float64, len(searches))
-	for i, s := range searches {
-		v[i] = f(s)
-	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}

@@ -12,13 +12,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
 // fakeSearch finds a finding from the seeds in found, reports other as
 // failing first from seed 99, and finds nothing elsewhere.
-func fakeSearch(found map[uint64]int) searcher {
+func fakeSearch(found map[uint64]int) findings.Searcher {
 	return func(f verify.Finding, seed uint64, checks, steps int, _ time.Duration) (properties.Search, error) {
 		s := properties.Search{Finding: f, Seed: seed, Seconds: 2, Cases: checks}
 		switch n, ok := found[seed]; {
@@ -46,7 +47,7 @@ func TestFindingsFromOwnSeed(t *testing.T) {
 	assert.Contains(t, out.String(), "    replay: nodeproof replay --suite x --seed 7 --steps 100\n")
 	assert.Contains(t, out.String(), "total: 1 of 1 finding reproduced")
 	assert.Contains(t, errOut.String(), "searching for T-F1 (T-C-PROMISE) in suite x from seed 5")
-	var file findingsFile
+	var file findings.File
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &file))

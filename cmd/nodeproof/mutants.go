@@ -118,7 +118,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	if opts.jsonPath != "" {
 		// Before any mutant runs: a path that cannot be written must not
 		// cost the whole run and then pass for a survivor (exit 1).
-		if err := checkOutputFile(opts.jsonPath); err != nil {
+		if err := checkWritableDir(filepath.Dir(opts.jsonPath)); err != nil {
 			return usageError(fmt.Errorf("--json: %v", err))
 		}
 	}

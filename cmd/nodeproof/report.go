@@ -18,6 +18,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/properties"
@@ -46,7 +47,7 @@ type reportOptions struct {
 	linearizability *tableSection
 	conformance     *tableSection
 	pluginCheck     *tableSection
-	findings        *findingsFile
+	findings        *findings.File
 }
 
 // The places `make mutants` and `make conformance` write their results,
@@ -113,12 +114,21 @@ be included or written.`,
 // checkOutDir creates dir and proves it writable, so that a bad --out fails
 // at once rather than after every suite has run.
 func checkOutDir(dir string) error {
+	if err := checkWritableDir(dir); err != nil {
+		return fmt.Errorf("--out %q must be a writable directory nodeproof can create: %v", dir, err)
+	}
+	return nil
+}
+
+// checkWritableDir creates dir and proves a file can be written in it,
+// leaving nothing behind: every output path is checked so before the work.
+func checkWritableDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %q must be a directory nodeproof can create: %v", dir, err)
+		return err
 	}
 	f, err := os.CreateTemp(dir, ".nodeproof-write-check-*")
 	if err != nil {
-		return fmt.Errorf("--out %q must be a writable directory: %v", dir, err)
+		return err
 	}
 	name := f.Name()
 	f.Close()
@@ -339,7 +349,7 @@ func (f reportFlags) options() (reportOptions, error) {
 		}
 	}
 	if file := orExisting(f.findingsFile, defaultFindingsFile); file != "" {
-		if opts.findings, err = loadFindings(file); err != nil {
+		if opts.findings, err = findings.Load(file, knownFindings()); err != nil {
 			return opts, fmt.Errorf("--findings: %v", err)
 		}
 	}

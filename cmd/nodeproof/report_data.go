@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cite"
@@ -56,7 +57,7 @@ type reportData struct {
 	// Inventory is what the matrix counts, shown on the page.
 	Inventory []inventory.Subsystem `json:"-"`
 	// searches is what `nodeproof findings --json` wrote; nil when not run.
-	searches *findingsFile
+	searches *findings.File
 }
 
 // finish derives the verdict, the matrix and the list of sections not run

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"slices"
 	"strings"
 
+	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -36,7 +34,7 @@ type findingReport struct {
 	Breaches    int    `json:"breaches"`
 	FirstBreach string `json:"first_breach,omitempty"`
 	// Search is `nodeproof findings`' search for it; null when not run.
-	Search *findingResult `json:"search"`
+	Search *findings.Result `json:"search"`
 }
 
 // knownFindings are the findings the report shows; tests replace them.
@@ -44,7 +42,7 @@ var knownFindings = verify.Findings
 
 // newFindingReports lists every known finding with what the suites that
 // ran saw of it and the searches read from a findings file (nil: not run).
-func newFindingReports(suites []suiteReport, searches *findingsFile) []findingReport {
+func newFindingReports(suites []suiteReport, searches *findings.File) []findingReport {
 	out := []findingReport{}
 	for _, f := range knownFindings() {
 		r := findingReport{ID: f.ID, Title: f.Title, Subsystem: f.Subsystem, Suite: f.Suite, Property: f.Property,
@@ -92,38 +90,6 @@ func findingProblems(findings []findingReport, searched bool) []string {
 	return problems
 }
 
-// loadFindings reads the searches `nodeproof findings --json` wrote. A
-// file that holds no finding while findings are known is refused: it
-// would show a search that never ran as passed.
-func loadFindings(path string) (*findingsFile, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var f findingsFile
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: not a findings file (nodeproof findings --json): %v", path, err)
-	}
-	if f.Findings == nil {
-		return nil, fmt.Errorf("%s: findings: required, a list of searches", path)
-	}
-	known := knownFindings()
-	if len(f.Findings) == 0 && len(known) > 0 {
-		return nil, fmt.Errorf("%s: findings: empty, while %d findings are known: the file is not the result of a search", path, len(known))
-	}
-	for i, r := range f.Findings {
-		if !slices.ContainsFunc(known, func(k verify.Finding) bool { return k.ID == r.ID }) {
-			return nil, fmt.Errorf("%s: findings[%d].id: no known finding %q", path, i, r.ID)
-		}
-		if len(r.Searches) == 0 {
-			return nil, fmt.Errorf("%s: findings[%d].searches: empty; every finding is searched from at least one seed", path, i)
-		}
-	}
-	return &f, nil
-}
-
 // violationsCell is an invariant's violations, with the breaches a known
 // finding explains beside them.
 func violationsCell(inv invariantReport) string {
@@ -133,24 +99,15 @@ func violationsCell(inv invariantReport) string {
 	return fmt.Sprintf("%d (+%d explained by a known finding)", inv.Violations, inv.Breaches)
 }
 
-// searchText says what the findings search found, in a line.
+// SearchText says what the findings search found, in a line.
 func (f findingReport) SearchText() string {
-	s := f.Search
 	switch {
-	case s == nil:
+	case f.Search == nil:
 		return "not searched for in this report (make findings)"
-	case !s.Reproduced:
+	case !f.Search.Reproduced:
 		return "NO LONGER REPRODUCES: " + f.Replay
-	case len(s.Searches) == 1:
-		return fmt.Sprintf("found from seed %d after %.2f s, shrunk to %d steps", s.Searches[0].Seed, s.Searches[0].FoundAfter, s.Searches[0].Steps)
 	}
-	found := 0
-	for _, x := range s.Searches {
-		if x.Found {
-			found++
-		}
-	}
-	return fmt.Sprintf("found from %d of %d seeds; median %.2f s to find, median %.0f shrunk steps", found, len(s.Searches), s.MedianFoundAfter, s.MedianSteps)
+	return f.Search.Summary()
 }
 
 // BreachText says what this report's suite run saw of the finding.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cite"
@@ -37,9 +38,9 @@ var syntheticFinding = verify.Finding{ID: "IGC-F1", Title: "an image <b>in use</
 	Steps: []string{"pull image i1", "start c1 on i1 during the pass"}, Seed: 3, Confirmation: "conformance: TestFindingIGC", Releases: "still present in v1.37.2"}
 
 // syntheticSearches is the findings file of the synthetic report.
-func syntheticSearches() *findingsFile {
-	return &findingsFile{Checks: 300, Steps: 100, Findings: []findingResult{{ID: "IGC-F1", Suite: "imagegc", Property: "IGC-C-PROMISE",
-		Searches: []findingSearch{{Seed: 3, Found: true, FoundAfter: 1.25, Seconds: 2, Cases: 7, Steps: 2}}, Reproduced: true, MedianFoundAfter: 1.25, MedianSteps: 2}}}
+func syntheticSearches() *findings.File {
+	return &findings.File{Checks: 300, Steps: 100, Findings: []findings.Result{{ID: "IGC-F1", Suite: "imagegc", Property: "IGC-C-PROMISE",
+		Searches: []findings.Search{{Seed: 3, Found: true, FoundAfter: 1.25, Seconds: 2, Cases: 7, Steps: 2}}, Reproduced: true, MedianFoundAfter: 1.25, MedianSteps: 2}}}
 }
 
 // syntheticReport has one passed suite, one failed suite whose message
