@@ -376,6 +376,7 @@ var subsystems = []Subsystem{
 			"sim-terminated-worker-kept",
 			"sim-terminating-devices-collected",
 			"verify-breach-tolerates-all",
+			"verify-reproduced-despite-other",
 			"verify-search-any-failure",
 		},
 	},

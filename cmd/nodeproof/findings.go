@@ -131,7 +131,6 @@ func (f findingsFlags) options(args []string, changed func(string) bool) (findin
 	return opts, nil
 }
 
-
 func listFindings(all []verify.Finding, stdout io.Writer) error {
 	w := &errWriter{w: stdout}
 	if len(all) == 0 {
@@ -215,4 +214,3 @@ func printSearch(w io.Writer, f verify.Finding, s findings.Search) {
 		fmt.Fprintf(w, "    replay: %s\n", s.Replay)
 	}
 }
-
