@@ -108,7 +108,7 @@ func (f *simFlags) define(fl *pflag.FlagSet) {
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "the seed `N` every choice of the run is drawn from")
 	fl.StringVar(&f.seeds, "seeds", "", "sweep the seeds `A..B` (inclusive) instead of one --seed")
 	fl.Float64Var(&f.hours, "hours", def.Duration.Hours(), "simulated `H`ours per seed (a decimal fraction is fine)")
-	fl.StringVar(&f.faults, "faults", "default", "fault `RATES`: default, none, or kind=rate,... (a rate in [0, 1] per opportunity)")
+	fl.StringVar(&f.faults, "faults", "default", "fault `RATES`: default, none (every kind off), or kind=rate,... (a rate in [0, 1] per opportunity; empty is an error)")
 	fl.IntVar(&f.pods, "pods", def.Pods, "`P` pods the node holds at once on average")
 	fl.IntVar(&f.maxPods, "max-pods", 0, "the node's pod capacity `M` (the kubelet's --max-pods); 0 is its default, 110")
 	fl.StringVar(&f.jsonPath, "json", "", "write the summaries as JSON to this `FILE`, creating its directory")

@@ -40,6 +40,7 @@ func TestSimFlagErrors(t *testing.T) {
 		{"--faults nope=0.1", `nodeproof sim: --faults: "nope": unknown fault kind; known kinds: plugin-crash`},
 		{"--faults plugin-crash=2", "nodeproof sim: --faults: plugin-crash: rate 2 must be in [0, 1]"},
 		{"--faults plugin-crash", `nodeproof sim: --faults: "plugin-crash": want kind=rate`},
+		{"--faults=", "nodeproof sim: --faults: empty: give default, none (every kind off) or kind=rate,... of the kinds plugin-crash, "},
 		{"--hours x", `nodeproof sim: invalid argument "x" for "--hours" flag`},
 		{"extra", `nodeproof sim: unexpected argument "extra"`},
 	} {
