@@ -18,5 +18,7 @@
 // Anchors are computed as GitHub computes them: the heading's text in lower
 // case, without punctuation, spaces turned into hyphens, and -1, -2, ...
 // appended to repeated headings. The package has no code outside its test:
-// nothing else should depend on it.
+// nothing else should depend on it. Its subpackage commandlines finds the
+// command lines the same Markdown shows, which cmd/nodeproof's tests hold
+// against the command tree.
 package doclinks

@@ -168,7 +168,9 @@ func simProperty(t *rapid.T, tally *Tally) {
 	if err != nil {
 		t.Fatalf("error: the suite's configuration: %v", err)
 	}
-	events, steps := 0, 0
+	// sinceStep counts the routine events folded since the last step's
+	// line: a violation among them comes at an event no step line shows.
+	events, steps, sinceStep := 0, 0, 0
 	check := func(t *rapid.T) {
 		for _, r := range s.Check() {
 			// Applied is the engine's own: the state had something for
@@ -179,15 +181,15 @@ func simProperty(t *rapid.T, tally *Tally) {
 			case r.Err == nil:
 			case simContracts[r.ID]:
 				msg := strings.TrimPrefix(r.Err.Error(), r.ID+": ")
-				tally.Breach(t, r.ID, "%s\n%s", msg, simTrace(s.Trace(), steps, events))
+				tally.Breach(t, r.ID, "%s\n%s", msg, simWhere(s.Trace(), steps, sinceStep, events))
 			default:
-				t.Fatalf("%s\n%s", r.Err, simTrace(s.Trace(), steps, events))
+				t.Fatalf("%s\n%s", r.Err, simWhere(s.Trace(), steps, sinceStep, events))
 			}
 		}
 	}
 	t.Repeat(map[string]func(*rapid.T){
 		"event": func(t *rapid.T) {
-			for folded := 0; ; folded++ {
+			for {
 				e, ok := s.Step()
 				if !ok {
 					// simConfig's duration outlasts any case; were it to
@@ -198,17 +200,19 @@ func simProperty(t *rapid.T, tally *Tally) {
 				}
 				events++
 				tally.Action(e.Kind)
-				if e.Routine && folded < simMaxFolded {
+				if e.Routine && sinceStep < simMaxFolded {
+					sinceStep++
 					check(t)
 					continue
 				}
 				// The check after the step's last event is rapid's ("").
 				steps++
-				if folded > 0 {
-					t.Logf("step %d: %s (after %d routine events)", steps, e, folded)
+				if sinceStep > 0 {
+					t.Logf("step %d: %s (after %s)", steps, e, routineEvents(sinceStep))
 				} else {
 					t.Logf("step %d: %s", steps, e)
 				}
+				sinceStep = 0
 				return
 			}
 		},
@@ -216,29 +220,27 @@ func simProperty(t *rapid.T, tally *Tally) {
 	})
 }
 
-// simTrace renders the events up to a violation for its message: the
-// steps' events, and how many routine events the shown stretch folded.
-func simTrace(trace []sim.Event, steps, events int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "trace (%d steps, %d events in this case", steps, events)
-	if len(trace) < events {
-		fmt.Fprintf(&b, "; of the last %d events", len(trace))
+// simWhere says where in the case a violation came, for its message. The
+// step lines rapid prints above the message list the steps' events, so it
+// does not list them again: it names only an event they do not show, the
+// routine one the violation came at when it came while folding.
+func simWhere(trace []sim.Event, steps, sinceStep, events int) string {
+	switch {
+	case events == 0:
+		return "before any event"
+	case sinceStep == 0:
+		return fmt.Sprintf("after step %d (%d events in this case, the routine ones folded into the steps)", steps, events)
 	}
-	b.WriteString(", routine events folded):")
-	folded := 0
-	for _, e := range trace {
-		if e.Routine {
-			folded++
-			continue
-		}
-		b.WriteString("\n  " + e.String())
-		if folded > 0 {
-			fmt.Fprintf(&b, " (after %d routine events)", folded)
-			folded = 0
-		}
+	last := trace[len(trace)-1]
+	if steps == 0 {
+		return fmt.Sprintf("after %s, the last %s (%d events in this case)", routineEvents(sinceStep), last, events)
 	}
-	if folded > 0 {
-		fmt.Fprintf(&b, "\n  (%d routine events)", folded)
+	return fmt.Sprintf("after step %d and %s, the last %s (%d events in this case)", steps, routineEvents(sinceStep), last, events)
+}
+
+func routineEvents(n int) string {
+	if n == 1 {
+		return "1 routine event"
 	}
-	return b.String()
+	return fmt.Sprintf("%d routine events", n)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/core/cgroups"
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
@@ -179,4 +180,75 @@ func TestRunStopsAtTheFirstViolationWithTheTrace(t *testing.T) {
 	require.NotEmpty(t, reports)
 	require.Equal(t, sum.Stats, reports[len(reports)-1])
 	require.Equal(t, DefaultConfig().ReplayCommand(), sum.Replay)
+}
+
+// TestViolationMessagesListSortedKeyValues: a violation prints what it
+// compares as sorted key=value lists a reader can scan, never a Go map
+// (map[c0:map[example.com/gpu:[gpu-0]]]).
+func TestViolationMessagesListSortedKeyValues(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		corrupt func(*Sim)
+		want    string // a regular expression for the whole message
+	}{
+		{"a holding the plugins never granted", func(s *Sim) {
+			for _, p := range s.livePods() {
+				for c := range p.granted {
+					for r := range p.granted[c] {
+						p.granted[c][r] = []string{"nonexistent"}
+					}
+					return
+				}
+			}
+			t.Fatal("no live pod holds devices")
+		}, `^SIM-DEVICES-HELD: pod-\d+ \(running\) holds (c\d/example\.com/gpu=\[gpu-\d( gpu-\d)*\](, )?)+ in the device manager but was granted (c\d/example\.com/gpu=\[[^]]+\](, )?)+$`},
+		{"a running container told of a device it does not hold", func(s *Sim) {
+			restoreWithOtherAnswer(t, s, func(checkpoint.PodDevicesEntry) allocresp.ContainerAllocateResponse {
+				return allocresp.ContainerAllocateResponse{Devices: []allocresp.DeviceSpec{{ContainerPath: devicePath("phantom"), HostPath: devicePath("phantom")}}}
+			})
+		}, `^SIM-DEVICES-HELD: pod-\d+/c\d \(\S+\) runs with the device nodes \[/dev/phantom\] but the device manager holds example\.com/gpu=\[gpu-\d( gpu-\d)*\] for it$`},
+		{"a running container given the answer to another call", func(s *Sim) {
+			restoreWithOtherAnswer(t, s, func(e checkpoint.PodDevicesEntry) allocresp.ContainerAllocateResponse {
+				other := allocresp.ContainerAllocateResponse{Mounts: []allocresp.Mount{{ContainerPath: allocationMount(e.ResourceName), HostPath: "/var/lib/other-call"}}}
+				for _, ids := range e.DeviceIDs {
+					for _, id := range ids {
+						other.Devices = append(other.Devices, allocresp.DeviceSpec{ContainerPath: devicePath(id), HostPath: devicePath(id)})
+					}
+				}
+				return other
+			})
+		}, `^SIM-DEVICES-HELD: pod-\d+/c\d \(\S+\) runs with the allocation directories /run/example\.com/gpu=/var/lib/other-call but was granted /run/example\.com/gpu=/var/lib/example\.com/gpu/allocation-\d+ \(`},
+		{"a pod cgroup written behind the kubelet's back", func(s *Sim) {
+			for _, path := range slices.Sorted(maps.Keys(s.fs.dirs)) {
+				if strings.Contains(path, "/pod") {
+					s.fs.write(path, []cgroups.File{{Name: "cpu.weight", Value: "7"}, {Name: "cpu.max", Value: "max 100000"}})
+					return
+				}
+			}
+		}, `^SIM-CGROUPS: cgroup \S+/pod\S+ has cpu\.weight=7, cpu\.max=max 100000, want \S+=`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := steppedSim(t, 2*time.Hour)
+			tc.corrupt(s)
+			var msg string
+			for _, r := range s.Check() {
+				if r.Err != nil {
+					msg = r.Err.Error()
+					break
+				}
+			}
+			require.NotContains(t, msg, "map[")
+			require.NotContains(t, msg, "{")
+			require.Regexp(t, tc.want, msg)
+		})
+	}
+}
+
+func TestFormatHoldings(t *testing.T) {
+	require.Equal(t, "c0/a.com/y=[y-0 y-1], c0/b.com/x=[x-0], c1/b.com/x=[x-1]",
+		formatHoldings(podHoldings{"c1": {"b.com/x": {"x-1"}}, "c0": {"b.com/x": {"x-0"}, "a.com/y": {"y-0", "y-1"}}}))
+	require.Equal(t, "nothing", formatHoldings(nil))
+	require.Equal(t, "a.com/y=[y-0], b.com/x=[]", formatDevices(map[string][]string{"b.com/x": nil, "a.com/y": {"y-0"}}))
+	require.Equal(t, "/run/a=/var/lib/a/allocation-1, /run/b=", formatKeyValues(map[string]string{"/run/b": "", "/run/a": "/var/lib/a/allocation-1"}))
+	require.Equal(t, "nothing", formatFiles(nil))
 }

@@ -27,6 +27,10 @@ func TestParseRates(t *testing.T) {
 		{"disk-fill=NaN", "faults: disk-fill: rate NaN must be in [0, 1]"},
 		{"disk-fill=often", `faults: disk-fill: rate "often" is not a number`},
 		{"disk-fill=0.1,disk-fill=0.2", "faults: disk-fill: given twice"},
+		// Empty is no silent "none": a script whose variable is unset must
+		// not run without faults unawares.
+		{"", `faults: empty: give default, none (every kind off) or kind=rate,... of the kinds plugin-crash, plugin-reregister, `},
+		{"  ", "faults: empty: give default, none"},
 	} {
 		_, err := ParseRates(tc.in)
 		require.Error(t, err, tc.in)

@@ -102,14 +102,18 @@ func knownFault(f Fault) bool {
 }
 
 // ParseRates reads "default", "none" (every kind off), or a comma-separated
-// list of kind=rate that sets those kinds and leaves the rest off.
+// list of kind=rate that sets those kinds and leaves the rest off. An empty
+// string is an error, not "none": a script whose variable came out empty
+// would otherwise run without faults and not know it.
 func ParseRates(s string) (Rates, error) {
 	s = strings.TrimSpace(s)
 	switch s {
 	case "default":
 		return DefaultRates(), nil
-	case "none", "":
+	case "none":
 		return Rates{}, nil
+	case "":
+		return nil, fmt.Errorf("faults: empty: give default, none (every kind off) or kind=rate,... of the kinds %s", kindList())
 	}
 	r := Rates{}
 	for _, item := range strings.Split(s, ",") {

@@ -98,6 +98,56 @@ func violation(id, format string, args ...any) error {
 // resource -> sorted IDs.
 type podHoldings map[string]map[string][]string
 
+// The formats of what a violation compares: sorted key=value lists a
+// reader can scan and diff, where %v would print Go's map[k:map[k:[v]]].
+
+// formatHoldings lists a pod's devices by container/resource:
+// "c0/example.com/gpu=[gpu-0 gpu-1], c1/example.com/gpu=[gpu-2]".
+func formatHoldings(h podHoldings) string {
+	flat := map[string][]string{}
+	for c, byRes := range h {
+		for res, ids := range byRes {
+			flat[c+"/"+res] = ids
+		}
+	}
+	return formatDevices(flat)
+}
+
+// formatDevices lists devices by resource: "example.com/gpu=[gpu-0 gpu-1]".
+func formatDevices(byRes map[string][]string) string {
+	lists := make(map[string]string, len(byRes))
+	for k, ids := range byRes {
+		lists[k] = "[" + strings.Join(ids, " ") + "]"
+	}
+	return formatKeyValues(lists)
+}
+
+// formatKeyValues lists m as "k1=v1, k2=v2" in key order; "nothing" when
+// it is empty.
+func formatKeyValues(m map[string]string) string {
+	if len(m) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// formatFiles lists a cgroup's files in the order they are written:
+// "cpu.weight=1, cpu.max=max 100000".
+func formatFiles(files []cgroups.File) string {
+	if len(files) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, 0, len(files))
+	for _, f := range files {
+		parts = append(parts, f.Name+"="+f.Value)
+	}
+	return strings.Join(parts, ", ")
+}
+
 func (s *Sim) holdings() map[string]podHoldings {
 	out := map[string]podHoldings{}
 	for _, h := range s.kubelet.devices.Holdings() {
@@ -153,18 +203,18 @@ func (s *Sim) checkDevices(hold map[string]podHoldings) CheckResult {
 		switch {
 		case p == nil && s.forgotten[uid]:
 			if s.kubelet.collected {
-				r.Err = violation(r.ID, "%s, long gone, still holds %v after an allocation's garbage collection", uid, hold[uid])
+				r.Err = violation(r.ID, "%s, long gone, still holds %s after an allocation's garbage collection", uid, formatHoldings(hold[uid]))
 				return r
 			}
 		case p == nil:
-			r.Err = violation(r.ID, "the device manager holds %v for %s, a pod the node does not know", hold[uid], uid)
+			r.Err = violation(r.ID, "the device manager holds %s for %s, a pod the node does not know", formatHoldings(hold[uid]), uid)
 			return r
 		case p.live():
 			// Compared below.
 		case p.phase == phaseAdmitting:
 			// Its containers are being allocated.
 		case p.mustRelease:
-			r.Err = violation(r.ID, "%s is %s but still holds %v after an allocation's garbage collection", uid, p.phase, hold[uid])
+			r.Err = violation(r.ID, "%s is %s but still holds %s after an allocation's garbage collection", uid, p.phase, formatHoldings(hold[uid]))
 			return r
 		}
 	}
@@ -177,7 +227,7 @@ func (s *Sim) checkDevices(hold map[string]podHoldings) CheckResult {
 			r.Applied = true
 		}
 		if !sameDevices(hold[uid], p.granted) {
-			r.Err = violation(r.ID, "%s (%s) holds %v in the device manager but was granted %v", uid, p.phase, hold[uid], p.granted)
+			r.Err = violation(r.ID, "%s (%s) holds %s in the device manager but was granted %s", uid, p.phase, formatHoldings(hold[uid]), formatHoldings(p.granted))
 			return r
 		}
 		if err := s.checkRunOptions(p, hold[uid]); err != nil {
@@ -226,10 +276,10 @@ func (s *Sim) checkRunOptions(p *simPod, held podHoldings) error {
 		slices.Sort(want)
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
-			return fmt.Errorf("%s/%s (%s) runs with the device nodes %v but the device manager holds %v for it", p.spec.UID, c.name, c.id, got, byRes)
+			return fmt.Errorf("%s/%s (%s) runs with the device nodes %v but the device manager holds %s for it", p.spec.UID, c.name, c.id, got, formatDevices(byRes))
 		}
 		if !maps.Equal(gotDirs, wantDirs) {
-			return fmt.Errorf("%s/%s (%s) runs with the allocation directories %v but was granted %v (the last answer this kubelet received for it, else its checkpoint's): an answer to another call was committed to its plan", p.spec.UID, c.name, c.id, gotDirs, wantDirs)
+			return fmt.Errorf("%s/%s (%s) runs with the allocation directories %s but was granted %s (the last answer this kubelet received for it, else its checkpoint's): an answer to another call was committed to its plan", p.spec.UID, c.name, c.id, formatKeyValues(gotDirs), formatKeyValues(wantDirs))
 		}
 	}
 	return nil
@@ -280,7 +330,7 @@ func (s *Sim) checkCgroups() CheckResult {
 			return r
 		}
 		if !sameFiles(got, t.files[path]) {
-			r.Err = violation(r.ID, "cgroup %s has %v, want %v", path, got, t.files[path])
+			r.Err = violation(r.ID, "cgroup %s has %s, want %s", path, formatFiles(got), formatFiles(t.files[path]))
 			return r
 		}
 	}
@@ -403,7 +453,7 @@ func (s *Sim) checkPreempted(hold map[string]podHoldings) CheckResult {
 			return r
 		}
 		if p.mustRelease && len(hold[uid]) > 0 {
-			r.Err = violation(r.ID, "preempted %s still holds %v after an allocation's garbage collection", uid, hold[uid])
+			r.Err = violation(r.ID, "preempted %s still holds %s after an allocation's garbage collection", uid, formatHoldings(hold[uid]))
 			return r
 		}
 	}
@@ -419,7 +469,7 @@ func (s *Sim) checkRestartKeeps(hold map[string]podHoldings) CheckResult {
 		}
 		r.Applied = true
 		if !sameDevices(hold[uid], p.granted) {
-			r.Err = violation(r.ID, "%s ran across the restart but holds %v, granted %v", uid, hold[uid], p.granted)
+			r.Err = violation(r.ID, "%s ran across the restart but holds %s, granted %s", uid, formatHoldings(hold[uid]), formatHoldings(p.granted))
 			return r
 		}
 		if path, err := cgroups.PodPath(s.cgCfg, s.cgCfg.PodQOS(p.spec), uid); err == nil {

@@ -60,8 +60,9 @@ for a duration), takes shard --index of --shards (every unit of the plan falls i
 shard), runs it and writes DIR/shard-<index>.json: the report's JSON for the shard, with every
 failure's replay line. Meant for the pods of a Kubernetes Indexed Job, which set
 ` + jobIndexEnv + `; nodeproof report --merge DIR combines the shards into one report.
-Exit status: 1 when a unit failed (the shard file is written all the same), 2 for bad flags,
-a bad plan or a --out that cannot be written.`,
+Exit status: 1 when a unit failed (the shard file is written all the same) or the shard file
+could not be written after the run, 2 for bad flags, a bad plan or a --out that cannot be written
+(checked before the first unit runs).`,
 		Example: `  nodeproof campaign --plan plan.yaml --index 0 --out results
   JOB_COMPLETION_INDEX=2 nodeproof campaign --plan /etc/nodeproof/plan.yaml --out /results
   nodeproof report --merge results --out report`,
@@ -238,9 +239,13 @@ func runCampaign(opts campaignOptions, runners campaignRunners, stdout, stderr i
 	rep.Seconds = roundMillis(time.Since(started).Seconds())
 	path := filepath.Join(opts.out, shardFileName(opts.index))
 	if err := writeShardFile(path, rep); err != nil {
-		return usageError(fmt.Errorf("--out: %v", err))
+		// --out was checked before the first unit; failing now, the
+		// shard's results were not delivered.
+		return outputError(fmt.Errorf("--out: %w", err))
 	}
-	fmt.Fprintln(stdout, path)
+	if _, err := fmt.Fprintln(stdout, path); err != nil {
+		return outputError(err)
+	}
 	if !rep.Passed {
 		return exitWith(exitFailed)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -306,4 +307,45 @@ func TestCampaignFlagErrors(t *testing.T) {
 			assert.False(t, ran, "a unit ran despite the bad input")
 		})
 	}
+}
+
+// TestCampaignOutCheckedFirst: an --out that cannot be written is exit 2
+// naming the flag before any unit runs.
+func TestCampaignOutCheckedFirst(t *testing.T) {
+	ran := 0
+	runners := stubCampaignRunners(nil, "")
+	runners.sim = countingSimRunner(&ran)
+	code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(runners)), "",
+		"campaign", "--plan", writePlan(t, stubPlan), "--index", "0", "--out", "/proc/nodeproof/results")
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, `nodeproof campaign: --out "/proc/nodeproof/results" must be a writable directory`)
+	assert.Zero(t, ran, "a unit ran before --out was checked")
+}
+
+// TestCampaignOutputWriteFails: a shard file that cannot be written after
+// the units ran (--out replaced meanwhile), or a stdout that cannot be
+// written, is output that was not delivered: exit 1, not a usage error.
+func TestCampaignOutputWriteFails(t *testing.T) {
+	plan := writePlan(t, stubPlan)
+	t.Run("shard file", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "results")
+		runners := stubCampaignRunners(nil, "")
+		runners.sim = func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+			require.NoError(t, os.RemoveAll(out))
+			require.NoError(t, os.WriteFile(out, nil, 0o644))
+			return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
+		}
+		code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(runners)), "", "campaign", "--plan", plan, "--index", "0", "--out", out)
+		assert.Equal(t, exitFailed, code)
+		assert.Empty(t, stdout)
+		assert.Contains(t, stderr, "nodeproof campaign: writing the output: --out: open "+out+"/.shard-")
+	})
+	t.Run("stdout", func(t *testing.T) {
+		var stderr bytes.Buffer
+		code := execute(newRootCommand(newCampaignCommand(stubCampaignRunners(nil, ""))), []string{"campaign", "--plan", plan, "--index", "0", "--out", t.TempDir()},
+			strings.NewReader(""), failingWriter{}, &stderr)
+		assert.Equal(t, exitFailed, code)
+		assert.Contains(t, stderr.String(), "nodeproof campaign: writing the output: disk full\n")
+	})
 }

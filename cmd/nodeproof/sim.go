@@ -81,7 +81,8 @@ plugins, container runtime and probe targets, on a virtual clock, with faults dr
 cross-subsystem invariants are checked after every event. Prints a summary per seed and a total:
 events, simulated time and speed, faults injected per kind and invariant checks. On a violation it
 prints the invariant, the message, the events before it and the command that replays the run exactly.
-Exit status: 1 when an invariant is violated, 2 for bad flags or a --json file that cannot be written.`,
+Exit status: 1 when an invariant is violated or the output cannot be written, 2 for bad flags or a
+--json path that cannot be written (checked before the first seed runs).`,
 		Example: `  nodeproof sim --seed 1 --hours 24
   nodeproof sim --seeds 1..100 --hours 2 --faults default
   nodeproof sim --seed 7 --faults 'plugin-crash=0.01,kubelet-restart=0.001' --pods 5`,
@@ -107,7 +108,7 @@ func (f *simFlags) define(fl *pflag.FlagSet) {
 	fl.Uint64Var(&f.seed, "seed", def.Seed, "the seed `N` every choice of the run is drawn from")
 	fl.StringVar(&f.seeds, "seeds", "", "sweep the seeds `A..B` (inclusive) instead of one --seed")
 	fl.Float64Var(&f.hours, "hours", def.Duration.Hours(), "simulated `H`ours per seed (a decimal fraction is fine)")
-	fl.StringVar(&f.faults, "faults", "default", "fault `RATES`: default, none, or kind=rate,... (a rate in [0, 1] per opportunity)")
+	fl.StringVar(&f.faults, "faults", "default", "fault `RATES`: default, none (every kind off), or kind=rate,... (a rate in [0, 1] per opportunity; empty is an error)")
 	fl.IntVar(&f.pods, "pods", def.Pods, "`P` pods the node holds at once on average")
 	fl.IntVar(&f.maxPods, "max-pods", 0, "the node's pod capacity `M` (the kubelet's --max-pods); 0 is its default, 110")
 	fl.StringVar(&f.jsonPath, "json", "", "write the summaries as JSON to this `FILE`, creating its directory")
@@ -138,7 +139,23 @@ func (f simFlags) options(changed func(string) bool) (simOptions, error) {
 	if err := opts.config(opts.first).Validate(); err != nil {
 		return opts, simFlagError(err)
 	}
+	if opts.jsonPath != "" {
+		// Before the first seed: a path that cannot be written must not
+		// cost the sweep.
+		if err := checkOutputFile(opts.jsonPath); err != nil {
+			return opts, fmt.Errorf("--json: %v", err)
+		}
+	}
 	return opts, nil
+}
+
+// checkOutputFile proves that a file can be written at path, creating its
+// directory: the directory is writable and path is not a directory.
+func checkOutputFile(path string) error {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("%s: is a directory, not a file", path)
+	}
+	return checkWritableDir(filepath.Dir(path))
 }
 
 // simFlagErrors name the flag behind each field of sim.Config, whose
@@ -180,8 +197,11 @@ type simRun struct {
 }
 
 // runSim runs every seed, printing each seed's summary, then the total,
-// and writes --json. It fails when any seed violated an invariant.
-func runSim(opts simOptions, run simRunner, stdout, stderr io.Writer) error {
+// and writes --json. It fails when any seed violated an invariant, and
+// when its output cannot be written: a sweep whose lines cannot be
+// delivered stops at the first such line rather than run on unseen.
+func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
+	stdout := &errWriter{w: out}
 	tty := isTerminal(stderr)
 	width := len("seed ") + len(strconv.FormatUint(opts.last, 10))
 	started := time.Now()
@@ -189,6 +209,9 @@ func runSim(opts simOptions, run simRunner, stdout, stderr io.Writer) error {
 	for seed := opts.first; ; seed++ {
 		r := runSeed(opts.config(seed), run, stderr, tty, width)
 		printSimRun(stdout, r, width)
+		if stdout.err != nil {
+			return stdout.err
+		}
 		runs = append(runs, r)
 		if seed == opts.last {
 			break
@@ -196,9 +219,14 @@ func runSim(opts simOptions, run simRunner, stdout, stderr io.Writer) error {
 	}
 	section := newSimSection(runs, time.Since(started).Seconds())
 	printSimTotal(stdout, section)
+	if stdout.err != nil {
+		return stdout.err
+	}
 	if opts.jsonPath != "" {
+		// The path was checked before the first seed; failing now, the
+		// run's output was not delivered.
 		if err := writeSimJSON(opts.jsonPath, section); err != nil {
-			return usageError(fmt.Errorf("--json: %v", err))
+			return outputError(fmt.Errorf("--json: %w", err))
 		}
 	}
 	if !section.Passed {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -39,6 +40,7 @@ func TestSimFlagErrors(t *testing.T) {
 		{"--faults nope=0.1", `nodeproof sim: --faults: "nope": unknown fault kind; known kinds: plugin-crash`},
 		{"--faults plugin-crash=2", "nodeproof sim: --faults: plugin-crash: rate 2 must be in [0, 1]"},
 		{"--faults plugin-crash", `nodeproof sim: --faults: "plugin-crash": want kind=rate`},
+		{"--faults=", "nodeproof sim: --faults: empty: give default, none (every kind off) or kind=rate,... of the kinds plugin-crash, "},
 		{"--hours x", `nodeproof sim: invalid argument "x" for "--hours" flag`},
 		{"extra", `nodeproof sim: unexpected argument "extra"`},
 	} {
@@ -171,18 +173,61 @@ func TestSimViolation(t *testing.T) {
 	assert.Equal(t, map[string]int{"plugin-crash": 2}, got.Injected)
 }
 
-// TestSimJSONUnwritable: a --json that cannot be written is exit 2 naming
-// the flag, after the summaries.
-func TestSimJSONUnwritable(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "a-file")
-	require.NoError(t, os.WriteFile(file, nil, 0o644))
-	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+// countingSimRunner is a clean run that counts the seeds it ran.
+func countingSimRunner(ran *int) simRunner {
+	return func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+		*ran++
 		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
 	}
-	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--json", filepath.Join(file, "sim.json"))
-	assert.Equal(t, exitUsage, code)
+}
+
+// TestSimJSONPathCheckedFirst: a --json that cannot be written is exit 2
+// naming the flag before the first seed runs, not after the whole sweep.
+func TestSimJSONPathCheckedFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	for _, tc := range []struct{ path, want string }{
+		{"/proc/nodeproof/sim.json", "nodeproof sim: --json: mkdir /proc/nodeproof"},
+		{filepath.Join(file, "sim.json"), "nodeproof sim: --json: mkdir " + file + ": not a directory"},
+		{t.TempDir(), "is a directory, not a file"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			ran := 0
+			code, stdout, stderr := runRoot(newRootCommand(newSimCommand(countingSimRunner(&ran))), "", "sim", "--seeds", "1..100", "--json", tc.path)
+			assert.Equal(t, exitUsage, code)
+			assert.Contains(t, stderr, tc.want)
+			assert.Empty(t, stdout)
+			assert.Zero(t, ran, "seeds ran before the output path was checked")
+		})
+	}
+}
+
+// TestSimJSONWriteFails: a --json that passed the check but cannot be
+// written after the run (its directory replaced meanwhile) is output that
+// was not delivered: exit 1, not a usage error.
+func TestSimJSONWriteFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	run := func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+		require.NoError(t, os.RemoveAll(dir))
+		require.NoError(t, os.WriteFile(dir, nil, 0o644))
+		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
+	}
+	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--json", filepath.Join(dir, "sim.json"))
+	assert.Equal(t, exitFailed, code)
 	assert.Contains(t, stdout, "total: 1 seed, passed")
-	assert.Contains(t, stderr, "nodeproof sim: --json: mkdir "+file+": not a directory")
+	assert.Contains(t, stderr, "nodeproof sim: writing the output: --json: mkdir "+dir+": not a directory")
+}
+
+// TestSimStdoutWriteFails: stdout that cannot be written (`> /dev/full`)
+// fails the command with status 1 at the first seed's line, instead of
+// running every seed and exiting 0 with nothing delivered.
+func TestSimStdoutWriteFails(t *testing.T) {
+	ran := 0
+	var stderr bytes.Buffer
+	code := execute(newRootCommand(newSimCommand(countingSimRunner(&ran))), []string{"sim", "--seeds", "1..3"}, strings.NewReader(""), failingWriter{}, &stderr)
+	assert.Equal(t, exitFailed, code)
+	assert.Equal(t, "nodeproof sim: writing the output: disk full\n", stderr.String())
+	assert.Equal(t, 1, ran, "the sweep stops at the first line it cannot write")
 }
 
 // TestSimExplainsKnownFindings: every seed runs with the invariants of the
