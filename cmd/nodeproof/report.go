@@ -18,6 +18,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
@@ -208,9 +209,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
 		return 2
 	}
-	for _, n := range data.NotRun {
-		fmt.Fprintf(stderr, "not run: %s (run it with: %s)\n", n.Section, n.Command)
-	}
+	printVerdict(stderr, data)
 	fmt.Fprintf(stdout, "seed %d (rerun with --seed %d)\n", seed, seed)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
@@ -219,6 +218,19 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		return 1
 	}
 	return 0
+}
+
+// printVerdict prints the verdict's headline and what did not run, in the
+// words of the page.
+func printVerdict(w io.Writer, data *reportData) {
+	fmt.Fprintln(w, verdict(data).Headline)
+	printNotRun(w, data.NotRun)
+}
+
+func printNotRun(w io.Writer, list []coverage.NotRun) {
+	for _, n := range list {
+		fmt.Fprintln(w, notRunText(n))
+	}
 }
 
 // recordHistories records and checks the linearizability histories, writes
