@@ -123,10 +123,54 @@ func checkOutDir(dir string) error {
 
 // checkWritableDir creates dir and proves a file can be written in it,
 // leaving nothing behind: every output path is checked so before the work.
+// When it fails, it removes the directories it made, so that a path that
+// cannot be made whole (a name beyond NAME_MAX, a path beyond PATH_MAX, a
+// file in the way) leaves no part of itself either.
 func checkWritableDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	made, err := mkdirAll(dir)
+	if err == nil {
+		err = writeCheck(dir)
 	}
+	if err != nil {
+		for i := len(made) - 1; i >= 0; i-- {
+			if removeErr := os.Remove(made[i]); removeErr != nil {
+				err = errors.Join(err, removeErr)
+			}
+		}
+	}
+	return err
+}
+
+// mkdirAll is os.MkdirAll that returns the directories it made, parents
+// first.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		// A name too long to stat is one to make, which then fails.
+		if _, err := os.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if err != nil {
+			// Made meanwhile by someone else: theirs, not to remove.
+			if info, statErr := os.Stat(missing[i]); statErr == nil && info.IsDir() {
+				continue
+			}
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
+}
+
+func writeCheck(dir string) error {
 	f, err := os.CreateTemp(dir, ".nodeproof-write-check-*")
 	if err != nil {
 		return err

@@ -222,3 +222,32 @@ func TestReportFailsOnSimViolation(t *testing.T) {
 	assert.Contains(t, html.String(), "SIM-DEVICES: device d1 held by &lt;p1&gt; and p2\n\n#8 50s pod-arrive: p1\n#9 1m0s plugin-crash: p\n</code></pre>")
 	assert.Contains(t, html.String(), `<code class="replay">nodeproof sim --seed 43 --hours 2 --pods 20 --faults &#39;plugin-crash=0.01&#39;</code>`)
 }
+
+// TestOutLeavesNothingBehind: an --out that cannot be created (a name
+// longer than NAME_MAX at its end or midway, a path longer than PATH_MAX)
+// exits 2 naming the flag, and the directories made on the way are
+// removed. Before, the report exited 2 and left them behind.
+func TestOutLeavesNothingBehind(t *testing.T) {
+	tooLongName := strings.Repeat("n", 300)
+	deep := "deep"
+	for range 20 {
+		deep = filepath.Join(deep, strings.Repeat("d", 250))
+	}
+	for name, out := range map[string]string{
+		"a last name beyond NAME_MAX":   filepath.Join("a", "b", tooLongName),
+		"a name beyond NAME_MAX midway": filepath.Join("a", "b", tooLongName, "c"),
+		"a path beyond PATH_MAX":        deep,
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			status, stdout, stderr := runNodeproof("", "report", "--out", filepath.Join(root, out), "--suite", "^admission$", "--checks", "1",
+				"--histories", "0", "--sim-seeds", "0")
+			assert.Equal(t, exitUsage, status, "stdout: %s", stdout)
+			assert.Contains(t, stderr, "nodeproof report: --out ")
+			assert.Contains(t, stderr, "file name too long")
+			left, err := os.ReadDir(root)
+			require.NoError(t, err)
+			assert.Empty(t, left, "what the failed --out left behind")
+		})
+	}
+}
