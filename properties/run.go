@@ -79,7 +79,9 @@ type Result struct {
 	// find the failure. 0 when the run passed.
 	FoundAfter float64
 	// FailFileIgnored is rapid's reason for not replaying RunOptions.FailFile,
-	// such as draws that no longer fit the suite; empty when it replayed it.
+	// such as draws that no longer fit the suite; empty when it replayed it,
+	// a case that no longer fails included: every step the file recorded
+	// ran and passed, and Tally.Steps counts them.
 	FailFileIgnored string
 }
 
@@ -156,8 +158,11 @@ func Run(s Suite, opts RunOptions) Result {
 	if rec.failed {
 		res.FoundAfter = foundAfter
 	}
-	if opts.FailFile != "" {
+	if opts.FailFile != "" && !rec.failed {
 		res.FailFileIgnored = rec.failFileIgnored()
+		if res.FailFileIgnored != "" && noLongerFails(opts.FailFile, tally) {
+			res.FailFileIgnored = ""
+		}
 	}
 	if rec.failed {
 		res.Failure = rec.failure(s, steps, opts.Replay)
@@ -331,6 +336,17 @@ var (
 	// an action logs under its step.
 	stepLineRE = regexp.MustCompile(`^(step \d+: |  \S)`)
 )
+
+// noLongerFails reports whether the replay of a fail file ran every step
+// the file recorded and passed the checks after each. rapid then calls the
+// file "no longer valid": the case, no longer failing, asked for a step
+// beyond the recorded draws. That is a fixed bug, not a file that no longer
+// fits the suite, whose draws give out or are refused before its steps
+// ran.
+func noLongerFails(failFile string, tally *Tally) bool {
+	c, err := ReadFailFile(failFile)
+	return err == nil && c.Steps > 0 && tally.Steps >= c.Steps
+}
 
 // failFileIgnored returns rapid's note that it did not replay the fail file
 // (engine.go, checkFailFile: a file it cannot load, another version, or

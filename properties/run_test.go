@@ -160,10 +160,12 @@ func TestRunReplaysFailFile(t *testing.T) {
 	assert.Equal(t, "nodeproof replay --suite counter --failfile "+files[0]+" --steps 20", f.Replay, "Seed = %d, Replay = %q; want the fail file to replay from", f.Seed, f.Replay)
 }
 
-// TestRunFailFileOnly: a fail file is the one case Run replays. When rapid
-// cannot replay it (here the suite changed: the limit moved, so the recorded
-// draws end before the case does), Run says so and generates no other case,
-// whose verdict would pass for the file's.
+// TestRunFailFileOnly: a fail file is the one case Run replays, and no
+// other case is generated, whose verdict would pass for the file's. When
+// the bug is fixed, every recorded step runs and passes and rapid calls
+// the file "no longer valid" because the case asks for more steps than it
+// recorded: that is a replay that passed. When the suite no longer draws
+// what the file recorded, Run says rapid did not replay it.
 func TestRunFailFileOnly(t *testing.T) {
 	t.Chdir(t.TempDir())
 	restore := setFlags(map[string]string{"rapid.nofailfile": "false", "rapid.seed": "5", "rapid.steps": "20"})
@@ -172,29 +174,45 @@ func TestRunFailFileOnly(t *testing.T) {
 	files, err := filepath.Glob("testdata/rapid/*/*.fail")
 	require.NoError(t, err)
 	require.Len(t, files, 1)
+	recorded, err := ReadFailFile(files[0])
+	require.NoError(t, err)
+	assert.Equal(t, FailFileCase{Test: "TestSuites/counter", Seed: recorded.Seed, Draws: recorded.Draws, Steps: 2}, recorded)
+	assert.Equal(t, "counter", recorded.Suite())
 
+	drawsNothing := counterSuite(2)
+	drawsNothing.Property = func(t *rapid.T, _ *Tally) {
+		rapid.Int().Filter(func(int) bool { return false }).Draw(t, "nothing fits")
+	}
 	for _, tc := range []struct {
 		name    string
-		limit   int
+		suite   Suite
 		ignored string
+		failed  bool
 	}{
-		{"the failure is gone and the draws end early", 0, "is no longer valid"},
-		{"the failure comes sooner", 1, ""},
+		{"the failure is gone", counterSuite(0), "", false},
+		{"the failure comes sooner", counterSuite(1), "", true},
+		{"the draws no longer fit", drawsNothing, "is no longer valid", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, calls := counterSuite(tc.limit), 0
+			s, calls := tc.suite, 0
 			property := s.Property
 			s.Property = func(t *rapid.T, tally *Tally) { calls++; property(t, tally) }
 			res := Run(s, RunOptions{Checks: 50, Steps: 20, FailFile: files[0]})
-			if tc.ignored == "" {
+			if tc.failed {
 				assert.Empty(t, res.FailFileIgnored)
 				require.NotNil(t, res.Failure)
 				assert.Equal(t, "TEST-BELOW-LIMIT", res.Failure.Invariant)
 				return
 			}
-			assert.Contains(t, res.FailFileIgnored, tc.ignored)
 			assert.Equal(t, 1, calls, "cases run: the fail file's alone, no new ones")
 			assert.True(t, res.Passed)
+			if tc.ignored == "" {
+				assert.Empty(t, res.FailFileIgnored)
+				assert.Equal(t, 2, res.Tally.Steps, "steps replayed")
+				return
+			}
+			assert.Contains(t, res.FailFileIgnored, tc.ignored)
+			assert.Zero(t, res.Tally.Steps, "steps replayed")
 		})
 	}
 }

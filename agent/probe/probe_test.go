@@ -203,3 +203,20 @@ func TestSpecAndTargetOfACoreRun(t *testing.T) {
 	assert.Equal(t, Spec{GRPC: &GRPCAction{Port: 9, Service: &svc}}, SpecOf(prober.Probe{Handler: prober.Handler{GRPC: &prober.GRPCAction{Port: 9, Service: &svc}}}))
 	assert.Equal(t, Spec{Exec: &ExecAction{Command: []string{"true"}}}, SpecOf(prober.Probe{Handler: prober.Handler{Exec: &prober.ExecAction{Command: []string{"true"}}}}))
 }
+
+// TestExcerpt: an output longer than ExcerptBytes is cut, at a character
+// boundary, and says how much it left out; line breaks stay on the line.
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("a", ExcerptBytes)
+	for _, tc := range []struct{ output, want string }{
+		{"", ""},
+		{"ok\r\n", `ok\r\n`},
+		{long, long},
+		{long + "bc", long + " (2 more bytes)"},
+		// "é" is two bytes: the one that would straddle the cut goes whole.
+		{long[:ExcerptBytes-1] + "é" + "z", long[:ExcerptBytes-1] + " (3 more bytes)"},
+		{"line 1\n" + long, `line 1\n` + long[:ExcerptBytes-len("line 1\n")] + " (7 more bytes)"},
+	} {
+		assert.Equal(t, tc.want, Excerpt(tc.output), "Excerpt(%q)", tc.output)
+	}
+}

@@ -1,6 +1,10 @@
 package probe
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
 
 // Kind is a probe's verdict, with the names of upstream's probe.Result.
 type Kind string
@@ -44,3 +48,26 @@ func (e *InputError) Error() string {
 
 // unknown is the outcome of a probe that could not run.
 func unknown(err error) Result { return Result{Kind: Unknown, Err: err} }
+
+// ExcerptBytes is how much of a probe's output a line of text shows. The
+// kubelet itself keeps a bounded output, MaxOutputBytes of an HTTP body or
+// an exec command's output (10 KiB: spec/prober.md, "Body read ≤ 10 KiB");
+// a line per probe on a terminal shows only its start.
+const ExcerptBytes = 128
+
+// lineBreaks are escaped in an excerpt, which stays on its line.
+var lineBreaks = strings.NewReplacer("\r", `\r`, "\n", `\n`)
+
+// Excerpt is the first ExcerptBytes of output, cut before a character that
+// would not fit, with its line breaks escaped, followed by " (N more
+// bytes)" when output is longer.
+func Excerpt(output string) string {
+	if len(output) <= ExcerptBytes {
+		return lineBreaks.Replace(output)
+	}
+	n := ExcerptBytes
+	for n > 0 && !utf8.RuneStart(output[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s (%d more bytes)", lineBreaks.Replace(output[:n]), len(output)-n)
+}

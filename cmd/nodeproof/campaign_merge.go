@@ -452,6 +452,7 @@ func mergeReport(dir string, opts reportOptions, stdout, stderr io.Writer) error
 	for _, p := range campaignProblems(c) {
 		fmt.Fprintf(stderr, "  %s\n", p)
 	}
+	printNotRun(stderr, data.NotRun)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
 	}

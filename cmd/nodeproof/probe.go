@@ -436,7 +436,7 @@ func describeRecord(r timelineRecord) string {
 			s += fmt.Sprintf(" (try %d)", r.Attempt)
 		}
 		if r.Message != "" {
-			s += " (" + r.Message + ")"
+			s += " (" + probe.Excerpt(r.Message) + ")"
 		}
 		return s
 	case timeline.KindResult:
@@ -459,6 +459,9 @@ func describeRecord(r timelineRecord) string {
 		return r.Type + " worker exited"
 	case timeline.KindTriggered:
 		return r.Type + " worker triggered (UpdatePodStatus)"
+	case timeline.KindEvent:
+		// Unhealthy and ProbeWarning events quote the probe's output.
+		return probe.Excerpt(r.Message)
 	default:
 		return r.Message
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -151,4 +152,41 @@ spec:
 	assert.NotContains(t, stdout, "side  liveness result → Failure")
 	assert.True(t, strings.Contains(stderr, "live live") || stderr == "", stderr)
 	assert.EqualValues(t, 6, requests.Load(), "10, 20, 30 s healthy; 40, 50, 60 s failing")
+}
+
+// TestProbeLiveBodyExcerpt: a live HTTP probe's body is printed as an
+// excerpt of its first bytes and the count of the rest, on the probe's line
+// and in the event that quotes it. Before, the whole body (up to the 10 KiB
+// the kubelet keeps) went to the terminal, once per probe.
+func TestProbeLiveBodyExcerpt(t *testing.T) {
+	body := strings.Repeat("0123456789abcdef", 300) // 4800 bytes
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/moved" {
+			// A redirect to another host is not followed: a Warning that
+			// quotes the body.
+			w.Header().Set("Location", "http://example.invalid/")
+			w.WriteHeader(http.StatusFound)
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	defer srv.Close()
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: chatty}
+spec:
+  containers:
+  - name: app
+    livenessProbe: {httpGet: {path: /, port: %s}, periodSeconds: 10}
+    readinessProbe: {httpGet: {path: /moved, port: %s}, periodSeconds: 10}
+`, port, port)
+	code, stdout, stderr := runProbeCommand(manifest, "-f", "-", "--live", "127.0.0.1", "--duration", "15s")
+	require.Equal(t, 0, code, stderr)
+	excerpt := body[:128] + " (4672 more bytes)"
+	assert.Contains(t, stdout, "liveness probe: success ("+excerpt+")")
+	assert.Contains(t, stdout, "Probe terminated redirects, Response body: "+body[:128-len("Probe terminated redirects, Response body: ")])
+	assert.Regexp(t, `\n +\d+s  app  Warning ProbeWarning: Readiness probe warning: Probe terminated redirects, Response body: [0-9a-f]+ \(\d+ more bytes\)\n`, stdout,
+		"the event quotes the body")
+	assert.NotContains(t, stdout, body[:129], "a body printed beyond the excerpt")
 }

@@ -28,7 +28,7 @@ type replayOptions struct {
 	seed     uint64
 	failFile string
 	// recorded is what the fail file holds, when there is one.
-	recorded failFileCase
+	recorded properties.FailFileCase
 	steps    int
 }
 
@@ -110,12 +110,12 @@ func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all [
 		// rapid skips a fail file it cannot use and generates a new case,
 		// which would pass off a typo or another suite's file as a failure
 		// that did not reproduce.
-		c, err := readFailFile(opts.failFile)
+		c, err := properties.ReadFailFile(opts.failFile)
 		if err != nil {
 			return opts, fmt.Errorf("--failfile %s: %v", opts.failFile, err)
 		}
-		if failFileSuite(c.test) != s.Name {
-			return opts, fmt.Errorf("--failfile %s: was written by test %s, not by suite %s (TestSuites/%s)", opts.failFile, c.test, s.Name, s.Name)
+		if c.Suite() != s.Name {
+			return opts, fmt.Errorf("--failfile %s: was written by test %s, not by suite %s (TestSuites/%s)", opts.failFile, c.Test, s.Name, s.Name)
 		}
 		opts.recorded = c
 	}
@@ -137,11 +137,15 @@ func replay(opts replayOptions, out io.Writer) error {
 	})
 	if res.FailFileIgnored != "" {
 		return usageError(fmt.Errorf("--failfile %s: rapid did not replay it (%s): its draws no longer fit suite %s, "+
-			"which changed since the file was written (a fix included)%s",
-			opts.failFile, res.FailFileIgnored, opts.suite.Name, seedHint(opts.recorded.seed)))
+			"which changed what it draws since the file was written%s",
+			opts.failFile, res.FailFileIgnored, opts.suite.Name, seedHint(opts.recorded.Seed)))
 	}
 	f := res.Failure
-	if f == nil {
+	switch {
+	case f == nil && opts.failFile != "":
+		fmt.Fprintf(stdout, "%s: the case in %s no longer fails (%d steps replayed)\n", opts.suite.Name, opts.failFile, res.Tally.Steps)
+		return stdout.err
+	case f == nil:
 		fmt.Fprintf(stdout, "passed: the failure did not reproduce (%d steps ran)\n", res.Tally.Steps)
 		return stdout.err
 	}

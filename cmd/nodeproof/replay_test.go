@@ -81,12 +81,21 @@ func TestReplayFailFile(t *testing.T) {
 		return path
 	}
 	counterFile := writeFailFile(t, counterSuite("counter", 2), "counter")
+	// The bug fixed: the same actions, and no limit to break.
+	fixed := counterSuite("limited", 0)
+	// A suite whose first draw rejects every value no longer fits any
+	// recorded case.
+	drawsNothing := func(t *rapid.T, _ *properties.Tally) {
+		rapid.Int().Filter(func(int) bool { return false }).Draw(t, "nothing fits")
+	}
 
 	for _, tc := range []struct {
 		name, path string
 		suite      properties.Suite
 		steps      []string
-		want       string // a part of stderr; "" when the failure reproduces
+		// want is a part of stderr; "" when the failure reproduces, and
+		// the whole of stdout when it no longer does.
+		want string
 	}{
 		{"reproduces", good, limited, []string{"--steps", "100"}, ""},
 		// go test ./properties and the report run 100 steps; so does replay.
@@ -106,13 +115,19 @@ func TestReplayFailFile(t *testing.T) {
 		{"no test name", write("noname.fail", regexp.MustCompile(`(?m)^#.*\n`).ReplaceAllString(text, "")), limited, nil,
 			"noname.fail: names no test"},
 		{"another suite", counterFile, limited, nil, "was written by test TestSuites/counter, not by suite limited (TestSuites/limited)"},
-		{"draws that no longer fit", good, properties.Suite{Name: "limited", Invariants: limited.Invariants, Property: counterSuite("limited", 0).Property},
-			nil, "rapid did not replay it"},
+		{"draws that no longer fit", good, properties.Suite{Name: "limited", Invariants: limited.Invariants, Property: drawsNothing}, nil, "rapid did not replay it"},
+		{"no longer fails", good, fixed, nil, "limited: the case in " + good + " no longer fails (2 steps replayed)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := func(name string) (properties.Suite, bool) { return tc.suite, name == tc.suite.Name }
 			root := newRootCommand(newReplayCommand(lookup, []properties.Suite{tc.suite}))
 			status, stdout, stderr := runRoot(root, "", append([]string{"replay", "--suite", tc.suite.Name, "--failfile", tc.path}, tc.steps...)...)
+			if strings.HasPrefix(tc.want, "limited: ") {
+				assert.Equal(t, 0, status, "stderr %q", stderr)
+				assert.Equal(t, tc.want, stdout)
+				assert.Empty(t, stderr)
+				return
+			}
 			if tc.want == "" {
 				assert.Equal(t, 1, status, "stderr %q", stderr)
 				assert.Contains(t, stdout, "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\n")

@@ -18,6 +18,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
@@ -122,10 +123,54 @@ func checkOutDir(dir string) error {
 
 // checkWritableDir creates dir and proves a file can be written in it,
 // leaving nothing behind: every output path is checked so before the work.
+// When it fails, it removes the directories it made, so that a path that
+// cannot be made whole (a name beyond NAME_MAX, a path beyond PATH_MAX, a
+// file in the way) leaves no part of itself either.
 func checkWritableDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+	made, err := mkdirAll(dir)
+	if err == nil {
+		err = writeCheck(dir)
 	}
+	if err != nil {
+		for i := len(made) - 1; i >= 0; i-- {
+			if removeErr := os.Remove(made[i]); removeErr != nil {
+				err = errors.Join(err, removeErr)
+			}
+		}
+	}
+	return err
+}
+
+// mkdirAll is os.MkdirAll that returns the directories it made, parents
+// first.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
+		// A name too long to stat is one to make, which then fails.
+		if _, err := os.Stat(p); err == nil {
+			break
+		}
+		missing = append(missing, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	var made []string
+	for i := len(missing) - 1; i >= 0; i-- {
+		err := os.Mkdir(missing[i], 0o755)
+		if err != nil {
+			// Made meanwhile by someone else: theirs, not to remove.
+			if info, statErr := os.Stat(missing[i]); statErr == nil && info.IsDir() {
+				continue
+			}
+			return made, err
+		}
+		made = append(made, missing[i])
+	}
+	return made, nil
+}
+
+func writeCheck(dir string) error {
 	f, err := os.CreateTemp(dir, ".nodeproof-write-check-*")
 	if err != nil {
 		return err
@@ -208,9 +253,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
 		return 2
 	}
-	for _, n := range data.NotRun {
-		fmt.Fprintf(stderr, "not run: %s (run it with: %s)\n", n.Section, n.Command)
-	}
+	printVerdict(stderr, data)
 	fmt.Fprintf(stdout, "seed %d (rerun with --seed %d)\n", seed, seed)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
@@ -219,6 +262,19 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		return 1
 	}
 	return 0
+}
+
+// printVerdict prints the verdict's headline and what did not run, in the
+// words of the page.
+func printVerdict(w io.Writer, data *reportData) {
+	fmt.Fprintln(w, verdict(data).Headline)
+	printNotRun(w, data.NotRun)
+}
+
+func printNotRun(w io.Writer, list []coverage.NotRun) {
+	for _, n := range list {
+		fmt.Fprintln(w, notRunText(n))
+	}
 }
 
 // recordHistories records and checks the linearizability histories, writes

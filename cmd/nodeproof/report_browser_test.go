@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
@@ -213,7 +214,7 @@ func TestReportInBrowser(t *testing.T) {
 				assert.Empty(t, facts.Counterexample)
 			}
 			var written struct {
-				Matrix []matrixRow `json:"matrix"`
+				Matrix []coverage.Row `json:"matrix"`
 			}
 			require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &written))
 			var subsystems []string
@@ -222,7 +223,7 @@ func TestReportInBrowser(t *testing.T) {
 			}
 			require.NotEmpty(t, subsystems)
 			assert.Equal(t, subsystems, facts.MatrixRows)
-			assert.Equal(t, len(matrixLayers)+1, facts.MatrixColumns)
+			assert.Equal(t, len(coverage.Layers)+1, facts.MatrixColumns)
 			assert.Empty(t, facts.BrokenLinks, "matrix links without a target")
 			assert.False(t, facts.MatrixOverflow, "the matrix is wider than the window")
 			// The known kubelet findings come right after the verdict.

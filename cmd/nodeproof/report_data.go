@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
@@ -51,16 +52,18 @@ type reportData struct {
 	Campaign *campaignSection `json:"campaign,omitempty"`
 	// Matrix is the coverage matrix: one row per subsystem of the
 	// inventory, one cell per layer.
-	Matrix []matrixRow `json:"matrix"`
-	// NotRun lists the optional sections left out and how to run them.
-	NotRun []notRun `json:"not_run"`
+	Matrix []coverage.Row `json:"matrix"`
+	// NotRun lists what the report lacks (sections, suites, the results a
+	// matrix cell lacks) and how to run each; every renderer shows it and
+	// the verdict counts it.
+	NotRun []coverage.NotRun `json:"not_run"`
 	// Inventory is what the matrix counts, shown on the page.
 	Inventory []inventory.Subsystem `json:"-"`
 	// searches is what `nodeproof findings --json` wrote; nil when not run.
 	searches *findings.File
 }
 
-// finish derives the verdict, the matrix and the list of sections not run
+// finish derives the verdict, the matrix and the list of what did not run
 // from what ran. histories is what --histories asked for.
 func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 	d.Passed = conformancePassed(d.Conformance)
@@ -76,42 +79,15 @@ func (d *reportData) finish(subsystems []inventory.Subsystem, histories int) {
 	if d.Campaign != nil {
 		d.Passed = d.Passed && len(d.Campaign.Failures) == 0
 	}
-	if d.Linearizability != nil {
-		for _, cell := range d.Linearizability.Cells {
-			for i, col := range d.Linearizability.Columns {
-				if col == "result" && cell[i] != "Ok" {
-					d.Passed = false
-				}
-			}
-		}
+	for _, ok := range linearizable(d.Linearizability) {
+		d.Passed = d.Passed && ok
 	}
 	d.Findings = newFindingReports(d.Suites, d.searches)
 	if len(findingProblems(d.Findings, d.searches != nil)) > 0 {
 		d.Passed = false
 	}
-	d.NotRun = []notRun{}
-	if d.searches == nil && len(d.Findings) > 0 {
-		d.NotRun = append(d.NotRun, notRun{Section: "findings search", Command: "make findings", Writes: defaultFindingsFile})
-	}
-	if d.Sim == nil {
-		d.NotRun = append(d.NotRun, notRun{Section: "node simulation", Command: fmt.Sprintf("nodeproof report --sim-seeds %d", defaultReportSimSeeds)})
-	}
-	if d.Linearizability == nil {
-		d.NotRun = append(d.NotRun, notRun{Section: "linearizability", Command: fmt.Sprintf("nodeproof report --histories %d", max(histories, 3))})
-	}
-	if d.Conformance == nil {
-		d.NotRun = append(d.NotRun, notRun{Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile})
-	}
-	// make conformance writes both files; without its results the entry
-	// above says what to run.
-	if d.PluginCheck == nil && d.Conformance != nil {
-		d.NotRun = append(d.NotRun, notRun{Section: "plugins nobody here wrote", Command: "make conformance", Writes: defaultPluginCheckFile})
-	}
-	if d.Mutants == nil {
-		d.NotRun = append(d.NotRun, notRun{Section: "mutants", Command: "make mutants", Writes: defaultMutantsFile})
-	}
-	d.Inventory = withSuiteSubsystems(subsystems, d.Suites)
-	d.Matrix = buildMatrix(d.Inventory, d)
+	m := coverage.Build(subsystems, d.coverageResults(histories))
+	d.Inventory, d.Matrix, d.NotRun = m.Inventory, m.Rows, m.NotRun
 }
 
 type suiteReport struct {

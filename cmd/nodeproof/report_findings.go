@@ -35,6 +35,9 @@ type findingReport struct {
 	FirstBreach string `json:"first_breach,omitempty"`
 	// Search is `nodeproof findings`' search for it; null when not run.
 	Search *findings.Result `json:"search"`
+	// searched says whether the report was given a findings file, which
+	// Search may still lack.
+	searched bool
 }
 
 // knownFindings are the findings the report shows; tests replace them.
@@ -47,7 +50,7 @@ func newFindingReports(suites []suiteReport, searches *findings.File) []findingR
 	for _, f := range knownFindings() {
 		r := findingReport{ID: f.ID, Title: f.Title, Subsystem: f.Subsystem, Suite: f.Suite, Property: f.Property,
 			Promise: f.Promise, Sources: sourceReports(f.Sources), Steps: f.Steps, Replay: "nodeproof findings " + f.ID,
-			Confirmation: f.Confirmation, Tracker: sourceReports(f.Tracker), Releases: f.Releases, Breaches: -1}
+			Confirmation: f.Confirmation, Tracker: sourceReports(f.Tracker), Releases: f.Releases, Breaches: -1, searched: searches != nil}
 		if len(f.Tracker) == 0 {
 			r.TrackerNote = verify.NoTracker
 		}
@@ -102,8 +105,11 @@ func violationsCell(inv invariantReport) string {
 // SearchText says what the findings search found, in a line.
 func (f findingReport) SearchText() string {
 	switch {
+	case f.Search == nil && !f.searched:
+		// The words of the findings search's entry of the not-run list.
+		return "findings search not run"
 	case f.Search == nil:
-		return "not searched for in this report (make findings)"
+		return "missing from the findings file: run make findings again"
 	case !f.Search.Reproduced:
 		return "NO LONGER REPRODUCES: " + f.Replay
 	}

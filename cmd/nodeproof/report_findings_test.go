@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -39,5 +40,5 @@ func TestReportFindingNoLongerReproduces(t *testing.T) {
 	data.searches = nil
 	data.finish(testInventory, 3)
 	assert.True(t, data.Passed)
-	assert.Contains(t, data.NotRun, notRun{Section: "findings search", Command: "make findings", Writes: defaultFindingsFile})
+	assert.Contains(t, data.NotRun, coverage.NotRun{ID: coverage.FindingsSearchID, Section: "findings search", Command: "make findings", Writes: defaultFindingsFile})
 }

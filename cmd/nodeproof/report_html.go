@@ -1,11 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"html"
 	"html/template"
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/nodeproof/nodeproof/coverage"
 )
 
 // writeHTML writes index.html: one self-contained page (no scripts, fonts or
@@ -50,7 +53,9 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 	"localPage":      localPage,
 	"stat":           formatStat,
 	"verdict":        verdict,
-	"layers":         func() []string { return matrixLayers },
+	"layers":         func() []string { return coverage.Layers },
+	"notRun":         notRunEntry,
+	"notRunWords":    notRunHTML,
 	"inventoryLayer": inventoryLayers,
 	"statusClass":    statusClass,
 	"simFaults":      simFaultsText,
@@ -96,9 +101,9 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 
 <section id="not-run">
 <h2>Not run</h2>
-{{with .NotRun}}<p>These sections are not in this report. Run them, then <code>nodeproof report</code> again, to include them:</p>
-<ul>{{range .}}<li>{{.Section}}: <code>{{.Command}}</code>{{with .Writes}} (writes <code>{{.}}</code>){{end}}</li>{{end}}</ul>
-{{else}}<p>Every section ran.</p>{{end}}
+{{with .NotRun}}<p>What this report does not include, and the command that produces each; <code>nodeproof report</code> includes the files they write:</p>
+<ul>{{range .}}<li id="{{.Anchor}}">{{notRunWords .}}</li>{{end}}</ul>
+{{else}}<p>Every suite and section ran.</p>{{end}}
 </section>
 
 {{with .Campaign}}<section id="campaign">
@@ -189,24 +194,24 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <tr><th>ID</th><th>Statement</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th></tr>
 {{range .Checks}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td></tr>
 {{end}}</table>
-{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+{{else}}` + notRunNote(coverage.SimID) + `{{end}}
 </section>
 
 <section id="linearizability">
 <h2>Linearizability</h2>
 {{with .Linearizability}}<p>Concurrent clients drove a real agent and real plugins over Unix sockets; porcupine checked each history against models/deviceagent. Each visualization is beside this page.</p>
-{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+{{template "table" .}}{{else}}` + notRunNote(coverage.LinearizabilityID) + `{{end}}
 </section>
 
 <section id="conformance">
 <h2>Conformance against upstream</h2>
-{{with .Conformance}}{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+{{with .Conformance}}{{template "table" .}}{{else}}` + notRunNote(coverage.ConformanceID) + `{{end}}
 </section>
 
 <section id="plugin-check">
 <h2>Plugins nobody here wrote</h2>
 {{with .PluginCheck}}<p>agent/plugincheck against upstream's device plugin stub and the Kubernetes sample device plugin (<code>make conformance</code>). Their findings are facts about their code (docs/findings.md), not part of this report's verdict.</p>
-{{template "table" .}}{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+{{template "table" .}}{{else}}` + notRunNote(coverage.PluginCheckID) + `{{end}}
 </section>
 
 <section id="mutants">
@@ -218,7 +223,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <td>{{if .Killed}}<span class="passed">killed</span>{{else}}<span class="failed">survived</span>{{end}}</td>
 <td>{{.Killers}}</td><td class="num">{{printf "%.1f" .Seconds}}</td></tr>
 {{end}}</table>
-{{else}}<p>Not run: see <a href="#not-run">Not run</a>.</p>{{end}}
+{{else}}` + notRunNote(coverage.MutantsID) + `{{end}}
 </section>
 
 <section id="inventory">
@@ -245,6 +250,12 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <rect x="{{$c.BarX}}" y="{{.Y}}" width="{{.Width}}" height="{{$c.BarHeight}}"></rect>
 <text x="{{.ValueX}}" y="{{.TextY}}">{{.Value}}</text></g>
 {{end}}</svg>{{end}}`))
+
+// notRunNote is the body of a section the report lacks: its entry of the
+// not-run list.
+func notRunNote(id string) string {
+	return `{{with notRun $.NotRun "` + id + `"}}<p>{{notRunWords .}}</p>{{end}}`
+}
 
 // reportStyle is the style of every page nodeproof writes (the invariant
 // report, plugin-check's report), inline so that a page needs no network.
@@ -323,12 +334,12 @@ func verdict(d *reportData) reportVerdict {
 			problems = append(problems, "mutant "+m.ID+" survived")
 		}
 	}
-	headline := "PASSED: every check this report ran passed."
+	headline := "PASSED: every check this report ran passed"
 	if !d.Passed {
-		headline = "FAILED: " + count(len(problems), "problem") + "."
+		headline = "FAILED: " + count(len(problems), "problem")
 	}
 	if len(d.NotRun) > 0 {
-		headline += " " + count(len(d.NotRun), "section") + " not run."
+		headline += fmt.Sprintf("; %d not run", len(d.NotRun))
 	}
-	return reportVerdict{Headline: headline, Problems: problems}
+	return reportVerdict{Headline: headline + ".", Problems: problems}
 }

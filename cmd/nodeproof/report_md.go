@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/nodeproof/nodeproof/coverage"
 )
 
 // mdLimit bounds report.md: GitHub refuses a pull-request comment longer
@@ -69,7 +71,7 @@ func markdownBlocks(data *reportData) []string {
 	}
 
 	b.WriteString("\n## Coverage\n\n")
-	header := append([]string{"Subsystem"}, matrixLayers...)
+	header := append([]string{"Subsystem"}, coverage.Layers...)
 	var rows [][]string
 	for _, r := range data.Matrix {
 		row := []string{r.Subsystem}
@@ -84,11 +86,7 @@ func markdownBlocks(data *reportData) []string {
 	if len(data.NotRun) > 0 {
 		b.WriteString("\n## Not run\n\n")
 		for _, n := range data.NotRun {
-			fmt.Fprintf(&b, "- %s: %s", mdEscape(n.Section), mdInline(n.Command))
-			if n.Writes != "" {
-				fmt.Fprintf(&b, " (writes %s)", mdInline(n.Writes))
-			}
-			b.WriteString("\n")
+			fmt.Fprintf(&b, "- %s\n", mdNotRun(n))
 		}
 		flush()
 	}
@@ -142,16 +140,20 @@ func markdownBlocks(data *reportData) []string {
 		flush()
 	}
 
-	b.WriteString(markdownSim(data.Sim))
+	b.WriteString(markdownSim(data.Sim, mdNotRunNote(data.NotRun, coverage.SimID)))
 	flush()
 
 	for _, section := range []struct {
-		title string
-		table *tableSection
-	}{{"Linearizability", data.Linearizability}, {"Conformance against upstream", data.Conformance}, {"Plugins nobody here wrote", data.PluginCheck}} {
+		title, id string
+		table     *tableSection
+	}{
+		{"Linearizability", coverage.LinearizabilityID, data.Linearizability},
+		{"Conformance against upstream", coverage.ConformanceID, data.Conformance},
+		{"Plugins nobody here wrote", coverage.PluginCheckID, data.PluginCheck},
+	} {
 		fmt.Fprintf(&b, "\n## %s\n\n", section.title)
 		if section.table == nil {
-			b.WriteString("Not run.\n")
+			b.WriteString(mdNotRunNote(data.NotRun, section.id))
 		} else {
 			mdTable(&b, section.table.Columns, section.table.Cells)
 		}
@@ -160,7 +162,7 @@ func markdownBlocks(data *reportData) []string {
 
 	b.WriteString("\n## Mutants\n\n")
 	if data.Mutants == nil {
-		b.WriteString("Not run.\n")
+		b.WriteString(mdNotRunNote(data.NotRun, coverage.MutantsID))
 	} else {
 		fmt.Fprintf(&b, "%d of %d killed.\n\n", killed(data.Mutants), len(data.Mutants))
 		mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, mutantRows(data.Mutants))
@@ -176,6 +178,18 @@ func markdownBlocks(data *reportData) []string {
 		flush()
 	}
 	return blocks
+}
+
+// mdNotRun words an entry of the not-run list for report.md.
+func mdNotRun(n coverage.NotRun) string { return n.Words(mdEscape, mdInline) }
+
+// mdNotRunNote is the body of a section the report lacks: its entry of the
+// not-run list.
+func mdNotRunNote(list []coverage.NotRun, id string) string {
+	if n := notRunEntry(list, id); n != nil {
+		return mdNotRun(*n) + "\n"
+	}
+	return ""
 }
 
 // sourceCellMarkdown renders an invariant's sources for a table cell, links

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
@@ -73,8 +74,9 @@ func TestReportIncludesDefaultResults(t *testing.T) {
 
 // TestReportRecordsHistories runs the report as `nodeproof report` does,
 // with one short history and one short simulated seed: the sections are in
-// report.json, the visualization beside it, and nothing else is listed as
-// not run.
+// report.json, the visualization beside it, and no section is listed as
+// not run (the inventory's suites, mutants and conformance comparisons,
+// which this report's one test suite and empty results lack, are).
 func TestReportRecordsHistories(t *testing.T) {
 	withKnownFindings(t) // none, so that no findings search is wanted
 	dir := t.TempDir()
@@ -86,14 +88,17 @@ func TestReportRecordsHistories(t *testing.T) {
 	assert.Contains(t, stderr.String(), "sim              passed  1 seed × 0.1 simulated hours (seeds 1..1), ")
 
 	var data struct {
-		Passed          bool             `json:"passed"`
-		Linearizability []map[string]any `json:"linearizability"`
-		NotRun          []notRun         `json:"not_run"`
-		Sim             *simSection      `json:"sim"`
+		Passed          bool              `json:"passed"`
+		Linearizability []map[string]any  `json:"linearizability"`
+		NotRun          []coverage.NotRun `json:"not_run"`
+		Sim             *simSection       `json:"sim"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &data))
 	assert.True(t, data.Passed)
-	assert.Empty(t, data.NotRun)
+	for _, n := range data.NotRun {
+		assert.NotContains(t, []string{coverage.FindingsSearchID, coverage.SimID, coverage.LinearizabilityID, coverage.ConformanceID,
+			coverage.PluginCheckID, coverage.MutantsID}, n.ID, "a section listed as not run")
+	}
 	if assert.NotNil(t, data.Sim, "sim") {
 		assert.Equal(t, []uint64{1, 1, 1}, []uint64{uint64(data.Sim.Seeds), data.Sim.FirstSeed, data.Sim.LastSeed}, "sim: one seed, the report's")
 		assert.Equal(t, 0.1, data.Sim.Hours, "sim: hours per seed")
@@ -216,4 +221,33 @@ func TestReportFailsOnSimViolation(t *testing.T) {
 	assert.Contains(t, html.String(), `<h3 class="failed">Counterexample: seed 43, SIM-DEVICES</h3>`)
 	assert.Contains(t, html.String(), "SIM-DEVICES: device d1 held by &lt;p1&gt; and p2\n\n#8 50s pod-arrive: p1\n#9 1m0s plugin-crash: p\n</code></pre>")
 	assert.Contains(t, html.String(), `<code class="replay">nodeproof sim --seed 43 --hours 2 --pods 20 --faults &#39;plugin-crash=0.01&#39;</code>`)
+}
+
+// TestOutLeavesNothingBehind: an --out that cannot be created (a name
+// longer than NAME_MAX at its end or midway, a path longer than PATH_MAX)
+// exits 2 naming the flag, and the directories made on the way are
+// removed. Before, the report exited 2 and left them behind.
+func TestOutLeavesNothingBehind(t *testing.T) {
+	tooLongName := strings.Repeat("n", 300)
+	deep := "deep"
+	for range 20 {
+		deep = filepath.Join(deep, strings.Repeat("d", 250))
+	}
+	for name, out := range map[string]string{
+		"a last name beyond NAME_MAX":   filepath.Join("a", "b", tooLongName),
+		"a name beyond NAME_MAX midway": filepath.Join("a", "b", tooLongName, "c"),
+		"a path beyond PATH_MAX":        deep,
+	} {
+		t.Run(name, func(t *testing.T) {
+			root := t.TempDir()
+			status, stdout, stderr := runNodeproof("", "report", "--out", filepath.Join(root, out), "--suite", "^admission$", "--checks", "1",
+				"--histories", "0", "--sim-seeds", "0")
+			assert.Equal(t, exitUsage, status, "stdout: %s", stdout)
+			assert.Contains(t, stderr, "nodeproof report: --out ")
+			assert.Contains(t, stderr, "file name too long")
+			left, err := os.ReadDir(root)
+			require.NoError(t, err)
+			assert.Empty(t, left, "what the failed --out left behind")
+		})
+	}
 }

@@ -130,12 +130,13 @@ func simFaultsText(injected map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-// markdownSim is the simulation's block of report.md.
-func markdownSim(s *simSection) string {
+// markdownSim is the simulation's block of report.md; notRun is its body
+// when the report lacks it.
+func markdownSim(s *simSection, notRun string) string {
 	var b strings.Builder
 	b.WriteString("\n## Node simulation\n\n")
 	if s == nil {
-		b.WriteString("Not run.\n")
+		b.WriteString(notRun)
 		return b.String()
 	}
 	result := "passed"

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
@@ -161,14 +162,16 @@ func TestWriteReport(t *testing.T) {
 		// An action chart per suite and a statistics chart for the suite with statistics.
 		assert.Equal(t, 3, strings.Count(html, "<svg"), "charts in index.html")
 		for _, want := range []string{
-			`<div id="verdict" class="verdict failed"><strong>FAILED: 1 problem. 1 section not run.</strong>`,
+			`<div id="verdict" class="verdict failed"><strong>FAILED: 1 problem; 3 not run.</strong>`,
 			`<li>suite devicemanager: DM-EXCLUSIVE violated; replay: nodeproof replay --suite devicemanager --seed 59 --steps 100</li>`,
 			`<th><a href="#inventory-devicemanager">devicemanager</a></th><td class="cell-built"><a href="#inventory-devicemanager">1 package</a></td>`,
 			`<td class="cell-failed"><a href="#suite-devicemanager">17 checks, failed</a></td>`,
-			`<td class="cell-not-run"><a href="#mutants">1/2 killed (1 not run)</a></td>`,
-			`<td class="cell-not-run"><a href="#not-run">1 function, not run</a></td>`,
+			`<td class="cell-not-run"><a href="#not-run-mutants-devicemanager">1/2 killed (1 not run)</a></td>`,
+			`<td class="cell-not-run"><a href="#not-run-conformance">1 function, not run</a></td>`,
 			`<td class="cell-not-built">not built</td>`,
-			`<li>conformance against upstream: <code>make conformance</code> (writes <code>report/conformance.json</code>)</li>`,
+			`<li id="not-run-conformance">conformance against upstream not run: run it with <code>make conformance</code>, which writes <code>report/conformance.json</code>.</li>`,
+			`<li id="not-run-mutants-devicemanager">mutant dm-other not run: run it with <code>make mutants</code>, which writes <code>report/mutants.json</code>.</li>`,
+			"<section id=\"conformance\">\n<h2>Conformance against upstream</h2>\n<p>conformance against upstream not run: run it with <code>make conformance</code>, which writes <code>report/conformance.json</code>.</p>",
 			`<div id="inventory-imagegc">`,
 			`<code class="replay">nodeproof replay --suite devicemanager --seed 59 --steps 100</code>`,
 		} {
@@ -179,12 +182,15 @@ func TestWriteReport(t *testing.T) {
 	t.Run("markdown", func(t *testing.T) {
 		md := read(t, dir, "report.md")
 		for _, want := range []string{
-			"**FAILED: 1 problem. 1 section not run.**",
+			"**FAILED: 1 problem; 3 not run.**",
 			"- suite devicemanager: DM-EXCLUSIVE violated; replay: nodeproof replay --suite devicemanager --seed 59 --steps 100\n",
 			"| Subsystem | core | reference model | state-machine suite | fuzz targets | real-I/O integration | linearizability | conformance against upstream | mutants killed |",
 			"| devicemanager | 1 package | 1 model | 17 checks, failed | 2 targets | 1 test | 2/2 histories linearizable | 1 function, not run | 1/2 killed (1 not run) |",
 			"| imagegc | 1 package | not built | 300 checks, passed | not built | not built | not built | not built | not built |",
-			"- conformance against upstream: `make conformance` (writes `report/conformance.json`)\n",
+			"## Not run\n\n- conformance against upstream not run: run it with `make conformance`, which writes `report/conformance.json`.\n" +
+				"- plugin check of plugins nobody here wrote not run: run it with `make conformance`, which writes `report/plugincheck.json`.\n" +
+				"- mutant dm-other not run: run it with `make mutants`, which writes `report/mutants.json`.\n",
+			"## Conformance against upstream\n\nconformance against upstream not run: run it with `make conformance`, which writes `report/conformance.json`.\n",
 			"## devicemanager (devicemanager)\n\n### Counterexample: DM-EXCLUSIVE\n",
 			"| ID | Kind | Statement | Source | Checked | Applied | Violations |",
 			"| IGC-C-PROMISE | contract | An image a container runs is kept. | [Kubernetes documentation, Garbage Collection](https://kubernetes.io/docs/concepts/architecture/garbage-collection/) | 3300 | 12 | 0 (+4 explained by a known finding) |",
@@ -252,19 +258,19 @@ func checkReportJSON(t *testing.T, data string) {
 		Failure    *failure       `json:"failure"`
 	}
 	var report struct {
-		Version         string           `json:"version"`
-		Started         string           `json:"started"`
-		Seconds         float64          `json:"seconds"`
-		Suites          []suite          `json:"suites"`
-		Linearizability []map[string]any `json:"linearizability"`
-		Mutants         []map[string]any `json:"mutants"`
-		Conformance     []map[string]any `json:"conformance"`
-		PluginCheck     []map[string]any `json:"plugin_check"`
-		Passed          bool             `json:"passed"`
-		Matrix          []matrixRow      `json:"matrix"`
-		NotRun          []notRun         `json:"not_run"`
-		Sim             *simSection      `json:"sim"`
-		Findings        []findingReport  `json:"findings"`
+		Version         string            `json:"version"`
+		Started         string            `json:"started"`
+		Seconds         float64           `json:"seconds"`
+		Suites          []suite           `json:"suites"`
+		Linearizability []map[string]any  `json:"linearizability"`
+		Mutants         []map[string]any  `json:"mutants"`
+		Conformance     []map[string]any  `json:"conformance"`
+		PluginCheck     []map[string]any  `json:"plugin_check"`
+		Passed          bool              `json:"passed"`
+		Matrix          []coverage.Row    `json:"matrix"`
+		NotRun          []coverage.NotRun `json:"not_run"`
+		Sim             *simSection       `json:"sim"`
+		Findings        []findingReport   `json:"findings"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -325,18 +331,30 @@ func checkReportJSON(t *testing.T, data string) {
 	assert.Nil(t, report.Conformance, "conformance is null when not given")
 	assert.Equal(t, syntheticSim(), report.Sim, "sim")
 	assert.False(t, report.Passed, "a report with a failed suite did not pass")
-	assert.Equal(t, []notRun{{Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile}}, report.NotRun)
+	assert.Equal(t, []coverage.NotRun{
+		{ID: coverage.ConformanceID, Section: "conformance against upstream", Command: "make conformance", Writes: defaultConformanceFile},
+		{ID: coverage.PluginCheckID, Section: "plugin check of plugins nobody here wrote", Command: "make conformance", Writes: defaultPluginCheckFile},
+		{ID: "mutants-devicemanager", Section: "mutant dm-other", Command: "make mutants", Writes: defaultMutantsFile},
+	}, report.NotRun)
 	require.Len(t, report.Matrix, 2)
-	assert.Equal(t, matrixRow{Subsystem: "imagegc", Cells: []matrixCell{
-		{Layer: "core", Text: "1 package", Status: cellBuilt, Link: "#inventory-imagegc"},
-		{Layer: "reference model", Text: cellNotBuilt, Status: cellNotBuilt},
-		{Layer: "state-machine suite", Text: "300 checks, passed", Status: cellPassed, Link: "#suite-imagegc"},
-		{Layer: "fuzz targets", Text: cellNotBuilt, Status: cellNotBuilt},
-		{Layer: "real-I/O integration", Text: cellNotBuilt, Status: cellNotBuilt},
-		{Layer: "linearizability", Text: cellNotBuilt, Status: cellNotBuilt},
-		{Layer: "conformance against upstream", Text: cellNotBuilt, Status: cellNotBuilt},
-		{Layer: "mutants killed", Text: cellNotBuilt, Status: cellNotBuilt},
+	notBuilt := coverage.Cell{Text: coverage.StatusNotBuilt, Status: coverage.StatusNotBuilt}
+	assert.Equal(t, coverage.Row{Subsystem: "imagegc", Cells: []coverage.Cell{
+		{Layer: "core", Text: "1 package", Status: coverage.StatusBuilt, Link: "#inventory-imagegc"},
+		withLayer(notBuilt, "reference model"),
+		{Layer: "state-machine suite", Text: "300 checks, passed", Status: coverage.StatusPassed, Link: "#suite-imagegc"},
+		withLayer(notBuilt, "fuzz targets"),
+		withLayer(notBuilt, "real-I/O integration"),
+		withLayer(notBuilt, "linearizability"),
+		withLayer(notBuilt, "conformance against upstream"),
+		withLayer(notBuilt, "mutants killed"),
 	}}, report.Matrix[1])
+	assert.Equal(t, coverage.Cell{Layer: "mutants killed", Text: "1/2 killed (1 not run)", Status: coverage.StatusNotRun,
+		Link: "#not-run-mutants-devicemanager", NotRun: []string{"mutants-devicemanager"}}, report.Matrix[0].Cells[7])
+}
+
+func withLayer(c coverage.Cell, layer string) coverage.Cell {
+	c.Layer = layer
+	return c
 }
 
 func read(t *testing.T, dir, name string) string {

@@ -1,4 +1,4 @@
-package main
+package properties
 
 import (
 	"bufio"
@@ -18,28 +18,40 @@ import (
 // generates a new case instead, so replay checks it first.
 const rapidFailFileVersion = "v0.4.8"
 
-// maxFailFileBytes bounds what --failfile reads. A fail file holds one
+// maxFailFileBytes bounds what ReadFailFile reads. A fail file holds one
 // shrunk case, its draws and its log: kilobytes, not megabytes.
 const maxFailFileBytes = 16 << 20
 
 // failFileLogRE matches a line of the test's log that rapid copies into a
-// fail file as a comment, naming the test: "# 2026/11/22 21:33:04.359033
-// [TestSuites/cgroups] [rapid] draw ...".
-var failFileLogRE = regexp.MustCompile(`^# \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[([^\]]+)\] `)
+// fail file as a comment, naming the test, then the logged line: "#
+// 2026/11/22 21:33:04.359033 [TestSuites/cgroups] step 1: ...".
+var failFileLogRE = regexp.MustCompile(`^# \d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{6} \[([^\]]+)\] (.*)`)
 
-// failFileCase is the case a fail file records.
-type failFileCase struct {
-	test  string // the test that wrote it, such as TestSuites/cgroups
-	seed  uint64 // the seed of the failing case; 0 when rapid had none
-	draws int    // the number of recorded draws
+// FailFileCase is the case a rapid fail file records.
+type FailFileCase struct {
+	// Test is the test that wrote it, such as TestSuites/cgroups.
+	Test string
+	// Seed is the seed of the failing case; 0 when rapid had none.
+	Seed uint64
+	// Draws counts the recorded draws.
+	Draws int
+	// Steps counts the step lines of the case's log: the steps it ran up
+	// to its failure.
+	Steps int
 }
 
-// readFailFile reads a rapid fail file as rapid's loadFailFile does, and
+// Suite is the suite the case's test ran: the last element of
+// TestSuites/<suite>, as `go test ./properties` names it.
+func (c FailFileCase) Suite() string {
+	return c.Test[strings.LastIndex(c.Test, "/")+1:]
+}
+
+// ReadFailFile reads a rapid fail file as rapid's loadFailFile does, and
 // refuses what rapid would silently skip: a file that is empty, of another
 // format version or not a fail file at all, or whose draws do not parse.
 // Errors say why, without the path.
-func readFailFile(path string) (failFileCase, error) {
-	var c failFileCase
+func ReadFailFile(path string) (FailFileCase, error) {
+	var c FailFileCase
 	f, err := os.Open(path)
 	if err != nil {
 		var pathErr *fs.PathError
@@ -61,8 +73,13 @@ func readFailFile(path string) (failFileCase, error) {
 		lines++
 		read += len(scanner.Bytes()) + 1
 		s := strings.TrimSpace(scanner.Text())
-		if m := failFileLogRE.FindStringSubmatch(s); m != nil && c.test == "" {
-			c.test = m[1]
+		if m := failFileLogRE.FindStringSubmatch(s); m != nil {
+			if c.Test == "" {
+				c.Test = m[1]
+			}
+			if stepRE.MatchString(m[2]) {
+				c.Steps++
+			}
 		}
 		if s == "" || strings.HasPrefix(s, "#") {
 			continue
@@ -88,7 +105,7 @@ func readFailFile(path string) (failFileCase, error) {
 	if version != rapidFailFileVersion {
 		return c, fmt.Errorf("written in rapid's format %q; this nodeproof's rapid (pgregory.net/rapid v1.3.0) reads %q only", shorten(version), rapidFailFileVersion)
 	}
-	if c.seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
+	if c.Seed, err = strconv.ParseUint(seed, 10, 64); err != nil {
 		return c, fmt.Errorf("line %d: seed %q is not a number", dataLines[0], shorten(seed))
 	}
 	for i, d := range data[1:] {
@@ -96,11 +113,11 @@ func readFailFile(path string) (failFileCase, error) {
 			return c, fmt.Errorf("line %d: %q is not a recorded draw (a 64-bit number such as 0x1f)", dataLines[i+1], shorten(d))
 		}
 	}
-	c.draws = len(data) - 1
+	c.Draws = len(data) - 1
 	switch {
-	case c.draws == 0:
+	case c.Draws == 0:
 		return c, errors.New("records no draws: no case to replay")
-	case c.test == "":
+	case c.Test == "":
 		return c, errors.New("names no test: rapid starts each line of the test's log, the comments, with [TEST]")
 	}
 	return c, nil
@@ -113,10 +130,4 @@ func shorten(s string) string {
 		return s
 	}
 	return s[:most] + "..."
-}
-
-// failFileSuite is the suite a fail file's test ran: the last element of
-// TestSuites/<suite>, as `go test ./properties` names it.
-func failFileSuite(test string) string {
-	return test[strings.LastIndex(test, "/")+1:]
 }
