@@ -39,6 +39,37 @@ func Decode(raw []byte, v any) error {
 	return nil
 }
 
+// DecodeOne reads a file that holds one document (a campaign plan)
+// strictly into v: the document's repeated keys, then Decode's rules.
+// Documents that hold nothing (comments only) are passed over; a second
+// document is an error, since the reader would otherwise drop it.
+func DecodeOne(data []byte, v any) error {
+	documents := 0
+	for _, d := range Split(data) {
+		raw, duplicate, err := d.JSON()
+		switch {
+		case err != nil:
+			return err
+		case raw == nil:
+			continue
+		}
+		documents++
+		switch {
+		case documents > 1:
+			return fmt.Errorf("document %d (line %d): the file must hold one document", documents, d.Line)
+		case duplicate != nil:
+			return duplicate
+		}
+		if err := Decode(raw, v); err != nil {
+			return err
+		}
+	}
+	if documents == 0 {
+		return errors.New("holds no document")
+	}
+	return nil
+}
+
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // misfit is the first value of raw, in document order, that does not

@@ -1,6 +1,6 @@
 // Package manifest is the one strict reader of nodeproof's YAML and JSON
 // input: Kubernetes manifests (agent/kube reads Pods, Nodes and Lists
-// through it). It reads as the API server's strict
+// through it) and the campaign plan. It reads as the API server's strict
 // field validation does (kubectl --validate=strict), so that a misspelt
 // field or a repeated key is an error, never a value silently dropped:
 //
@@ -12,6 +12,7 @@
 //   - Decode decodes JSON into a Go type with sigs.k8s.io/json, the API
 //     server's decoder: field names match case-sensitively, and a field
 //     the type does not know is an error.
+//   - DecodeOne does all three for a file that holds one document.
 //
 // Every error about a field is a *FieldError whose path is written as the
 // API server writes it, list indexes included:

@@ -139,6 +139,29 @@ func TestDecodeTypesOwnDecoding(t *testing.T) {
 	}
 }
 
+func TestDecodeOne(t *testing.T) {
+	var p plan
+	require.NoError(t, DecodeOne([]byte("# the plan\n---\nshards: 2\n---\n# nothing more\n"), &p))
+	assert.Equal(t, 2, p.Shards)
+
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"a second document", "shards: 1\n---\n# a comment\n---\nshards: 2\n", "document 2 (line 4): the file must hold one document"},
+		{"duplicate key", "shards: 1\nsim: {hours: 1, hours: 2}\n", "sim.hours: duplicate key"},
+		{"unknown field", "shards: 1\nsim: {hourz: 1}\n", "sim.hourz: unknown field"},
+		{"no document", "# nothing\n", "holds no document"},
+		{"YAML syntax", "shards: 1\nsim: [\n", "yaml: line 2: did not find expected node content"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p plan
+			err := DecodeOne([]byte(tc.text), &p)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+}
+
 func TestKeyPath(t *testing.T) {
 	assert.Equal(t, "cpu", KeyPath("", "cpu"))
 	assert.Equal(t, "limits.cpu", KeyPath("limits", "cpu"))
