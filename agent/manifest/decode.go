@@ -72,8 +72,9 @@ func DecodeOne(data []byte, v any) error {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// misfit is the first value of raw, in document order, that does not
-// decode into its field of type t, at its path: a decoding error names
+// misfit is the first value of raw that does not decode into its field of
+// type t, at its path; keys are taken in sorted order, the order of the
+// JSON sigs.k8s.io/yaml writes and the decoder reads. A decoding error names
 // the field without list indexes ("spec.containers.livenessProbe.
 // periodSeconds", with the names of embedded Go structs), and an error of
 // a type's own UnmarshalJSON (a time, a quantity, a port that is an int or
@@ -159,7 +160,7 @@ func fieldType(t reflect.Type, key string) (reflect.Type, bool) {
 			inner = inner.Elem()
 		}
 		switch {
-		case name == "-":
+		case name == "-": // never decoded
 		case f.Anonymous && name == "" && inner.Kind() == reflect.Struct:
 			embedded = append(embedded, inner)
 		case !f.IsExported():
