@@ -96,6 +96,7 @@ var subsystems = []Subsystem{
 			"cgfs-stale-kept",
 			"kube-defaults-skipped",
 			"kube-empty-pod-resources-dropped",
+			"kube-unknown-fields-dropped",
 			"pb-http-3xx-failure",
 			"pb-http-redirect-other-host",
 			"pc-accepts-unknown-ids",

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodeproof/nodeproof/agent/manifest"
 	"github.com/nodeproof/nodeproof/core/pod"
 )
 
@@ -210,10 +210,10 @@ func checkRequirements(path string, requests, limits pod.ResourceList) error {
 	for _, name := range requests.Names() {
 		req := requests[name]
 		lim, hasLimit := limits[name]
-		at := keyPath(path+".requests", string(name))
+		at := manifest.KeyPath(path+".requests", string(name))
 		if !overcommitAllowed(corev1.ResourceName(name)) {
 			if !hasLimit {
-				return fieldErrorf(keyPath(path+".limits", string(name)), "limit must be set for non overcommitable resources")
+				return fieldErrorf(manifest.KeyPath(path+".limits", string(name)), "limit must be set for non overcommitable resources")
 			}
 			if req != lim {
 				return fieldErrorf(at, "must be equal to %s limit of %s", name, FormatQuantity(name, lim))
@@ -320,19 +320,10 @@ func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
 	return names
 }
 
-var plainKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-
 // resourcePath appends a resource name to a path: ".cpu" for a plain word,
 // "[example.com/gpu]" for a name a dot would make ambiguous.
 func resourcePath(path string, name corev1.ResourceName) string {
-	return keyPath(path, string(name))
-}
-
-func keyPath(path, key string) string {
-	if plainKey.MatchString(key) {
-		return path + "." + key
-	}
-	return path + "[" + key + "]"
+	return manifest.KeyPath(path, string(name))
 }
 
 // splitFieldError separates a *FieldError's path from its error, for a

@@ -6,30 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	kjson "sigs.k8s.io/json"
-	"sigs.k8s.io/yaml"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/nodeproof/nodeproof/agent/manifest"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/prober"
 )
 
-// Options configure Decode. The zero value is the strictest about kinds and
-// the most lenient about fields, as the kubelet reading a static pod.
+// Options configure Decode. Fields are always read strictly; the zero
+// value is the strictest about kinds too.
 type Options struct {
 	// SkipUnknownKinds skips documents (and List items) of a kind other
 	// than Pod, Node or List and records them in Manifests.Skipped. When
 	// false they are an error.
 	SkipUnknownKinds bool
-	// Strict rejects fields that k8s.io/api v0.36 does not know and
-	// duplicate keys, which otherwise are dropped (the last key wins).
-	Strict bool
 }
 
 // Skipped is a document or List item Decode left out.
@@ -91,29 +86,26 @@ func (o Origin) String() string {
 	return fmt.Sprintf("document %d, %s", o.Document, o.Item)
 }
 
-// Decode reads a stream of YAML or JSON documents separated by "---" lines.
+// Decode reads a stream of YAML or JSON documents separated by "---" lines,
+// strictly (agent/manifest): a field that k8s.io/api v0.36 does not know, a
+// key repeated within a mapping and a value of the wrong type are errors.
 // Empty and comment-only documents are ignored. It stops at the first bad
 // document with an *Error naming the document and the field.
 func Decode(data []byte, opts Options) (*Manifests, error) {
 	out := &Manifests{}
 	index := 0
-	for _, d := range splitDocuments(data) {
-		convert := yaml.YAMLToJSON
-		if opts.Strict {
-			convert = yaml.YAMLToJSONStrict
-		}
-		raw, err := convert(d.body)
+	for _, d := range manifest.Split(data) {
+		raw, duplicate, err := d.JSON()
 		if err != nil {
 			// A broken document counts, being the one the reader must fix.
-			return nil, &Error{Document: index + 1, Line: d.line, Err: streamLines(err, d.line)}
+			return nil, &Error{Document: index + 1, Line: d.Line, Err: err}
 		}
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 || string(raw) == "null" {
+		if raw == nil {
 			continue
 		}
 		index++
 		docErr := func(path string, err error) error {
-			return &Error{Document: index, Line: d.line, Path: path, Err: err}
+			return &Error{Document: index, Line: d.Line, Path: path, Err: err}
 		}
 		fields, err := decodeGeneric(raw)
 		if err != nil {
@@ -121,7 +113,8 @@ func Decode(data []byte, opts Options) (*Manifests, error) {
 		}
 		kind, _ := fields["kind"].(string)
 		apiVersion, _ := fields["apiVersion"].(string)
-		if err := out.add(object{doc: index, line: d.line, raw: raw, fields: fields}, kind, apiVersion, opts); err != nil {
+		o := object{doc: index, line: d.Line, raw: raw, fields: fields, duplicate: duplicate}
+		if err := out.add(o, kind, apiVersion, opts); err != nil {
 			var inObject *Error
 			if errors.As(err, &inObject) {
 				return nil, inObject
@@ -131,56 +124,6 @@ func Decode(data []byte, opts Options) (*Manifests, error) {
 		}
 	}
 	return out, nil
-}
-
-var yamlLine = regexp.MustCompile(`\bline (\d+)`)
-
-// streamLines turns the YAML parser's line numbers, which count from the
-// document's first line, into lines of the whole stream.
-func streamLines(err error, docLine int) error {
-	msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
-		n, convErr := strconv.Atoi(m[len("line "):])
-		if convErr != nil {
-			return m
-		}
-		return "line " + strconv.Itoa(n+docLine-1)
-	})
-	return errors.New(msg)
-}
-
-// document is one piece of the stream and the line it starts on.
-type document struct {
-	line int
-	body []byte
-}
-
-// splitDocuments cuts the stream at "---" lines. A separator may carry
-// content after "--- " on the same line (YAML allows "--- {kind: Pod}"),
-// which starts the next document. A "---" inside a block scalar is always
-// indented, so a line starting with it is a separator.
-func splitDocuments(data []byte) []document {
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a UTF-8 byte order mark
-	var docs []document
-	cur := document{line: 1}
-	line := 0
-	for len(data) > 0 {
-		line++
-		var l []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i+1], data[i+1:]
-		} else {
-			l, data = data, nil
-		}
-		trimmed := bytes.TrimRight(l, "\r\n")
-		if bytes.HasPrefix(trimmed, []byte("---")) && (len(trimmed) == 3 || trimmed[3] == ' ' || trimmed[3] == '\t') {
-			docs = append(docs, cur)
-			cur = document{line: line, body: append([]byte(nil), trimmed[3:]...)}
-			cur.body = append(cur.body, '\n')
-			continue
-		}
-		cur.body = append(cur.body, l...)
-	}
-	return append(docs, cur)
 }
 
 func decodeGeneric(raw []byte) (map[string]any, error) {
@@ -205,6 +148,26 @@ type object struct {
 	prefix string // "" for a document, "items[i]." for a List item
 	raw    []byte
 	fields map[string]any
+	// duplicate is the document's repeated key, if it has one, which the
+	// object that holds it reports, so that the error names the object.
+	duplicate *manifest.FieldError
+}
+
+// duplicateIn is the document's repeated key if it lies in this object,
+// with its path in the document.
+func (o object) duplicateIn() *manifest.FieldError {
+	if o.duplicate == nil || !strings.HasPrefix(o.duplicate.Path, o.prefix) {
+		return nil
+	}
+	return o.duplicate
+}
+
+// duplicateError is the object's repeated key as an error of the object.
+func (o object) duplicateError(origin Origin) error {
+	if dup := o.duplicateIn(); dup != nil {
+		return origin.Errorf(strings.TrimPrefix(dup.Path, o.prefix), "%w", dup.Err)
+	}
+	return nil
 }
 
 // add converts one object. kind and apiVersion come from the object, or
@@ -226,11 +189,14 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			return err
 		}
 		origin := o.origin(kind)
+		if err := o.duplicateError(origin); err != nil {
+			return err
+		}
 		if err := checkQuantities(o.fields, podQuantityPaths); err != nil {
 			return origin.wrap(err)
 		}
 		var p corev1.Pod
-		if err := decodeTyped(o.raw, &p, opts.Strict); err != nil {
+		if err := manifest.Decode(o.raw, &p); err != nil {
 			return origin.wrap(err)
 		}
 		conv, err := ConvertPod(&p)
@@ -245,11 +211,14 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			return err
 		}
 		origin := o.origin(kind)
+		if err := o.duplicateError(origin); err != nil {
+			return err
+		}
 		if err := checkQuantities(o.fields, nodeQuantityPaths); err != nil {
 			return origin.wrap(err)
 		}
 		var n corev1.Node
-		if err := decodeTyped(o.raw, &n, opts.Strict); err != nil {
+		if err := manifest.Decode(o.raw, &n); err != nil {
 			return origin.wrap(err)
 		}
 		conv, err := ConvertNode(&n)
@@ -265,20 +234,16 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 		if prefix != "" {
 			return fieldErrorf(prefix+"kind", "a List inside a List is not supported")
 		}
-		if v, ok := o.fields["items"]; ok && v != nil {
-			if _, ok := v.([]any); !ok {
-				return fieldErrorf("items", "must be a list")
-			}
+		var list metav1.List
+		if err := manifest.Decode(o.raw, &list); err != nil {
+			return err
 		}
-		var list struct {
-			Items []json.RawMessage `json:"items"`
-		}
-		if err := kjson.UnmarshalCaseSensitivePreserveInts(o.raw, &list); err != nil {
-			return fieldErrorf("items", "%v", err)
-		}
-		for i, raw := range list.Items {
+		for i, item := range list.Items {
 			at := fmt.Sprintf("items[%d]", i)
-			fields, err := decodeGeneric(raw)
+			if item.Raw == nil {
+				item.Raw = []byte("null") // RawExtension keeps a null item as no bytes
+			}
+			fields, err := decodeGeneric(item.Raw)
 			if err != nil {
 				return fieldErrorf(at, "%v", err)
 			}
@@ -287,11 +252,21 @@ func (out *Manifests) add(o object, kind, apiVersion string, opts Options) error
 			if _, set := fields["kind"]; !set && kind != "List" {
 				itemKind, itemVersion = kind[:len(kind)-len("List")], apiVersion
 			}
-			if err := out.add(object{doc: o.doc, line: o.line, prefix: at + ".", raw: raw, fields: fields}, itemKind, itemVersion, opts); err != nil {
+			item := object{doc: o.doc, line: o.line, prefix: at + ".", raw: item.Raw, fields: fields, duplicate: o.duplicate}
+			if err := out.add(item, itemKind, itemVersion, opts); err != nil {
 				return err
 			}
 		}
+		// Every item has reported a repeated key of its own: one left is
+		// the List's.
+		if dup := o.duplicateIn(); dup != nil {
+			return dup
+		}
 	default:
+		// A repeated key breaks the YAML of a document of any kind.
+		if dup := o.duplicateIn(); dup != nil {
+			return dup
+		}
 		if !opts.SkipUnknownKinds {
 			return fieldErrorf(prefix+"kind", "%q is not supported (want Pod, Node or a v1 List of them)", kind)
 		}
@@ -330,38 +305,6 @@ func stripDot(prefix string) string {
 		return ""
 	}
 	return prefix[:len(prefix)-1]
-}
-
-// decodeTyped decodes JSON into a k8s.io/api type the way the API server
-// does (sigs.k8s.io/json): field names match case-sensitively, so
-// "Metadata" is an unknown field, not metadata. A type mismatch names the
-// field path the decoder reports (without list indexes); in strict mode an
-// unknown or duplicate field is an error at its full path.
-func decodeTyped(raw []byte, into any, strict bool) error {
-	var err error
-	var strictErrs []error
-	if strict {
-		strictErrs, err = kjson.UnmarshalStrict(raw, into)
-	} else {
-		err = kjson.UnmarshalCaseSensitivePreserveInts(raw, into)
-	}
-	if err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return fieldErrorf(te.Field, "cannot be a JSON %s (want %s)", te.Value, te.Type)
-		}
-		return fieldErrorf("", "%v", err)
-	}
-	if len(strictErrs) > 0 {
-		var fe kjson.FieldError
-		if errors.As(strictErrs[0], &fe) {
-			// The message is `unknown field "spec.x"`: keep its first words.
-			what, _, _ := strings.Cut(fe.Error(), " \"")
-			return fieldErrorf(fe.FieldPath(), "%s", what)
-		}
-		return fieldErrorf("", "%v", strictErrs[0])
-	}
-	return nil
 }
 
 // quantityPath is where resource lists sit in an object: keys to follow,
@@ -419,17 +362,17 @@ func walkQuantities(at string, v any, rest quantityPath) error {
 			case json.Number:
 				s = q.String()
 			default:
-				return fieldErrorf(keyPath(at, name), "must be a quantity (a string such as \"500m\" or a number)")
+				return fieldErrorf(manifest.KeyPath(at, name), "must be a quantity (a string such as \"500m\" or a number)")
 			}
 			q, err := resource.ParseQuantity(s)
 			if err != nil {
-				return fieldErrorf(keyPath(at, name), "%q: %v", s, err)
+				return fieldErrorf(manifest.KeyPath(at, name), "%q: %v", s, err)
 			}
 			// The bound is checked on what the user wrote, before the
 			// conversion clamps a huge quantity and before defaulting
 			// copies a limit into a request.
 			if bound := QuantityBound(pod.ResourceName(name)); q.Cmp(bound) > 0 {
-				return fieldErrorf(keyPath(at, name), "%s exceeds the bound of %s", s, bound.String())
+				return fieldErrorf(manifest.KeyPath(at, name), "%s exceeds the bound of %s", s, bound.String())
 			}
 		}
 		return nil

@@ -161,22 +161,20 @@ metadata: {name: web}
 func TestDecodeKubectlList(t *testing.T) {
 	data, err := os.ReadFile("testdata/kubectl-get-pods-nodes.yaml")
 	require.NoError(t, err)
-	for _, strict := range []bool{false, true} {
-		got, err := Decode(data, Options{Strict: strict})
-		require.NoError(t, err, "strict=%v", strict)
-		require.Len(t, got.Pods, 2, "strict=%v: %d pods and %d nodes, want 2 and 1", strict, len(got.Pods), len(got.Nodes))
-		require.Len(t, got.Nodes, 1, "strict=%v: %d pods and %d nodes, want 2 and 1", strict, len(got.Pods), len(got.Nodes))
-		coredns := got.Pods[0]
-		if coredns.Name != "coredns-7db6d8ff4d-x2v9q" || coredns.Namespace != "kube-system" || coredns.Phase != pod.Running ||
-			coredns.QOS() != pod.Burstable || *coredns.Priority != 2000000000 || !coredns.IsCritical() {
-			t.Errorf("coredns: %+v", coredns)
-		}
-		assert.Equal(t, (pod.ResourceList{pod.CPU: 100, pod.Memory: 70 << 20}), coredns.Containers[0].Requests, "coredns requests")
-		assert.Equal(t, pod.Guaranteed, got.Pods[1].QOS(), "etcd: %+v", got.Pods[1])
-		assert.True(t, got.Pods[1].IsStatic(), "etcd: %+v", got.Pods[1])
-		assert.Equal(t, int64(110), got.Nodes[0].Allocatable[pod.Pods], "node allocatable %v", got.Nodes[0].Allocatable)
-		assert.Equal(t, int64(2000), got.Nodes[0].Allocatable[pod.CPU], "node allocatable %v", got.Nodes[0].Allocatable)
+	got, err := Decode(data, Options{})
+	require.NoError(t, err, "every field kubectl prints is one k8s.io/api knows")
+	require.Len(t, got.Pods, 2, "%d pods and %d nodes, want 2 and 1", len(got.Pods), len(got.Nodes))
+	require.Len(t, got.Nodes, 1, "%d pods and %d nodes, want 2 and 1", len(got.Pods), len(got.Nodes))
+	coredns := got.Pods[0]
+	if coredns.Name != "coredns-7db6d8ff4d-x2v9q" || coredns.Namespace != "kube-system" || coredns.Phase != pod.Running ||
+		coredns.QOS() != pod.Burstable || *coredns.Priority != 2000000000 || !coredns.IsCritical() {
+		t.Errorf("coredns: %+v", coredns)
 	}
+	assert.Equal(t, (pod.ResourceList{pod.CPU: 100, pod.Memory: 70 << 20}), coredns.Containers[0].Requests, "coredns requests")
+	assert.Equal(t, pod.Guaranteed, got.Pods[1].QOS(), "etcd: %+v", got.Pods[1])
+	assert.True(t, got.Pods[1].IsStatic(), "etcd: %+v", got.Pods[1])
+	assert.Equal(t, int64(110), got.Nodes[0].Allocatable[pod.Pods], "node allocatable %v", got.Nodes[0].Allocatable)
+	assert.Equal(t, int64(2000), got.Nodes[0].Allocatable[pod.CPU], "node allocatable %v", got.Nodes[0].Allocatable)
 }
 
 // TestOrigins checks that each object's origin names the document (and
@@ -293,7 +291,7 @@ func TestDecodeBadDocuments(t *testing.T) {
 		{"overhead", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  overhead: {cpu: -5m}\n  containers: [{name: c}]\n", Options{},
 			`pod "p" (document 1): spec.overhead.cpu: must be greater than or equal to 0, got -5m`},
 		{"wrong type", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {priority: high, containers: [{name: c}]}\n", Options{},
-			`pod "p" (document 1): spec.priority: cannot be a JSON string (want int32)`},
+			`pod "p" (document 1): spec.priority: must be an integer (int32), not a string`},
 		{"no kind", "apiVersion: v1\nmetadata: {name: p}\n", Options{}, `document 1: kind: must be set`},
 		{"wrong version", "apiVersion: apps/v1\nkind: Pod\nmetadata: {name: p}\n", Options{},
 			`document 1: apiVersion: "apps/v1" is not a version of Pod (want v1)`},
@@ -310,18 +308,12 @@ func TestDecodeBadDocuments(t *testing.T) {
 			`document 1: items[0].kind: "Secret" is not supported...`},
 		{"nested list", "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: List, items: []}\n", Options{},
 			`document 1: items[0].kind: a List inside a List is not supported`},
-		{"strict unknown field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n", Options{Strict: true},
-			`pod "p" (document 1): spec.containers[0].resorces: unknown field`},
-		{"strict duplicate JSON field", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "name": "q"}, "spec": {"containers": [{"name": "c"}]}}`, Options{Strict: true},
-			"document 1: yaml: unmarshal errors:\n  line 1: key \"name\" already set in map"},
 		// The API server matches field names case-sensitively; encoding/json
 		// alone would take "Metadata" for metadata.
 		{"field name case", "apiVersion: v1\nkind: Pod\nMetadata: {name: p}\nspec: {containers: [{name: c}]}\n", Options{},
-			`pod (document 1): metadata.name: must not be empty`},
-		{"field name case, strict", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], Resources: {}}\n", Options{Strict: true},
+			`pod (document 1): Metadata: unknown field`},
+		{"field name case, nested", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}], Resources: {}}\n", Options{},
 			`pod "p" (document 1): spec.Resources: unknown field`},
-		{"strict duplicate key", "apiVersion: v1\nkind: Pod\nkind: Pod\nmetadata: {name: p}\n", Options{Strict: true},
-			"document 1: yaml: unmarshal errors:\n  line 3: key \"kind\" already set in map"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -339,28 +331,6 @@ func TestDecodeBadDocuments(t *testing.T) {
 	}
 }
 
-func TestDecodeLenientKeepsUnknownFields(t *testing.T) {
-	got, err := Decode([]byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resorces: {}}]}\n"), Options{})
-	require.NoError(t, err, "lenient Decode: %v, %+v", err, got)
-	require.Len(t, got.Pods, 1, "lenient Decode: %v, %+v", err, got)
-}
-
-func TestSplitDocuments(t *testing.T) {
-	in := "\xef\xbb\xbfa: 1\r\n---\r\nb: 2\n----\nc: 3\n--- # comment\n--- {d: 4}\n  ---\n"
-	got := splitDocuments([]byte(in))
-	want := []document{
-		{line: 1, body: []byte("a: 1\r\n")},
-		{line: 2, body: []byte("\nb: 2\n----\nc: 3\n")},
-		{line: 6, body: []byte(" # comment\n")},
-		{line: 7, body: []byte(" {d: 4}\n  ---\n")},
-	}
-	require.Len(t, got, len(want), "got %d documents %+v, want %d", len(got), got, len(want))
-	for i := range want {
-		assert.Equal(t, want[i].line, got[i].line, "document %d: got line %d %q, want line %d %q", i, got[i].line, got[i].body, want[i].line, want[i].body)
-		assert.Equal(t, string(want[i].body), string(got[i].body), "document %d: got line %d %q, want line %d %q", i, got[i].line, got[i].body, want[i].line, want[i].body)
-	}
-}
-
 func TestErrorLine(t *testing.T) {
 	_, err := Decode([]byte("# header\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n---\nkind: Pod\napiVersion: v2\n"), Options{})
 	var de *Error
@@ -368,4 +338,73 @@ func TestErrorLine(t *testing.T) {
 	assert.Equal(t, 2, de.Document, "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
 	assert.Equal(t, 7, de.Line, "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
 	assert.Equal(t, "apiVersion", de.Path, "got %+v (%v), want document 2 starting at line 7, path apiVersion", de, err)
+}
+
+// TestDecodeIsStrict: every manifest is read strictly, whatever the
+// options: a field k8s.io/api does not know, a repeated key and a value of
+// the wrong type are errors naming the object, its document and the field
+// path with list indexes. Before, an unknown field was dropped, the last of
+// repeated keys won, and a wrong type was named without its list indexes.
+func TestDecodeIsStrict(t *testing.T) {
+	node := "apiVersion: v1\nkind: Node\nmetadata: {name: node-1}\nstatus:\n  allocatable: {cpu: 1, pods: 10}\n"
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: a\n  - name: b\n    livenessProbe:\n      periodSeconds: 10\n      tcpSocket: {port: 80}\n"
+	list := "apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c}]}}\n- " +
+		strings.ReplaceAll(strings.TrimSuffix(pod, "\n"), "\n", "\n  ") + "\n"
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"unknown field in a list item", strings.Replace(pod, "livenessProbe", "livenesProbe", 1),
+			`pod "web" (document 1): spec.containers[1].livenesProbe: unknown field`},
+		{"unknown top-level field", pod + "stauts: {}\n",
+			`pod "web" (document 1): stauts: unknown field`},
+		{"unknown field of a Node", node + "  capacty: {}\n",
+			`node "node-1" (document 1): status.capacty: unknown field`},
+		{"unknown field of a List", list + "itemz: []\n",
+			`document 1: itemz: unknown field`},
+		{"unknown field in a List item", strings.Replace(list, "livenessProbe", "livenesProbe", 1),
+			`pod "web" (document 1): items[1].spec.containers[1].livenesProbe: unknown field`},
+		{"duplicate key in a list item", strings.Replace(pod, "      periodSeconds: 10\n", "      periodSeconds: 10\n      periodSeconds: 20\n", 1),
+			`pod "web" (document 1): spec.containers[1].livenessProbe.periodSeconds: duplicate key`},
+		{"duplicate top-level key", pod + "kind: Pod\n",
+			`pod "web" (document 1): kind: duplicate key`},
+		{"duplicate resource name", strings.Replace(pod, "  - name: a\n", "  - name: a\n    resources: {limits: {example.com/gpu: 1, example.com/gpu: 2}}\n", 1),
+			`pod "web" (document 1): spec.containers[0].resources.limits[example.com/gpu]: duplicate key`},
+		{"keys that JSON makes one", strings.Replace(pod, "metadata: {name: web}", "metadata: {name: web, labels: {1: a, '1': b}}", 1),
+			`pod "web" (document 1): metadata.labels.1: duplicate key`},
+		{"duplicate key in JSON", `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "name": "d"}]}}`,
+			`pod "p" (document 1): spec.containers[0].name: duplicate key`},
+		{"duplicate key in a List item", strings.Replace(list, "    - name: b\n", "    - name: b\n      name: c\n", 1),
+			`pod "web" (document 1): items[1].spec.containers[1].name: duplicate key`},
+		{"duplicate key of a List", list + "kind: List\n",
+			`document 1: kind: duplicate key`},
+		{"duplicate key in a skipped kind", node + "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1, replicas: 2}\n",
+			`document 2: spec.replicas: duplicate key`},
+		{"wrong type in a list item", strings.Replace(pod, "periodSeconds: 10", `periodSeconds: "ten"`, 1),
+			`pod "web" (document 1): spec.containers[1].livenessProbe.periodSeconds: must be an integer (int32), not a string`},
+		{"list where a mapping belongs", strings.Replace(pod, "tcpSocket: {port: 80}", "tcpSocket: [80]", 1),
+			`pod "web" (document 1): spec.containers[1].livenessProbe.tcpSocket: must be a mapping, not a list`},
+		{"mapping where a list belongs", strings.Replace(pod, "  - name: a\n", "  - name: a\n    command: {run: x}\n", 1),
+			`pod "web" (document 1): spec.containers[0].command: must be a list, not a mapping`},
+		{"wrong type in a map", strings.Replace(pod, "metadata: {name: web}", "metadata: {name: web, labels: {app: [x]}}", 1),
+			`pod "web" (document 1): metadata.labels.app: must be a string, not a list`},
+		{"wrong type in a List item", strings.Replace(list, "periodSeconds: 10", "periodSeconds: 1.5", 1),
+			`pod "web" (document 1): items[1].spec.containers[1].livenessProbe.periodSeconds: must be an integer (int32), not the number 1.5`},
+		{"items not a list", "apiVersion: v1\nkind: List\nitems: {a: 1}\n",
+			`document 1: items: must be a list, not a mapping`},
+		{"the document is named", node + "---\n# a comment\n---\n" + strings.Replace(pod, "livenessProbe", "livenesProbe", 1),
+			`pod "web" (document 2): spec.containers[1].livenesProbe: unknown field`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Decode([]byte(tc.input), Options{SkipUnknownKinds: true})
+			require.Error(t, err, "Decode accepted it: %+v", got)
+			var de *Error
+			require.ErrorAs(t, err, &de)
+			assert.Equal(t, tc.want, err.Error())
+			assert.Nil(t, got, "a failed Decode returned manifests")
+		})
+	}
+	for name, good := range map[string]string{"pod": pod, "node": node, "list": list} {
+		_, err := Decode([]byte(good), Options{})
+		assert.NoError(t, err, "the %s every case spoils", name)
+	}
 }

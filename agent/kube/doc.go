@@ -4,7 +4,11 @@
 //
 // Decode reads a multi-document YAML or JSON stream (documents split on
 // "---" lines), including the v1 List that `kubectl get pods -o yaml`
-// prints. Each Pod is converted with the parts the node reads: uid, name,
+// prints, strictly, through agent/manifest, the reader of every manifest
+// nodeproof takes: as with kubectl --validate=strict, a field k8s.io/api
+// does not know (a misspelt `livenesProbe`), a key repeated within a
+// mapping and a value of the wrong type are errors, never dropped. Each Pod
+// is converted with the parts the node reads: uid, name,
 // namespace ("default" when unset), phase ("Pending" when unset, as the API
 // server's create strategy sets it), priority and priorityClassName, the
 // kubernetes.io/config.source and kubernetes.io/config.mirror annotations,
@@ -24,9 +28,10 @@
 //
 // Bad input gets an *Error naming the object, the document (1-based,
 // counting the documents that hold something) and the field path as written
-// in the manifest: `pod "web" (document 2):
+// in the manifest, list indexes included: `pod "web" (document 2):
 // spec.containers[0].resources.limits.memory: 99999999999999999Ei exceeds
-// the bound of 64Ti`. A kind other than Pod, Node or a List of them is an
+// the bound of 64Ti`, `pod "web" (document 2):
+// spec.containers[0].livenesProbe: unknown field`. A kind other than Pod, Node or a List of them is an
 // error by default, so that a misspelt kind is never dropped silently;
 // Options.SkipUnknownKinds skips them instead (a Deployment in the same
 // file) and lists them in Manifests.Skipped.

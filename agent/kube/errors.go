@@ -3,25 +3,16 @@ package kube
 import (
 	"fmt"
 	"strings"
+
+	"github.com/nodeproof/nodeproof/agent/manifest"
 )
 
-// FieldError is a conversion failure at one field of an object, with the
-// field's path as the API server writes it ("spec.containers[0].name"); a
-// resource name that is not a plain word is written as a key
-// ("limits[example.com/gpu]").
-type FieldError struct {
-	Path string
-	Err  error
-}
-
-func (e *FieldError) Error() string {
-	if e.Path == "" {
-		return e.Err.Error()
-	}
-	return e.Path + ": " + e.Err.Error()
-}
-
-func (e *FieldError) Unwrap() error { return e.Err }
+// FieldError is a failure at one field of an object, with the field's path
+// as the API server writes it ("spec.containers[0].name"); a resource name
+// that is not a plain word is written as a key ("limits[example.com/gpu]").
+// It is agent/manifest's, so that the strict reading's errors and the
+// conversion's are one type.
+type FieldError = manifest.FieldError
 
 func fieldErrorf(path, format string, args ...any) error {
 	return &FieldError{Path: path, Err: fmt.Errorf(format, args...)}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nodeproof/nodeproof/agent/manifest"
 	"github.com/nodeproof/nodeproof/core/pod"
 )
 
@@ -41,12 +42,12 @@ type PlacedPod struct {
 	StandInUID bool
 }
 
-// ReadNodeFile decodes a node file: at most one Node (with "pods" in the
-// list it admits against), Pods of unique namespace/name and uid, and
-// documents of other kinds skipped (an application's Deployments and
-// Services can sit in the same file). A pod without metadata.uid gets
-// StandInUID. Every error is an *Error naming the object, the document and
-// the field.
+// ReadNodeFile decodes a node file, strictly as Decode does: at most one
+// Node (with "pods" in the list it admits against), Pods of unique
+// namespace/name and uid, and documents of other kinds skipped (an
+// application's Deployments and Services can sit in the same file). A pod
+// without metadata.uid gets StandInUID. Every error is an *Error naming the
+// object, the document and the field.
 func ReadNodeFile(data []byte) (*NodeFile, error) {
 	m, err := Decode(data, Options{SkipUnknownKinds: true})
 	if err != nil {
@@ -126,7 +127,7 @@ func checkAllocatable(n *Node, origin Origin) error {
 			}
 		}
 		if n.Allocatable[name] > capacity {
-			return origin.Errorf(keyPath("status.allocatable", string(name)), "%s exceeds status.capacity of %s: the kubelet reports capacity less its reservations",
+			return origin.Errorf(manifest.KeyPath("status.allocatable", string(name)), "%s exceeds status.capacity of %s: the kubelet reports capacity less its reservations",
 				FormatQuantity(name, n.Allocatable[name]), FormatQuantity(name, capacity))
 		}
 	}

@@ -30,7 +30,7 @@ var decoderTargets = []target{
 	{"./fuzz/checkpointdecode", "FuzzCheckpointDecode", "FuzzEmptyBytes"},
 	{"./fuzz/allocresp", "FuzzAllocRespUnmarshal", "FuzzEmptyBytes"},
 	{"./fuzz/manifests", "FuzzProbeSpecs", "FuzzEmptyBytes"},
-	{"./fuzz/manifests", "FuzzDecodeManifests", "FuzzEmptyBytesBools"},
+	{"./fuzz/manifests", "FuzzDecodeManifests", "FuzzEmptyBytesBool"},
 	{"./fuzz/crianswers", "FuzzCRIAnswers", "FuzzEmptyByteBytes"},
 	{"./fuzz/registration", "FuzzRegisterRequest", "FuzzEmptyThreeStrings"},
 	{"./fuzz/httpprobe", "FuzzHTTPProbeResponse", "FuzzEmptyStringsBytes"},

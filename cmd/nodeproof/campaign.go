@@ -69,7 +69,7 @@ could not be written after the run, 2 for bad flags, a bad plan or a --out that 
 		DisableFlagsInUseLine: true,
 		Args:                  noArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts, err := f.options(cmd.Flags().Changed, runners)
+			opts, err := f.options(cmd.Flags().Changed, runners, cmd.InOrStdin())
 			if err != nil {
 				return usageError(err)
 			}
@@ -83,14 +83,14 @@ could not be written after the run, 2 for bad flags, a bad plan or a --out that 
 }
 
 func (f *campaignFlags) define(fl *pflag.FlagSet) {
-	fl.StringVar(&f.plan, "plan", "", "the campaign plan `FILE` (YAML or JSON; see docs/campaign.md)")
+	fl.StringVar(&f.plan, "plan", "", "the campaign plan `FILE` (YAML or JSON, read strictly; - reads stdin; see docs/campaign.md)")
 	fl.StringVar(&f.out, "out", "results", "directory `DIR` to write shard-<index>.json (and failing fuzz inputs) into")
 	fl.IntVar(&f.index, "index", 0, "this shard's index `N`, from 0 (default $"+jobIndexEnv+")")
 	fl.IntVar(&f.shards, "shards", 0, "the number of shards `N` (default the plan's shards; when both are given they must agree)")
 }
 
 // options validates the flags and resolves the plan.
-func (f campaignFlags) options(changed func(string) bool, runners campaignRunners) (campaignOptions, error) {
+func (f campaignFlags) options(changed func(string) bool, runners campaignRunners, stdin io.Reader) (campaignOptions, error) {
 	opts := campaignOptions{index: f.index, out: f.out}
 	if f.plan == "" {
 		return opts, errors.New("--plan must name the campaign's plan file")
@@ -109,7 +109,7 @@ func (f campaignFlags) options(changed func(string) bool, runners campaignRunner
 		}
 		opts.index = n
 	}
-	plan, err := readPlan(f.plan)
+	plan, err := readPlan(f.plan, stdin)
 	if err != nil {
 		return opts, err
 	}

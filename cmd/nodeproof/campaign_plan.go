@@ -5,14 +5,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"time"
 
-	"sigs.k8s.io/yaml"
-
+	"github.com/nodeproof/nodeproof/agent/manifest"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 )
@@ -110,14 +109,17 @@ type fuzzTarget struct {
 	Name    string `json:"name"`
 }
 
-// readPlan decodes a plan file strictly: an unknown key is an error naming it.
-func readPlan(path string) (campaignPlan, error) {
+// readPlan reads a plan file (- reads stdin) with the reader of every
+// manifest (agent/manifest): strictly, so that a misspelt or repeated key,
+// a value of the wrong type or a second document is an error naming its
+// path and the rule.
+func readPlan(path string, stdin io.Reader) (campaignPlan, error) {
 	var p campaignPlan
-	data, err := os.ReadFile(path)
+	data, err := readManifestFile(path, stdin)
 	if err != nil {
 		return p, fmt.Errorf("--plan: %v", err)
 	}
-	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+	if err := manifest.DecodeOne(data, &p); err != nil {
 		return p, fmt.Errorf("--plan %s: %v", path, err)
 	}
 	return p, nil

@@ -270,10 +270,10 @@ func TestCampaignFlagErrors(t *testing.T) {
 		{"bad env index", good, nil, "x", `$JOB_COMPLETION_INDEX must be a whole number (the --index), got "x"`},
 		{"index beyond", good, nil, "2", "--index must be between 0 and 1 (shards - 1), got 2"},
 		{"shards disagree", good, []string{"--index", "0", "--shards", "3"}, "-", "--shards 3, but the plan"},
-		{"unknown key", good + "extra: 1\n", []string{"--index", "0"}, "-", `unknown field "extra"`},
+		{"unknown key", good + "extra: 1\n", []string{"--index", "0"}, "-", "extra: unknown field"},
 		{"no shards", "sim:\n  seeds: 1..4\n  hours: 1\n", []string{"--index", "0"}, "-", "shards must be between 1 and 10000, got 0"},
 		{"nothing", "shards: 2\n", []string{"--index", "0"}, "-", "the plan runs nothing: give sim, suites or fuzz"},
-		{"sim seeds", "shards: 1\nsim:\n  seeds: 4\n  hours: 1\n", []string{"--index", "0"}, "-", `sim.seeds must be a range A..B of seeds (whole numbers from 0), got "4"`},
+		{"sim seeds", "shards: 1\nsim:\n  seeds: \"4\"\n  hours: 1\n", []string{"--index", "0"}, "-", `sim.seeds must be a range A..B of seeds (whole numbers from 0), got "4"`},
 		{"sim hours", "shards: 1\nsim:\n  seeds: 1..2\n  hours: 0\n", []string{"--index", "0"}, "-", "sim.hours must be more than 0"},
 		{"sim pods", "shards: 1\nsim:\n  seeds: 1..2\n  hours: 1\n  pods: 1000\n", []string{"--index", "0"}, "-", "sim.pods: 1000 must be between 1 and"},
 		{"suite seed 0", "shards: 1\nsuites:\n  seeds: 0..2\n  checks: 1\n  steps: 1\n", []string{"--index", "0"}, "-", `suites.seeds must start at 1 or above, got "0..2"`},
@@ -348,4 +348,50 @@ func TestCampaignOutputWriteFails(t *testing.T) {
 		assert.Equal(t, exitFailed, code)
 		assert.Contains(t, stderr.String(), "nodeproof campaign: writing the output: disk full\n")
 	})
+}
+
+// TestCampaignPlanReadStrictly: a plan is read by the reader of every
+// manifest, so its errors name the field path and the rule as theirs do.
+// Before, a misspelt key inside sim was named without sim, a repeated key
+// by its line alone, a key in the wrong case (Shards) was taken for shards,
+// and a second document was dropped.
+func TestCampaignPlanReadStrictly(t *testing.T) {
+	good := "shards: 2\nsim:\n  seeds: 1..4\n  hours: 1\n"
+	for _, tc := range []struct {
+		name, plan, want string
+	}{
+		{"misspelt nested key", good + "  hourz: 2\n", "sim.hourz: unknown field"},
+		{"key in the wrong case", strings.Replace(good, "shards", "Shards", 1), "Shards: unknown field"},
+		{"duplicate key", good + "shards: 3\n", "shards: duplicate key"},
+		{"duplicate nested key", good + "  hours: 2\n", "sim.hours: duplicate key"},
+		{"wrong type", strings.Replace(good, "shards: 2", "shards: two", 1), "shards: must be an integer (int), not a string"},
+		// YAML reads a bare 4 as a number, and the plan takes it as written.
+		{"a number for a string", strings.Replace(good, "seeds: 1..4", "seeds: 4", 1), "sim.seeds: must be a string, not a number"},
+		{"second document", good + "---\nshards: 5\n", "document 2 (line 5): the file must hold one document"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(jobIndexEnv, "0")
+			plan := writePlan(t, tc.plan)
+			code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(stubCampaignRunners(nil, ""))), "", "campaign", "--out", t.TempDir(), "--plan", plan)
+			assert.Equal(t, exitUsage, code, "exit status")
+			assert.Empty(t, stdout, "stdout")
+			assert.Equal(t, "nodeproof campaign: --plan "+plan+": "+tc.want+"\n", stderr)
+		})
+	}
+}
+
+// TestCampaignPlanFromStdin: --plan - reads the plan from stdin, through
+// the same reader as every input file.
+func TestCampaignPlanFromStdin(t *testing.T) {
+	t.Setenv(jobIndexEnv, "0")
+	root := newRootCommand(newCampaignCommand(stubCampaignRunners(nil, "")))
+	code, stdout, stderr := runRoot(root, "shards: 1\nsim: {seeds: 1..2, hourz: 1}\n", "campaign", "--out", t.TempDir(), "--plan", "-")
+	assert.Equal(t, exitUsage, code, "exit status")
+	assert.Empty(t, stdout, "stdout")
+	assert.Equal(t, "nodeproof campaign: --plan -: sim.hourz: unknown field\n", stderr)
+
+	out := t.TempDir()
+	code, _, stderr = runRoot(newRootCommand(newCampaignCommand(stubCampaignRunners(nil, ""))), "shards: 1\nsim: {seeds: 1..2, hours: 1}\n", "campaign", "--out", out, "--plan", "-")
+	assert.Equal(t, exitOK, code, "exit status; stderr:\n%s", stderr)
+	assert.FileExists(t, filepath.Join(out, "shard-0.json"))
 }

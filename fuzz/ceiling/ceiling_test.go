@@ -26,8 +26,8 @@ func FuzzEmptyStringsBytes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, a, b string, data []byte) {})
 }
 
-// FuzzEmptyBytesBools is the ceiling of FuzzDecodeManifests's (data,
-// skipUnknown, strict).
-func FuzzEmptyBytesBools(f *testing.F) {
-	f.Fuzz(func(t *testing.T, data []byte, a, b bool) {})
+// FuzzEmptyBytesBool is the ceiling of FuzzDecodeManifests's (data,
+// skipUnknown).
+func FuzzEmptyBytesBool(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte, skipUnknown bool) {})
 }

@@ -15,7 +15,7 @@ func FuzzEmptyBytes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {})
 }
 
-// FuzzEmptyBytesBools is FuzzDecodeManifests's same-binary ceiling.
-func FuzzEmptyBytesBools(f *testing.F) {
-	f.Fuzz(func(t *testing.T, data []byte, skipUnknown, strict bool) {})
+// FuzzEmptyBytesBool is FuzzDecodeManifests's same-binary ceiling.
+func FuzzEmptyBytesBool(f *testing.F) {
+	f.Fuzz(func(t *testing.T, data []byte, skipUnknown bool) {})
 }
