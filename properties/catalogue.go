@@ -18,7 +18,7 @@ const catalogueDir = "docs"
 func CatalogueMarkdown() string {
 	var b strings.Builder
 	b.WriteString("# Invariant catalogue\n\n")
-	b.WriteString("Generated from the registry in `properties/` by `go test ./properties -run TestCatalogueDoc -update-catalogue`;\n")
+	b.WriteString("Generated from the registry in `properties/` by `go test ./properties -run TestCatalogueDoc -update`;\n")
 	b.WriteString("`go test ./properties` fails when this file and the registry disagree.\n")
 	b.WriteString("Every invariant is evaluated after every step of its suite's state machine. A violation message\n")
 	b.WriteString("starts with the ID; `nodeproof report` counts how often each one was checked and how often it applied\n")

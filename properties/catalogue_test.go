@@ -9,17 +9,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var updateCatalogue = flag.Bool("update-catalogue", false, "rewrite docs/invariants.md from the registry")
+var update = flag.Bool("update", false, "rewrite docs/invariants.md from the registry")
 
 // TestCatalogueDoc keeps the reviewer-facing catalogue in step with the
 // invariants the suites actually declare.
 func TestCatalogueDoc(t *testing.T) {
 	path := filepath.Join("..", "docs", "invariants.md")
 	want := CatalogueMarkdown()
-	if *updateCatalogue {
+	if *update {
 		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 	}
 	got, err := os.ReadFile(path)
-	require.NoError(t, err, "reading the catalogue (generate it with -update-catalogue)")
-	require.Equal(t, want, string(got), "%s is out of date with the registry; regenerate it with\n  go test ./properties -run TestCatalogueDoc -update-catalogue", path)
+	require.NoError(t, err, "reading the catalogue (generate it with -update)")
+	require.Equal(t, want, string(got), "%s is out of date with the registry; regenerate it with\n  go test ./properties -run TestCatalogueDoc -update", path)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"github.com/nodeproof/nodeproof/core/admission"
 )
 
-var updateAdmit = flag.Bool("update-admit", false, "rewrite testdata/admit from the output of nodeproof admit on docs/examples")
 
 const (
 	examplesDir = "../../docs/examples"
@@ -86,7 +84,7 @@ func decodeAdmitJSON(t *testing.T, stdout string) []decision {
 
 // TestAdmitExamples runs the command on each example file and checks the
 // decisions against the expected ones and the exact output against the
-// golden files in testdata/admit (run with -update-admit to rewrite them
+// golden files in testdata/admit (run with -update to rewrite them
 // after a deliberate change of format).
 func TestAdmitExamples(t *testing.T) {
 	for name, want := range exampleDecisions {
@@ -132,14 +130,14 @@ func collapseVictims(text string) string {
 func golden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join(admitDir, name)
-	if *updateAdmit {
+	if *update {
 		require.NoError(t, os.MkdirAll(admitDir, 0o755))
 		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run go test ./cmd/nodeproof -run TestAdmitExamples -update-admit")
-	assert.Equal(t, string(want), got, "output differs from %s (run with -update-admit after a deliberate change)", path)
+	require.NoError(t, err, "run go test ./cmd/nodeproof -run TestAdmitExamples -update")
+	assert.Equal(t, string(want), got, "output differs from %s (run with -update after a deliberate change)", path)
 }
 
 // TestAdmitExampleSkipsTerminalPods: the Succeeded pod of admit-node.yaml

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/md5"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"github.com/nodeproof/nodeproof/core/cgroups"
 )
 
-var updateCgroups = flag.Bool("update-cgroups", false, "rewrite testdata/cgroups from the command's output")
 
 // seedExample is the manifest of seed 004's three pods, shared with the
 // README and the integration test.
@@ -94,7 +92,7 @@ func parseTreeInOrder(t *testing.T, out string) (paths []string, files map[strin
 
 // TestCgroupsSeedExample runs the command the example's comment gives and
 // finds every number seed 004 states, then compares the whole output with
-// the golden file (go test -run TestCgroupsSeedExample -update-cgroups
+// the golden file (go test -run TestCgroupsSeedExample -update
 // rewrites it).
 func TestCgroupsSeedExample(t *testing.T) {
 	code, stdout, stderr := runCgroupsCmd(seedArgs...)
@@ -126,13 +124,13 @@ func TestCgroupsSeedExample(t *testing.T) {
 	assert.Contains(t, stdout, guaranteedPod[len("kubepods/"):]+"/  # pod default/pod-guaranteed-1, Guaranteed\n", "the Guaranteed pod's line names the pod")
 
 	golden := filepath.Join("testdata", "cgroups", "seed004.txt")
-	if *updateCgroups {
+	if *update {
 		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
 		require.NoError(t, os.WriteFile(golden, []byte(stdout), 0o644))
 	}
 	want, err := os.ReadFile(golden)
-	require.NoError(t, err, "run go test -run TestCgroupsSeedExample -update-cgroups")
-	assert.Equal(t, string(want), stdout, "output differs from %s (run with -update-cgroups after checking it)", golden)
+	require.NoError(t, err, "run go test -run TestCgroupsSeedExample -update")
+	assert.Equal(t, string(want), stdout, "output differs from %s (run with -update after checking it)", golden)
 }
 
 // TestCgroupsJSON checks --json's shape, [{"path", "files": [{"file",

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
 
-var updateCheckpoint = flag.Bool("update-checkpoint", false, "rewrite testdata/checkpoint from the data in checkpoint_test.go")
 
 const checkpointDir = "testdata/checkpoint"
 
@@ -101,18 +99,18 @@ func checkpointTestdata(t *testing.T) map[string][]byte {
 }
 
 // TestCheckpointTestdata keeps the committed files equal to their sources;
-// run with -update-checkpoint to rewrite them.
+// run with -update to rewrite them.
 func TestCheckpointTestdata(t *testing.T) {
 	for name, want := range checkpointTestdata(t) {
 		path := filepath.Join(checkpointDir, name)
-		if *updateCheckpoint {
+		if *update {
 			require.NoError(t, os.MkdirAll(checkpointDir, 0o755))
 			require.NoError(t, os.WriteFile(path, want, 0o644))
 			continue
 		}
 		got, err := os.ReadFile(path)
-		require.NoError(t, err, "run go test -run TestCheckpointTestdata -update-checkpoint")
-		assert.Equal(t, string(want), string(got), "%s is stale (run go test -run TestCheckpointTestdata -update-checkpoint)", path)
+		require.NoError(t, err, "run go test -run TestCheckpointTestdata -update")
+		assert.Equal(t, string(want), string(got), "%s is stale (run go test -run TestCheckpointTestdata -update)", path)
 	}
 }
 
