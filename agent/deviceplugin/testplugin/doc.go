@@ -11,7 +11,9 @@
 // any RPC fail, stall, hang, crash the server or answer malformed. Config's
 // other knobs break the registration: a wrong Version, a RegisteredEndpoint
 // other than the socket served, RegisteredOptions other than the ones
-// GetDevicePluginOptions answers, NoReregister. Every call
+// GetDevicePluginOptions answers, NoReregister. Other knobs turn on
+// behaviours that are legal but easy to mistake for faults:
+// DeviceFailure turns a device Unhealthy in the middle of a run. Every call
 // it receives is recorded, so a test can assert on what the kubelet asked.
 //
 // Nothing in the package sleeps to synchronise: faults wait on the RPC's own

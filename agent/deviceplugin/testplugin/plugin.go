@@ -91,6 +91,27 @@ type Config struct {
 	// place of the ones GetDevicePluginOptions answers: a plugin whose
 	// registration and options disagree.
 	RegisteredOptions *v1beta1.DevicePluginOptions
+	// DeviceFailure, when set, turns a device Unhealthy by itself in the
+	// middle of a run, as failing hardware does: a legal behaviour a
+	// kubelet (and a plugin checker) must take in its stride.
+	DeviceFailure *DeviceFailure
+}
+
+// DeviceFailure is a device that turns Unhealthy during a run: the plugin
+// finds it broken when an Allocate asks for it, and does what api.proto's
+// AllocateResponse asks ("send a ListAndWatch update and fail the
+// Allocation request"). The new list goes out on every open ListAndWatch
+// stream and, with RejectUnknownIDs, Allocate refuses the device from then
+// on, starting with the call that found it broken. That call does not wait
+// for the list to reach the kubelet, so the kubelet may see the refusal
+// first, as it may from a real plugin.
+type DeviceFailure struct {
+	// ID is the device that fails: the ID of one of Config.Devices.
+	ID string
+	// AfterAllocates is how many Allocate calls the plugin receives before
+	// the device can fail; the first later call that asks for it finds it
+	// broken.
+	AfterAllocates int
 }
 
 // RPC names a device plugin RPC.
@@ -188,6 +209,8 @@ type Plugin struct {
 	crashed       bool
 	stopped       bool
 	registrations int
+	allocates     int  // Allocate calls received, for DeviceFailure
+	deviceFailed  bool // DeviceFailure happened
 
 	watcher *dirWatcher
 	// ctx bounds the re-registrations; Stop cancels it.
@@ -203,6 +226,9 @@ type Plugin struct {
 func Start(cfg Config) (*Plugin, error) {
 	if cfg.Dir == "" || cfg.Endpoint == "" || cfg.ResourceName == "" {
 		return nil, errors.New("testplugin: Config.Dir, Endpoint and ResourceName are required")
+	}
+	if err := cfg.checkDeviceFailure(); err != nil {
+		return nil, err
 	}
 	if cfg.Version == "" {
 		cfg.Version = v1beta1.Version
@@ -244,6 +270,19 @@ func Start(cfg Config) (*Plugin, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func (cfg Config) checkDeviceFailure() error {
+	fail := cfg.DeviceFailure
+	switch {
+	case fail == nil:
+		return nil
+	case !slices.ContainsFunc(cfg.Devices, func(d Device) bool { return d.ID == fail.ID }):
+		return fmt.Errorf("testplugin: Config.DeviceFailure.ID %q: must be the ID of one of Config.Devices", fail.ID)
+	case fail.AfterAllocates < 0:
+		return fmt.Errorf("testplugin: Config.DeviceFailure.AfterAllocates %d: must not be negative", fail.AfterAllocates)
+	}
+	return nil
 }
 
 // serveLocked listens on the plugin's socket and serves on it. p.mu must be
@@ -359,8 +398,34 @@ func (p *Plugin) Update(devices []Device) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.devices = slices.Clone(devices)
+	p.listChangedLocked()
+}
+
+// listChangedLocked wakes every open ListAndWatch stream to send the
+// device list. p.mu must be held.
+func (p *Plugin) listChangedLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
+}
+
+// allocateArrived counts an Allocate call of ids and, when it is the call
+// DeviceFailure names, fails the device before the call is judged.
+func (p *Plugin) allocateArrived(ids []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.allocates++
+	fail := p.cfg.DeviceFailure
+	if fail == nil || p.deviceFailed || p.allocates <= fail.AfterAllocates || !slices.Contains(ids, fail.ID) {
+		return
+	}
+	p.deviceFailed = true
+	for i := range p.devices {
+		if p.devices[i].ID == fail.ID {
+			p.devices[i].Health = v1beta1.Unhealthy
+		}
+	}
+	p.listChangedLocked()
+	p.log.Info("device failed", "device", fail.ID)
 }
 
 // SetFault makes every later call of rpc behave as f says, until changed.
@@ -572,6 +637,7 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 		ids = append(ids, r.GetDevicesIds()...)
 	}
 	f := s.p.record(Call{RPC: Allocate, DeviceIDs: ids})
+	s.p.allocateArrived(ids)
 	if err := s.p.apply(ctx, f); err != nil {
 		return nil, err
 	}
