@@ -21,9 +21,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // cleanPlugin is the test plugin every check must pass: four healthy
 // devices and an unhealthy one with a topology, every option on, unknown
-// IDs refused. The mutants (mutants/pc-*.patch) each turn one knob on here.
+// IDs refused, and every legal behaviour a checker might mistake for a
+// fault on (legal_test.go has a test of each alone). The mutants
+// (mutants/pc-*.patch) each turn one fault knob on here.
 func cleanPlugin(dir string) testplugin.Config {
 	return testplugin.Config{
+		DeviceFailure: &testplugin.DeviceFailure{ID: "d3", AfterAllocates: 5},
+
 		Dir:          dir,
 		Endpoint:     "clean.sock",
 		ResourceName: "example.com/dev",
@@ -51,22 +55,35 @@ func socketDir(t testing.TB) string {
 // Launch, and stops the plugin afterwards. A zero Seed is 1. It does not
 // use a testing.TB, so that runs can go on in goroutines of their own.
 func checkPlugin(cfg testplugin.Config, opts Options) (*Result, error) {
+	res, _, err := checkPluginCalls(cfg, opts)
+	return res, err
+}
+
+// checkPluginCalls is checkPlugin that also returns the Allocate calls the
+// plugin received.
+func checkPluginCalls(cfg testplugin.Config, opts Options) (*Result, []testplugin.Call, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
 	opts.Dir = cfg.Dir
-	var stop func() error
+	var stop func() (*testplugin.Plugin, error)
 	opts.Launch, stop = launcher(cfg)
 	res, err := Check(context.Background(), opts)
-	if stopErr := stop(); err == nil {
+	p, stopErr := stop()
+	if err == nil {
 		err = stopErr
 	}
-	return res, err
+	var calls []testplugin.Call
+	if p != nil {
+		calls = p.Calls(testplugin.Allocate)
+	}
+	return res, calls, err
 }
 
 // launcher returns a Launch that starts a test plugin of cfg, and the
-// function that stops it once the run is over.
-func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop func() error) {
+// function that stops it once the run is over and returns it (nil when it
+// did not start).
+func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop func() (*testplugin.Plugin, error)) {
 	started := make(chan *testplugin.Plugin, 1)
 	launch = func(context.Context) error {
 		// A refused registration makes Start fail; reporting it is the
@@ -75,15 +92,15 @@ func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop f
 		started <- p
 		return nil
 	}
-	stop = func() error {
+	stop = func() (*testplugin.Plugin, error) {
 		select {
 		case p := <-started:
 			if p != nil {
 				p.Stop()
 			}
-			return nil
+			return p, nil
 		case <-time.After(2 * cfg.RegisterTimeout):
-			return errors.New("the test plugin did not finish starting")
+			return nil, errors.New("the test plugin did not finish starting")
 		}
 	}
 	return launch, stop
