@@ -13,7 +13,9 @@
 // other than the socket served, RegisteredOptions other than the ones
 // GetDevicePluginOptions answers, NoReregister. Other knobs turn on
 // behaviours that are legal but easy to mistake for faults:
-// DeviceFailure turns a device Unhealthy in the middle of a run. Every call
+// DeviceFailure turns a device Unhealthy in the middle of a run,
+// ReregisterEndpoint moves the plugin to a new socket name when a kubelet
+// restart removed its socket. Every call
 // it receives is recorded, so a test can assert on what the kubelet asked.
 //
 // Nothing in the package sleeps to synchronise: faults wait on the RPC's own

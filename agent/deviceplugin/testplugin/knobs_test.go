@@ -152,3 +152,27 @@ func TestConfigErrors(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want)
 	}
 }
+
+// TestReregisterEndpoint: after a kubelet restart (every socket removed,
+// kubelet.sock served anew) the plugin serves and registers the new socket
+// name, and Stop removes that socket.
+func TestReregisterEndpoint(t *testing.T) {
+	k := startKubelet(t)
+	p := k.plugin(t, Config{Devices: Healthy("d0"), ReregisterEndpoint: "again.sock"})
+	assert.Equal(t, "p.sock", p.Endpoint())
+
+	k.server.Stop()
+	require.NoError(t, deviceplugin.RemoveSockets(k.dir))
+	k.serve(t)
+	req := k.registration(t)
+	assert.Equal(t, "again.sock", req.GetEndpoint())
+	assert.Equal(t, "again.sock", p.Endpoint())
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	_, err := k.client(t, "again.sock").GetDevicePluginOptions(ctx, &v1beta1.Empty{})
+	require.NoError(t, err)
+	assert.NoFileExists(t, filepath.Join(k.dir, "p.sock"))
+
+	p.Stop()
+	assert.NoFileExists(t, filepath.Join(k.dir, "again.sock"), "Stop removes the socket it serves now")
+}

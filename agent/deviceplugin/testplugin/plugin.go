@@ -95,6 +95,12 @@ type Config struct {
 	// middle of a run, as failing hardware does: a legal behaviour a
 	// kubelet (and a plugin checker) must take in its stride.
 	DeviceFailure *DeviceFailure
+	// ReregisterEndpoint, when set, is the name of the socket the plugin
+	// serves and registers, in place of Endpoint, once a kubelet restart
+	// has removed its socket: a plugin whose socket name changes from one
+	// start to the next (named after its process, say). Legal: the
+	// kubelet dials whatever endpoint a registration names.
+	ReregisterEndpoint string
 }
 
 // DeviceFailure is a device that turns Unhealthy during a run: the plugin
@@ -192,11 +198,14 @@ type Call struct {
 
 // Plugin is a running device plugin. Its methods are safe for concurrent use.
 type Plugin struct {
-	cfg    Config
-	log    *slog.Logger
-	socket string
+	cfg Config
+	log *slog.Logger
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// endpoint is the name of the socket served, socket its path: the
+	// ones of Config.Endpoint, or of ReregisterEndpoint after a restart.
+	endpoint string
+	socket   string
 	devices  []Device
 	changed  chan struct{} // closed and replaced by every Update
 	faults   map[RPC]Fault
@@ -240,12 +249,13 @@ func Start(cfg Config) (*Plugin, error) {
 		cfg.Logger = slog.Default()
 	}
 	p := &Plugin{
-		cfg:     cfg,
-		log:     cfg.Logger.With("plugin", cfg.ResourceName, "endpoint", cfg.Endpoint),
-		socket:  filepath.Join(cfg.Dir, cfg.Endpoint),
-		devices: slices.Clone(cfg.Devices),
-		changed: make(chan struct{}),
-		faults:  maps.Clone(cfg.Faults),
+		cfg:      cfg,
+		log:      cfg.Logger.With("plugin", cfg.ResourceName),
+		endpoint: cfg.Endpoint,
+		socket:   filepath.Join(cfg.Dir, cfg.Endpoint),
+		devices:  slices.Clone(cfg.Devices),
+		changed:  make(chan struct{}),
+		faults:   maps.Clone(cfg.Faults),
 	}
 	if p.faults == nil {
 		p.faults = map[RPC]Fault{}
@@ -328,9 +338,12 @@ func (p *Plugin) Register(ctx context.Context) error {
 	defer conn.Close()
 	// WaitForReady rides out the moment between the kubelet's bind and
 	// listen, when a connection is refused.
+	p.mu.Lock()
+	endpoint := p.endpoint
+	p.mu.Unlock()
 	req := &v1beta1.RegisterRequest{
 		Version:      p.cfg.Version,
-		Endpoint:     p.cfg.Endpoint,
+		Endpoint:     endpoint,
 		ResourceName: p.cfg.ResourceName,
 		Options:      p.options(),
 	}
@@ -371,6 +384,10 @@ func (p *Plugin) reregister() {
 		var err error
 		if _, statErr := os.Lstat(p.socket); errors.Is(statErr, os.ErrNotExist) {
 			p.server.Stop()
+			if p.cfg.ReregisterEndpoint != "" {
+				p.endpoint = p.cfg.ReregisterEndpoint
+				p.socket = filepath.Join(p.cfg.Dir, p.endpoint)
+			}
 			err = p.serveLocked()
 		}
 		p.mu.Unlock()
@@ -381,8 +398,15 @@ func (p *Plugin) reregister() {
 			p.log.Error("re-registration failed", "err", err)
 			continue
 		}
-		p.log.Info("re-registered after kubelet.sock was created")
+		p.log.Info("re-registered after kubelet.sock was created", "endpoint", p.Endpoint())
 	}
+}
+
+// Endpoint is the name of the socket the plugin serves now.
+func (p *Plugin) Endpoint() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.endpoint
 }
 
 // Registrations counts the plugin's successful Register calls.
@@ -467,15 +491,15 @@ func (p *Plugin) Stop() {
 	p.stopOnce.Do(func() {
 		p.mu.Lock()
 		p.stopped = true
-		server, info := p.server, p.socketInfo
+		server, socket, info := p.server, p.socket, p.socketInfo
 		p.mu.Unlock()
 		p.cancel()
 		if p.watcher != nil {
 			p.watcher.close()
 		}
 		server.Stop()
-		if now, err := os.Lstat(p.socket); err == nil && os.SameFile(now, info) {
-			os.Remove(p.socket)
+		if now, err := os.Lstat(socket); err == nil && os.SameFile(now, info) {
+			os.Remove(socket)
 		}
 		p.goroutines.Wait()
 	})
