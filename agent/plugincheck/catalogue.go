@@ -70,8 +70,8 @@ var catalogue = []CheckSpec{
 		"api.proto DevicePlugin; spec/devicemanager.md §1.5 (a plugin gone is a resource lost)", Kubelet},
 	{RestartStreamDrop, "When the kubelet drops the ListAndWatch stream, the plugin keeps answering and a new stream sends a first list.",
 		"spec/devicemanager.md §1.5, §1.11", Kubelet},
-	{RestartReregister, "After kubelet.sock (and the plugin's socket) is removed and kubelet.sock served anew, the plugin registers again within the registration bound.",
-		"api.proto Registration; spec/devicemanager.md §1.11", Kubelet},
+	{RestartReregister, "After kubelet.sock (and the plugin's socket) is removed and kubelet.sock served anew, the plugin registers the same resource again within the registration bound, as the kubelet accepts it (its endpoint and options may change), and answers on the endpoint it names.",
+		"api.proto Registration; spec/devicemanager.md §1.3, §1.11; upstream pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go (server).Register, manager.go (*ManagerImpl).PluginConnected", Kubelet},
 }
 
 // Checks returns the catalogue in a fixed order.

@@ -417,8 +417,8 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 		c.rec.fail(RestartReregister, "after kubelet.sock was served anew no registration came within %v", c.opts.RegisterTimeout)
 		return
 	}
-	if len(reg.problems) > 0 || !proto.Equal(reg.req, before.req) {
-		c.rec.fail(RestartReregister, "the plugin registered again with %v, first with %v", reg.req, before.req)
+	if p := reregistrationProblem(before.req, reg); p != "" {
+		c.rec.fail(RestartReregister, "%s", p)
 		return
 	}
 	socket, _ := deviceplugin.EndpointPath(c.opts.Dir, reg.req.GetEndpoint())
@@ -428,7 +428,17 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 		return
 	}
 	defer conn.Close()
-	w := c.watch(ctx, v1beta1.NewDevicePluginClient(conn))
+	plugin := v1beta1.NewDevicePluginClient(conn)
+	// The kubelet's connection asks for the options before it takes the
+	// plugin on (upstream ManagerImpl.PluginConnected).
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	_, err = plugin.GetDevicePluginOptions(callCtx, &v1beta1.Empty{})
+	cancel()
+	if err != nil {
+		c.rec.fail(RestartReregister, "the plugin registered again but GetDevicePluginOptions on %s failed: %v", socket, err)
+		return
+	}
+	w := c.watch(ctx, plugin)
 	defer w.stop()
 	again, ok := w.first(c.opts.CallTimeout)
 	if !ok {
@@ -439,6 +449,27 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 	if was, is := sortedIDs(first), sortedIDs(again); !slices.Equal(was, is) {
 		c.rec.fail(LawStableIDs, "the first device list after re-registering has IDs %v, before the restart %v", is, was)
 	}
+}
+
+// reregistrationProblem judges a registration after the kubelet restart as
+// the kubelet does, or returns "". The kubelet checks the version and the
+// resource name and dials the endpoint, whatever the first registration
+// said (upstream server.Register): a new socket name or new options are a
+// plugin's right. Only a new resource name is a problem of its own: the
+// plugin then registers another resource, and the first one stays without
+// devices until the kubelet drops it.
+func reregistrationProblem(before *v1beta1.RegisterRequest, after registration) string {
+	if len(after.problems) > 0 {
+		var reasons []string
+		for _, p := range after.problems {
+			reasons = append(reasons, p.reason)
+		}
+		return "the kubelet refuses the plugin's new registration: " + strings.Join(reasons, "; ")
+	}
+	if was, is := before.GetResourceName(), after.req.GetResourceName(); was != is {
+		return fmt.Sprintf("the plugin registered again for resource %q, first for %q", is, was)
+	}
+	return ""
 }
 
 func sortedIDs(devs []*v1beta1.Device) []string {

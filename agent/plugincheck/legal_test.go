@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
@@ -30,11 +31,12 @@ func TestDeviceFailureNotBlamed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := cleanPlugin(socketDir(t))
+			cfg.ReregisterEndpoint = ""
 			cfg.DeviceFailure = &failure
-			res, calls, err := checkPluginCalls(cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
+			res, p, err := checkPluginKept(cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
 			require.NoError(t, err)
 			assert.Empty(t, describeAll(res))
-			asked := slices.IndexFunc(calls[failure.AfterAllocates:], func(c testplugin.Call) bool { return slices.Contains(c.DeviceIDs, failure.ID) })
+			asked := slices.IndexFunc(p.Calls(testplugin.Allocate)[failure.AfterAllocates:], func(c testplugin.Call) bool { return slices.Contains(c.DeviceIDs, failure.ID) })
 			require.GreaterOrEqual(t, asked, 0, "no Allocate asked for %s after %d calls: the device never failed", failure.ID, failure.AfterAllocates)
 		})
 	}
@@ -48,6 +50,45 @@ func describeAll(res *Result) []string {
 		out = append(out, describe(f))
 	}
 	return out
+}
+
+// TestReregisterOnNewSocketNotBlamed: a plugin that registers again after
+// the kubelet restart on a socket with a new name is registered again, as
+// the kubelet sees it: it dials whatever endpoint a registration names.
+func TestReregisterOnNewSocketNotBlamed(t *testing.T) {
+	cfg := cleanPlugin(socketDir(t))
+	cfg.DeviceFailure = nil
+	cfg.ReregisterEndpoint = "again.sock"
+	res, p, err := checkPluginKept(cfg, Options{Checks: 10, Restart: true, CallTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	assert.Empty(t, describeAll(res))
+	assert.Equal(t, Count{Run: 1, Applied: 1}, res.Counts[RestartReregister])
+	assert.Equal(t, "again.sock", p.Endpoint(), "the plugin moved to its new socket")
+}
+
+// TestReregistrationJudgedAsKubelet: after the restart a new endpoint and
+// new options pass, as the kubelet takes them; a registration the kubelet
+// refuses, or one for another resource, does not.
+func TestReregistrationJudgedAsKubelet(t *testing.T) {
+	first := &v1beta1.RegisterRequest{Version: v1beta1.Version, Endpoint: "a.sock", ResourceName: "example.com/dev",
+		Options: &v1beta1.DevicePluginOptions{PreStartRequired: true}}
+	// The endpoints are not served: registrationProblems would find
+	// them missing, so the problems are given here.
+	again := func(change func(*v1beta1.RegisterRequest), problems ...problem) registration {
+		req := proto.Clone(first).(*v1beta1.RegisterRequest)
+		change(req)
+		return registration{req: req, problems: problems}
+	}
+	assert.Empty(t, reregistrationProblem(first, again(func(*v1beta1.RegisterRequest) {})))
+	assert.Empty(t, reregistrationProblem(first, again(func(r *v1beta1.RegisterRequest) {
+		r.Endpoint = "b.sock"
+		r.Options = &v1beta1.DevicePluginOptions{GetPreferredAllocationAvailable: true}
+	})))
+	assert.Equal(t, `the plugin registered again for resource "example.com/other", first for "example.com/dev"`,
+		reregistrationProblem(first, again(func(r *v1beta1.RegisterRequest) { r.ResourceName = "example.com/other" })))
+	version := problem{RegVersion, `Register names version "v1alpha1"; the kubelet supports ["v1beta1"]`}
+	assert.Equal(t, `the kubelet refuses the plugin's new registration: Register names version "v1alpha1"; the kubelet supports ["v1beta1"]`,
+		reregistrationProblem(first, again(func(r *v1beta1.RegisterRequest) { r.Version = "v1alpha1" }, version)))
 }
 
 // TestRefusalExcused: a refused Allocate is excused by a list that marks

@@ -26,7 +26,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // (mutants/pc-*.patch) each turn one fault knob on here.
 func cleanPlugin(dir string) testplugin.Config {
 	return testplugin.Config{
-		DeviceFailure: &testplugin.DeviceFailure{ID: "d3", AfterAllocates: 5},
+		DeviceFailure:      &testplugin.DeviceFailure{ID: "d3", AfterAllocates: 5},
+		ReregisterEndpoint: "clean-again.sock",
 
 		Dir:          dir,
 		Endpoint:     "clean.sock",
@@ -55,13 +56,13 @@ func socketDir(t testing.TB) string {
 // Launch, and stops the plugin afterwards. A zero Seed is 1. It does not
 // use a testing.TB, so that runs can go on in goroutines of their own.
 func checkPlugin(cfg testplugin.Config, opts Options) (*Result, error) {
-	res, _, err := checkPluginCalls(cfg, opts)
+	res, _, err := checkPluginKept(cfg, opts)
 	return res, err
 }
 
-// checkPluginCalls is checkPlugin that also returns the Allocate calls the
-// plugin received.
-func checkPluginCalls(cfg testplugin.Config, opts Options) (*Result, []testplugin.Call, error) {
+// checkPluginKept is checkPlugin that also returns the plugin, stopped, to
+// read the calls it received; nil when it did not start.
+func checkPluginKept(cfg testplugin.Config, opts Options) (*Result, *testplugin.Plugin, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
@@ -73,11 +74,7 @@ func checkPluginCalls(cfg testplugin.Config, opts Options) (*Result, []testplugi
 	if err == nil {
 		err = stopErr
 	}
-	var calls []testplugin.Call
-	if p != nil {
-		calls = p.Calls(testplugin.Allocate)
-	}
-	return res, calls, err
+	return res, p, err
 }
 
 // launcher returns a Launch that starts a test plugin of cfg, and the
