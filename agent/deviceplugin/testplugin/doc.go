@@ -15,7 +15,9 @@
 // behaviours that are legal but easy to mistake for faults:
 // DeviceFailure turns a device Unhealthy in the middle of a run,
 // ReregisterEndpoint moves the plugin to a new socket name when a kubelet
-// restart removed its socket. Every call
+// restart removed its socket, IDsPerHostDevice lists one host device under
+// several IDs, whose Allocate answers repeat its device spec and mount.
+// Every call
 // it receives is recorded, so a test can assert on what the kubelet asked.
 //
 // Nothing in the package sleeps to synchronise: faults wait on the RPC's own

@@ -145,6 +145,7 @@ func TestConfigErrors(t *testing.T) {
 	}{
 		{func(c *Config) { c.DeviceFailure = &DeviceFailure{ID: "d9"} }, `Config.DeviceFailure.ID "d9": must be the ID of one of Config.Devices`},
 		{func(c *Config) { c.DeviceFailure = &DeviceFailure{ID: "d0", AfterAllocates: -1} }, `Config.DeviceFailure.AfterAllocates -1: must not be negative`},
+		{func(c *Config) { c.IDsPerHostDevice = -2 }, `Config.IDsPerHostDevice -2: must not be negative`},
 	} {
 		cfg := base
 		tc.turn(&cfg)

@@ -101,6 +101,16 @@ type Config struct {
 	// start to the next (named after its process, say). Legal: the
 	// kubelet dials whatever endpoint a registration names.
 	ReregisterEndpoint string
+	// IDsPerHostDevice, when positive, makes every IDsPerHostDevice
+	// consecutive devices of the list stand for one host device, as a
+	// plugin whose count setting lets one device be scheduled several
+	// times does. Allocate answers, for each device asked for, a device
+	// spec and a read-only mount of its host device, so two devices of one
+	// host device in one request repeat them: the same container path with
+	// the same host path, which the kubelet skips. Host device K is
+	// /dev/testpluginK and /var/run/testpluginK in the container, both of
+	// /dev/null on the host, which every Linux host has.
+	IDsPerHostDevice int
 }
 
 // DeviceFailure is a device that turns Unhealthy during a run: the plugin
@@ -238,6 +248,9 @@ func Start(cfg Config) (*Plugin, error) {
 	}
 	if err := cfg.checkDeviceFailure(); err != nil {
 		return nil, err
+	}
+	if cfg.IDsPerHostDevice < 0 {
+		return nil, fmt.Errorf("testplugin: Config.IDsPerHostDevice %d: must not be negative", cfg.IDsPerHostDevice)
 	}
 	if cfg.Version == "" {
 		cfg.Version = v1beta1.Version
@@ -710,9 +723,31 @@ func (p *Plugin) answer(ids []string) *v1beta1.ContainerAllocateResponse {
 	if p.cfg.AnswerKey != "" {
 		env, annotation = p.cfg.AnswerKey, "testplugin/"+strings.ToLower(p.cfg.AnswerKey)
 	}
-	return &v1beta1.ContainerAllocateResponse{
+	resp := &v1beta1.ContainerAllocateResponse{
 		Envs:        map[string]string{env: strings.Join(slices.Sorted(slices.Values(ids)), ",")},
 		Annotations: map[string]string{annotation: p.cfg.ResourceName},
+	}
+	p.addHostDevices(resp, ids)
+	return resp
+}
+
+// addHostDevices adds to resp the device spec and the mount of the host
+// device of each of ids, with IDsPerHostDevice, in the order of ids.
+func (p *Plugin) addHostDevices(resp *v1beta1.ContainerAllocateResponse, ids []string) {
+	per := p.cfg.IDsPerHostDevice
+	if per == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		i := slices.IndexFunc(p.devices, func(d Device) bool { return d.ID == id })
+		if i < 0 {
+			continue
+		}
+		host := i / per
+		resp.Devices = append(resp.Devices, &v1beta1.DeviceSpec{ContainerPath: fmt.Sprintf("/dev/testplugin%d", host), HostPath: "/dev/null", Permissions: "rw"})
+		resp.Mounts = append(resp.Mounts, &v1beta1.Mount{ContainerPath: fmt.Sprintf("/var/run/testplugin%d", host), HostPath: "/dev/null", ReadOnly: true})
 	}
 }
 
