@@ -31,7 +31,7 @@ func TestDeviceFailureNotBlamed(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := cleanPlugin(socketDir(t))
-			cfg.ReregisterEndpoint = ""
+			cfg.ReregisterEndpoint, cfg.IDsPerHostDevice = "", 0
 			cfg.DeviceFailure = &failure
 			res, p, err := checkPluginKept(cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
 			require.NoError(t, err)
@@ -57,13 +57,30 @@ func describeAll(res *Result) []string {
 // the kubelet sees it: it dials whatever endpoint a registration names.
 func TestReregisterOnNewSocketNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
-	cfg.DeviceFailure = nil
+	cfg.DeviceFailure, cfg.IDsPerHostDevice = nil, 0
 	cfg.ReregisterEndpoint = "again.sock"
 	res, p, err := checkPluginKept(cfg, Options{Checks: 10, Restart: true, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	assert.Equal(t, Count{Run: 1, Applied: 1}, res.Counts[RestartReregister])
 	assert.Equal(t, "again.sock", p.Endpoint(), "the plugin moved to its new socket")
+}
+
+// TestSharedHostDeviceNotBlamed: a plugin listing one host device under
+// two IDs answers an Allocate of both with its device spec and mount twice,
+// the same container path with the same host path, which the kubelet
+// skips: no finding.
+func TestSharedHostDeviceNotBlamed(t *testing.T) {
+	cfg := cleanPlugin(socketDir(t))
+	cfg.DeviceFailure, cfg.ReregisterEndpoint = nil, ""
+	cfg.IDsPerHostDevice = 2
+	res, p, err := checkPluginKept(cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
+	require.NoError(t, err)
+	assert.Empty(t, describeAll(res))
+	shared := slices.ContainsFunc(p.Calls(testplugin.Allocate), func(c testplugin.Call) bool {
+		return slices.Contains(c.DeviceIDs, "d0") && slices.Contains(c.DeviceIDs, "d1")
+	})
+	assert.True(t, shared, "an Allocate asked for d0 and d1, which share a host device")
 }
 
 // TestReregistrationJudgedAsKubelet: after the restart a new endpoint and

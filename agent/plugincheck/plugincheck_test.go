@@ -28,6 +28,7 @@ func cleanPlugin(dir string) testplugin.Config {
 	return testplugin.Config{
 		DeviceFailure:      &testplugin.DeviceFailure{ID: "d3", AfterAllocates: 5},
 		ReregisterEndpoint: "clean-again.sock",
+		IDsPerHostDevice:   2,
 
 		Dir:          dir,
 		Endpoint:     "clean.sock",

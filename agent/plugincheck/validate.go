@@ -131,25 +131,23 @@ func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {
 			return fmt.Sprintf("environment variable %s's value contains NUL", name)
 		}
 	}
-	mounts := map[string]bool{}
+	mounts := map[string]string{}
 	for _, m := range r.GetMounts() {
 		if p := pathProblem("mount", m.GetContainerPath(), m.GetHostPath()); p != "" {
 			return p
 		}
-		if mounts[m.GetContainerPath()] {
-			return fmt.Sprintf("two mounts at container path %q", m.GetContainerPath())
+		if p := repeatConflict("mounts", mounts, m.GetContainerPath(), m.GetHostPath()); p != "" {
+			return p
 		}
-		mounts[m.GetContainerPath()] = true
 	}
-	devices := map[string]bool{}
+	devices := map[string]string{}
 	for _, d := range r.GetDevices() {
 		if p := pathProblem("device", d.GetContainerPath(), d.GetHostPath()); p != "" {
 			return p
 		}
-		if devices[d.GetContainerPath()] {
-			return fmt.Sprintf("two devices at container path %q", d.GetContainerPath())
+		if p := repeatConflict("devices", devices, d.GetContainerPath(), d.GetHostPath()); p != "" {
+			return p
 		}
-		devices[d.GetContainerPath()] = true
 		if p := d.GetPermissions(); p == "" || strings.Trim(p, "rwm") != "" || hasRepeat(p) {
 			return fmt.Sprintf("device %q has permissions %q; want one or more of r, w and m, each once", d.GetContainerPath(), p)
 		}
@@ -163,6 +161,26 @@ func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {
 		if kind, name, ok := strings.Cut(c.GetName(), "="); !ok || kind == "" || name == "" {
 			return fmt.Sprintf("CDI device name %q is not fully qualified (vendor.com/class=name)", c.GetName())
 		}
+	}
+	return ""
+}
+
+// repeatConflict notes that hostPath is at containerPath in seen and says
+// what is wrong when seen had another host path there, or "". The kubelet
+// merges a container's answers the same way (upstream
+// podDevices.deviceRunContainerOptions): devices and mounts keyed by
+// container path, environment variables and annotations by name; a repeat
+// with the same host path (or value) is skipped, one with another is a
+// conflict, of which the first wins. A repeat is what a plugin listing one
+// host device under several IDs answers for them. Environment variables
+// and annotations are map keys in an answer, so they cannot repeat in one.
+func repeatConflict(what string, seen map[string]string, containerPath, hostPath string) string {
+	was, ok := seen[containerPath]
+	switch {
+	case !ok:
+		seen[containerPath] = hostPath
+	case was != hostPath:
+		return fmt.Sprintf("two %s at container path %q with different host paths %q and %q", what, containerPath, was, hostPath)
 	}
 	return ""
 }
