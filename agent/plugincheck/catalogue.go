@@ -18,6 +18,7 @@ const (
 	PrefMustInclude   = "PC-PREF-MUST-INCLUDE"
 	AllocAnswer       = "PC-ALLOC-ANSWER"
 	AllocSpecs        = "PC-ALLOC-SPECS"
+	AllocOrder        = "PC-ALLOC-ORDER"
 	AllocUnknown      = "PC-ALLOC-UNKNOWN"
 	AllocConcurrent   = "PC-ALLOC-CONCURRENT"
 	PreStart          = "PC-PRESTART"
@@ -60,6 +61,8 @@ var catalogue = []CheckSpec{
 		"api.proto DevicePlugin.Allocate, AllocateResponse; spec/devicemanager.md §1.6", Contract},
 	{AllocSpecs, "An Allocate answer is well formed: absolute device and mount paths, device permissions from r, w and m, environment names non-empty without '=', no container path twice with different host paths (a repeat with the same host path the kubelet skips).",
 		"api.proto ContainerAllocateResponse, Mount, DeviceSpec; spec/devicemanager.md §1.9; upstream pkg/kubelet/cm/devicemanager/pod_devices.go (*podDevices).deviceRunContainerOptions", Kubelet},
+	{AllocOrder, "An Allocate answer to several container requests answers them in order: a container response that names devices (in an environment value, a device spec's or a mount's path) names some of its own request's.",
+		"api.proto AllocateRequest, AllocateResponse; the kubelet sends one container request per call (upstream pkg/kubelet/cm/devicemanager/endpoint.go (*endpointImpl).allocate) and reads the first response, so a wrong order is advice", Advice},
 	{AllocUnknown, "Allocate of an unknown or unhealthy device answers with an error.",
 		"api.proto AllocateResponse (\"Failure Handling\")", Advice},
 	{AllocConcurrent, "Identical Allocates in flight together get identical answers.",

@@ -16,7 +16,7 @@ import (
 
 // propertyChecks are the checks the rapid property evaluates.
 var propertyChecks = []string{PrefAnswer, PrefSize, PrefAvailable, PrefMustInclude,
-	AllocAnswer, AllocSpecs, AllocUnknown, AllocConcurrent, PreStart, PluginAlive}
+	AllocAnswer, AllocSpecs, AllocOrder, AllocUnknown, AllocConcurrent, PreStart, PluginAlive}
 
 // PropertyChecks returns the checks the kubelet-call properties evaluate:
 // the ones Options.Mute may name.
@@ -315,6 +315,14 @@ func (k kubeletCalls) checkAnswer(t *rapid.T, tally *properties.Tally, req *v1be
 	}
 	if check, reason := allocateProblem(req, resp); check != "" {
 		k.fail(t, check, "%s", reason)
+		return false
+	}
+	// The kubelet sends one container request per call; the order of
+	// several is the checker going beyond it, hence advice.
+	problem, applied := orderProblem(req, resp)
+	tally.Check(AllocOrder, applied)
+	if problem != "" {
+		k.fail(t, AllocOrder, "%s: %s", describeAllocate(req), problem)
 		return false
 	}
 	return true

@@ -2,6 +2,7 @@ package plugincheck
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -99,6 +100,80 @@ func allocateProblem(req *v1beta1.AllocateRequest, resp *v1beta1.AllocateRespons
 		}
 	}
 	return "", ""
+}
+
+// orderProblem says which container response of an Allocate answer names
+// devices of another container request and none of its own, or "".
+// applied says some response named a device asked for by one container
+// request alone, so that the order could be told. A response names a device
+// when its ID stands, delimited, in an environment value or in a device
+// spec's or a mount's path, as plugins tell a container its devices
+// (NVIDIA_VISIBLE_DEVICES=GPU-...,GPU-...).
+func orderProblem(req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) (problem string, applied bool) {
+	if len(req.GetContainerRequests()) < 2 {
+		return "", false
+	}
+	const shared = -1
+	owner := map[string]int{}
+	for i, c := range req.GetContainerRequests() {
+		for _, id := range c.GetDevicesIds() {
+			if j, ok := owner[id]; ok && j != i {
+				owner[id] = shared
+			} else {
+				owner[id] = i
+			}
+		}
+	}
+	for i, r := range resp.GetContainerResponses() {
+		texts := slices.Collect(maps.Values(r.GetEnvs()))
+		for _, d := range r.GetDevices() {
+			texts = append(texts, d.GetContainerPath(), d.GetHostPath())
+		}
+		for _, m := range r.GetMounts() {
+			texts = append(texts, m.GetContainerPath(), m.GetHostPath())
+		}
+		var own bool
+		var others []string
+		for id, j := range owner {
+			if j == shared || !slices.ContainsFunc(texts, func(text string) bool { return namesID(text, id) }) {
+				continue
+			}
+			if j == i {
+				own = true
+			} else {
+				others = append(others, id)
+			}
+		}
+		applied = applied || own || len(others) > 0
+		if !own && len(others) > 0 {
+			slices.Sort(others)
+			return fmt.Sprintf("container response %d names %v, devices of another container request, and none of its own %v",
+				i, others, req.GetContainerRequests()[i].GetDevicesIds()), true
+		}
+	}
+	return "", applied
+}
+
+// namesID reports whether id stands in text delimited: at its ends or
+// between characters that cannot continue it (not a letter, digit, '-',
+// '_' or '.'), so that "d1" is not found in "d10".
+func namesID(text, id string) bool {
+	for from := 0; ; {
+		at := strings.Index(text[from:], id)
+		if at < 0 {
+			return false
+		}
+		at += from
+		end := at + len(id)
+		if (at == 0 || !continuesID(text[at-1])) && (end == len(text) || !continuesID(text[end])) {
+			return true
+		}
+		from = at + 1
+	}
+}
+
+func continuesID(b byte) bool {
+	return b == '-' || b == '_' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // describeAllocate writes an Allocate request as a step of a case.

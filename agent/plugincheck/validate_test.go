@@ -39,3 +39,43 @@ func TestAllocateSpecsRepeats(t *testing.T) {
 		assert.Equal(t, tc.want, allocateSpecsProblem(tc.resp), name)
 	}
 }
+
+// TestOrderProblem: the responses to several container requests are
+// judged by the devices they name, each of one request alone; a response
+// naming none says nothing, and one request has no order.
+func TestOrderProblem(t *testing.T) {
+	request := func(containers ...[]string) *v1beta1.AllocateRequest {
+		req := &v1beta1.AllocateRequest{}
+		for _, ids := range containers {
+			req.ContainerRequests = append(req.ContainerRequests, &v1beta1.ContainerAllocateRequest{DevicesIds: ids})
+		}
+		return req
+	}
+	env := func(values ...string) *v1beta1.AllocateResponse {
+		resp := &v1beta1.AllocateResponse{}
+		for _, v := range values {
+			resp.ContainerResponses = append(resp.ContainerResponses, &v1beta1.ContainerAllocateResponse{Envs: map[string]string{"DEVICES": v}})
+		}
+		return resp
+	}
+	for name, tc := range map[string]struct {
+		req     *v1beta1.AllocateRequest
+		resp    *v1beta1.AllocateResponse
+		want    string
+		applied bool
+	}{
+		"one request":             {request([]string{"d0"}), env("d1"), "", false},
+		"in order":                {request([]string{"d0"}, []string{"d1"}), env("d0", "d1"), "", true},
+		"reversed":                {request([]string{"d0"}, []string{"d1"}), env("d1", "d0"), "container response 0 names [d1], devices of another container request, and none of its own [d0]", true},
+		"naming nothing":          {request([]string{"d0"}, []string{"d1"}), env("", "x"), "", false},
+		"delimited names":         {request([]string{"d1"}, []string{"d10"}), env("GPU=d1", "d10,"), "", true},
+		"a device of both":        {request([]string{"d0", "d1"}, []string{"d1"}), env("d0,d1", "d1"), "", true},
+		"reversed, one shared":    {request([]string{"d0", "d1"}, []string{"d1"}), env("d1", "d0,d1"), "container response 1 names [d0], devices of another container request, and none of its own [d1]", true},
+		"named in device paths":   {request([]string{"d0"}, []string{"d1"}), &v1beta1.AllocateResponse{ContainerResponses: []*v1beta1.ContainerAllocateResponse{{Devices: []*v1beta1.DeviceSpec{{ContainerPath: "/dev/x", HostPath: "/dev/vfio/d1"}}}, {}}}, "container response 0 names [d1], devices of another container request, and none of its own [d0]", true},
+		"named in a mount's path": {request([]string{"d0"}, []string{"d1"}), &v1beta1.AllocateResponse{ContainerResponses: []*v1beta1.ContainerAllocateResponse{{}, {Mounts: []*v1beta1.Mount{{ContainerPath: "/run/d1", HostPath: "/run/d1"}}}}}, "", true},
+	} {
+		got, applied := orderProblem(tc.req, tc.resp)
+		assert.Equal(t, tc.want, got, name)
+		assert.Equal(t, tc.applied, applied, name)
+	}
+}

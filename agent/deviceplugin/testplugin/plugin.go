@@ -172,6 +172,9 @@ const (
 	RelativeDevicePaths
 	// EndsStream makes ListAndWatch return after its first snapshot.
 	EndsStream
+	// ReversedContainerResponses answers an Allocate of several container
+	// requests with their responses in reverse order.
+	ReversedContainerResponses
 )
 
 // Fault changes how the plugin answers one RPC. The steps apply in field
@@ -690,6 +693,8 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 		resp.ContainerResponses = nil
 	case ExtraContainerResponses:
 		resp.ContainerResponses = append(resp.ContainerResponses, s.p.answer(nil))
+	case ReversedContainerResponses:
+		slices.Reverse(resp.ContainerResponses)
 	case RelativeDevicePaths:
 		for _, r := range resp.ContainerResponses {
 			r.Devices = append(r.Devices, &v1beta1.DeviceSpec{ContainerPath: "/dev/testplugin", HostPath: "dev/testplugin", Permissions: "rw"})
