@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,11 +105,29 @@ func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop f
 	return launch, stop
 }
 
-// TestCleanTestPluginPasses: the clean plugin passes every check, and every
-// check had something to judge.
+// TestCleanTestPluginPasses: the clean plugin passes every check, every
+// check had something to judge, and every legal behaviour of the plugin
+// came up in the run.
 func TestCleanTestPluginPasses(t *testing.T) {
-	res, err := checkPlugin(cleanPlugin(socketDir(t)), Options{Restart: true, CallTimeout: 5 * time.Second})
+	cfg := cleanPlugin(socketDir(t))
+	res, p, err := checkPluginKept(cfg, Options{Restart: true, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
+	allocates := p.Calls(testplugin.Allocate)
+	asks := func(ids ...string) func(testplugin.Call) bool {
+		return func(c testplugin.Call) bool {
+			for _, id := range ids {
+				if !slices.Contains(c.DeviceIDs, id) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	failing := cfg.DeviceFailure
+	assert.True(t, slices.ContainsFunc(allocates[failing.AfterAllocates:], asks(failing.ID)), "%s failed: an Allocate asked for it after %d calls", failing.ID, failing.AfterAllocates)
+	assert.True(t, slices.ContainsFunc(allocates, asks("d0", "d1")) || slices.ContainsFunc(allocates, asks("d2", "d3")),
+		"an Allocate asked for two IDs of one host device")
+	assert.Equal(t, cfg.ReregisterEndpoint, p.Endpoint(), "the plugin registered again on its new socket")
 	for _, f := range res.Findings {
 		t.Error(describe(f))
 	}
