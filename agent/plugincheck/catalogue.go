@@ -18,6 +18,7 @@ const (
 	PrefMustInclude   = "PC-PREF-MUST-INCLUDE"
 	AllocAnswer       = "PC-ALLOC-ANSWER"
 	AllocSpecs        = "PC-ALLOC-SPECS"
+	AllocOrder        = "PC-ALLOC-ORDER"
 	AllocUnknown      = "PC-ALLOC-UNKNOWN"
 	AllocConcurrent   = "PC-ALLOC-CONCURRENT"
 	PreStart          = "PC-PRESTART"
@@ -58,8 +59,10 @@ var catalogue = []CheckSpec{
 		"api.proto PreferredAllocationRequest (\"making sure to include the set of devices listed in 'must_include_deviceIDs'\")", Contract},
 	{AllocAnswer, "Allocate of healthy devices answers within the call bound, one container response per container request.",
 		"api.proto DevicePlugin.Allocate, AllocateResponse; spec/devicemanager.md §1.6", Contract},
-	{AllocSpecs, "An Allocate answer is well formed: absolute device and mount paths, device permissions from r, w and m, environment names non-empty without '=', no container path twice.",
-		"api.proto ContainerAllocateResponse, Mount, DeviceSpec; spec/devicemanager.md §1.9", Kubelet},
+	{AllocSpecs, "An Allocate answer is well formed: absolute device and mount paths, device permissions from r, w and m, environment names non-empty without '=', no container path twice with different host paths (a repeat with the same host path the kubelet skips).",
+		"api.proto ContainerAllocateResponse, Mount, DeviceSpec; spec/devicemanager.md §1.9; upstream pkg/kubelet/cm/devicemanager/pod_devices.go (*podDevices).deviceRunContainerOptions", Kubelet},
+	{AllocOrder, "An Allocate answer to several container requests answers them in order: a container response that names devices (in an environment value, a device spec's or a mount's path) names some of its own request's.",
+		"api.proto AllocateRequest, AllocateResponse; the kubelet sends one container request per call (upstream pkg/kubelet/cm/devicemanager/endpoint.go (*endpointImpl).allocate) and reads the first response, so a wrong order is advice", Advice},
 	{AllocUnknown, "Allocate of an unknown or unhealthy device answers with an error.",
 		"api.proto AllocateResponse (\"Failure Handling\")", Advice},
 	{AllocConcurrent, "Identical Allocates in flight together get identical answers.",
@@ -70,8 +73,8 @@ var catalogue = []CheckSpec{
 		"api.proto DevicePlugin; spec/devicemanager.md §1.5 (a plugin gone is a resource lost)", Kubelet},
 	{RestartStreamDrop, "When the kubelet drops the ListAndWatch stream, the plugin keeps answering and a new stream sends a first list.",
 		"spec/devicemanager.md §1.5, §1.11", Kubelet},
-	{RestartReregister, "After kubelet.sock (and the plugin's socket) is removed and kubelet.sock served anew, the plugin registers again within the registration bound.",
-		"api.proto Registration; spec/devicemanager.md §1.11", Kubelet},
+	{RestartReregister, "After kubelet.sock (and the plugin's socket) is removed and kubelet.sock served anew, the plugin registers the same resource again within the registration bound, as the kubelet accepts it (its endpoint and options may change), and answers on the endpoint it names.",
+		"api.proto Registration; spec/devicemanager.md §1.3, §1.11; upstream pkg/kubelet/cm/devicemanager/plugin/v1beta1/server.go (server).Register, manager.go (*ManagerImpl).PluginConnected", Kubelet},
 }
 
 // Checks returns the catalogue in a fixed order.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
@@ -75,7 +77,7 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	res.Plugin.Devices = len(first)
 	res.Plugin.Healthy = len(healthyIDs(first))
 
-	if failed, ok := c.smoke(ctx, plugin, res.Plugin.Options, first); ok {
+	if failed, ok := c.smoke(ctx, plugin, res.Plugin.Options, w, first); ok {
 		c.properties(ctx, plugin, res, w, failed)
 	}
 
@@ -292,7 +294,10 @@ func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) 
 // without rapid, whose shrinking would repeat a hung call until its time
 // runs out, and ok is false. A malformed answer is reported too, and its
 // check returned in failed: the properties mute it and look for the rest.
-func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, opts PluginOptions, devs []*v1beta1.Device) (failed []string, ok bool) {
+// An Allocate refused because the device has since failed
+// (refusalExcused) ends the smoke pass with ok: the properties draw their
+// calls from the plugin's latest list.
+func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, opts PluginOptions, w *watcher, devs []*v1beta1.Device) (failed []string, ok bool) {
 	healthy := healthyIDs(devs)
 	if len(healthy) == 0 {
 		return nil, true
@@ -306,9 +311,12 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 	}
 	type smokeCall struct {
 		check, step string
-		call        func(context.Context) (verdict, error)
+		// allocates are the devices of an Allocate, whose refusal
+		// refusalExcused may excuse.
+		allocates []string
+		call      func(context.Context) (verdict, error)
 	}
-	calls := []smokeCall{{AllocAnswer, fmt.Sprintf("Allocate(%v)", one), func(ctx context.Context) (verdict, error) {
+	calls := []smokeCall{{AllocAnswer, fmt.Sprintf("Allocate(%v)", one), one, func(ctx context.Context) (verdict, error) {
 		req := &v1beta1.AllocateRequest{ContainerRequests: []*v1beta1.ContainerAllocateRequest{{DevicesIds: one}}}
 		resp, err := plugin.Allocate(ctx, req)
 		if err != nil {
@@ -319,13 +327,13 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		return verdict{check: check, reason: reason}, nil
 	}}}
 	if opts.PreStartRequired {
-		calls = append(calls, smokeCall{PreStart, fmt.Sprintf("PreStartContainer(%v)", one), func(ctx context.Context) (verdict, error) {
+		calls = append(calls, smokeCall{PreStart, fmt.Sprintf("PreStartContainer(%v)", one), nil, func(ctx context.Context) (verdict, error) {
 			_, err := plugin.PreStartContainer(ctx, &v1beta1.PreStartContainerRequest{DevicesIds: one})
 			return verdict{}, err
 		}})
 	}
 	if opts.GetPreferredAllocationAvailable {
-		calls = append(calls, smokeCall{PrefAnswer, fmt.Sprintf("GetPreferredAllocation(available %v, size 1)", healthy), func(ctx context.Context) (verdict, error) {
+		calls = append(calls, smokeCall{PrefAnswer, fmt.Sprintf("GetPreferredAllocation(available %v, size 1)", healthy), nil, func(ctx context.Context) (verdict, error) {
 			req := &v1beta1.ContainerPreferredAllocationRequest{AvailableDeviceIDs: healthy, AllocationSize: 1}
 			resp, err := plugin.GetPreferredAllocation(ctx, &v1beta1.PreferredAllocationRequest{ContainerRequests: []*v1beta1.ContainerPreferredAllocationRequest{req}})
 			if err != nil {
@@ -358,9 +366,12 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
 			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
 				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})
-		} else {
-			c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
+			return failed, false
 		}
+		if call.allocates != nil && c.refusalExcused(w, call.allocates, err) != "" {
+			return failed, true
+		}
+		c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
 		return failed, false
 	}
 	return failed, true
@@ -406,8 +417,8 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 		c.rec.fail(RestartReregister, "after kubelet.sock was served anew no registration came within %v", c.opts.RegisterTimeout)
 		return
 	}
-	if len(reg.problems) > 0 || !proto.Equal(reg.req, before.req) {
-		c.rec.fail(RestartReregister, "the plugin registered again with %v, first with %v", reg.req, before.req)
+	if p := reregistrationProblem(before.req, reg); p != "" {
+		c.rec.fail(RestartReregister, "%s", p)
 		return
 	}
 	socket, _ := deviceplugin.EndpointPath(c.opts.Dir, reg.req.GetEndpoint())
@@ -417,7 +428,17 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 		return
 	}
 	defer conn.Close()
-	w := c.watch(ctx, v1beta1.NewDevicePluginClient(conn))
+	plugin := v1beta1.NewDevicePluginClient(conn)
+	// The kubelet's connection asks for the options before it takes the
+	// plugin on (upstream ManagerImpl.PluginConnected).
+	callCtx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
+	_, err = plugin.GetDevicePluginOptions(callCtx, &v1beta1.Empty{})
+	cancel()
+	if err != nil {
+		c.rec.fail(RestartReregister, "the plugin registered again but GetDevicePluginOptions on %s failed: %v", socket, err)
+		return
+	}
+	w := c.watch(ctx, plugin)
 	defer w.stop()
 	again, ok := w.first(c.opts.CallTimeout)
 	if !ok {
@@ -428,6 +449,27 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 	if was, is := sortedIDs(first), sortedIDs(again); !slices.Equal(was, is) {
 		c.rec.fail(LawStableIDs, "the first device list after re-registering has IDs %v, before the restart %v", is, was)
 	}
+}
+
+// reregistrationProblem judges a registration after the kubelet restart as
+// the kubelet does, or returns "". The kubelet checks the version and the
+// resource name and dials the endpoint, whatever the first registration
+// said (upstream server.Register): a new socket name or new options are a
+// plugin's right. Only a new resource name is a problem of its own: the
+// plugin then registers another resource, and the first one stays without
+// devices until the kubelet drops it.
+func reregistrationProblem(before *v1beta1.RegisterRequest, after registration) string {
+	if len(after.problems) > 0 {
+		var reasons []string
+		for _, p := range after.problems {
+			reasons = append(reasons, p.reason)
+		}
+		return "the kubelet refuses the plugin's new registration: " + strings.Join(reasons, "; ")
+	}
+	if was, is := before.GetResourceName(), after.req.GetResourceName(); was != is {
+		return fmt.Sprintf("the plugin registered again for resource %q, first for %q", is, was)
+	}
+	return ""
 }
 
 func sortedIDs(devs []*v1beta1.Device) []string {
@@ -449,6 +491,40 @@ func healthyIDs(devs []*v1beta1.Device) []string {
 	return ids
 }
 
+// refusalExcused says why an Allocate of ids that failed with err is no
+// finding, or "" when it is one. api.proto asks a plugin that cannot
+// allocate a device to send a ListAndWatch update and fail the call
+// (AllocateResponse, "Failure Handling"), so a refusal is the plugin's
+// right once it has listed one of the devices as unhealthy or dropped it.
+// The update may reach the checker after the refusal: unless the latest
+// list already excuses it, the checker gives the update the call bound
+// (watcher.settled). A call that ran out of its bound is a hang, not a
+// refusal, and is never excused.
+func (c *checker) refusalExcused(w *watcher, ids []string, err error) string {
+	if code := status.Code(err); code == codes.DeadlineExceeded || code == codes.Canceled {
+		return ""
+	}
+	devs, received := w.latestCounted()
+	if why := withdrawn(devs, ids); why != "" {
+		return why
+	}
+	return withdrawn(w.settled(received, c.opts.CallTimeout), ids)
+}
+
+// withdrawn says which of ids devs lists as unhealthy or not at all, or "".
+func withdrawn(devs []*v1beta1.Device, ids []string) string {
+	for _, id := range ids {
+		i := slices.IndexFunc(devs, func(d *v1beta1.Device) bool { return d.GetID() == id })
+		switch {
+		case i < 0:
+			return fmt.Sprintf("the plugin has since dropped %s from its list", id)
+		case devs[i].GetHealth() != v1beta1.Healthy:
+			return fmt.Sprintf("the plugin has since listed %s as %s", id, devs[i].GetHealth())
+		}
+	}
+	return ""
+}
+
 // watcher runs one ListAndWatch stream, checking every list it receives.
 type watcher struct {
 	c      *checker
@@ -460,13 +536,24 @@ type watcher struct {
 	mu     sync.Mutex
 	lists  [][]*v1beta1.Device
 	endErr error // why the stream ended, if it did before stop
+	// listed is closed and replaced by every list received.
+	listed chan struct{}
+	// quietAt is the number of lists received when a wait of settled for
+	// a new one ran out.
+	quietAt int
 }
 
 func (c *checker) watch(ctx context.Context, plugin v1beta1.DevicePluginClient) *watcher {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watcher{c: c, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{})}
+	w := newWatcher(c, cancel)
 	go w.run(ctx, plugin)
 	return w
+}
+
+// newWatcher is a watcher that has received nothing yet; cancel ends its
+// stream.
+func newWatcher(c *checker, cancel context.CancelFunc) *watcher {
+	return &watcher{c: c, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{}), listed: make(chan struct{})}
 }
 
 func (w *watcher) run(ctx context.Context, plugin v1beta1.DevicePluginClient) {
@@ -516,6 +603,8 @@ func (w *watcher) received(devs []*v1beta1.Device) {
 	if len(w.lists) == 1 {
 		close(w.firstList)
 	}
+	close(w.listed)
+	w.listed = make(chan struct{})
 }
 
 // first waits at most timeout for the first list.
@@ -538,9 +627,43 @@ func (w *watcher) first(timeout time.Duration) ([]*v1beta1.Device, bool) {
 
 // latest is the last list received.
 func (w *watcher) latest() []*v1beta1.Device {
+	devs, _ := w.latestCounted()
+	return devs
+}
+
+// latestCounted is the last list received and the number of lists
+// received so far.
+func (w *watcher) latestCounted() ([]*v1beta1.Device, int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.lists[len(w.lists)-1]
+	return w.lists[len(w.lists)-1], len(w.lists)
+}
+
+// settled returns the latest list once the plugin has had timeout to
+// stream a change after its received-th list: at once when a later list
+// has come, else at the next list, at the end of the stream or at the end
+// of timeout. A plugin that let a whole timeout pass without a new list is
+// not waited for again until it sends one, so that a plugin refusing
+// devices it keeps listing healthy costs one wait, not one for each call
+// of every case rapid shrinks.
+func (w *watcher) settled(received int, timeout time.Duration) []*v1beta1.Device {
+	w.mu.Lock()
+	wait := len(w.lists) == received && w.quietAt != received
+	listed := w.listed
+	w.mu.Unlock()
+	if wait {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		select {
+		case <-listed:
+		case <-w.done:
+		case <-timer.C:
+			w.mu.Lock()
+			w.quietAt = received
+			w.mu.Unlock()
+		}
+	}
+	return w.latest()
 }
 
 // ended returns why the stream ended before stop, or nil.

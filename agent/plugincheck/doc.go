@@ -14,7 +14,13 @@
 // run. A smoke pass makes each call once and judges the answers; then
 // GetPreferredAllocation, Allocate and PreStartContainer are rapid
 // properties over sequences of kubelet calls, run in-process through
-// properties.Run, so a failure comes back shrunk with a replay line. Every
+// properties.Run, so a failure comes back shrunk with a replay line. Each
+// call draws its devices from the latest list the plugin streamed. What a
+// kubelet accepts is no finding: a refusal of a device the plugin has since
+// listed as unhealthy or dropped, a re-registration on a new socket, a
+// device spec or mount repeated with the same host path; the order of the
+// answers to several container requests, which the kubelet never sends in
+// one call, is advice. Every
 // failing check is reported: after a failure the properties run again with
 // its check muted (Options.Mute: judged and counted, never stopping a case)
 // until nothing new fails. A Finding's Message is the one-line verdict; its

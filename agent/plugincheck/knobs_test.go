@@ -58,6 +58,7 @@ func TestKnobsCaught(t *testing.T) {
 		{"no container responses", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.NoContainerResponses}), AllocAnswer},
 		{"extra container responses", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.ExtraContainerResponses}), AllocAnswer},
 		{"relative device paths", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.RelativeDevicePaths}), AllocSpecs},
+		{"reversed container responses", fault(testplugin.Allocate, testplugin.Fault{Malformed: testplugin.ReversedContainerResponses}), AllocOrder},
 		{"accepts unknown IDs", func(c *testplugin.Config) { c.RejectUnknownIDs = false }, AllocUnknown},
 		{"prestart error", fault(testplugin.PreStartContainer, failing), PreStart},
 		{"prestart hang", fault(testplugin.PreStartContainer, hang), PreStart},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,9 +22,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // cleanPlugin is the test plugin every check must pass: four healthy
 // devices and an unhealthy one with a topology, every option on, unknown
-// IDs refused. The mutants (mutants/pc-*.patch) each turn one knob on here.
+// IDs refused, and every legal behaviour a checker might mistake for a
+// fault on (legal_test.go has a test of each alone). The mutants
+// (mutants/pc-*.patch) each turn one fault knob on here.
 func cleanPlugin(dir string) testplugin.Config {
 	return testplugin.Config{
+		DeviceFailure:      &testplugin.DeviceFailure{ID: "d3", AfterAllocates: 5},
+		ReregisterEndpoint: "clean-again.sock",
+		IDsPerHostDevice:   2,
+
 		Dir:          dir,
 		Endpoint:     "clean.sock",
 		ResourceName: "example.com/dev",
@@ -51,22 +58,31 @@ func socketDir(t testing.TB) string {
 // Launch, and stops the plugin afterwards. A zero Seed is 1. It does not
 // use a testing.TB, so that runs can go on in goroutines of their own.
 func checkPlugin(cfg testplugin.Config, opts Options) (*Result, error) {
+	res, _, err := checkPluginKept(cfg, opts)
+	return res, err
+}
+
+// checkPluginKept is checkPlugin that also returns the plugin, stopped, to
+// read the calls it received; nil when it did not start.
+func checkPluginKept(cfg testplugin.Config, opts Options) (*Result, *testplugin.Plugin, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
 	opts.Dir = cfg.Dir
-	var stop func() error
+	var stop func() (*testplugin.Plugin, error)
 	opts.Launch, stop = launcher(cfg)
 	res, err := Check(context.Background(), opts)
-	if stopErr := stop(); err == nil {
+	p, stopErr := stop()
+	if err == nil {
 		err = stopErr
 	}
-	return res, err
+	return res, p, err
 }
 
 // launcher returns a Launch that starts a test plugin of cfg, and the
-// function that stops it once the run is over.
-func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop func() error) {
+// function that stops it once the run is over and returns it (nil when it
+// did not start).
+func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop func() (*testplugin.Plugin, error)) {
 	started := make(chan *testplugin.Plugin, 1)
 	launch = func(context.Context) error {
 		// A refused registration makes Start fail; reporting it is the
@@ -75,25 +91,43 @@ func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop f
 		started <- p
 		return nil
 	}
-	stop = func() error {
+	stop = func() (*testplugin.Plugin, error) {
 		select {
 		case p := <-started:
 			if p != nil {
 				p.Stop()
 			}
-			return nil
+			return p, nil
 		case <-time.After(2 * cfg.RegisterTimeout):
-			return errors.New("the test plugin did not finish starting")
+			return nil, errors.New("the test plugin did not finish starting")
 		}
 	}
 	return launch, stop
 }
 
-// TestCleanTestPluginPasses: the clean plugin passes every check, and every
-// check had something to judge.
+// TestCleanTestPluginPasses: the clean plugin passes every check, every
+// check had something to judge, and every legal behaviour of the plugin
+// came up in the run.
 func TestCleanTestPluginPasses(t *testing.T) {
-	res, err := checkPlugin(cleanPlugin(socketDir(t)), Options{Restart: true, CallTimeout: 5 * time.Second})
+	cfg := cleanPlugin(socketDir(t))
+	res, p, err := checkPluginKept(cfg, Options{Restart: true, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
+	allocates := p.Calls(testplugin.Allocate)
+	asks := func(ids ...string) func(testplugin.Call) bool {
+		return func(c testplugin.Call) bool {
+			for _, id := range ids {
+				if !slices.Contains(c.DeviceIDs, id) {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	failing := cfg.DeviceFailure
+	assert.True(t, slices.ContainsFunc(allocates[failing.AfterAllocates:], asks(failing.ID)), "%s failed: an Allocate asked for it after %d calls", failing.ID, failing.AfterAllocates)
+	assert.True(t, slices.ContainsFunc(allocates, asks("d0", "d1")) || slices.ContainsFunc(allocates, asks("d2", "d3")),
+		"an Allocate asked for two IDs of one host device")
+	assert.Equal(t, cfg.ReregisterEndpoint, p.Endpoint(), "the plugin registered again on its new socket")
 	for _, f := range res.Findings {
 		t.Error(describe(f))
 	}

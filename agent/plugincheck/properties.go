@@ -16,7 +16,7 @@ import (
 
 // propertyChecks are the checks the rapid property evaluates.
 var propertyChecks = []string{PrefAnswer, PrefSize, PrefAvailable, PrefMustInclude,
-	AllocAnswer, AllocSpecs, AllocUnknown, AllocConcurrent, PreStart, PluginAlive}
+	AllocAnswer, AllocSpecs, AllocOrder, AllocUnknown, AllocConcurrent, PreStart, PluginAlive}
 
 // PropertyChecks returns the checks the kubelet-call properties evaluate:
 // the ones Options.Mute may name.
@@ -24,9 +24,10 @@ func PropertyChecks() []string {
 	return slices.Clone(propertyChecks)
 }
 
-// properties draws sequences of kubelet calls against the devices of the
-// plugin's latest list, through properties.Run: rapid runs in-process,
-// shrinks a failing sequence and reports its seed.
+// properties draws sequences of kubelet calls, each call against the
+// devices of the latest list the plugin streamed, as a kubelet allocates
+// from its latest view of the devices, through properties.Run: rapid runs
+// in-process, shrinks a failing sequence and reports its seed.
 //
 // One rapid run stops at its first failure, so one failing check would
 // hide the others. After a failure attributed to a check, the property
@@ -37,10 +38,9 @@ func PropertyChecks() []string {
 // the seed of its failing case and the checks muted in its run.
 func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginClient, res *Result, w *watcher, muted []string) {
 	muted = appendNew(slices.Clone(c.opts.Mute), muted...)
-	devices := w.latest()
 	cases := 0
 	for range propertyChecks {
-		calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, devices: devices, muted: slices.Clone(muted)}
+		calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, w: w, muted: slices.Clone(muted)}
 		suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
 		for _, id := range propertyChecks {
 			suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
@@ -119,7 +119,9 @@ type kubeletCalls struct {
 	ctx     context.Context
 	plugin  v1beta1.DevicePluginClient
 	options PluginOptions
-	devices []*v1beta1.Device
+	// w is the ListAndWatch stream whose latest list each call draws
+	// its devices from.
+	w *watcher
 	// muted checks are judged and counted but do not stop a case.
 	muted []string
 }
@@ -155,7 +157,7 @@ func (k kubeletCalls) property(t *rapid.T, tally *properties.Tally) {
 	}
 }
 
-func (k kubeletCalls) healthy() []string { return healthyIDs(k.devices) }
+func (k kubeletCalls) healthy() []string { return healthyIDs(k.w.latest()) }
 
 // drawIDs draws 1 to 8 distinct IDs from ids.
 func drawIDs(t *rapid.T, ids []string, label string) []string {
@@ -180,12 +182,46 @@ func (k kubeletCalls) fail(t *rapid.T, check, format string, args ...any) {
 // failedCall reports a failed call: as PluginAlive when the plugin no
 // longer answers at all, else as check. The caller ends the step.
 func (k kubeletCalls) failedCall(t *rapid.T, tally *properties.Tally, check, format string, args ...any) {
-	tally.Check(PluginAlive, k.c.optionsAnswered)
-	if err := k.c.alive(k.ctx, k.plugin); err != nil {
-		k.fail(t, PluginAlive, "after %s the plugin no longer answers GetDevicePluginOptions: %v", fmt.Sprintf(format, args...), err)
+	if k.pluginGone(t, tally, fmt.Sprintf(format, args...)) {
 		return
 	}
 	k.fail(t, check, format, args...)
+}
+
+// failedAllocate reports an Allocate of ids that failed with err as
+// failedCall does, unless the plugin has since withdrawn one of the devices
+// (refusalExcused): then it notes why under the step. The caller ends the
+// step.
+func (k kubeletCalls) failedAllocate(t *rapid.T, tally *properties.Tally, ids []string, err error, format string, args ...any) {
+	what := fmt.Sprintf(format, args...)
+	if k.pluginGone(t, tally, what) {
+		return
+	}
+	if why := k.c.refusalExcused(k.w, ids, err); why != "" {
+		t.Logf("  %s: no finding, %s", what, why)
+		return
+	}
+	k.fail(t, AllocAnswer, "%s", what)
+}
+
+// pluginGone reports PluginAlive when the plugin no longer answers after
+// what failed, and says whether it did.
+func (k kubeletCalls) pluginGone(t *rapid.T, tally *properties.Tally, what string) bool {
+	tally.Check(PluginAlive, k.c.optionsAnswered)
+	if err := k.c.alive(k.ctx, k.plugin); err != nil {
+		k.fail(t, PluginAlive, "after %s the plugin no longer answers GetDevicePluginOptions: %v", what, err)
+		return true
+	}
+	return false
+}
+
+// requestedIDs lists the devices of every container request of req.
+func requestedIDs(req *v1beta1.AllocateRequest) []string {
+	var ids []string
+	for _, c := range req.GetContainerRequests() {
+		ids = append(ids, c.GetDevicesIds()...)
+	}
+	return ids
 }
 
 func (k kubeletCalls) preferred(t *rapid.T, tally *properties.Tally, step int) {
@@ -264,7 +300,7 @@ func (k kubeletCalls) answer(t *rapid.T, tally *properties.Tally, req *v1beta1.A
 	defer cancel()
 	resp, err := k.plugin.Allocate(ctx, req)
 	if err != nil {
-		k.failedCall(t, tally, AllocAnswer, "%s failed: %v", describeAllocate(req), err)
+		k.failedAllocate(t, tally, requestedIDs(req), err, "%s failed: %v", describeAllocate(req), err)
 		return false
 	}
 	return k.checkAnswer(t, tally, req, resp)
@@ -281,12 +317,20 @@ func (k kubeletCalls) checkAnswer(t *rapid.T, tally *properties.Tally, req *v1be
 		k.fail(t, check, "%s", reason)
 		return false
 	}
+	// The kubelet sends one container request per call; the order of
+	// several is the checker going beyond it, hence advice.
+	problem, applied := orderProblem(req, resp)
+	tally.Check(AllocOrder, applied)
+	if problem != "" {
+		k.fail(t, AllocOrder, "%s: %s", describeAllocate(req), problem)
+		return false
+	}
 	return true
 }
 
 func (k kubeletCalls) unknown(t *rapid.T, tally *properties.Tally, step int) {
 	var unhealthy []string
-	for _, d := range k.devices {
+	for _, d := range k.w.latest() {
 		if d.GetHealth() != v1beta1.Healthy {
 			unhealthy = append(unhealthy, d.GetID())
 		}
@@ -333,7 +377,7 @@ func (k kubeletCalls) concurrent(t *rapid.T, tally *properties.Tally, step int) 
 	wg.Wait()
 	for i := range n {
 		if errs[i] != nil {
-			k.failedCall(t, tally, AllocAnswer, "%s, one of %d at once, failed: %v", describeAllocate(req), n, errs[i])
+			k.failedAllocate(t, tally, requestedIDs(req), errs[i], "%s, one of %d at once, failed: %v", describeAllocate(req), n, errs[i])
 			return
 		}
 		if !k.checkAnswer(t, tally, req, resps[i]) {

@@ -2,6 +2,7 @@ package plugincheck
 
 import (
 	"fmt"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -101,6 +102,80 @@ func allocateProblem(req *v1beta1.AllocateRequest, resp *v1beta1.AllocateRespons
 	return "", ""
 }
 
+// orderProblem says which container response of an Allocate answer names
+// devices of another container request and none of its own, or "".
+// applied says some response named a device asked for by one container
+// request alone, so that the order could be told. A response names a device
+// when its ID stands, delimited, in an environment value or in a device
+// spec's or a mount's path, as plugins tell a container its devices
+// (NVIDIA_VISIBLE_DEVICES=GPU-...,GPU-...).
+func orderProblem(req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) (problem string, applied bool) {
+	if len(req.GetContainerRequests()) < 2 {
+		return "", false
+	}
+	const shared = -1
+	owner := map[string]int{}
+	for i, c := range req.GetContainerRequests() {
+		for _, id := range c.GetDevicesIds() {
+			if j, ok := owner[id]; ok && j != i {
+				owner[id] = shared
+			} else {
+				owner[id] = i
+			}
+		}
+	}
+	for i, r := range resp.GetContainerResponses() {
+		texts := slices.Collect(maps.Values(r.GetEnvs()))
+		for _, d := range r.GetDevices() {
+			texts = append(texts, d.GetContainerPath(), d.GetHostPath())
+		}
+		for _, m := range r.GetMounts() {
+			texts = append(texts, m.GetContainerPath(), m.GetHostPath())
+		}
+		var own bool
+		var others []string
+		for id, j := range owner {
+			if j == shared || !slices.ContainsFunc(texts, func(text string) bool { return namesID(text, id) }) {
+				continue
+			}
+			if j == i {
+				own = true
+			} else {
+				others = append(others, id)
+			}
+		}
+		applied = applied || own || len(others) > 0
+		if !own && len(others) > 0 {
+			slices.Sort(others)
+			return fmt.Sprintf("container response %d names %v, devices of another container request, and none of its own %v",
+				i, others, req.GetContainerRequests()[i].GetDevicesIds()), true
+		}
+	}
+	return "", applied
+}
+
+// namesID reports whether id stands in text delimited: at its ends or
+// between characters that cannot continue it (not a letter, digit, '-',
+// '_' or '.'), so that "d1" is not found in "d10".
+func namesID(text, id string) bool {
+	for from := 0; ; {
+		at := strings.Index(text[from:], id)
+		if at < 0 {
+			return false
+		}
+		at += from
+		end := at + len(id)
+		if (at == 0 || !continuesID(text[at-1])) && (end == len(text) || !continuesID(text[end])) {
+			return true
+		}
+		from = at + 1
+	}
+}
+
+func continuesID(b byte) bool {
+	return b == '-' || b == '_' || b == '.' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
+}
+
 // describeAllocate writes an Allocate request as a step of a case.
 func describeAllocate(req *v1beta1.AllocateRequest) string {
 	var parts []string
@@ -131,25 +206,23 @@ func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {
 			return fmt.Sprintf("environment variable %s's value contains NUL", name)
 		}
 	}
-	mounts := map[string]bool{}
+	mounts := map[string]string{}
 	for _, m := range r.GetMounts() {
 		if p := pathProblem("mount", m.GetContainerPath(), m.GetHostPath()); p != "" {
 			return p
 		}
-		if mounts[m.GetContainerPath()] {
-			return fmt.Sprintf("two mounts at container path %q", m.GetContainerPath())
+		if p := repeatConflict("mounts", mounts, m.GetContainerPath(), m.GetHostPath()); p != "" {
+			return p
 		}
-		mounts[m.GetContainerPath()] = true
 	}
-	devices := map[string]bool{}
+	devices := map[string]string{}
 	for _, d := range r.GetDevices() {
 		if p := pathProblem("device", d.GetContainerPath(), d.GetHostPath()); p != "" {
 			return p
 		}
-		if devices[d.GetContainerPath()] {
-			return fmt.Sprintf("two devices at container path %q", d.GetContainerPath())
+		if p := repeatConflict("devices", devices, d.GetContainerPath(), d.GetHostPath()); p != "" {
+			return p
 		}
-		devices[d.GetContainerPath()] = true
 		if p := d.GetPermissions(); p == "" || strings.Trim(p, "rwm") != "" || hasRepeat(p) {
 			return fmt.Sprintf("device %q has permissions %q; want one or more of r, w and m, each once", d.GetContainerPath(), p)
 		}
@@ -163,6 +236,26 @@ func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {
 		if kind, name, ok := strings.Cut(c.GetName(), "="); !ok || kind == "" || name == "" {
 			return fmt.Sprintf("CDI device name %q is not fully qualified (vendor.com/class=name)", c.GetName())
 		}
+	}
+	return ""
+}
+
+// repeatConflict notes that hostPath is at containerPath in seen and says
+// what is wrong when seen had another host path there, or "". The kubelet
+// merges a container's answers the same way (upstream
+// podDevices.deviceRunContainerOptions): devices and mounts keyed by
+// container path, environment variables and annotations by name; a repeat
+// with the same host path (or value) is skipped, one with another is a
+// conflict, of which the first wins. A repeat is what a plugin listing one
+// host device under several IDs answers for them. Environment variables
+// and annotations are map keys in an answer, so they cannot repeat in one.
+func repeatConflict(what string, seen map[string]string, containerPath, hostPath string) string {
+	was, ok := seen[containerPath]
+	switch {
+	case !ok:
+		seen[containerPath] = hostPath
+	case was != hostPath:
+		return fmt.Sprintf("two %s at container path %q with different host paths %q and %q", what, containerPath, was, hostPath)
 	}
 	return ""
 }

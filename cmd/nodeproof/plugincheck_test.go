@@ -114,6 +114,30 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 	assert.Contains(t, string(page), "<code>PC-ALLOC-ANSWER</code>")
 }
 
+// TestPluginCheckLegalKnobs: the built testplugin with every legal
+// behaviour on (a device failing mid-run, a new socket name after the
+// restart, several IDs per host device) passes every check, and a reversed
+// answer to several container requests is advice, which does not fail
+// the run (#25).
+func TestPluginCheckLegalKnobs(t *testing.T) {
+	bin := buildTestplugin(t)
+	for flags, advice := range map[string]string{
+		"--fail-device-after 3 --reregister-endpoint again.sock --ids-per-host-device 2": "",
+		"--fault Allocate=reversed-container-responses":                                  plugincheck.AllocOrder,
+	} {
+		t.Run(flags, func(t *testing.T) {
+			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+flags, "--seed", "1", "--checks", "30")
+			require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			if advice == "" {
+				assert.Regexp(t, `\npassed: 0 findings; `, stdout)
+				return
+			}
+			assert.Regexp(t, `\n`+advice+` +advice +\d+ +\d+  FAILED\n`, stdout)
+			assert.Regexp(t, `\npassed: 1 finding; `, stdout)
+		})
+	}
+}
+
 // TestPluginCheckFaultyKnobs: a knob of the test plugin makes the run exit
 // 1, naming the check that catches it, with the plugin's output shown.
 func TestPluginCheckFaultyKnobs(t *testing.T) {

@@ -122,14 +122,15 @@ func joinRPCs() string {
 
 // malformations are the malformed answers by the name --fault takes.
 var malformations = map[string]testplugin.Malformation{
-	"no-container-responses":    testplugin.NoContainerResponses,
-	"extra-container-responses": testplugin.ExtraContainerResponses,
-	"unknown-ids":               testplugin.UnknownDeviceIDs,
-	"duplicate-ids":             testplugin.DuplicateDeviceIDs,
-	"wrong-preferred-size":      testplugin.WrongPreferredSize,
-	"missing-must-include":      testplugin.MissingMustInclude,
-	"relative-device-paths":     testplugin.RelativeDevicePaths,
-	"ends-stream":               testplugin.EndsStream,
+	"no-container-responses":       testplugin.NoContainerResponses,
+	"extra-container-responses":    testplugin.ExtraContainerResponses,
+	"unknown-ids":                  testplugin.UnknownDeviceIDs,
+	"duplicate-ids":                testplugin.DuplicateDeviceIDs,
+	"wrong-preferred-size":         testplugin.WrongPreferredSize,
+	"missing-must-include":         testplugin.MissingMustInclude,
+	"relative-device-paths":        testplugin.RelativeDevicePaths,
+	"ends-stream":                  testplugin.EndsStream,
+	"reversed-container-responses": testplugin.ReversedContainerResponses,
 }
 
 func sortedNames() []string {
@@ -160,6 +161,9 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 	registerTimeout := fs.Duration("register-timeout", 10*time.Second, "bound on each Register call")
 	registerEndpoint := fs.String("register-endpoint", "", "the endpoint `NAME` sent in Register, if not --endpoint (which is still the socket served)")
 	registerOptions := fs.String("register-options", "", "the options sent in Register, if not the ones GetDevicePluginOptions answers: a comma `LIST` of prestart and preferred, or none")
+	failDeviceAfter := fs.Int("fail-device-after", 0, "legal: after `N` Allocate calls, the first that asks for the last healthy device finds it failed: listed Unhealthy from then on, and refused")
+	reregisterEndpoint := fs.String("reregister-endpoint", "", "legal: the socket `NAME` to serve and register after a kubelet restart removed the first one")
+	idsPerHostDevice := fs.Int("ids-per-host-device", 0, "legal: list each host device under `N` consecutive device IDs; Allocate answers its device spec and mount once per ID")
 	fs.Var(faults, "fault", "`RPC=KIND`, repeatable: KIND is error, hang, crash, delay:DURATION or a malformed answer ("+
 		strings.Join(sortedNames(), ", ")+")")
 	if err := fs.Parse(args); err != nil {
@@ -175,6 +179,16 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 	if err != nil {
 		return testplugin.Config{}, err
 	}
+	if *idsPerHostDevice < 0 {
+		return testplugin.Config{}, fmt.Errorf("--ids-per-host-device must not be negative, got %d", *idsPerHostDevice)
+	}
+	var failure *testplugin.DeviceFailure
+	if given(fs, "fail-device-after") {
+		if *failDeviceAfter < 0 || *healthy == 0 {
+			return testplugin.Config{}, fmt.Errorf("--fail-device-after needs a healthy device (--devices at least 1) and a count of 0 or more, got --devices %d and %d", *healthy, *failDeviceAfter)
+		}
+		failure = &testplugin.DeviceFailure{ID: fmt.Sprintf("dev-%d", *healthy-1), AfterAllocates: *failDeviceAfter}
+	}
 	if *dir == "" {
 		*dir = getenv(dirEnv)
 	}
@@ -186,6 +200,7 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 		PreStartRequired: *preStart, GetPreferredAllocationAvailable: *preferred,
 		RejectUnknownIDs: !*acceptUnknown, NoReregister: *noReregister, RegisterTimeout: *registerTimeout,
 		Faults: faults, RegisteredEndpoint: *registerEndpoint, RegisteredOptions: registered,
+		DeviceFailure: failure, ReregisterEndpoint: *reregisterEndpoint, IDsPerHostDevice: *idsPerHostDevice,
 	}
 	for i := range *healthy + *unhealthy {
 		d := testplugin.Device{ID: fmt.Sprintf("dev-%d", i), Health: v1beta1.Healthy}
@@ -195,6 +210,13 @@ func parse(args []string, getenv func(string) string, stderr io.Writer) (testplu
 		cfg.Devices = append(cfg.Devices, d)
 	}
 	return cfg, nil
+}
+
+// given reports whether the flag name was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // parseOptions reads --register-options: "" for none given, "none" or a

@@ -11,7 +11,13 @@
 // any RPC fail, stall, hang, crash the server or answer malformed. Config's
 // other knobs break the registration: a wrong Version, a RegisteredEndpoint
 // other than the socket served, RegisteredOptions other than the ones
-// GetDevicePluginOptions answers, NoReregister. Every call
+// GetDevicePluginOptions answers, NoReregister. Other knobs turn on
+// behaviours that are legal but easy to mistake for faults:
+// DeviceFailure turns a device Unhealthy in the middle of a run,
+// ReregisterEndpoint moves the plugin to a new socket name when a kubelet
+// restart removed its socket, IDsPerHostDevice lists one host device under
+// several IDs, whose Allocate answers repeat its device spec and mount.
+// Every call
 // it receives is recorded, so a test can assert on what the kubelet asked.
 //
 // Nothing in the package sleeps to synchronise: faults wait on the RPC's own

@@ -91,6 +91,43 @@ type Config struct {
 	// place of the ones GetDevicePluginOptions answers: a plugin whose
 	// registration and options disagree.
 	RegisteredOptions *v1beta1.DevicePluginOptions
+	// DeviceFailure, when set, turns a device Unhealthy by itself in the
+	// middle of a run, as failing hardware does: a legal behaviour a
+	// kubelet (and a plugin checker) must take in its stride.
+	DeviceFailure *DeviceFailure
+	// ReregisterEndpoint, when set, is the name of the socket the plugin
+	// serves and registers, in place of Endpoint, once a kubelet restart
+	// has removed its socket: a plugin whose socket name changes from one
+	// start to the next (named after its process, say). Legal: the
+	// kubelet dials whatever endpoint a registration names.
+	ReregisterEndpoint string
+	// IDsPerHostDevice, when positive, makes every IDsPerHostDevice
+	// consecutive devices of the list stand for one host device, as a
+	// plugin whose count setting lets one device be scheduled several
+	// times does. Allocate answers, for each device asked for, a device
+	// spec and a read-only mount of its host device, so two devices of one
+	// host device in one request repeat them: the same container path with
+	// the same host path, which the kubelet skips. Host device K is
+	// /dev/testpluginK and /var/run/testpluginK in the container, both of
+	// /dev/null on the host, which every Linux host has.
+	IDsPerHostDevice int
+}
+
+// DeviceFailure is a device that turns Unhealthy during a run: the plugin
+// finds it broken when an Allocate asks for it, and does what api.proto's
+// AllocateResponse asks ("send a ListAndWatch update and fail the
+// Allocation request"). The new list goes out on every open ListAndWatch
+// stream and, with RejectUnknownIDs, Allocate refuses the device from then
+// on, starting with the call that found it broken. That call does not wait
+// for the list to reach the kubelet, so the kubelet may see the refusal
+// first, as it may from a real plugin.
+type DeviceFailure struct {
+	// ID is the device that fails: the ID of one of Config.Devices.
+	ID string
+	// AfterAllocates is how many Allocate calls the plugin receives before
+	// the device can fail; the first later call that asks for it finds it
+	// broken.
+	AfterAllocates int
 }
 
 // RPC names a device plugin RPC.
@@ -135,6 +172,9 @@ const (
 	RelativeDevicePaths
 	// EndsStream makes ListAndWatch return after its first snapshot.
 	EndsStream
+	// ReversedContainerResponses answers an Allocate of several container
+	// requests with their responses in reverse order.
+	ReversedContainerResponses
 )
 
 // Fault changes how the plugin answers one RPC. The steps apply in field
@@ -171,11 +211,14 @@ type Call struct {
 
 // Plugin is a running device plugin. Its methods are safe for concurrent use.
 type Plugin struct {
-	cfg    Config
-	log    *slog.Logger
-	socket string
+	cfg Config
+	log *slog.Logger
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// endpoint is the name of the socket served, socket its path: the
+	// ones of Config.Endpoint, or of ReregisterEndpoint after a restart.
+	endpoint string
+	socket   string
 	devices  []Device
 	changed  chan struct{} // closed and replaced by every Update
 	faults   map[RPC]Fault
@@ -188,6 +231,8 @@ type Plugin struct {
 	crashed       bool
 	stopped       bool
 	registrations int
+	allocates     int  // Allocate calls received, for DeviceFailure
+	deviceFailed  bool // DeviceFailure happened
 
 	watcher *dirWatcher
 	// ctx bounds the re-registrations; Stop cancels it.
@@ -204,6 +249,12 @@ func Start(cfg Config) (*Plugin, error) {
 	if cfg.Dir == "" || cfg.Endpoint == "" || cfg.ResourceName == "" {
 		return nil, errors.New("testplugin: Config.Dir, Endpoint and ResourceName are required")
 	}
+	if err := cfg.checkDeviceFailure(); err != nil {
+		return nil, err
+	}
+	if cfg.IDsPerHostDevice < 0 {
+		return nil, fmt.Errorf("testplugin: Config.IDsPerHostDevice %d: must not be negative", cfg.IDsPerHostDevice)
+	}
 	if cfg.Version == "" {
 		cfg.Version = v1beta1.Version
 	}
@@ -214,12 +265,13 @@ func Start(cfg Config) (*Plugin, error) {
 		cfg.Logger = slog.Default()
 	}
 	p := &Plugin{
-		cfg:     cfg,
-		log:     cfg.Logger.With("plugin", cfg.ResourceName, "endpoint", cfg.Endpoint),
-		socket:  filepath.Join(cfg.Dir, cfg.Endpoint),
-		devices: slices.Clone(cfg.Devices),
-		changed: make(chan struct{}),
-		faults:  maps.Clone(cfg.Faults),
+		cfg:      cfg,
+		log:      cfg.Logger.With("plugin", cfg.ResourceName),
+		endpoint: cfg.Endpoint,
+		socket:   filepath.Join(cfg.Dir, cfg.Endpoint),
+		devices:  slices.Clone(cfg.Devices),
+		changed:  make(chan struct{}),
+		faults:   maps.Clone(cfg.Faults),
 	}
 	if p.faults == nil {
 		p.faults = map[RPC]Fault{}
@@ -244,6 +296,19 @@ func Start(cfg Config) (*Plugin, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+func (cfg Config) checkDeviceFailure() error {
+	fail := cfg.DeviceFailure
+	switch {
+	case fail == nil:
+		return nil
+	case !slices.ContainsFunc(cfg.Devices, func(d Device) bool { return d.ID == fail.ID }):
+		return fmt.Errorf("testplugin: Config.DeviceFailure.ID %q: must be the ID of one of Config.Devices", fail.ID)
+	case fail.AfterAllocates < 0:
+		return fmt.Errorf("testplugin: Config.DeviceFailure.AfterAllocates %d: must not be negative", fail.AfterAllocates)
+	}
+	return nil
 }
 
 // serveLocked listens on the plugin's socket and serves on it. p.mu must be
@@ -289,9 +354,12 @@ func (p *Plugin) Register(ctx context.Context) error {
 	defer conn.Close()
 	// WaitForReady rides out the moment between the kubelet's bind and
 	// listen, when a connection is refused.
+	p.mu.Lock()
+	endpoint := p.endpoint
+	p.mu.Unlock()
 	req := &v1beta1.RegisterRequest{
 		Version:      p.cfg.Version,
-		Endpoint:     p.cfg.Endpoint,
+		Endpoint:     endpoint,
 		ResourceName: p.cfg.ResourceName,
 		Options:      p.options(),
 	}
@@ -332,6 +400,10 @@ func (p *Plugin) reregister() {
 		var err error
 		if _, statErr := os.Lstat(p.socket); errors.Is(statErr, os.ErrNotExist) {
 			p.server.Stop()
+			if p.cfg.ReregisterEndpoint != "" {
+				p.endpoint = p.cfg.ReregisterEndpoint
+				p.socket = filepath.Join(p.cfg.Dir, p.endpoint)
+			}
 			err = p.serveLocked()
 		}
 		p.mu.Unlock()
@@ -342,8 +414,15 @@ func (p *Plugin) reregister() {
 			p.log.Error("re-registration failed", "err", err)
 			continue
 		}
-		p.log.Info("re-registered after kubelet.sock was created")
+		p.log.Info("re-registered after kubelet.sock was created", "endpoint", p.Endpoint())
 	}
+}
+
+// Endpoint is the name of the socket the plugin serves now.
+func (p *Plugin) Endpoint() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.endpoint
 }
 
 // Registrations counts the plugin's successful Register calls.
@@ -359,8 +438,34 @@ func (p *Plugin) Update(devices []Device) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.devices = slices.Clone(devices)
+	p.listChangedLocked()
+}
+
+// listChangedLocked wakes every open ListAndWatch stream to send the
+// device list. p.mu must be held.
+func (p *Plugin) listChangedLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
+}
+
+// allocateArrived counts an Allocate call of ids and, when it is the call
+// DeviceFailure names, fails the device before the call is judged.
+func (p *Plugin) allocateArrived(ids []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.allocates++
+	fail := p.cfg.DeviceFailure
+	if fail == nil || p.deviceFailed || p.allocates <= fail.AfterAllocates || !slices.Contains(ids, fail.ID) {
+		return
+	}
+	p.deviceFailed = true
+	for i := range p.devices {
+		if p.devices[i].ID == fail.ID {
+			p.devices[i].Health = v1beta1.Unhealthy
+		}
+	}
+	p.listChangedLocked()
+	p.log.Info("device failed", "device", fail.ID)
 }
 
 // SetFault makes every later call of rpc behave as f says, until changed.
@@ -402,15 +507,15 @@ func (p *Plugin) Stop() {
 	p.stopOnce.Do(func() {
 		p.mu.Lock()
 		p.stopped = true
-		server, info := p.server, p.socketInfo
+		server, socket, info := p.server, p.socket, p.socketInfo
 		p.mu.Unlock()
 		p.cancel()
 		if p.watcher != nil {
 			p.watcher.close()
 		}
 		server.Stop()
-		if now, err := os.Lstat(p.socket); err == nil && os.SameFile(now, info) {
-			os.Remove(p.socket)
+		if now, err := os.Lstat(socket); err == nil && os.SameFile(now, info) {
+			os.Remove(socket)
 		}
 		p.goroutines.Wait()
 	})
@@ -572,6 +677,7 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 		ids = append(ids, r.GetDevicesIds()...)
 	}
 	f := s.p.record(Call{RPC: Allocate, DeviceIDs: ids})
+	s.p.allocateArrived(ids)
 	if err := s.p.apply(ctx, f); err != nil {
 		return nil, err
 	}
@@ -587,6 +693,8 @@ func (s service) Allocate(ctx context.Context, req *v1beta1.AllocateRequest) (*v
 		resp.ContainerResponses = nil
 	case ExtraContainerResponses:
 		resp.ContainerResponses = append(resp.ContainerResponses, s.p.answer(nil))
+	case ReversedContainerResponses:
+		slices.Reverse(resp.ContainerResponses)
 	case RelativeDevicePaths:
 		for _, r := range resp.ContainerResponses {
 			r.Devices = append(r.Devices, &v1beta1.DeviceSpec{ContainerPath: "/dev/testplugin", HostPath: "dev/testplugin", Permissions: "rw"})
@@ -620,9 +728,31 @@ func (p *Plugin) answer(ids []string) *v1beta1.ContainerAllocateResponse {
 	if p.cfg.AnswerKey != "" {
 		env, annotation = p.cfg.AnswerKey, "testplugin/"+strings.ToLower(p.cfg.AnswerKey)
 	}
-	return &v1beta1.ContainerAllocateResponse{
+	resp := &v1beta1.ContainerAllocateResponse{
 		Envs:        map[string]string{env: strings.Join(slices.Sorted(slices.Values(ids)), ",")},
 		Annotations: map[string]string{annotation: p.cfg.ResourceName},
+	}
+	p.addHostDevices(resp, ids)
+	return resp
+}
+
+// addHostDevices adds to resp the device spec and the mount of the host
+// device of each of ids, with IDsPerHostDevice, in the order of ids.
+func (p *Plugin) addHostDevices(resp *v1beta1.ContainerAllocateResponse, ids []string) {
+	per := p.cfg.IDsPerHostDevice
+	if per == 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		i := slices.IndexFunc(p.devices, func(d Device) bool { return d.ID == id })
+		if i < 0 {
+			continue
+		}
+		host := i / per
+		resp.Devices = append(resp.Devices, &v1beta1.DeviceSpec{ContainerPath: fmt.Sprintf("/dev/testplugin%d", host), HostPath: "/dev/null", Permissions: "rw"})
+		resp.Mounts = append(resp.Mounts, &v1beta1.Mount{ContainerPath: fmt.Sprintf("/var/run/testplugin%d", host), HostPath: "/dev/null", ReadOnly: true})
 	}
 }
 

@@ -1,6 +1,7 @@
 package testplugin
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
 
 func TestPrefer(t *testing.T) {
@@ -42,6 +44,26 @@ func TestAnswer(t *testing.T) {
 	require.Len(t, got.Envs, 1, "answer with AnswerKey = %v", got)
 	assert.Equal(t, "d0,d1", got.Envs["GPU_A"], "answer with AnswerKey = %v", got)
 	assert.Equal(t, "example.com/gpu", got.Annotations["testplugin/gpu_a"], "answer with AnswerKey = %v", got)
+}
+
+// TestAnswerHostDevices: with IDsPerHostDevice, each device asked for
+// brings its host device's spec and mount, so two devices of one host
+// device repeat them; a device the plugin does not list brings none.
+func TestAnswerHostDevices(t *testing.T) {
+	p := &Plugin{cfg: Config{ResourceName: "example.com/gpu", IDsPerHostDevice: 2}, devices: Healthy("d0", "d1", "d2")}
+	got := p.answer([]string{"d2", "d0", "d1", "unknown"})
+	spec := func(host int) *v1beta1.DeviceSpec {
+		return &v1beta1.DeviceSpec{ContainerPath: fmt.Sprintf("/dev/testplugin%d", host), HostPath: "/dev/null", Permissions: "rw"}
+	}
+	mount := func(host int) *v1beta1.Mount {
+		return &v1beta1.Mount{ContainerPath: fmt.Sprintf("/var/run/testplugin%d", host), HostPath: "/dev/null", ReadOnly: true}
+	}
+	assert.Equal(t, []*v1beta1.DeviceSpec{spec(1), spec(0), spec(0)}, got.Devices)
+	assert.Equal(t, []*v1beta1.Mount{mount(1), mount(0), mount(0)}, got.Mounts)
+	p.cfg.IDsPerHostDevice = 0
+	got = p.answer([]string{"d0"})
+	assert.Empty(t, got.Devices)
+	assert.Empty(t, got.Mounts)
 }
 
 // TestDirWatcher: wait returns when the named file appears, ignores other
