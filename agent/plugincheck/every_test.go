@@ -73,8 +73,12 @@ func TestOptionsFailureBlamedOnce(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg := cleanPlugin(socketDir(t))
 			cfg.Faults[testplugin.GetDevicePluginOptions] = fault
+			bound := healthyBound
+			if stalls(cfg) {
+				bound = stallBound
+			}
 			start := time.Now()
-			res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: 300 * time.Millisecond})
+			res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: bound})
 			require.NoError(t, err)
 			assert.Equal(t, []string{RegOptions}, findingChecks(res), "findings: %+v", res.Findings)
 			assert.Zero(t, res.Counts[PluginAlive].Applied, "no sign of life to judge by")
