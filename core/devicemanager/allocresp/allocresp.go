@@ -308,7 +308,7 @@ type field struct {
 // an index ("Mounts[" and 2 for "Mounts[2]"; index -1 for a name alone) and
 // the field. It is a value rendered only when an error needs it: formatting
 // the name of every field decoded with fmt.Sprint cost a tenth of the fuzz
-// target's executions (BENCHMARKS.md, "Fuzzing").
+// target's executions (docs/benchmarks/fuzzing.md).
 type place struct {
 	name  string
 	index int
