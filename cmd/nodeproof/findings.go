@@ -54,8 +54,8 @@ its property enforced, from the finding's own seed or from every seed of --seeds
 how long the search took to find it, the shrunk steps and the replay line. With several
 seeds it prints the median time to find and the median shrunk length.
 Exit status: 1 when a finding is not reached from its own seed (in a sweep: from no seed),
-or when another invariant fails first; 2 for bad arguments or a --json file that cannot be
-written.`,
+when another invariant fails first, or when the output cannot be written after the searches; 2
+for bad arguments or a --json path that cannot be written (checked before the first search).`,
 		Example: `  nodeproof findings                     # every finding, from its own seed
   nodeproof findings PB-F1               # one finding
   nodeproof findings --seeds 1..10       # time to find over ten fresh seeds
@@ -181,8 +181,10 @@ func searchFindings(opts findingsOptions, search findings.Searcher, stdout, stde
 		fmt.Fprintf(w, "total: %d of %d %s reproduced\n", reproduced, n, plural(n, "finding", "findings"))
 	}
 	if opts.jsonPath != "" {
+		// The path passed the check before the searches, so a write that
+		// fails now is output lost, not bad input.
 		if err := findings.Write(opts.jsonPath, out); err != nil {
-			return usageError(fmt.Errorf("--json: %v", err))
+			return outputError(fmt.Errorf("--json: %w", err))
 		}
 	}
 	if w.err != nil {

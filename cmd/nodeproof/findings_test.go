@@ -119,3 +119,21 @@ func exitCode(err error) int {
 	}
 	return exitOK
 }
+
+// TestFindingsJSONWriteFails: a --json that passed the check before the
+// searches but cannot be written after them (its directory replaced
+// meanwhile) is output that was not delivered: exit 1, not a usage error.
+func TestFindingsJSONWriteFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	found := fakeSearch(map[uint64]int{5: 4})
+	search := func(f verify.Finding, seed uint64, checks, steps int, shrink time.Duration) (properties.Search, error) {
+		require.NoError(t, os.RemoveAll(dir))
+		require.NoError(t, os.WriteFile(dir, nil, 0o644))
+		return found(f, seed, checks, steps, shrink)
+	}
+	var stdout bytes.Buffer
+	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}, jsonPath: filepath.Join(dir, "f.json")}, search, &stdout, &bytes.Buffer{})
+	assert.ErrorContains(t, err, "writing the output: --json")
+	assert.Equal(t, exitFailed, exitCode(err))
+}
