@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
+	"github.com/nodeproof/nodeproof/reportview"
 )
 
 // mdLimit bounds report.md: GitHub refuses a pull-request comment longer
@@ -101,7 +102,12 @@ func markdownBlocks(data *reportData) []string {
 	flush()
 
 	for _, s := range data.Suites {
-		fmt.Fprintf(&b, "\n## %s (%s)\n", mdEscape(s.Name), mdEscape(s.Subsystem))
+		// A suite named after its subsystem is headed by its name once.
+		heading := s.Name
+		if s.Subsystem != s.Name {
+			heading += " (" + s.Subsystem + ")"
+		}
+		fmt.Fprintf(&b, "\n## %s\n", mdEscape(heading))
 		if f := s.Failure; f != nil {
 			fmt.Fprintf(&b, "\n### Counterexample: %s\n\nShrunk steps:\n\n", mdEscape(f.Invariant))
 			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
@@ -131,7 +137,7 @@ func markdownBlocks(data *reportData) []string {
 			mdTable(&b, []string{"Statistic", "Samples", "Mean", "Max", "Non-zero"}, stats)
 		}
 		var actions []string
-		for _, bar := range actionChart(s.Actions).Bars {
+		for _, bar := range reportview.Counts("", s.Actions).Bars {
 			actions = append(actions, bar.Label+" "+bar.Value)
 		}
 		if len(actions) > 0 {
@@ -155,7 +161,7 @@ func markdownBlocks(data *reportData) []string {
 		if section.table == nil {
 			b.WriteString(mdNotRunNote(data.NotRun, section.id))
 		} else {
-			mdTable(&b, section.table.Columns, section.table.Cells)
+			mdTable(&b, section.table.Headings, section.table.Figures)
 		}
 		flush()
 	}

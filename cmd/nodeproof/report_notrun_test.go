@@ -167,8 +167,10 @@ func (r reportedNotRun) shownInHTML(page string) shownNotRun {
 	for _, part := range []string{verdict, list, matrix} {
 		rest = strings.Replace(rest, part, "", 1)
 	}
-	// The style sheet's class names are not text.
+	// The style sheet's class names are not text, and the matrix's legend
+	// explains the state "not run" rather than saying something did not.
 	rest = regexp.MustCompile(`(?s)<style>.*?</style>`).ReplaceAllString(rest, "")
+	rest = regexp.MustCompile(`(?s)<ul class="legend".*?</ul>`).ReplaceAllString(rest, "")
 	for _, line := range strings.Split(htmlText(rest), "\n") {
 		r.nameLine(&shown, line)
 	}
