@@ -22,6 +22,13 @@ import (
 
 // The tests of issue #26 item 7: the report as a reviewer reads it.
 
+// commentTarget is what report.md of a passing run of every suite, with
+// every optional section given, must stay under: a third of GitHub's
+// 65536-character limit on a pull-request comment, so that the comment
+// reads as a summary. A full run's was 58 KB before, and cut by that limit
+// halfway through the suites.
+const commentTarget = 20_000
+
 // fullReport is the report of a run of every registered suite at the
 // default budget, with every section a report can include: the real
 // suites' invariants and sources, the known findings with their searches,
@@ -101,8 +108,44 @@ func table(t *testing.T, rows any) *tableSection {
 	return section
 }
 
+// TestMarkdownOfAFullReportFitsAComment: report.md of a passing run of
+// every suite, every section given, is a summary under commentTarget that
+// leads with the verdict and the matrix; a failing one still shows each
+// counterexample with its shrunk steps and replay line. Before, the
+// passing one was cut at 65 KB, halfway through the per-invariant tables.
+func TestMarkdownOfAFullReportFitsAComment(t *testing.T) {
+	passing := fullReport(t, false)
+	require.True(t, passing.Passed, "%v", verdict(passing).Problems)
+	require.Empty(t, passing.NotRun, "the fixture leaves nothing not run")
+	md := renderMarkdown(passing, mdLimit)
+	assert.Less(t, len(md), commentTarget, "report.md of a passing full run, in bytes")
+	assert.NotContains(t, md, "Truncated")
+	assert.True(t, strings.HasPrefix(md, "# nodeproof invariant report\n\n**PASSED: "), md[:100])
+	assert.Less(t, strings.Index(md, "## Coverage"), strings.Index(md, "## Findings in the kubelet"), "the matrix before the findings")
+	for _, s := range passing.Suites {
+		assert.Contains(t, md, "| "+s.Name+" | "+s.Subsystem+" | passed | 300 |", "the suites' table")
+	}
+	for _, f := range passing.Findings {
+		assert.Contains(t, md, "| "+f.ID+" | ", "the findings' table")
+	}
+	assert.Contains(t, md, fmt.Sprintf("%d of %d killed.", len(passing.Mutants), len(passing.Mutants)))
+
+	failing := fullReport(t, true)
+	require.False(t, failing.Passed)
+	md = renderMarkdown(failing, mdLimit)
+	assert.NotContains(t, md, "Truncated")
+	_, failures, found := strings.Cut(md, "\n## Failures\n")
+	require.True(t, found, "report.md has no Failures section")
+	for _, s := range failing.Suites[:2] {
+		f := s.Failure
+		assert.Contains(t, failures, "### Counterexample: suite "+s.Name+", "+f.Invariant+"\n\nShrunk steps:\n\n```text\n"+strings.Join(f.Steps, "\n")+"\n```\n\nReplay: `"+f.Replay+"`\n")
+	}
+	assert.Contains(t, failures, "### Counterexample: seed 43, SIM-CGROUPS\n\n```text\nSIM-CGROUPS: pod p1's cgroup is left\n\n#8 50s pod-arrive: p1\n#9 1m0s kubelet-restart\n```\n\nReplay: `nodeproof sim --seed 43 --hours 2`\n")
+	assert.Less(t, strings.Index(md, "## Failures"), strings.Index(md, "## Findings in the kubelet"), "the failures before the findings")
+}
+
 // TestMatrixLegend: every state a matrix cell can take is explained beside
-// the matrix, with the colour it has there.
+// the matrix, with the colour it has there, on the page and in report.md.
 // Before, blue ("built": exists, not run here) and the rest were unexplained.
 func TestMatrixLegend(t *testing.T) {
 	data := finishedReport(t)
@@ -113,9 +156,12 @@ func TestMatrixLegend(t *testing.T) {
 	legend := regexp.MustCompile(`(?s)<ul class="legend" id="legend">.*?</ul>`).FindString(matrix)
 	require.NotEmpty(t, legend, "the legend, in the matrix's section")
 	assert.Less(t, strings.Index(matrix, legend), strings.Index(matrix, `<table class="matrix">`), "the legend above the matrix")
+	md := renderMarkdown(data, mdLimit)
+	mdMatrix := md[strings.Index(md, "## Coverage"):strings.Index(md, "| Subsystem |")]
 	require.Len(t, coverage.Legend, 5)
 	for _, s := range coverage.Legend {
 		assert.Contains(t, legend, `<li><span class="sample cell-`+statusClass(s.Status)+`">`+s.Status+`</span> `+html.EscapeString(s.Meaning)+`</li>`)
+		assert.Contains(t, mdMatrix, "*"+s.Status+"*: "+s.Meaning)
 	}
 	// Every class a cell has is one the legend shows.
 	for _, class := range regexp.MustCompile(`<td class="(cell-[a-z-]+)"`).FindAllStringSubmatch(matrix, -1) {
@@ -171,8 +217,13 @@ func TestLinearizabilityTableReadsAsWords(t *testing.T) {
 		"<th>Faults</th><th>Check time</th><th>Result</th><th>Visualization</th></tr>")
 	assert.Contains(t, section, `<td>seed 1</td><td>10</td><td>361</td><td>3</td><td>7</td><td>27</td><td>1.3 ms</td><td>Ok</td>`+
 		`<td><a href="linearizability-seed-1.html">linearizability-seed-1.html</a></td>`)
-	assert.NotContains(t, section, "check_seconds")
-	assert.NotContains(t, section, "0.00134383")
+	md := renderMarkdown(data, mdLimit)
+	assert.Contains(t, md, "| History | Clients | Operations | Partitions | Unknown outcomes | Faults | Check time | Result | Visualization |\n")
+	assert.Contains(t, md, "| seed 1 | 10 | 361 | 3 | 7 | 27 | 1.3 ms | Ok | linearizability-seed-1.html |\n")
+	for _, rendered := range []string{section, md} {
+		assert.NotContains(t, rendered, "check_seconds")
+		assert.NotContains(t, rendered, "0.00134383")
+	}
 	var written bytes.Buffer
 	require.NoError(t, writeJSON(&written, data))
 	var report struct {

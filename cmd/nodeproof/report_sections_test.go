@@ -127,7 +127,7 @@ func TestMarkdownFitsAPullRequestComment(t *testing.T) {
 	assert.LessOrEqual(t, len(md), mdLimit)
 	assert.True(t, strings.HasPrefix(md, "# nodeproof invariant report\n\n**FAILED: "), md[:200])
 	assert.Contains(t, md, "| Subsystem | core |")
-	assert.Contains(t, md, "### Counterexample: DM-EXCLUSIVE")
+	assert.Contains(t, md, "### Counterexample: suite devicemanager, DM-EXCLUSIVE")
 	assert.Contains(t, md, "Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`")
 	assert.Contains(t, md, "(cut; index.html has the whole message)")
 	assert.Regexp(t, `\*\*Truncated:\*\* \d+ more parts of the report do not fit a pull-request comment`, md)
