@@ -25,6 +25,26 @@ const (
 	StatusNotBuilt = "not built" // nothing in the tree at this layer
 )
 
+// State is one state of a cell as the legend beside the matrix explains it.
+type State struct {
+	Status  string
+	Meaning string
+}
+
+// Legend explains every state a cell can take, in the order a reviewer
+// reads the matrix: what ran, what exists but this report does not run,
+// what it lacks the results of, what does not exist. A cell in the tree's
+// layers (core, models, fuzz targets, integration tests) is only ever
+// built or not built: the report counts them, go test and make fuzz run
+// them.
+var Legend = []State{
+	{StatusPassed, "ran in this report and passed"},
+	{StatusFailed, "ran in this report and failed (the figure links to the failure)"},
+	{StatusBuilt, "exists in the tree; this report counts it, go test and make fuzz run it"},
+	{StatusNotRun, "exists, but this report lacks its results, or some of them (the figure links to the command that runs it)"},
+	{StatusNotBuilt, "nothing in the tree at this layer"},
+}
+
 // The IDs of the entries for whole sections, by which a renderer finds what
 // to say in a section the report lacks.
 const (

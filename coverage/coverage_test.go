@@ -1,6 +1,7 @@
 package coverage
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +113,36 @@ func TestBuildAddsSuiteSubsystems(t *testing.T) {
 	assert.Equal(t, "2 checks, passed", m.Rows[1].Cells[2].Text)
 }
 
+// TestLegendExplainsEveryState: the legend beside the matrix explains each
+// state a cell takes, once, and no state that none takes. Before, the page
+// coloured five states and explained none (blue "built" read as a mystery).
+func TestLegendExplainsEveryState(t *testing.T) {
+	m := Build(testInventory, Results{
+		Suites:          []Suite{{Name: "dm", Subsystem: "dm", Checks: 3, Passed: false}},
+		Linearizability: []bool{true},
+		How:             how,
+	})
+	seen := map[string]bool{}
+	for _, row := range m.Rows {
+		for _, c := range row.Cells {
+			seen[c.Status] = true
+		}
+	}
+	var explained []string
+	for _, s := range Legend {
+		assert.NotEmpty(t, s.Meaning, "the meaning of %q", s.Status)
+		explained = append(explained, s.Status)
+	}
+	assert.ElementsMatch(t, []string{StatusPassed, StatusFailed, StatusBuilt, StatusNotRun, StatusNotBuilt}, slices.Collect(maps.Keys(seen)),
+		"the states this matrix shows")
+	assert.Equal(t, []string{StatusPassed, StatusFailed, StatusBuilt, StatusNotRun, StatusNotBuilt}, explained, "the legend's states, in reading order")
+}
+
+// legendHas reports whether the legend explains status.
+func legendHas(status string) bool {
+	return slices.ContainsFunc(Legend, func(s State) bool { return s.Status == status })
+}
+
 func TestWords(t *testing.T) {
 	plain := func(s string) string { return s }
 	code := func(s string) string { return "`" + s + "`" }
@@ -176,6 +207,9 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 			for _, c := range row.Cells {
 				if strings.Contains(c.Text, "not run") != (len(c.NotRun) > 0) {
 					t.Fatalf("%s %s: %q names %v", row.Subsystem, c.Layer, c.Text, c.NotRun)
+				}
+				if !legendHas(c.Status) {
+					t.Fatalf("%s %s: status %q, which the legend does not explain", row.Subsystem, c.Layer, c.Status)
 				}
 				if (c.Status == StatusNotRun) && len(c.NotRun) == 0 {
 					t.Fatalf("%s %s: status not run without an entry", row.Subsystem, c.Layer)

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -16,6 +14,7 @@ import (
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/reportview"
 )
 
 // versionBase is nodeproof's release; version adds the VCS revision.
@@ -187,10 +186,7 @@ func (m mutantRow) Killers() string {
 // verbatim for report.json and flattened into a table for the other renderers.
 type tableSection struct {
 	rows []json.RawMessage
-	// Columns are the objects' keys in order of first appearance.
-	Columns []string
-	// Cells holds one row per object, aligned with Columns; a missing key is "".
-	Cells [][]string
+	reportview.Table
 }
 
 func (t *tableSection) MarshalJSON() ([]byte, error) {
@@ -313,66 +309,9 @@ func loadTable(path string) (*tableSection, error) {
 const noResults = "no results (null or an empty array): a run that produced nothing is not a section that passed; run its make target again"
 
 func parseTable(data []byte) (*tableSection, error) {
-	t := &tableSection{rows: []json.RawMessage{}}
-	if err := json.Unmarshal(data, &t.rows); err != nil {
-		return nil, fmt.Errorf("want a JSON array of objects: %v", err)
+	rows, table, err := reportview.ParseTable(data)
+	if err != nil {
+		return nil, err
 	}
-	column := map[string]int{}
-	objects := make([]map[string]string, 0, len(t.rows))
-	for i, raw := range t.rows {
-		keys, values, err := objectFields(raw)
-		if err != nil {
-			return nil, fmt.Errorf("element %d: %v", i, err)
-		}
-		for _, k := range keys {
-			if _, ok := column[k]; !ok {
-				column[k] = len(t.Columns)
-				t.Columns = append(t.Columns, k)
-			}
-		}
-		objects = append(objects, values)
-	}
-	for _, values := range objects {
-		cells := make([]string, len(t.Columns))
-		for k, v := range values {
-			cells[column[k]] = v
-		}
-		t.Cells = append(t.Cells, cells)
-	}
-	return t, nil
-}
-
-// objectFields returns an object's keys in document order and each value as
-// table text: strings as they are, everything else as compact JSON.
-func objectFields(raw json.RawMessage) ([]string, map[string]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, nil, errors.New("not a JSON object")
-	}
-	var keys []string
-	values := map[string]string{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
-		}
-		key := tok.(string) // inside an object the decoder only yields string keys here
-		var value json.RawMessage
-		if err := dec.Decode(&value); err != nil {
-			return nil, nil, err
-		}
-		var s string
-		if json.Unmarshal(value, &s) != nil {
-			var compact bytes.Buffer
-			if err := json.Compact(&compact, value); err != nil {
-				return nil, nil, err
-			}
-			s = compact.String()
-		}
-		if _, dup := values[key]; !dup {
-			keys = append(keys, key)
-		}
-		values[key] = s
-	}
-	return keys, values, nil
+	return &tableSection{rows: rows, Table: table}, nil
 }

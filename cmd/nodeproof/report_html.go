@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
+	"github.com/nodeproof/nodeproof/reportview"
 )
 
 // writeHTML writes index.html: one self-contained page (no scripts, fonts or
@@ -46,20 +47,22 @@ func sourceCellHTML(sources []sourceReport) template.HTML {
 }
 
 var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
-	"actionChart":    actionChart,
-	"statChart":      statisticChart,
-	"killed":         killed,
-	"sources":        sourceCellHTML,
-	"localPage":      localPage,
-	"stat":           formatStat,
-	"verdict":        verdict,
-	"layers":         func() []string { return coverage.Layers },
-	"notRun":         notRunEntry,
-	"notRunWords":    notRunHTML,
-	"inventoryLayer": inventoryLayers,
-	"statusClass":    statusClass,
-	"simFaults":      simFaultsText,
-	"violations":     violationsCell,
+	"actionChart":     func(actions map[string]int) reportview.Chart { return reportview.Counts("actions drawn, by action", actions) },
+	"killed":          killed,
+	"sources":         sourceCellHTML,
+	"localPage":       localPage,
+	"stat":            formatStat,
+	"verdict":         verdict,
+	"layers":          func() []string { return coverage.Layers },
+	"legend":          func() []coverage.State { return coverage.Legend },
+	"notRun":          notRunEntry,
+	"notRunWords":     notRunHTML,
+	"inventoryLayer":  inventoryLayers,
+	"statusClass":     statusClass,
+	"simFaults":       simFaultsText,
+	"violations":      violationsCell,
+	"counterexamples": counterexamples,
+	"count":           count,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -73,8 +76,39 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <h1>nodeproof invariant report</h1>
 {{with verdict .}}<div id="verdict" class="verdict {{if $.Passed}}passed{{else}}failed{{end}}"><strong>{{.Headline}}</strong>
 {{with .Problems}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</div>{{end}}
-<p>nodeproof {{.Version}}, started {{.Started}}, {{printf "%.1f" .Seconds}}s.</p>
+<p>nodeproof {{.Version}}, started {{.Started}}, {{printf "%.1f" .Seconds}}s.{{with .Findings}} Known findings in the kubelet: <a href="#findings">{{len .}}</a>.{{end}}</p>
 
+<section id="matrix">
+<h2>Coverage</h2>
+<p>One row per subsystem, one column per layer of verification; each figure links to its section. A cell's colour is its state:</p>
+<ul class="legend" id="legend">{{range legend}}<li><span class="sample cell-{{.Status | statusClass}}">{{.Status}}</span> {{.Meaning}}</li>{{end}}</ul>
+<table class="matrix">
+<tr><th>Subsystem</th>{{range layers}}<th>{{.}}</th>{{end}}</tr>
+{{range .Matrix}}<tr><th><a href="#inventory-{{.Subsystem}}">{{.Subsystem}}</a></th>{{range .Cells}}<td class="cell-{{.Status | statusClass}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
+{{end}}</table>
+</section>
+
+{{if counterexamples .}}<section id="failures">
+<h2>Failures</h2>
+<p>Each counterexample, shrunk, with the line that replays it; the verdict lists every problem.</p>
+{{range .Suites}}{{$s := .}}{{with .Failure}}<div class="counterexample" id="failure-{{$s.Name}}">
+<h3 class="failed">Counterexample: suite {{$s.Name}}, {{.Invariant}}</h3>
+<p>Shrunk steps:</p>
+<pre><code>{{range .Steps}}{{.}}
+{{end}}</code></pre>
+{{if .Replay}}<p>Replay: <code class="replay">{{.Replay}}</code></p>{{end}}
+<details><summary>Full message</summary><pre><code>{{.Message}}</code></pre></details>
+</div>
+{{end}}{{end}}{{with .Sim}}{{range .Violations}}<div class="counterexample">
+<h3 class="failed">Counterexample: seed {{.Seed}}, {{.Invariant}}</h3>
+<pre><code>{{.Message}}
+
+{{range .Trace}}{{.}}
+{{end}}</code></pre>
+<p>Replay: <code class="replay">{{.Replay}}</code></p>
+</div>
+{{end}}{{end}}</section>
+{{end}}
 {{with .Findings}}<section id="findings">
 <h2>Findings in the kubelet</h2>
 <p>Broken promises of the v1.36.3 kubelet: contract properties (what the Kubernetes documentation and KEPs promise) that nodeproof's generated search breaks, shrunk, and confirmed on upstream's own code. A known finding does not fail the report; one that stops reproducing does.</p>
@@ -90,15 +124,6 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 </details>
 {{end}}</section>
 {{end}}
-<section id="matrix">
-<h2>Coverage</h2>
-<p>One row per subsystem, one column per layer of verification; each figure links to its section.</p>
-<table class="matrix">
-<tr><th>Subsystem</th>{{range layers}}<th>{{.}}</th>{{end}}</tr>
-{{range .Matrix}}<tr><th><a href="#inventory-{{.Subsystem}}">{{.Subsystem}}</a></th>{{range .Cells}}<td class="cell-{{.Status | statusClass}}">{{if .Link}}<a href="{{.Link}}">{{.Text}}</a>{{else}}{{.Text}}{{end}}</td>{{end}}</tr>
-{{end}}</table>
-</section>
-
 <section id="not-run">
 <h2>Not run</h2>
 {{with .NotRun}}<p>What this report does not include, and the command that produces each; <code>nodeproof report</code> includes the files they write:</p>
@@ -141,35 +166,29 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <td>{{if .Passed}}<span class="passed">passed</span>{{else}}<span class="failed">FAILED</span>{{end}}</td>
 <td class="num">{{.Checks}}</td><td class="num">{{.Steps}}</td><td class="num">{{printf "%.1f" .Seconds}}</td><td class="num">{{.Seed}}</td></tr>
 {{end}}</table>
-</section>
-
-{{range .Suites}}<section class="suite" id="suite-{{.Name}}">
-<h2>{{.Name}} <small>({{.Subsystem}})</small></h2>
-{{with .Failure}}<div class="counterexample">
-<h3 class="failed">Counterexample: {{.Invariant}}</h3>
-<p>Shrunk steps:</p>
-<pre><code>{{range .Steps}}{{.}}
-{{end}}</code></pre>
-{{if .Replay}}<p>Replay: <code class="replay">{{.Replay}}</code></p>{{end}}
-<details><summary>Full message</summary><pre><code>{{.Message}}</code></pre></details>
-</div>
-{{end}}
-<h3>Invariants</h3>
+<p>Each suite's invariants, statistics and actions drawn, folded:</p>
+{{range .Suites}}{{$s := .}}<section class="suite" id="suite-{{.Name}}">
+<h3>{{.Name}}{{if ne .Name .Subsystem}} <small>({{.Subsystem}})</small>{{end}}</h3>
+{{with .Failure}}<p class="failed">Failed: <a href="#failure-{{$s.Name}}">the counterexample of {{.Invariant}}</a>.</p>
+{{end}}<details><summary>{{count (len .Invariants) "invariant"}}: statement, source, checked, applied, violations</summary>
 <table>
 <tr><th>ID</th><th title="fidelity: upstream's behaviour; contract: Kubernetes' promise to its users">Kind</th><th>Statement</th><th>Source</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th><th>Violations</th></tr>
-{{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Kind}}</td><td>{{.Statement}}</td><td>{{sources .Sources}}</td>
+{{range .Invariants}}<tr><td><code>{{.ID}}</code></td><td>{{.Kind}}</td><td>{{.Statement}}</td><td class="source">{{sources .Sources}}</td>
 <td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td><td class="num{{if .Violations}} failed{{end}}">{{violations .}}</td></tr>
 {{end}}</table>
-{{with .Statistics}}<h3>Statistics</h3>
+</details>
+{{with .Statistics}}<details><summary>{{count (len .) "statistic"}}: samples, mean, max, non-zero</summary>
 <table>
 <tr><th>Statistic</th><th>Samples</th><th>Mean</th><th>Max</th><th>Non-zero</th></tr>
 {{range .}}<tr><td>{{.Name}}</td><td class="num">{{.Samples}}</td><td class="num">{{stat .Mean}}</td><td class="num">{{stat .Max}}</td><td class="num">{{.Nonzero}}</td></tr>
 {{end}}</table>
-{{template "chart" statChart .}}
-{{end}}<h3>Actions</h3>
-{{with actionChart .Actions}}{{if .Bars}}{{template "chart" .}}{{else}}<p>No actions ran.</p>{{end}}{{end}}
-</section>
-{{end}}
+</details>
+{{end}}{{$chart := actionChart .Actions}}{{with $chart.SVG}}<details><summary>{{len $chart.Bars}} actions: how often the generator drew each</summary>
+{{.}}
+</details>
+{{else}}<p>Actions drawn: {{range $i, $bar := $chart.Bars}}{{if $i}}, {{end}}{{$bar.Label}} {{$bar.Value}}{{else}}none{{end}}.</p>
+{{end}}</section>
+{{end}}</section>
 
 <section id="sim">
 <h2>Node simulation</h2>
@@ -180,20 +199,13 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <td class="num">{{stat .Hours}}</td><td class="num">{{stat .SimulatedHours}}</td><td class="num">{{.Events}}</td><td class="num">{{.Pods}}</td>
 <td class="num">{{printf "%.1f" .Seconds}}</td><td class="num{{if .Violations}} failed{{end}}">{{len .Violations}}</td></tr>
 </table>
-<p>Faults injected: {{simFaults .Injected}}.</p>
-{{range .Violations}}<div class="counterexample">
-<h3 class="failed">Counterexample: seed {{.Seed}}, {{.Invariant}}</h3>
-<pre><code>{{.Message}}
-
-{{range .Trace}}{{.}}
-{{end}}</code></pre>
-<p>Replay: <code class="replay">{{.Replay}}</code></p>
-</div>
-{{end}}<h3>Invariants</h3>
+<p>Faults injected: {{simFaults .Injected}}.{{with .Violations}} <a href="#failures">The counterexamples</a> are under Failures.{{end}}</p>
+<details><summary>{{count (len .Checks) "invariant"}}: statement, checked, applied</summary>
 <table>
 <tr><th>ID</th><th>Statement</th><th title="evaluations of the invariant">Checked</th><th title="evaluations where it had something to compare">Applied</th></tr>
 {{range .Checks}}<tr><td><code>{{.ID}}</code></td><td>{{.Statement}}</td><td class="num">{{.Checked}}</td><td class="num">{{.Applied}}</td></tr>
 {{end}}</table>
+</details>
 {{else}}` + notRunNote(coverage.SimID) + `{{end}}
 </section>
 
@@ -217,39 +229,34 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 <section id="mutants">
 <h2>Mutants</h2>
 {{with .Mutants}}<p>{{killed .}} of {{len .}} killed.</p>
+<details{{if lt (killed .) (len .)}} open{{end}}><summary>The kill matrix: each mutant, its source and what killed it</summary>
 <table>
 <tr><th>Mutant</th><th>Subsystem</th><th>Source</th><th>Killed</th><th>Killed by</th><th>Seconds</th></tr>
 {{range .}}<tr><td><code>{{.ID}}</code></td><td>{{.Subsystem}}</td><td>{{.Source}}</td>
 <td>{{if .Killed}}<span class="passed">killed</span>{{else}}<span class="failed">survived</span>{{end}}</td>
 <td>{{.Killers}}</td><td class="num">{{printf "%.1f" .Seconds}}</td></tr>
 {{end}}</table>
+</details>
 {{else}}` + notRunNote(coverage.MutantsID) + `{{end}}
 </section>
 
 <section id="inventory">
 <h2>Inventory</h2>
 <p>What the source tree holds for each subsystem, as the matrix counts it.</p>
-{{range .Inventory}}<div id="inventory-{{.Name}}">
-<h3>{{.Name}}</h3>
+{{range .Inventory}}<details id="inventory-{{.Name}}"><summary>{{.Name}}</summary>
 <table>
 {{range inventoryLayer .}}<tr><th>{{.Layer}}</th><td>{{range $i, $item := .Items}}{{if $i}}, {{end}}<code>{{$item}}</code>{{end}}</td></tr>
 {{else}}<tr><td>Nothing built yet.</td></tr>
 {{end}}</table>
-</div>
+</details>
 {{end}}
 </section>
 </body>
 </html>
-{{define "table"}}{{if .Cells}}<table>
-<tr>{{range .Columns}}<th>{{.}}</th>{{end}}</tr>
-{{range .Cells}}<tr>{{range .}}<td>{{if localPage .}}<a href="{{.}}">{{.}}</a>{{else}}{{.}}{{end}}</td>{{end}}</tr>
-{{end}}</table>{{else}}<p>(none)</p>{{end}}{{end}}
-{{define "chart"}}<svg class="chart" width="{{.Width}}" height="{{.Height}}" viewBox="0 0 {{.Width}} {{.Height}}" role="img" aria-label="{{.Title}}">
-{{$c := .}}{{range .Bars}}<g><title>{{.Label}}: {{.Value}}</title>
-<text x="{{$c.LabelX}}" y="{{.TextY}}" text-anchor="end">{{.Label}}</text>
-<rect x="{{$c.BarX}}" y="{{.Y}}" width="{{.Width}}" height="{{$c.BarHeight}}"></rect>
-<text x="{{.ValueX}}" y="{{.TextY}}">{{.Value}}</text></g>
-{{end}}</svg>{{end}}`))
+{{define "table"}}{{if .Figures}}<table>
+<tr>{{range .Headings}}<th>{{.}}</th>{{end}}</tr>
+{{range .Figures}}<tr>{{range .}}<td>{{if localPage .}}<a href="{{.}}">{{.}}</a>{{else}}{{.}}{{end}}</td>{{end}}</tr>
+{{end}}</table>{{else}}<p>(none)</p>{{end}}{{end}}`))
 
 // notRunNote is the body of a section the report lacks: its entry of the
 // not-run list.
@@ -264,18 +271,25 @@ table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; }
 th, td { border: 1px solid #d0d7de; padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.source { overflow-wrap: anywhere; min-width: 12rem; }
 .passed { color: #1a7f37; font-weight: 600; }
 .failed { color: #cf222e; font-weight: 600; }
 .verdict { padding: 0.8rem 1rem; border-radius: 6px; font-size: 1.25rem; margin: 1rem 0; }
 .verdict.passed { background: #dafbe1; border: 1px solid #1a7f37; }
 .verdict.failed { background: #ffebe9; border: 1px solid #cf222e; }
 .verdict ul { font-size: 1rem; font-weight: normal; margin: 0.4rem 0 0; }
-table.matrix { width: 100%; }
-table.matrix td.cell-passed { background: #dafbe1; }
-table.matrix td.cell-failed { background: #ffebe9; font-weight: 600; }
-table.matrix td.cell-built { background: #ddf4ff; }
-table.matrix td.cell-not-run { background: #fff8c5; }
-table.matrix td.cell-not-built { color: #656d76; font-style: italic; }
+table.matrix { width: 100%; font-size: 0.9rem; }
+table.matrix td { white-space: nowrap; }
+.cell-passed { background: #dafbe1; }
+.cell-failed { background: #ffebe9; font-weight: 600; }
+.cell-built { background: #ddf4ff; }
+.cell-not-run { background: #fff8c5; }
+.cell-not-built { color: #656d76; font-style: italic; }
+.legend { list-style: none; padding: 0; margin: 0.5rem 0; display: grid; grid-template-columns: repeat(auto-fit, minmax(30rem, 1fr)); gap: 0.2rem 1.2rem; font-size: 0.9rem; }
+.legend .sample { border: 1px solid #d0d7de; padding: 0 0.4rem; }
+details { margin: 0.4rem 0; }
+summary { cursor: pointer; }
+section.suite { border-top: none; margin-top: 1rem; }
 pre { background: #f6f8fa; padding: 0.75rem; overflow-x: auto; }
 code { font-family: ui-monospace, monospace; }
 section { border-top: 1px solid #d0d7de; margin-top: 2rem; }
@@ -287,6 +301,21 @@ svg rect { fill: #0969da; }
 
 // statusClass turns a cell state into a CSS class name.
 func statusClass(status string) string { return strings.ReplaceAll(status, " ", "-") }
+
+// counterexamples counts the failures that come with a counterexample to
+// show under Failures: a suite's, or a simulated seed's.
+func counterexamples(d *reportData) int {
+	n := 0
+	for _, s := range d.Suites {
+		if s.Failure != nil {
+			n++
+		}
+	}
+	if d.Sim != nil {
+		n += len(d.Sim.Violations)
+	}
+	return n
+}
 
 // reportVerdict is the banner at the top of the page.
 type reportVerdict struct {

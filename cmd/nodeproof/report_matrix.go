@@ -6,7 +6,6 @@ import (
 	"html"
 	"html/template"
 	"slices"
-	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/inventory"
@@ -140,6 +139,3 @@ type inventoryLayer struct {
 	Layer string
 	Items []string
 }
-
-// joinItems is an inventory line for Markdown and the terminal.
-func joinItems(items []string) string { return strings.Join(items, ", ") }

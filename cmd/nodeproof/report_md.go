@@ -45,8 +45,12 @@ func renderMarkdown(data *reportData, limit int) string {
 const mdTruncationReserve = 256
 
 // markdownBlocks are the report's parts in page order: the verdict, the
-// matrix and what did not run first, so that truncation only ever drops
-// detail from the end.
+// matrix, the failures and the findings first, so that truncation only
+// ever drops detail from the end. Each failure is a block of its own. What
+// a reviewer looks up rather than reads (each invariant, the statistics,
+// the actions drawn, the simulation's invariants, the inventory) is left
+// to index.html and report.json, so that a passing report fits a
+// pull-request comment with room to spare.
 func markdownBlocks(data *reportData) []string {
 	var blocks []string
 	var b strings.Builder
@@ -65,12 +69,7 @@ func markdownBlocks(data *reportData) []string {
 	}
 	flush()
 
-	if len(data.Findings) > 0 {
-		b.WriteString(markdownFindings(data.Findings))
-		flush()
-	}
-
-	b.WriteString("\n## Coverage\n\n")
+	b.WriteString("\n## Coverage\n\n" + mdLegend() + "\n\n")
 	header := append([]string{"Subsystem"}, coverage.Layers...)
 	var rows [][]string
 	for _, r := range data.Matrix {
@@ -82,6 +81,40 @@ func markdownBlocks(data *reportData) []string {
 	}
 	mdTable(&b, header, rows)
 	flush()
+
+	if counterexamples(data) > 0 {
+		b.WriteString("\n## Failures\n")
+	}
+	for _, s := range data.Suites {
+		if f := s.Failure; f != nil {
+			fmt.Fprintf(&b, "\n### Counterexample: suite %s, %s\n\nShrunk steps:\n\n", mdEscape(s.Name), mdEscape(f.Invariant))
+			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+			if f.Replay != "" {
+				fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+			}
+			message := f.Message
+			if len(message) > mdMessageLimit {
+				message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
+			}
+			b.WriteString("\n<details><summary>Full message</summary>\n\n")
+			mdCodeBlock(&b, message)
+			b.WriteString("\n</details>\n")
+			flush()
+		}
+	}
+	if data.Sim != nil {
+		for _, v := range data.Sim.Violations {
+			fmt.Fprintf(&b, "\n### Counterexample: seed %d, %s\n\n", v.Seed, mdEscape(v.Invariant))
+			mdCodeBlock(&b, v.Message+"\n\n"+strings.Join(v.Trace, "\n"))
+			fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(v.Replay))
+			flush()
+		}
+	}
+
+	if len(data.Findings) > 0 {
+		b.WriteString(markdownFindings(data.Findings))
+		flush()
+	}
 
 	if len(data.NotRun) > 0 {
 		b.WriteString("\n## Not run\n\n")
@@ -100,46 +133,6 @@ func markdownBlocks(data *reportData) []string {
 	mdTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
 	flush()
 
-	for _, s := range data.Suites {
-		fmt.Fprintf(&b, "\n## %s (%s)\n", mdEscape(s.Name), mdEscape(s.Subsystem))
-		if f := s.Failure; f != nil {
-			fmt.Fprintf(&b, "\n### Counterexample: %s\n\nShrunk steps:\n\n", mdEscape(f.Invariant))
-			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
-			if f.Replay != "" {
-				fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
-			}
-			message := f.Message
-			if len(message) > mdMessageLimit {
-				message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
-			}
-			b.WriteString("\n<details><summary>Full message</summary>\n\n")
-			mdCodeBlock(&b, message)
-			b.WriteString("\n</details>\n")
-		}
-		b.WriteString("\n")
-		var rows [][]string
-		for _, inv := range s.Invariants {
-			rows = append(rows, []string{inv.ID, inv.Kind, inv.Statement, sourceCellMarkdown(inv.Sources), strconv.Itoa(inv.Checked), strconv.Itoa(inv.Applied), violationsCell(inv)})
-		}
-		mdTable(&b, []string{"ID", "Kind", "Statement", "Source", "Checked", "Applied", "Violations"}, rows)
-		if len(s.Statistics) > 0 {
-			b.WriteString("\n")
-			var stats [][]string
-			for _, st := range s.Statistics {
-				stats = append(stats, []string{st.Name, strconv.Itoa(st.Samples), formatStat(st.Mean), formatStat(st.Max), strconv.Itoa(st.Nonzero)})
-			}
-			mdTable(&b, []string{"Statistic", "Samples", "Mean", "Max", "Non-zero"}, stats)
-		}
-		var actions []string
-		for _, bar := range actionChart(s.Actions).Bars {
-			actions = append(actions, bar.Label+" "+bar.Value)
-		}
-		if len(actions) > 0 {
-			fmt.Fprintf(&b, "\nActions: %s.\n", mdEscape(strings.Join(actions, ", ")))
-		}
-		flush()
-	}
-
 	b.WriteString(markdownSim(data.Sim, mdNotRunNote(data.NotRun, coverage.SimID)))
 	flush()
 
@@ -155,7 +148,7 @@ func markdownBlocks(data *reportData) []string {
 		if section.table == nil {
 			b.WriteString(mdNotRunNote(data.NotRun, section.id))
 		} else {
-			mdTable(&b, section.table.Columns, section.table.Cells)
+			mdTable(&b, section.table.Headings, section.table.Figures)
 		}
 		flush()
 	}
@@ -164,20 +157,29 @@ func markdownBlocks(data *reportData) []string {
 	if data.Mutants == nil {
 		b.WriteString(mdNotRunNote(data.NotRun, coverage.MutantsID))
 	} else {
-		fmt.Fprintf(&b, "%d of %d killed.\n\n", killed(data.Mutants), len(data.Mutants))
-		mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, mutantRows(data.Mutants))
+		// The survivors are the failures; the killed are in index.html.
+		fmt.Fprintf(&b, "%d of %d killed.\n", killed(data.Mutants), len(data.Mutants))
+		if survivors := survivorRows(data.Mutants); len(survivors) > 0 {
+			b.WriteString("\n")
+			mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, survivors)
+		}
 	}
 	flush()
 
-	b.WriteString("\n## Inventory\n")
-	for _, s := range data.Inventory {
-		fmt.Fprintf(&b, "\n**%s**\n\n", mdEscape(s.Name))
-		for _, l := range inventoryLayers(s) {
-			fmt.Fprintf(&b, "- %s: %s\n", l.Layer, mdEscape(joinItems(l.Items)))
-		}
-		flush()
-	}
+	b.WriteString("\nThe report's index.html and report.json hold the rest: each invariant (statement, source, checked, applied, " +
+		"violations), the statistics, the actions drawn, the node simulation's invariants, the mutants killed and the inventory.\n")
+	flush()
 	return blocks
+}
+
+// mdLegend is the matrix's legend in the words of index.html's, which
+// colours the states that report.md can only name.
+func mdLegend() string {
+	parts := make([]string, len(coverage.Legend))
+	for i, s := range coverage.Legend {
+		parts[i] = "*" + s.Status + "*: " + s.Meaning
+	}
+	return "**Legend** (index.html colours each state): " + mdEscape(strings.Join(parts, "; ")) + "."
 }
 
 // mdNotRun words an entry of the not-run list for report.md.
@@ -192,22 +194,7 @@ func mdNotRunNote(list []coverage.NotRun, id string) string {
 	return ""
 }
 
-// sourceCellMarkdown renders an invariant's sources for a table cell, links
-// as [text](url). The report may be read far from the repository, so only
-// absolute links are links; a document or seed section is its text. The cell
-// then goes through mdEscape, which leaves brackets and parentheses alone.
-func sourceCellMarkdown(sources []sourceReport) string {
-	cells := make([]string, len(sources))
-	for i, s := range sources {
-		cells[i] = s.Text
-		if strings.HasPrefix(s.URL, "https://") && !strings.ContainsAny(s.Text, "[]") && !strings.ContainsAny(s.URL, " ()") {
-			cells[i] = "[" + s.Text + "](" + s.URL + ")"
-		}
-	}
-	return strings.Join(cells, "; ")
-}
-
-// suiteRows and mutantRows are the rows of the summary tables.
+// suiteRows are the rows of the suites' table.
 func suiteRows(suites []suiteReport) [][]string {
 	var rows [][]string
 	for _, s := range suites {
@@ -221,14 +208,13 @@ func suiteRows(suites []suiteReport) [][]string {
 	return rows
 }
 
-func mutantRows(mutants []mutantRow) [][]string {
+// survivorRows are the kill matrix's rows of the mutants that survived.
+func survivorRows(mutants []mutantRow) [][]string {
 	var rows [][]string
 	for _, m := range mutants {
-		verdict := "survived"
-		if m.Killed {
-			verdict = "killed"
+		if !m.Killed {
+			rows = append(rows, []string{m.ID, m.Subsystem, m.Source, "survived", m.Killers(), strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
 		}
-		rows = append(rows, []string{m.ID, m.Subsystem, m.Source, verdict, m.Killers(), strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
 	}
 	return rows
 }

@@ -167,8 +167,10 @@ func (r reportedNotRun) shownInHTML(page string) shownNotRun {
 	for _, part := range []string{verdict, list, matrix} {
 		rest = strings.Replace(rest, part, "", 1)
 	}
-	// The style sheet's class names are not text.
+	// The style sheet's class names are not text, and the matrix's legend
+	// explains the state "not run" rather than saying something did not.
 	rest = regexp.MustCompile(`(?s)<style>.*?</style>`).ReplaceAllString(rest, "")
+	rest = regexp.MustCompile(`(?s)<ul class="legend".*?</ul>`).ReplaceAllString(rest, "")
 	for _, line := range strings.Split(htmlText(rest), "\n") {
 		r.nameLine(&shown, line)
 	}
@@ -192,6 +194,8 @@ func (r reportedNotRun) shownInMarkdown(md string) shownNotRun {
 			}
 		case heading == "## Not run" && strings.HasPrefix(line, "- "):
 			shown.listed = append(shown.listed, strings.TrimPrefix(text, "- "))
+		case heading == "## Coverage" && strings.HasPrefix(line, "**Legend**"):
+			// The legend explains the state "not run"; it names nothing that did not run.
 		case heading == "## Coverage" && strings.HasPrefix(line, "| ") && !strings.HasPrefix(line, "| Subsystem |"):
 			cells := strings.Split(strings.Trim(line, "| "), " | ")
 			for j, cell := range cells[1:] {

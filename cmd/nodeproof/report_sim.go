@@ -131,7 +131,8 @@ func simFaultsText(injected map[string]int) string {
 }
 
 // markdownSim is the simulation's block of report.md; notRun is its body
-// when the report lacks it.
+// when the report lacks it. Its counterexamples are under Failures, its
+// invariants' counts in index.html.
 func markdownSim(s *simSection, notRun string) string {
 	var b strings.Builder
 	b.WriteString("\n## Node simulation\n\n")
@@ -147,16 +148,5 @@ func markdownSim(s *simSection, notRun string) string {
 		[][]string{{result, fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), formatStat(s.Hours), formatStat(s.SimulatedHours),
 			strconv.Itoa(s.Events), strconv.Itoa(s.Pods), strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.Itoa(len(s.Violations))}})
 	fmt.Fprintf(&b, "\nFaults injected: %s.\n", mdEscape(simFaultsText(s.Injected)))
-	for _, v := range s.Violations {
-		fmt.Fprintf(&b, "\n### Counterexample: seed %d, %s\n\n", v.Seed, mdEscape(v.Invariant))
-		mdCodeBlock(&b, v.Message+"\n\n"+strings.Join(v.Trace, "\n"))
-		fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(v.Replay))
-	}
-	b.WriteString("\n")
-	var rows [][]string
-	for _, c := range s.Checks {
-		rows = append(rows, []string{c.ID, c.Statement, strconv.Itoa(c.Checked), strconv.Itoa(c.Applied)})
-	}
-	mdTable(&b, []string{"ID", "Statement", "Checked", "Applied"}, rows)
 	return b.String()
 }
