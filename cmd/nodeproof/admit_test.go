@@ -18,7 +18,6 @@ import (
 	"github.com/nodeproof/nodeproof/core/admission"
 )
 
-
 const (
 	examplesDir = "../../docs/examples"
 	admitDir    = "testdata/admit"

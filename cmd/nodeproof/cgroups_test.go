@@ -17,7 +17,6 @@ import (
 	"github.com/nodeproof/nodeproof/core/cgroups"
 )
 
-
 // seedExample is the manifest of seed 004's three pods, shared with the
 // README and the integration test.
 var seedExample = filepath.Join("..", "..", "docs", "examples", "seed004-pods.yaml")

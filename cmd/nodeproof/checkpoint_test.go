@@ -17,7 +17,6 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
 
-
 const checkpointDir = "testdata/checkpoint"
 
 // specCheckpoint is the worked example of spec 1.10. Its AllocResp, bytes

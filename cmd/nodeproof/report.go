@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -147,7 +148,12 @@ func mkdirAll(dir string) ([]string, error) {
 	var missing []string
 	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
 		// A name too long to stat is one to make, which then fails.
-		if _, err := os.Stat(p); err == nil {
+		if info, err := os.Stat(p); err == nil {
+			// A file where a directory must be is named as such, not by
+			// the write check that would fail inside it.
+			if !info.IsDir() {
+				return nil, &os.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
+			}
 			break
 		}
 		missing = append(missing, p)

@@ -47,7 +47,9 @@ func sourceCellHTML(sources []sourceReport) template.HTML {
 }
 
 var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
-	"actionChart":     func(actions map[string]int) reportview.Chart { return reportview.Counts("actions drawn, by action", actions) },
+	"actionChart": func(actions map[string]int) reportview.Chart {
+		return reportview.Counts("actions drawn, by action", actions)
+	},
 	"killed":          killed,
 	"sources":         sourceCellHTML,
 	"localPage":       localPage,
