@@ -216,6 +216,10 @@ func (c *checker) awaitRegistration(ctx context.Context, launched <-chan error) 
 		case reg := <-c.regs:
 			return reg, nil
 		case err := <-launched:
+			var exit *ExitError
+			if errors.As(err, &exit) {
+				return registration{}, fmt.Errorf("plugincheck: the plugin exited before it registered: %s", exit.Status)
+			}
 			if err != nil {
 				return registration{}, fmt.Errorf("plugincheck: starting the plugin: %w", err)
 			}

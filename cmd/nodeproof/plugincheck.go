@@ -18,15 +18,6 @@ import (
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
 )
 
-// defaultExecEnv is the environment variable --exec hands the directory
-// in: the name the Kubernetes sample device plugin reads its socket
-// directory from (test/images/sample-device-plugin), which nodeproof's
-// testplugin reads too.
-const defaultExecEnv = "PLUGIN_SOCK_DIR"
-
-// execDirPlaceholder in --exec's command line is replaced by the directory.
-const execDirPlaceholder = "{dir}"
-
 // maxPluginChecks bounds --checks: 100 times the default. Each sequence
 // makes real gRPC calls to the plugin, about 0.1 s of them.
 const maxPluginChecks = 100 * plugincheck.DefaultChecks
@@ -92,7 +83,7 @@ when the check cannot start (no registration in time, a command that does not st
 func (f *pluginCheckFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dir, "dir", "", "serve kubelet.sock in `DIR` and wait for a plugin running there")
 	fl.StringVar(&f.exec, "exec", "", "start the plugin with this shell `COMMAND` in a directory of its own, and stop it after")
-	fl.StringVar(&f.execEnv, "exec-env", defaultExecEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
+	fl.StringVar(&f.execEnv, "exec-env", plugincheck.DefaultDirEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
 	fl.IntVar(&f.checks, "checks", plugincheck.DefaultChecks, "`N` generated kubelet-call sequences per property")
 	fl.Uint64Var(&f.seed, "seed", 0, "the seed `N` of the generated calls; 0 picks one and prints it")
 	fl.StringSliceVar(&f.mute, "mute", nil, "`CHECK`s the generated calls judge and count but neither report nor stop at (the smoke pass still reports them; replay lines set them)")
@@ -158,7 +149,7 @@ func (f pluginCheckFlags) replayCommand(changed func(string) bool, restart bool)
 		parts = append(parts, "--dir", shellQuote(f.dir))
 	} else {
 		parts = append(parts, "--exec", shellQuote(f.exec))
-		if f.execEnv != defaultExecEnv {
+		if f.execEnv != plugincheck.DefaultDirEnv {
 			parts = append(parts, "--exec-env", shellQuote(f.execEnv))
 		}
 	}
@@ -191,7 +182,7 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 			return usageError(err)
 		}
 	}
-	var plugin *pluginProcess
+	var plugin *plugincheck.Process
 	if opts.exec != "" {
 		// A directory of the run's own, under $TMPDIR: short enough for
 		// the socket paths (108 bytes at most), and never a kubelet's.
@@ -201,8 +192,8 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		}
 		defer os.RemoveAll(dir)
 		opts.check.Dir = dir
-		plugin = newPluginProcess(opts.exec, opts.execEnv, dir)
-		opts.check.Launch = plugin.launch
+		plugin = plugincheck.NewProcess(opts.exec, opts.execEnv, dir)
+		opts.check.Launch = plugin.Launch
 	}
 	var bar progress
 	if isTerminal(stderr) {
@@ -215,20 +206,20 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		bar.finish()
 	}
 	if plugin != nil {
-		if stopErr := plugin.stop(); stopErr != nil && err == nil && res.Passed() {
+		if stopErr := plugin.Stop(); stopErr != nil && err == nil && res.Passed() {
 			fmt.Fprintf(stderr, "nodeproof plugin-check: stopping the plugin: %v\n", stopErr)
 		}
 	}
 	if err != nil {
 		if plugin != nil {
-			plugin.printOutput(stderr)
+			plugin.WriteOutput(stderr)
 		}
 		return usageError(err)
 	}
 	section := newPluginCheckSection(res, opts, started)
 	printPluginCheck(stdout, section)
 	if !section.Passed && plugin != nil {
-		plugin.printOutput(stderr)
+		plugin.WriteOutput(stderr)
 	}
 	if opts.out != "" {
 		paths, err := writePluginCheckReport(opts.out, section)
