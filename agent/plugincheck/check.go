@@ -32,7 +32,7 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	}
 	start := time.Now()
 	c := &checker{opts: opts, rec: newRecord(), regs: make(chan registration, 4), done: make(chan struct{})}
-	res := &Result{Seed: opts.Seed}
+	res := &Result{Seed: opts.Seed, Replay: c.replay(opts.Seed, opts.Mute)}
 	defer func() {
 		c.rec.result(res)
 		res.Seconds = time.Since(start).Seconds()

@@ -133,7 +133,10 @@ type Count struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Seed    uint64  `json:"seed"`
+	Seed uint64 `json:"seed"`
+	// Replay is the command that repeats the whole run: Options.ReplayCommand
+	// with the seed and the muted checks, or Run's go test line.
+	Replay  string  `json:"replay"`
 	Seconds float64 `json:"seconds"`
 	Plugin  Plugin  `json:"plugin"`
 	// Counts holds every check of Checks, by ID.

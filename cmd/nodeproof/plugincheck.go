@@ -174,6 +174,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// target says how the plugin is found, for the report.
+func (o pluginCheckOptions) target() string {
+	if o.exec != "" {
+		return "--exec " + shellQuote(o.exec)
+	}
+	return "--dir " + shellQuote(o.dir)
+}
+
 // runPluginCheck runs the checker, starting and stopping the plugin for
 // --exec, prints the summary and writes --out.
 func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr io.Writer) error {
@@ -216,8 +224,8 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		}
 		return usageError(err)
 	}
-	section := newPluginCheckSection(res, opts, started)
-	printPluginCheck(stdout, section)
+	section := plugincheck.NewReport(res, started, version(), opts.target())
+	section.WriteText(stdout)
 	if !section.Passed && plugin != nil {
 		plugin.WriteOutput(stderr)
 	}

@@ -85,7 +85,7 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 	assert.Contains(t, stdout, "plugin example.com/testplugin on testplugin.sock, version v1beta1,")
 	assert.Regexp(t, `\npassed: 0 findings; \d+ check evaluations in `, stdout)
 
-	var report pluginCheckSection
+	var report plugincheck.Report
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &report))
@@ -135,7 +135,7 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 			assert.Contains(t, stderr, "the plugin's output ("+bin+" "+tc.flags+"):\n")
 			assert.Contains(t, stderr, "msg=serving")
 
-			var report pluginCheckSection
+			var report plugincheck.Report
 			data, err := os.ReadFile(filepath.Join(out, "report.json"))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(data, &report))
