@@ -64,7 +64,7 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	defer conn.Close()
 	plugin := v1beta1.NewDevicePluginClient(conn)
 
-	w := c.watch(ctx, plugin)
+	w := c.watch(ctx, plugin, "the first stream")
 	first, ok := w.first(c.opts.CallTimeout)
 	c.rec.check(LawFirstSnapshot, true)
 	if !ok {
@@ -352,7 +352,7 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		v, err := call.call(callCtx)
 		cancel()
 		if v.check != "" {
-			c.rec.finding(Finding{Check: v.check, Message: v.check + ": " + v.reason, Steps: append([]string{call.step}, v.detail...)})
+			c.rec.finding(Finding{Check: v.check, Message: v.reason, Steps: append([]string{call.step}, v.detail...)})
 			failed = append(failed, v.check)
 		}
 		if err == nil {
@@ -361,9 +361,9 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		c.rec.check(PluginAlive, c.optionsAnswered)
 		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
 			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
-				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})
+				Message: fmt.Sprintf("after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", call.step, err, aliveErr)})
 		} else {
-			c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
+			c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s failed: %v", call.step, err)})
 		}
 		return failed, false
 	}
@@ -378,7 +378,7 @@ func (c *checker) streamDrop(ctx context.Context, plugin v1beta1.DevicePluginCli
 		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream the plugin no longer answers GetDevicePluginOptions: %v", err)
 		return
 	}
-	w := c.watch(ctx, plugin)
+	w := c.watch(ctx, plugin, "the stream opened after the kubelet closed the first")
 	defer w.stop()
 	if _, ok := w.first(c.opts.CallTimeout); !ok {
 		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream a new stream sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
@@ -421,7 +421,7 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 		return
 	}
 	defer conn.Close()
-	w := c.watch(ctx, v1beta1.NewDevicePluginClient(conn))
+	w := c.watch(ctx, v1beta1.NewDevicePluginClient(conn), "the stream after re-registering")
 	defer w.stop()
 	again, ok := w.first(c.opts.CallTimeout)
 	if !ok {
@@ -455,7 +455,9 @@ func healthyIDs(devs []*v1beta1.Device) []string {
 
 // watcher runs one ListAndWatch stream, checking every list it receives.
 type watcher struct {
-	c      *checker
+	c *checker
+	// name tells the run's streams apart in a finding: "the first stream".
+	name   string
 	cancel context.CancelFunc
 	done   chan struct{}
 	// firstList is closed when the first list arrives.
@@ -466,9 +468,9 @@ type watcher struct {
 	endErr error // why the stream ended, if it did before stop
 }
 
-func (c *checker) watch(ctx context.Context, plugin v1beta1.DevicePluginClient) *watcher {
+func (c *checker) watch(ctx context.Context, plugin v1beta1.DevicePluginClient, name string) *watcher {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &watcher{c: c, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{})}
+	w := &watcher{c: c, name: name, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{})}
 	go w.run(ctx, plugin)
 	return w
 }
@@ -492,34 +494,85 @@ func (w *watcher) run(ctx context.Context, plugin v1beta1.DevicePluginClient) {
 	}
 }
 
-// received checks one list and keeps it.
+// received checks one list and keeps it. A finding names the stream and
+// the update that broke the rule, and shows that list and the one before.
 func (w *watcher) received(devs []*v1beta1.Device) {
+	// Only this goroutine appends to lists.
+	w.mu.Lock()
+	update := len(w.lists) + 1
+	var before []*v1beta1.Device
+	if update > 1 {
+		before = w.lists[update-2]
+	}
+	w.mu.Unlock()
+	where := fmt.Sprintf("ListAndWatch update %d (%s)", update, w.name)
+	steps := []string{"ListAndWatch (" + w.name + ")"}
+	if before != nil {
+		steps = append(steps, fmt.Sprintf("  update %d: %s", update-1, describeDevices(before)))
+	}
+	steps = append(steps, fmt.Sprintf("  update %d: %s", update, describeDevices(devs)))
+	fail := func(check, message string) {
+		w.c.rec.finding(Finding{Check: check, Message: message, Steps: steps})
+	}
 	rec := w.c.rec
 	rec.check(LawIDs, len(devs) > 0)
 	if p := snapshotIDsProblem(devs); p != "" {
-		rec.fail(LawIDs, "%s", p)
+		fail(LawIDs, where+": "+p)
 	}
 	rec.check(LawHealth, len(devs) > 0)
 	if p := healthProblem(devs); p != "" {
-		rec.fail(LawHealth, "%s", p)
+		fail(LawHealth, where+": "+p)
 	}
 	rec.check(LawTopology, hasTopology(devs))
 	if p := topologyProblem(devs); p != "" {
-		rec.fail(LawTopology, "%s", p)
+		fail(LawTopology, where+": "+p)
+	}
+	if before != nil {
+		was, is := sortedIDs(before), sortedIDs(devs)
+		rec.check(LawStableIDs, true)
+		if !slices.Equal(was, is) {
+			fail(LawStableIDs, fmt.Sprintf("%s changed the device IDs from %v to %v, with nothing changing on the node", where, was, is))
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if n := len(w.lists); n > 0 {
-		was, is := sortedIDs(w.lists[n-1]), sortedIDs(devs)
-		rec.check(LawStableIDs, true)
-		if !slices.Equal(was, is) {
-			rec.fail(LawStableIDs, "with nothing changing on the node, a device list changed its IDs from %v to %v", was, is)
-		}
-	}
 	w.lists = append(w.lists, devs)
-	if len(w.lists) == 1 {
+	if update == 1 {
 		close(w.firstList)
 	}
+}
+
+// maxDescribedDevices bounds the devices a finding lists: a plugin may
+// have hundreds.
+const maxDescribedDevices = 16
+
+// describeDevices writes a device list for a finding: each ID, with its
+// health when it is not Healthy and its NUMA nodes.
+func describeDevices(devs []*v1beta1.Device) string {
+	var parts []string
+	for i, d := range devs {
+		if i == maxDescribedDevices {
+			parts = append(parts, fmt.Sprintf("… and %d more", len(devs)-i))
+			break
+		}
+		var notes []string
+		if h := d.GetHealth(); h != v1beta1.Healthy {
+			notes = append(notes, h)
+		}
+		if nodes := d.GetTopology().GetNodes(); len(nodes) > 0 {
+			ids := make([]string, len(nodes))
+			for j, n := range nodes {
+				ids[j] = strconv.FormatInt(n.GetID(), 10)
+			}
+			notes = append(notes, "NUMA "+strings.Join(ids, " "))
+		}
+		part := d.GetID()
+		if len(notes) > 0 {
+			part += "(" + strings.Join(notes, ", ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 // first waits at most timeout for the first list.

@@ -7,8 +7,8 @@
 // api.proto comment or the section of spec/devicemanager.md it rests on) and
 // a severity: Contract (the plugin breaks the API contract), Kubelet (the
 // contract is silent but a kubelet would misbehave) or Advice (worth fixing,
-// harmless to the kubelet). Checks lists them in a fixed order; a Finding's
-// message starts with its check's ID, so tools can attribute it.
+// harmless to the kubelet). Checks lists them in a fixed order; a Finding
+// names its check's ID in Check, and its Message does not repeat it.
 //
 // Registration, ListAndWatch and the kubelet restart are checked once per
 // run. A smoke pass makes each call once and judges the answers; then

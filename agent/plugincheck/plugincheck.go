@@ -2,6 +2,7 @@ package plugincheck
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -21,7 +22,7 @@ const (
 // CheckSpec is one rule the checker holds a plugin to. (It is not called
 // Check: that name is the function that runs them.)
 type CheckSpec struct {
-	// ID is stable, such as PC-REG-VERSION; a finding's message starts with it.
+	// ID is stable, such as PC-REG-VERSION; a finding's Check is its ID.
 	ID string
 	// Rule is one sentence a plugin author can read without the code.
 	Rule string
@@ -96,7 +97,8 @@ const (
 type Finding struct {
 	Check    string   `json:"check"`
 	Severity Severity `json:"severity"`
-	// Message is the one-line verdict; it starts with the check's ID.
+	// Message is the one-line verdict, without the check's ID, which
+	// Check holds: a reader sees "PC-X (contract): message".
 	Message string `json:"message"`
 	// Steps are the kubelet calls that failed, each with the answer's
 	// detail lines indented under it: the shrunk case of a rapid property,
@@ -143,6 +145,34 @@ type Result struct {
 	Counts map[string]Count `json:"counts"`
 	// Findings are the failed checks in Checks order.
 	Findings []Finding `json:"findings"`
+}
+
+// Verdict says in a few words how the run went: "passed", "passed, with
+// 1 piece of advice", "FAILED: 2 findings" or "FAILED: 1 finding, and 1
+// piece of advice". Advice is counted apart: it does not fail a run.
+func (r *Result) Verdict() string {
+	failing, advice := 0, 0
+	for _, f := range r.Findings {
+		if f.Severity == Advice {
+			advice++
+		} else {
+			failing++
+		}
+	}
+	pieces := "piece"
+	if advice != 1 {
+		pieces = "pieces"
+	}
+	switch {
+	case failing == 0 && advice == 0:
+		return "passed"
+	case failing == 0:
+		return fmt.Sprintf("passed, with %d %s of advice", advice, pieces)
+	case advice == 0:
+		return "FAILED: " + plural(failing, "finding")
+	default:
+		return fmt.Sprintf("FAILED: %s, and %d %s of advice", plural(failing, "finding"), advice, pieces)
+	}
 }
 
 // Passed reports whether no Contract and no Kubelet check failed. A Kubelet

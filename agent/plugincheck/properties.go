@@ -74,11 +74,15 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 			traceback, _, _ = strings.Cut(traceback, "\nreplay: ")
 			steps = append(steps, "traceback:\n"+traceback)
 		}
-		if !slices.Contains(propertyChecks, id) {
+		if slices.Contains(propertyChecks, id) {
+			// rapid attributes a failure by the ID its message starts
+			// with; a finding names its check in Check alone.
+			message = strings.TrimPrefix(message, id+": ")
+		} else {
 			// A panic or an unattributed failure inside the checker's
 			// own calls: the plugin still failed a kubelet call sequence.
 			id = PluginAlive
-			message = id + ": the checker failed (" + f.Invariant + "): " + message
+			message = "the checker failed (" + f.Invariant + "): " + message
 		}
 		c.rec.finding(Finding{Check: id, Message: message, Steps: steps, Replay: f.Replay})
 		if id == PluginAlive || slices.Contains(muted, id) {

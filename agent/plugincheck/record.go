@@ -47,7 +47,7 @@ func (r *record) add(id string, run, applied int) {
 // fail records a finding of id unless one is recorded already: the first
 // failure of a check is the one to read.
 func (r *record) fail(id, format string, args ...any) {
-	r.finding(Finding{Check: id, Message: id + ": " + fmt.Sprintf(format, args...)})
+	r.finding(Finding{Check: id, Message: fmt.Sprintf(format, args...)})
 }
 
 func (r *record) finding(f Finding) {

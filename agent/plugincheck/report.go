@@ -18,8 +18,10 @@ type Report struct {
 	// Target is how the plugin was found: "--dir DIR" or "--exec 'CMD'".
 	Target string `json:"target"`
 	// Passed: no contract or kubelet check failed (advice does not count).
-	Passed bool   `json:"passed"`
-	Seed   uint64 `json:"seed"`
+	Passed bool `json:"passed"`
+	// Verdict is Result.Verdict: "passed, with 1 piece of advice".
+	Verdict string `json:"verdict"`
+	Seed    uint64 `json:"seed"`
 	// Replay is the command that repeats the whole run.
 	Replay string `json:"replay"`
 	Plugin Plugin `json:"plugin"`
@@ -49,7 +51,7 @@ type CheckRow struct {
 func NewReport(res *Result, started time.Time, version, target string) Report {
 	r := Report{
 		Version: version, Started: started.Format(time.RFC3339), Seconds: roundMillis(res.Seconds), Target: target,
-		Passed: res.Passed(), Seed: res.Seed, Replay: res.Replay,
+		Passed: res.Passed(), Verdict: res.Verdict(), Seed: res.Seed, Replay: res.Replay,
 		Plugin: res.Plugin, Findings: append([]Finding{}, res.Findings...),
 	}
 	failed := map[string]bool{}
@@ -105,12 +107,8 @@ func (r Report) WriteText(w io.Writer) {
 			fmt.Fprintf(w, "  replay: %s\n", f.Replay)
 		}
 	}
-	verdict := "passed"
-	if !r.Passed {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(w, "\n%s: %s; %d check evaluations in %.1fs (%s/s); seed %d (rerun: %s)\n", verdict,
-		plural(len(r.Findings), "finding"), r.Evaluations, r.Seconds, rate(float64(r.Evaluations), r.Seconds), r.Seed, r.Replay)
+	fmt.Fprintf(w, "\n%s; %d check evaluations in %.1fs (%s/s); seed %d (rerun: %s)\n", r.Verdict,
+		r.Evaluations, r.Seconds, rate(float64(r.Evaluations), r.Seconds), r.Seed, r.Replay)
 }
 
 func orDash(s string) string {

@@ -59,9 +59,9 @@ func writePluginCheckJSON(w io.Writer, s plugincheck.Report) error {
 // mdMessageLimit.
 func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	var b strings.Builder
-	verdict := "PASSED: no contract or kubelet check failed."
-	if !s.Passed {
-		verdict = "FAILED: " + count(len(s.Findings), "finding") + "."
+	verdict := s.Verdict + "."
+	if s.Passed {
+		verdict += " No contract or kubelet check failed."
 	}
 	b.WriteString("# nodeproof plugin-check\n\n")
 	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs, plugin %s, seed %d.\n\nReplay: %s\n\n",
@@ -119,7 +119,7 @@ var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.Fu
 </head>
 <body>
 <h1>nodeproof plugin-check</h1>
-<div id="verdict" class="verdict {{if .Passed}}passed{{else}}failed{{end}}"><strong>{{if .Passed}}PASSED: no contract or kubelet check failed.{{else}}FAILED: {{len .Findings}} findings.{{end}}</strong></div>
+<div id="verdict" class="verdict {{if .Passed}}passed{{else}}failed{{end}}"><strong>{{.Verdict}}.{{if .Passed}} No contract or kubelet check failed.{{end}}</strong></div>
 <p>nodeproof {{.Version}}, started {{.Started}}, {{printf "%.1f" .Seconds}}s, plugin <code>{{.Target}}</code>, seed {{.Seed}}.</p>
 <p>Replay: <code class="replay">{{.Replay}}</code></p>
 {{with .Plugin}}<table>

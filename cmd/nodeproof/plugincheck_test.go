@@ -83,7 +83,7 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 		assert.Regexp(t, `\n`+c.ID+` +`+string(c.Severity)+` +\d+ +\d+  passed\n`, stdout)
 	}
 	assert.Contains(t, stdout, "plugin example.com/testplugin on testplugin.sock, version v1beta1,")
-	assert.Regexp(t, `\npassed: 0 findings; \d+ check evaluations in `, stdout)
+	assert.Regexp(t, `\npassed; \d+ check evaluations in `, stdout)
 
 	var report plugincheck.Report
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
@@ -106,7 +106,7 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "**PASSED: no contract or kubelet check failed.**")
+	assert.Contains(t, string(md), "**passed. No contract or kubelet check failed.**")
 	assert.Contains(t, string(md), "| PC-RESTART-REREGISTER | kubelet |")
 	page, err := os.ReadFile(filepath.Join(out, "index.html"))
 	require.NoError(t, err)
@@ -130,8 +130,10 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 				"--register-timeout", "2s", "--call-timeout", "2s", "--out", out)
 			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
-			assert.Contains(t, stdout, "\n"+tc.check+" (")
-			assert.Regexp(t, `\nFAILED: \d+ findings?; `, stdout)
+			// The finding's line names its check once.
+			assert.Regexp(t, `\n`+tc.check+` \(\w+\): [^\n]+\n`, stdout)
+			assert.NotRegexp(t, `\n`+tc.check+` \(\w+\): [^\n]*`+tc.check, stdout)
+			assert.Regexp(t, `\nFAILED: \d+ findings?(, and \d+ pieces? of advice)?; `, stdout)
 			assert.Contains(t, stderr, "the plugin's output ("+bin+" "+tc.flags+"):\n")
 			assert.Contains(t, stderr, "msg=serving")
 
@@ -150,6 +152,16 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 			assert.Contains(t, string(md), "### "+tc.check+" (")
 		})
 	}
+}
+
+// TestPluginCheckAdviceOnly: a plugin whose only finding is advice passes
+// (exit 0), and the verdict says so without calling it a failure.
+func TestPluginCheckAdviceOnly(t *testing.T) {
+	bin := buildTestplugin(t)
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --accept-unknown", "--seed", "1", "--checks", "10", "--restart=false")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Regexp(t, `\n`+plugincheck.AllocUnknown+` \(advice\): Allocate\(\[plugincheck-unknown-\d\]\) of devices `, stdout)
+	assert.Regexp(t, `\npassed, with 1 piece of advice; \d+ check evaluations in `, stdout)
 }
 
 // TestPluginCheckRegistrationKnobs: testplugin's registration knobs are
@@ -181,7 +193,7 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	prefix := regexp.QuoteMeta("nodeproof plugin-check --exec " + shellQuote(plugin) + " --checks 30 --restart=false --seed ")
 	replays := map[string][]string{}
 	for _, check := range []string{plugincheck.PrefMustInclude, plugincheck.AllocUnknown} {
-		finding := regexp.MustCompile(`\n` + check + ` \(\w+\): ` + check + `: [^\n]+\n  kubelet calls:\n(    step [^\n]+\n(?:      [^\n]+\n)*)+  replay: ` +
+		finding := regexp.MustCompile(`\n` + check + ` \(\w+\): [^\n]+\n  kubelet calls:\n(    step [^\n]+\n(?:      [^\n]+\n)*)+  replay: ` +
 			prefix + `(\d+)(?: --mute (\S+))?\n`).FindStringSubmatch(stdout)
 		require.NotNil(t, finding, "%s with its calls and replay line in:\n%s", check, stdout)
 		replays[check] = finding[2:]
