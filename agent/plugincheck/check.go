@@ -25,17 +25,23 @@ import (
 // checks it. The error is for set-up failures only (a bad Options field,
 // kubelet.sock that cannot be served, no registration in time, Launch
 // failing); a plugin that breaks a rule gives a Result with Findings.
+//
+// When ctx ends before the run finished (the CLI's SIGINT or SIGTERM), the
+// Result is Interrupted: the run stops, and the failures the end of ctx
+// causes (calls cancelled, the stream closed, no registration after the
+// restart) are not findings. The findings made before it are kept.
 func Check(ctx context.Context, opts Options) (*Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	c := &checker{opts: opts, rec: newRecord(), regs: make(chan registration, 4), done: make(chan struct{})}
+	c := &checker{opts: opts, rec: newRecord(ctx), regs: make(chan registration, 4), done: make(chan struct{})}
 	res := &Result{Seed: opts.Seed, Replay: c.replay(opts.Seed, opts.Mute)}
 	defer func() {
 		c.rec.result(res)
 		res.Seconds = time.Since(start).Seconds()
+		res.Interrupted = ctx.Err() != nil
 	}()
 	defer close(c.done)
 	if err := c.serve(); err != nil {
@@ -48,6 +54,9 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 		go func() { launched <- opts.Launch(ctx) }()
 	}
 	reg, err := c.awaitRegistration(ctx, launched)
+	if errors.Is(err, errInterrupted) {
+		return res, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -78,14 +87,17 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	if failed, ok := c.smoke(ctx, plugin, res.Plugin.Options, first); ok {
 		c.properties(ctx, plugin, res, w, failed)
 	}
-
 	w.stop()
+	if ctx.Err() != nil {
+		return res, nil
+	}
+
 	c.rec.check(LawStreamOpen, true)
 	if end := w.ended(); end != nil {
 		c.rec.fail(LawStreamOpen, "the ListAndWatch stream ended before the kubelet closed it: %v", end)
 	}
 	c.streamDrop(ctx, plugin)
-	if opts.Restart {
+	if opts.Restart && ctx.Err() == nil {
 		c.restart(ctx, reg, first)
 	}
 	return res, nil
@@ -207,6 +219,9 @@ func (c *checker) serve() error {
 	return nil
 }
 
+// errInterrupted says the run's context ended while the checker waited.
+var errInterrupted = errors.New("plugincheck: interrupted")
+
 // awaitRegistration waits for the first Register, at most RegisterTimeout.
 func (c *checker) awaitRegistration(ctx context.Context, launched <-chan error) (registration, error) {
 	timer := time.NewTimer(c.opts.RegisterTimeout)
@@ -227,7 +242,7 @@ func (c *checker) awaitRegistration(ctx context.Context, launched <-chan error) 
 		case <-timer.C:
 			return registration{}, fmt.Errorf("plugincheck: no plugin registered on %s within %v", c.server.Socket(), c.opts.RegisterTimeout)
 		case <-ctx.Done():
-			return registration{}, fmt.Errorf("plugincheck: waiting for a registration: %w", ctx.Err())
+			return registration{}, errInterrupted
 		}
 	}
 }

@@ -145,11 +145,16 @@ type Result struct {
 	Counts map[string]Count `json:"counts"`
 	// Findings are the failed checks in Checks order.
 	Findings []Finding `json:"findings"`
+	// Interrupted says the run's context ended before the run finished:
+	// Findings holds what was found until then, never the failures the
+	// interrupt caused.
+	Interrupted bool `json:"interrupted"`
 }
 
 // Verdict says in a few words how the run went: "passed", "passed, with
-// 1 piece of advice", "FAILED: 2 findings" or "FAILED: 1 finding, and 1
-// piece of advice". Advice is counted apart: it does not fail a run.
+// 1 piece of advice", "FAILED: 2 findings", "FAILED: 1 finding, and 1
+// piece of advice" or "INTERRUPTED before the run finished". Advice is
+// counted apart: it does not fail a run.
 func (r *Result) Verdict() string {
 	failing, advice := 0, 0
 	for _, f := range r.Findings {
@@ -164,6 +169,10 @@ func (r *Result) Verdict() string {
 		pieces = "pieces"
 	}
 	switch {
+	case r.Interrupted && len(r.Findings) == 0:
+		return "INTERRUPTED before the run finished"
+	case r.Interrupted:
+		return fmt.Sprintf("INTERRUPTED before the run finished, with %s by then", plural(len(r.Findings), "finding"))
 	case failing == 0 && advice == 0:
 		return "passed"
 	case failing == 0:
@@ -175,10 +184,14 @@ func (r *Result) Verdict() string {
 	}
 }
 
-// Passed reports whether no Contract and no Kubelet check failed. A Kubelet
-// finding fails the run too: a plugin the kubelet mishandles is broken on a
-// node, whatever the contract says. Advice does not fail a run.
+// Passed reports whether the run finished and no Contract and no Kubelet
+// check failed. A Kubelet finding fails the run too: a plugin the kubelet
+// mishandles is broken on a node, whatever the contract says. Advice does
+// not fail a run. An interrupted run did not pass: it did not check all.
 func (r *Result) Passed() bool {
+	if r.Interrupted {
+		return false
+	}
 	for _, f := range r.Findings {
 		if f.Severity != Advice {
 			return false

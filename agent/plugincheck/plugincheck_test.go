@@ -51,13 +51,18 @@ func socketDir(t testing.TB) string {
 // Launch, and stops the plugin afterwards. A zero Seed is 1. It does not
 // use a testing.TB, so that runs can go on in goroutines of their own.
 func checkPlugin(cfg testplugin.Config, opts Options) (*Result, error) {
+	return checkPluginContext(context.Background(), cfg, opts)
+}
+
+// checkPluginContext is checkPlugin with the run's context.
+func checkPluginContext(ctx context.Context, cfg testplugin.Config, opts Options) (*Result, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
 	opts.Dir = cfg.Dir
 	var stop func() error
 	opts.Launch, stop = launcher(cfg)
-	res, err := Check(context.Background(), opts)
+	res, err := Check(ctx, opts)
 	if stopErr := stop(); err == nil {
 		err = stopErr
 	}

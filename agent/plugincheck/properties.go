@@ -61,7 +61,7 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 			c.rec.add(id, run.Tally.Checked[id], run.Tally.Applied[id])
 		}
 		f := run.Failure
-		if f == nil {
+		if f == nil || ctx.Err() != nil {
 			return
 		}
 		id := f.Invariant

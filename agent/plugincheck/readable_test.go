@@ -75,6 +75,9 @@ func TestVerdict(t *testing.T) {
 		res := &Result{Findings: tc.findings}
 		assert.Equal(t, tc.want, res.Verdict(), "findings %+v", tc.findings)
 	}
+	// Findings made before an interrupt are kept, and counted as such.
+	interrupted := &Result{Interrupted: true, Findings: []Finding{contract, advice}}
+	assert.Equal(t, "INTERRUPTED before the run finished, with 2 findings by then", interrupted.Verdict())
 }
 
 // TestDescribeDevices: a device list is written with each device's health

@@ -1,6 +1,7 @@
 package plugincheck
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -9,13 +10,17 @@ import (
 // record collects counts and findings. The ListAndWatch goroutine writes to
 // it while the properties run, hence the mutex.
 type record struct {
+	// run is the run's context. Once it has ended, a failure is its end's
+	// doing (a call cancelled, a stream closed), not the plugin's: no
+	// finding is recorded.
+	run      context.Context
 	mu       sync.Mutex
 	counts   map[string]Count
 	findings map[string]Finding
 }
 
-func newRecord() *record {
-	r := &record{counts: map[string]Count{}, findings: map[string]Finding{}}
+func newRecord(run context.Context) *record {
+	r := &record{run: run, counts: map[string]Count{}, findings: map[string]Finding{}}
 	for _, c := range catalogue {
 		r.counts[c.ID] = Count{}
 	}
@@ -51,6 +56,11 @@ func (r *record) fail(id, format string, args ...any) {
 }
 
 func (r *record) finding(f Finding) {
+	// A failure caused by the end of the run's context is seen after it
+	// ended, so it is seen here.
+	if r.run.Err() != nil {
+		return
+	}
 	f.Severity = severityOf(f.Check)
 	r.mu.Lock()
 	defer r.mu.Unlock()

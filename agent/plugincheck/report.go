@@ -19,6 +19,9 @@ type Report struct {
 	Target string `json:"target"`
 	// Passed: no contract or kubelet check failed (advice does not count).
 	Passed bool `json:"passed"`
+	// Interrupted: the run was stopped (SIGINT, SIGTERM) before it
+	// finished; Findings are those made until then.
+	Interrupted bool `json:"interrupted"`
 	// Verdict is Result.Verdict: "passed, with 1 piece of advice".
 	Verdict string `json:"verdict"`
 	Seed    uint64 `json:"seed"`
@@ -51,7 +54,7 @@ type CheckRow struct {
 func NewReport(res *Result, started time.Time, version, target string) Report {
 	r := Report{
 		Version: version, Started: started.Format(time.RFC3339), Seconds: roundMillis(res.Seconds), Target: target,
-		Passed: res.Passed(), Verdict: res.Verdict(), Seed: res.Seed, Replay: res.Replay,
+		Passed: res.Passed(), Interrupted: res.Interrupted, Verdict: res.Verdict(), Seed: res.Seed, Replay: res.Replay,
 		Plugin: res.Plugin, Findings: append([]Finding{}, res.Findings...),
 	}
 	failed := map[string]bool{}

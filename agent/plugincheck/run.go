@@ -36,6 +36,9 @@ func Run(t testing.TB, opts Options) *Result {
 		t.Fatal(err)
 		return nil
 	}
+	if res.Interrupted {
+		t.Errorf("plugincheck: %s: the test's context ended", res.Verdict())
+	}
 	for _, f := range res.Findings {
 		msg := describe(f)
 		if f.Severity == Advice {

@@ -58,7 +58,8 @@ its own shrunk calls and a replay line with --seed and --mute. Prints one line p
 often it ran and had something to judge, result), then every finding with its shrunk kubelet calls and
 replay line; --out writes index.html, report.md and report.json.
 Exit status: 1 when a contract or kubelet check fails (advice does not fail a run), 2 for bad flags or
-when the check cannot start (no registration in time, a command that does not start, --out unwritable).`,
+when the check cannot start (no registration in time, a command that does not start, --out unwritable),
+130 when SIGINT or SIGTERM stops the run (not a finding: the report says it was interrupted).`,
 		Example: `  nodeproof plugin-check --exec 'testplugin'
   nodeproof plugin-check --exec 'my-plugin --socket-dir {dir}' --exec-env '' --checks 300 --out plugin-report
   nodeproof plugin-check --dir /var/lib/kubelet/device-plugins --restart`,
@@ -226,7 +227,7 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 	}
 	section := plugincheck.NewReport(res, started, version(), opts.target())
 	section.WriteText(stdout)
-	if !section.Passed && plugin != nil {
+	if !section.Passed && !section.Interrupted && plugin != nil {
 		plugin.WriteOutput(stderr)
 	}
 	if opts.out != "" {
@@ -238,7 +239,10 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 			fmt.Fprintln(stdout, p)
 		}
 	}
-	if !section.Passed {
+	switch {
+	case section.Interrupted:
+		return interruptedError()
+	case !section.Passed:
 		return exitWith(exitFailed)
 	}
 	return nil

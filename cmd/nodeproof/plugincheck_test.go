@@ -212,6 +212,37 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	assert.NotContains(t, again, "\n"+muted+" (", "the muted check is not reported")
 }
 
+// TestPluginCheckInterrupted: SIGINT during a run (sent by the plugin, once
+// it has registered, to its shell's parent: this test's process, where the
+// command waits for the signal) ends it with exit 130, no finding, and a
+// report that says it was interrupted. The plugin's Allocate and the bounds
+// take an hour, so only the interrupt ends the run.
+func TestPluginCheckInterrupted(t *testing.T) {
+	bin := buildTestplugin(t)
+	out := filepath.Join(t.TempDir(), "report")
+	plugin := bin + ` --fault Allocate=delay:1h 2>&1 | { while read -r line; do case $line in *msg=serving*) kill -INT $PPID;; esac; done; }`
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1h", "--out", out)
+	require.Equal(t, exitInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stderr, "nodeproof plugin-check: interrupted\n")
+	assert.Regexp(t, `\nINTERRUPTED before the run finished; \d+ check evaluations in `, stdout)
+	assert.NotContains(t, stdout, "FAILED")
+
+	var report plugincheck.Report
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &report))
+	assert.True(t, report.Interrupted)
+	assert.False(t, report.Passed)
+	assert.Empty(t, report.Findings)
+	assert.Equal(t, "INTERRUPTED before the run finished", report.Verdict)
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "**INTERRUPTED before the run finished.**")
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "<strong>INTERRUPTED before the run finished.</strong>")
+}
+
 // TestPluginCheckExecFails: a command that exits before registering is a
 // set-up failure, exit 2, with its status and output.
 func TestPluginCheckExecFails(t *testing.T) {
