@@ -56,8 +56,8 @@ func (r *record) fail(id, format string, args ...any) {
 }
 
 func (r *record) finding(f Finding) {
-	// A failure caused by the end of the run's context is seen after it
-	// ended, so it is seen here.
+	// A failure that the end of the run's context caused comes after that
+	// end, so the context has ended by the time the failure gets here.
 	if r.run.Err() != nil {
 		return
 	}
