@@ -104,6 +104,8 @@ var subsystems = []Subsystem{
 			"pc-allocate-no-responses",
 			"pc-allocate-relative-paths",
 			"pc-duplicate-ids",
+			"pc-interrupt-exit-1",
+			"pc-interrupt-finding",
 			"pc-never-reregisters",
 			"pc-preferred-misses-must-include",
 			"pc-preferred-unknown-ids",

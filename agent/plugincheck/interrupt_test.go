@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 )
 
 // TestInterruptIsNotAFinding: a run whose context ends before it finished
@@ -25,6 +27,36 @@ func TestInterruptIsNotAFinding(t *testing.T) {
 			opts := opts
 			opts.Progress = func(int, int) { cancel() }
 			return checkPluginContext(ctx, cleanPlugin(socketDir(t)), opts)
+		},
+		// While the checker waits for the first list, which the plugin
+		// holds back: that wait would be a PC-LAW-FIRST-SNAPSHOT finding.
+		"waiting for the first list": func(ctx context.Context, cancel context.CancelFunc) (*Result, error) {
+			cfg := cleanPlugin(socketDir(t))
+			cfg.Faults[testplugin.ListAndWatch] = testplugin.Fault{Block: make(chan struct{})}
+			started := make(chan *testplugin.Plugin, 1)
+			opts := opts
+			opts.Dir = cfg.Dir
+			opts.Launch = func(context.Context) error {
+				p, err := testplugin.Start(cfg)
+				started <- p
+				return err
+			}
+			interrupted := make(chan struct{})
+			var plugin *testplugin.Plugin
+			go func() {
+				defer close(interrupted)
+				defer cancel()
+				if plugin = <-started; plugin != nil {
+					assert.Eventually(t, func() bool { return len(plugin.Calls(testplugin.ListAndWatch)) > 0 }, time.Minute, time.Millisecond,
+						"the checker opens ListAndWatch")
+				}
+			}()
+			res, err := Check(ctx, opts)
+			<-interrupted
+			if plugin != nil {
+				plugin.Stop()
+			}
+			return res, err
 		},
 		// Before any registration: the run ends at once.
 		"waiting for the registration": func(ctx context.Context, cancel context.CancelFunc) (*Result, error) {
