@@ -29,14 +29,20 @@ import (
 // When ctx ends before the run finished (the CLI's SIGINT or SIGTERM), the
 // Result is Interrupted: the run stops, and the failures the end of ctx
 // causes (calls cancelled, the stream closed, no registration after the
-// restart) are not findings. The findings made before it are kept.
+// restart) are not findings. The findings made before it are kept. A
+// plugin whose Launch reports its exit after it registered ends the run
+// the same way, with that exit as its one finding (watchExit).
 func Check(ctx context.Context, opts Options) (*Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	c := &checker{opts: opts, rec: newRecord(ctx), regs: make(chan registration, 4), done: make(chan struct{})}
+	// The run ends with ctx, or when the plugin exits.
+	run, endRun := context.WithCancel(ctx)
+	defer endRun()
+	c := &checker{opts: opts, rec: newRecord(run), regs: make(chan registration, 4), done: make(chan struct{}),
+		launch: newLaunchWatch()}
 	res := &Result{Seed: opts.Seed, Replay: c.replay(opts.Seed, opts.Mute)}
 	defer func() {
 		c.rec.result(res)
@@ -49,34 +55,34 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer func() { c.server.Stop() }()
 
-	launched := make(chan error, 1)
-	if opts.Launch != nil {
-		go func() { launched <- opts.Launch(ctx) }()
-	}
-	reg, err := c.awaitRegistration(ctx, launched)
-	if errors.Is(err, errInterrupted) {
+	c.launch.start(ctx, opts.Launch)
+	reg, err := c.awaitRegistration(run, c.launch.ended)
+	if errors.Is(err, errRunEnded) {
 		return res, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	c.setPhase("while the checker connected to it")
+	go c.watchExit(time.Now(), endRun)
 	res.Plugin = Plugin{ResourceName: reg.req.GetResourceName(), Endpoint: reg.req.GetEndpoint(), Version: reg.req.GetVersion(),
 		Options: PluginOptions{PreStartRequired: reg.req.GetOptions().GetPreStartRequired(),
 			GetPreferredAllocationAvailable: reg.req.GetOptions().GetGetPreferredAllocationAvailable()}}
 	if !c.registered(reg) {
 		return res, nil
 	}
-	conn, err := c.connect(ctx, reg)
+	conn, err := c.connect(run, reg)
 	if err != nil {
 		return res, nil
 	}
 	defer conn.Close()
 	plugin := v1beta1.NewDevicePluginClient(conn)
 
-	w := c.watch(ctx, plugin, "the first stream")
+	w := c.watch(run, plugin, "the first stream")
 	first, ok := w.first(c.opts.CallTimeout)
 	c.rec.check(LawFirstSnapshot, true)
 	if !ok {
+		c.settle(w.ended())
 		w.stop()
 		c.rec.fail(LawFirstSnapshot, "no device list within %v of opening ListAndWatch%s", c.opts.CallTimeout, w.endReason())
 		return res, nil
@@ -84,21 +90,26 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	res.Plugin.Devices = len(first)
 	res.Plugin.Healthy = len(healthyIDs(first))
 
-	if failed, ok := c.smoke(ctx, plugin, res.Plugin.Options, first); ok {
-		c.properties(ctx, plugin, res, w, failed)
+	c.setPhase("during the smoke pass")
+	if failed, ok := c.smoke(run, plugin, res.Plugin.Options, first); ok {
+		c.setPhase("during the generated kubelet calls")
+		c.properties(run, plugin, res, w, failed)
 	}
 	w.stop()
-	if ctx.Err() != nil {
+	if run.Err() != nil {
 		return res, nil
 	}
 
 	c.rec.check(LawStreamOpen, true)
 	if end := w.ended(); end != nil {
+		c.settle(end)
 		c.rec.fail(LawStreamOpen, "the ListAndWatch stream ended before the kubelet closed it: %v", end)
 	}
-	c.streamDrop(ctx, plugin)
-	if opts.Restart && ctx.Err() == nil {
-		c.restart(ctx, reg, first)
+	c.setPhase("after the kubelet closed the ListAndWatch stream")
+	c.streamDrop(run, plugin)
+	if opts.Restart && run.Err() == nil {
+		c.setPhase("during the kubelet restart")
+		c.restart(run, reg, first)
 	}
 	return res, nil
 }
@@ -159,6 +170,7 @@ type checker struct {
 	// optionsAnswered says GetDevicePluginOptions answered when the
 	// checker connected: only then is it a sign of life (alive).
 	optionsAnswered bool
+	launch          *launchWatch
 }
 
 // registration is a Register request with the checker's verdicts on it.
@@ -219,30 +231,41 @@ func (c *checker) serve() error {
 	return nil
 }
 
-// errInterrupted says the run's context ended while the checker waited.
-var errInterrupted = errors.New("plugincheck: interrupted")
+// errRunEnded says the run's context ended while the checker waited.
+var errRunEnded = errors.New("plugincheck: the run ended")
 
-// awaitRegistration waits for the first Register, at most RegisterTimeout.
-func (c *checker) awaitRegistration(ctx context.Context, launched <-chan error) (registration, error) {
+// awaitRegistration waits for a Register, at most RegisterTimeout. Before
+// the first, launched is closed when Launch returns, and an error it
+// returned ends the wait; after, it is nil.
+func (c *checker) awaitRegistration(ctx context.Context, launched <-chan struct{}) (registration, error) {
 	timer := time.NewTimer(c.opts.RegisterTimeout)
 	defer timer.Stop()
 	for {
 		select {
 		case reg := <-c.regs:
 			return reg, nil
-		case err := <-launched:
+		case <-launched:
+			err := c.launch.err
+			if err == nil {
+				launched = nil // it started; wait for the registration
+				continue
+			}
+			// A plugin that registered and exited at once did register:
+			// watchExit reports its exit.
+			select {
+			case reg := <-c.regs:
+				return reg, nil
+			default:
+			}
 			var exit *ExitError
 			if errors.As(err, &exit) {
 				return registration{}, fmt.Errorf("plugincheck: the plugin exited before it registered: %s", exit.Status)
 			}
-			if err != nil {
-				return registration{}, fmt.Errorf("plugincheck: starting the plugin: %w", err)
-			}
-			launched = nil // it started; wait for the registration
+			return registration{}, fmt.Errorf("plugincheck: starting the plugin: %w", err)
 		case <-timer.C:
 			return registration{}, fmt.Errorf("plugincheck: no plugin registered on %s within %v", c.server.Socket(), c.opts.RegisterTimeout)
 		case <-ctx.Done():
-			return registration{}, errInterrupted
+			return registration{}, errRunEnded
 		}
 	}
 }
@@ -274,6 +297,7 @@ func (c *checker) connect(ctx context.Context, reg registration) (*grpc.ClientCo
 	c.optionsAnswered = err == nil
 	switch {
 	case err != nil:
+		c.settle(err)
 		c.rec.fail(RegOptions, "GetDevicePluginOptions failed: %v", err)
 	case !proto.Equal(optionsOf(got), optionsOf(reg.req.GetOptions())):
 		c.rec.fail(RegOptions, "GetDevicePluginOptions answers %v, Register sent %v", describeOptions(got), describeOptions(reg.req.GetOptions()))
@@ -302,6 +326,7 @@ func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	_, err := plugin.GetDevicePluginOptions(ctx, &v1beta1.Empty{})
+	c.settle(err)
 	return err
 }
 
@@ -396,6 +421,7 @@ func (c *checker) streamDrop(ctx context.Context, plugin v1beta1.DevicePluginCli
 	w := c.watch(ctx, plugin, "the stream opened after the kubelet closed the first")
 	defer w.stop()
 	if _, ok := w.first(c.opts.CallTimeout); !ok {
+		c.settle(w.ended())
 		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream a new stream sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
 	}
 }
@@ -440,6 +466,7 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 	defer w.stop()
 	again, ok := w.first(c.opts.CallTimeout)
 	if !ok {
+		c.settle(w.ended())
 		c.rec.fail(RestartReregister, "the plugin registered again but its ListAndWatch sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
 		return
 	}

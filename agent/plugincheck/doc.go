@@ -23,6 +23,12 @@
 // check, how often it ran and how often it had something to judge
 // (Applied): a check that never applied said nothing.
 //
+// A plugin whose Launch watches it (Process.Launch, which starts a command
+// line as nodeproof plugin-check --exec does) and exits after registering
+// ends the run at once with one finding naming its exit status. A run whose
+// context ends (SIGINT) is Interrupted, and the failures that causes are
+// not findings.
+//
 // Check is for programs (nodeproof plugin-check); Run is for a plugin
 // author's go test, and its replay lines are go test commands that pass
 // the seed and the muted checks in the environment (SeedEnv, MuteEnv),

@@ -72,8 +72,13 @@ type Options struct {
 	Restart bool
 	// Launch, when set, starts the plugin once kubelet.sock is served. It
 	// runs on its own goroutine and may block until the plugin registered
-	// (testplugin.Start does); an error it returns before any registration
-	// ends Check with that error. The caller stops the plugin after Check.
+	// (testplugin.Start does), or for the plugin's whole life
+	// (Process.Launch does). An error it returns before any registration
+	// ends Check with that error; one it returns after says the plugin is
+	// gone (an *ExitError: its process exited), which ends the run at once
+	// with that exit as one PC-PLUGIN-ALIVE finding. Nil says the plugin
+	// started and Launch does not watch it. The caller stops the plugin
+	// after Check.
 	Launch func(ctx context.Context) error
 	// ReplayCommand is the command line that repeats this run, without
 	// --seed and --mute; a replay line appends " --seed N" and, when checks

@@ -69,6 +69,18 @@ func (r *record) finding(f Finding) {
 	}
 }
 
+// replace records f in place of any finding of its check: a cause seen
+// after the failures it explains (a plugin's exit after its calls failed).
+func (r *record) replace(f Finding) {
+	if r.run.Err() != nil {
+		return
+	}
+	f.Severity = severityOf(f.Check)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.findings[f.Check] = f
+}
+
 // result fills res's counts and findings, in catalogue order.
 func (r *record) result(res *Result) {
 	r.mu.Lock()

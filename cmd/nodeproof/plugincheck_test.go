@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -37,6 +38,20 @@ func buildTestplugin(t *testing.T) string {
 	require.NoError(t, err)
 	return bin
 }
+
+// crashpluginBinary builds testdata/crashplugin once per test binary.
+var crashpluginBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "crashplugin-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "crashplugin")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/crashplugin").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build testdata/crashplugin: %v\n%s", err, out)
+	}
+	return bin, nil
+})
 
 // TestPluginCheckFlagErrors: every bad flag is exit 2 naming the flag,
 // before any plugin starts.
@@ -241,6 +256,32 @@ func TestPluginCheckInterrupted(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join(out, "index.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "<strong>INTERRUPTED before the run finished.</strong>")
+}
+
+// TestPluginCheckPluginExits: a plugin process that exits after it
+// registered (testdata/crashplugin, with status 3 in the middle of the smoke
+// pass's Allocate) is one finding, naming its exit status, reported at
+// once. The bounds are an hour, so a run that waited for the restart's
+// registration, or for any call, would not end.
+func TestPluginCheckPluginExits(t *testing.T) {
+	bin, err := crashpluginBinary()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "report")
+	started := time.Now()
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1h", "--out", out)
+	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Less(t, time.Since(started), time.Minute, "the exit ends the run at once")
+	assert.Regexp(t, `\n`+plugincheck.PluginAlive+` \(kubelet\): the plugin exited \(exit status 3\) during the smoke pass, \S+ after it registered\n`, stdout)
+	assert.Contains(t, stdout, "\nFAILED: 1 finding; ")
+	assert.Contains(t, stderr, "crashplugin: crashing in Allocate\n", "the plugin's output is shown")
+
+	var report plugincheck.Report
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &report))
+	require.Len(t, report.Findings, 1, "findings: %+v", report.Findings)
+	assert.Equal(t, plugincheck.PluginAlive, report.Findings[0].Check)
+	assert.False(t, report.Interrupted)
 }
 
 // TestPluginCheckExecFails: a command that exits before registering is a

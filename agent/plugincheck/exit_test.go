@@ -1,0 +1,55 @@
+package plugincheck
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+)
+
+// TestPluginExitIsOneFinding: a plugin whose Launch reports its exit after
+// it registered (as Process.Launch does when the process dies) is one
+// PC-PLUGIN-ALIVE finding naming the exit status and when it came, and the
+// run ends at once. The plugin dies as a process does: its connections
+// close (calls fail for want of one) before its exit is seen. The bounds
+// are an hour, so a run that waited for the restart's registration would
+// not end.
+func TestPluginExitIsOneFinding(t *testing.T) {
+	cfg := cleanPlugin(socketDir(t))
+	crash := make(chan struct{})
+	stopped := make(chan *testplugin.Plugin, 1)
+	opts := Options{Dir: cfg.Dir, Seed: 1, Restart: true, Checks: 50, CallTimeout: time.Hour, RegisterTimeout: time.Hour,
+		Launch: func(context.Context) error {
+			p, err := testplugin.Start(cfg)
+			if err != nil {
+				stopped <- nil
+				return err
+			}
+			<-crash
+			p.Crash()
+			stopped <- p
+			return &ExitError{Status: "exit status 3"}
+		},
+		// The plugin dies once the generated calls have begun.
+		Progress: func(int, int) {
+			select {
+			case <-crash:
+			default:
+				close(crash)
+			}
+		}}
+	res, err := Check(context.Background(), opts)
+	require.NoError(t, err)
+	if p := <-stopped; p != nil {
+		p.Stop()
+	}
+	require.Equal(t, []string{PluginAlive}, findingChecks(res), "findings: %+v", res.Findings)
+	assert.Regexp(t, `^the plugin exited \(exit status 3\) during the generated kubelet calls, \S+ after it registered$`, res.Findings[0].Message)
+	assert.False(t, res.Interrupted)
+	assert.False(t, res.Passed())
+	assert.Zero(t, res.Counts[RestartReregister].Run, "the run ended before the restart")
+}
