@@ -104,6 +104,8 @@ var subsystems = []Subsystem{
 			"pc-allocate-no-responses",
 			"pc-allocate-relative-paths",
 			"pc-duplicate-ids",
+			"pc-exit-finding-dropped",
+			"pc-exit-unwatched",
 			"pc-interrupt-exit-1",
 			"pc-interrupt-finding",
 			"pc-never-reregisters",
