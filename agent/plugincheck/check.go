@@ -118,8 +118,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Dir == "" {
 		return o, errors.New("plugincheck: Options.Dir: must name the device plugin directory")
 	}
-	if o.RegisterTimeout < 0 || o.CallTimeout < 0 || o.Checks < 0 {
-		return o, errors.New("plugincheck: Options.RegisterTimeout, CallTimeout and Checks must not be negative")
+	if o.RegisterTimeout < 0 || o.CallTimeout < 0 || o.Checks < 0 || o.ShrinkTime < 0 {
+		return o, errors.New("plugincheck: Options.RegisterTimeout, CallTimeout, Checks and ShrinkTime must not be negative")
 	}
 	if o.RegisterTimeout == 0 {
 		o.RegisterTimeout = DefaultRegisterTimeout
@@ -129,6 +129,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Checks == 0 {
 		o.Checks = DefaultChecks
+	}
+	if o.ShrinkTime == 0 {
+		o.ShrinkTime = DefaultShrinkTime
 	}
 	if o.Seed == 0 {
 		if env := os.Getenv(SeedEnv); env != "" {

@@ -14,7 +14,10 @@
 // run. A smoke pass makes each call once and judges the answers; then
 // GetPreferredAllocation, Allocate and PreStartContainer are rapid
 // properties over sequences of kubelet calls, run in-process through
-// properties.Run, so a failure comes back shrunk with a replay line. Every
+// properties.Run, so a failure comes back shrunk with a replay line.
+// Options.ShrinkTime bounds the shrinking of each failing case: past it,
+// smaller cases are tried on the plugin's answers kept so far, so that a
+// hung call is not waited out again at every attempt. Every
 // failing check is reported: after a failure the properties run again with
 // its check muted (Options.Mute: judged and counted, never stopping a case)
 // until nothing new fails. A Finding's Message is the one-line verdict; its

@@ -37,6 +37,7 @@ const (
 	DefaultRegisterTimeout = 30 * time.Second
 	DefaultCallTimeout     = 10 * time.Second
 	DefaultChecks          = 100
+	DefaultShrinkTime      = 30 * time.Second
 )
 
 // Options configure a run. Only Dir is required.
@@ -53,6 +54,16 @@ type Options struct {
 	// Checks is the number of rapid cases per property. Zero means
 	// DefaultChecks.
 	Checks int
+	// ShrinkTime bounds the shrinking of each failing case of the
+	// kubelet-call properties. A case whose call hangs waits out
+	// CallTimeout at every attempt to shrink it, so without a bound a
+	// hang takes minutes to shrink. Past the bound the finding keeps the
+	// smallest failing case found by then and says the shrinking was
+	// bounded (Finding.ShrinkBounded). The bound is checked between
+	// attempts: the shrinking of one case ends within ShrinkTime and two
+	// cases' calls, then the case is run once more to show its calls.
+	// Zero means DefaultShrinkTime.
+	ShrinkTime time.Duration
 	// Seed is rapid's base seed. 0 reads the environment variable
 	// NODEPROOF_PLUGINCHECK_SEED (SeedEnv), which a go test replay line
 	// sets; without it one is picked. Result.Seed reports the seed used.
@@ -113,6 +124,10 @@ type Finding struct {
 	// property; empty for the checks that run once, which every run
 	// repeats.
 	Replay string `json:"replay,omitempty"`
+	// ShrinkBounded says Options.ShrinkTime ended the shrinking of the
+	// failing case: Steps are the smallest failing case found by then,
+	// not necessarily the smallest there is.
+	ShrinkBounded bool `json:"shrink_bounded,omitempty"`
 }
 
 // PluginOptions are the options a plugin registered with.

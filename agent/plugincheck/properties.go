@@ -40,7 +40,8 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 	devices := w.latest()
 	cases := 0
 	for range propertyChecks {
-		calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, devices: devices, muted: slices.Clone(muted)}
+		shrink := newShrinkClient(plugin, c.opts.ShrinkTime)
+		calls := kubeletCalls{c: c, ctx: ctx, plugin: shrink, shrink: shrink, options: res.Plugin.Options, devices: devices, muted: slices.Clone(muted)}
 		suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
 		for _, id := range propertyChecks {
 			suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
@@ -51,10 +52,11 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 			progress = func(done, total int) { c.opts.Progress(before+done, before+total) }
 		}
 		run := properties.Run(suite, properties.RunOptions{
-			Checks:   c.opts.Checks,
-			Seed:     c.opts.Seed,
-			Progress: progress,
-			Replay:   func(seed uint64) string { return c.replay(seed, calls.muted) },
+			Checks:     c.opts.Checks,
+			Seed:       c.opts.Seed,
+			ShrinkTime: c.opts.ShrinkTime,
+			Progress:   progress,
+			Replay:     func(seed uint64) string { return c.replay(seed, calls.muted) },
 		})
 		cases += run.Tally.Cases
 		for _, id := range propertyChecks {
@@ -84,7 +86,11 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 			id = PluginAlive
 			message = "the checker failed (" + f.Invariant + "): " + message
 		}
-		c.rec.finding(Finding{Check: id, Message: message, Steps: steps, Replay: f.Replay})
+		bounded := shrink.bounded()
+		if bounded {
+			message += fmt.Sprintf(" (shrinking bounded by %v: the smallest failing calls found by then)", c.opts.ShrinkTime)
+		}
+		c.rec.finding(Finding{Check: id, Message: message, Steps: steps, Replay: f.Replay, ShrinkBounded: bounded})
 		if id == PluginAlive || slices.Contains(muted, id) {
 			// A plugin that no longer answers (or a checker that broke)
 			// would fail every later run the same way.
@@ -119,9 +125,12 @@ func (c *checker) replay(seed uint64, muted []string) string {
 // kubeletCalls is the property: one case is a short sequence of the calls
 // a kubelet makes while admitting pods.
 type kubeletCalls struct {
-	c       *checker
-	ctx     context.Context
-	plugin  v1beta1.DevicePluginClient
+	c      *checker
+	ctx    context.Context
+	plugin v1beta1.DevicePluginClient
+	// shrink is plugin, which answers from its answers kept once the
+	// shrinking is past Options.ShrinkTime.
+	shrink  *shrinkClient
 	options PluginOptions
 	devices []*v1beta1.Device
 	// muted checks are judged and counted but do not stop a case.
@@ -137,6 +146,7 @@ const (
 )
 
 func (k kubeletCalls) property(t *rapid.T, tally *properties.Tally) {
+	k.shrink.beginRun()
 	kinds := []string{callAllocate, callUnknown, callConcurrent}
 	if k.options.GetPreferredAllocationAvailable {
 		kinds = append(kinds, callPreferred)
@@ -174,10 +184,15 @@ func (k kubeletCalls) call() (context.Context, context.CancelFunc) {
 // muted: then it logs the failure under the step and returns, and the
 // caller ends the step.
 func (k kubeletCalls) fail(t *rapid.T, check, format string, args ...any) {
+	if k.shrink.refusedCall() {
+		// A smaller case the shrinking gives up: rapid rejects a skip.
+		t.Skip("a call not made before the shrink bound")
+	}
 	if slices.Contains(k.muted, check) {
 		t.Logf("  %s (muted): %s", check, fmt.Sprintf(format, args...))
 		return
 	}
+	k.shrink.failed()
 	t.Fatalf("%s: %s", check, fmt.Sprintf(format, args...))
 }
 

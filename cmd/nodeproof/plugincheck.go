@@ -30,6 +30,7 @@ type pluginCheckFlags struct {
 	seed                         uint64
 	restart                      bool
 	registerTimeout, callTimeout time.Duration
+	shrinkTime                   time.Duration
 }
 
 // pluginCheckOptions are the validated flags.
@@ -45,7 +46,7 @@ type pluginCheckOptions struct {
 func newPluginCheckCommand() *cobra.Command {
 	var f pluginCheckFlags
 	cmd := &cobra.Command{
-		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--mute CHECK,...] [--restart] [--register-timeout D] [--call-timeout D] [--out DIR]",
+		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--mute CHECK,...] [--restart] [--register-timeout D] [--call-timeout D] [--shrink-time D] [--out DIR]",
 		Short: "check a device plugin against the v1beta1 device plugin API by playing the kubelet",
 		Long: `Plays the kubelet against a device plugin (package agent/plugincheck): serves kubelet.sock, waits for
 the plugin to register and drives it with the calls a kubelet makes, drawn at random and shrunk on a
@@ -91,6 +92,7 @@ func (f *pluginCheckFlags) define(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.restart, "restart", false, "play a kubelet restart at the end: sockets removed, kubelet.sock served anew, the plugin must register again (default true with --exec)")
 	fl.DurationVar(&f.registerTimeout, "register-timeout", plugincheck.DefaultRegisterTimeout, "how long to wait for the plugin to register, at the start and after the restart")
 	fl.DurationVar(&f.callTimeout, "call-timeout", plugincheck.DefaultCallTimeout, "the bound on every call to the plugin and on ListAndWatch's first list")
+	fl.DurationVar(&f.shrinkTime, "shrink-time", plugincheck.DefaultShrinkTime, "the bound on shrinking each failing sequence of generated calls; past it, the smallest failing sequence found is reported, marked bounded")
 	fl.StringVar(&f.out, "out", "", "write index.html, report.md and report.json of the run into `DIR`")
 }
 
@@ -116,6 +118,8 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 		return opts, fmt.Errorf("--register-timeout must be positive, got %v", f.registerTimeout)
 	case f.callTimeout <= 0:
 		return opts, fmt.Errorf("--call-timeout must be positive, got %v", f.callTimeout)
+	case f.shrinkTime <= 0:
+		return opts, fmt.Errorf("--shrink-time must be positive, got %v", f.shrinkTime)
 	case changed("out") && f.out == "":
 		return opts, errors.New("--out must name a directory")
 	}
@@ -137,7 +141,7 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 	if !changed("restart") {
 		restart = opts.exec != ""
 	}
-	opts.check = plugincheck.Options{Dir: opts.dir, RegisterTimeout: f.registerTimeout, CallTimeout: f.callTimeout,
+	opts.check = plugincheck.Options{Dir: opts.dir, RegisterTimeout: f.registerTimeout, CallTimeout: f.callTimeout, ShrinkTime: f.shrinkTime,
 		Checks: f.checks, Seed: f.seed, Mute: f.mute, Restart: restart, ReplayCommand: f.replayCommand(changed, restart)}
 	return opts, nil
 }
@@ -163,6 +167,9 @@ func (f pluginCheckFlags) replayCommand(changed func(string) bool, restart bool)
 	}
 	if f.callTimeout != plugincheck.DefaultCallTimeout {
 		parts = append(parts, "--call-timeout", f.callTimeout.String())
+	}
+	if f.shrinkTime != plugincheck.DefaultShrinkTime {
+		parts = append(parts, "--shrink-time", f.shrinkTime.String())
 	}
 	return strings.Join(parts, " ")
 }

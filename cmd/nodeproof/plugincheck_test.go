@@ -71,6 +71,7 @@ func TestPluginCheckFlagErrors(t *testing.T) {
 		{"--exec true --checks 0", "--checks must be positive, got 0"},
 		{"--exec true --register-timeout 0s", "--register-timeout must be positive"},
 		{"--exec true --call-timeout -1s", "--call-timeout must be positive"},
+		{"--exec true --shrink-time 0s", "--shrink-time must be positive, got 0s"},
 		{"--exec true --out=", "--out must name a directory"},
 		{"--exec true --seed x", `invalid argument "x" for "--seed" flag`},
 		{"--exec true --mute PC-REG-VERSION", `--mute: "PC-REG-VERSION" is not a check of the generated kubelet calls; they are PC-PREF-ANSWER, `},
@@ -170,13 +171,15 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 }
 
 // TestPluginCheckAdviceOnly: a plugin whose only finding is advice passes
-// (exit 0), and the verdict says so without calling it a failure.
+// (exit 0), and the verdict says so without calling it a failure. A
+// --shrink-time other than the default is in the replay lines.
 func TestPluginCheckAdviceOnly(t *testing.T) {
 	bin := buildTestplugin(t)
-	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --accept-unknown", "--seed", "1", "--checks", "10", "--restart=false")
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --accept-unknown", "--seed", "1", "--checks", "10", "--restart=false", "--shrink-time", "5s")
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Regexp(t, `\n`+plugincheck.AllocUnknown+` \(advice\): Allocate\(\[plugincheck-unknown-\d\]\) of devices `, stdout)
 	assert.Regexp(t, `\npassed, with 1 piece of advice; \d+ check evaluations in `, stdout)
+	assert.Regexp(t, `\n  replay: nodeproof plugin-check --exec '[^']+' --checks 10 --restart=false --shrink-time 5s --seed \d+\n`, stdout)
 }
 
 // TestPluginCheckRegistrationKnobs: testplugin's registration knobs are
