@@ -115,6 +115,8 @@ var subsystems = []Subsystem{
 			"pc-prestart-hang",
 			"pc-register-endpoint",
 			"pc-register-options",
+			"pc-shrink-bound-unreported",
+			"pc-shrink-unbounded",
 			"pc-stream-ends",
 			"pc-unknown-health",
 			"pc-version",
