@@ -119,6 +119,7 @@ var subsystems = []Subsystem{
 			"pc-shrink-unbounded",
 			"pc-stream-ends",
 			"pc-unknown-health",
+			"pc-verdict-kubelet-advice",
 			"pc-version",
 		},
 	},
