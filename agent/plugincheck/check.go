@@ -552,7 +552,7 @@ func (w *watcher) received(devs []*v1beta1.Device) {
 	w.mu.Unlock()
 	where := fmt.Sprintf("ListAndWatch update %d (%s)", update, w.name)
 	steps := []string{"ListAndWatch (" + w.name + ")"}
-	if before != nil {
+	if update > 1 {
 		steps = append(steps, fmt.Sprintf("  update %d: %s", update-1, describeDevices(before)))
 	}
 	steps = append(steps, fmt.Sprintf("  update %d: %s", update, describeDevices(devs)))
@@ -572,7 +572,7 @@ func (w *watcher) received(devs []*v1beta1.Device) {
 	if p := topologyProblem(devs); p != "" {
 		fail(LawTopology, where+": "+p)
 	}
-	if before != nil {
+	if update > 1 {
 		was, is := sortedIDs(before), sortedIDs(devs)
 		rec.check(LawStableIDs, true)
 		if !slices.Equal(was, is) {

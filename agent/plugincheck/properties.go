@@ -128,8 +128,8 @@ type kubeletCalls struct {
 	c      *checker
 	ctx    context.Context
 	plugin v1beta1.DevicePluginClient
-	// shrink is plugin, which answers from its answers kept once the
-	// shrinking is past Options.ShrinkTime.
+	// shrink is plugin as a shrinkClient: it keeps the plugin's answers
+	// and says whether the current run was refused a call.
 	shrink  *shrinkClient
 	options PluginOptions
 	devices []*v1beta1.Device
