@@ -31,10 +31,12 @@ var modelOwners = map[string]string{"deviceagent": "agent"}
 //
 // "verify" mutants break the checks' own machinery (a contract breach, a
 // finding's search), which every subsystem's suite shares; they count in
-// the whole node's row, sim, the one row that spans every subsystem.
+// the whole node's row, sim, the one row that spans every subsystem. "pc"
+// mutants break agent/plugincheck or a plugin it checks, some through the
+// plugin-check command in cmd/.
 var mutantPrefixes = map[string]string{
 	"ad": "admission", "admit": "admission", "cg": "cgroups", "cgfs": "agent",
-	"dm": "devicemanager", "kube": "agent", "pr": "preemption", "verify": "sim",
+	"dm": "devicemanager", "kube": "agent", "pc": "agent", "pr": "preemption", "verify": "sim",
 }
 
 // shared is the core package every subsystem uses for its types; a test

@@ -1,6 +1,6 @@
 package plugincheck
 
-// The check IDs. A finding's message starts with one of them.
+// The check IDs: a Finding's Check is one of them.
 const (
 	RegVersion        = "PC-REG-VERSION"
 	RegResourceName   = "PC-REG-RESOURCE-NAME"

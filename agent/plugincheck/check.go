@@ -27,17 +27,29 @@ import (
 // checks it. The error is for set-up failures only (a bad Options field,
 // kubelet.sock that cannot be served, no registration in time, Launch
 // failing); a plugin that breaks a rule gives a Result with Findings.
+//
+// When ctx ends before the run finished (the CLI's SIGINT or SIGTERM), the
+// Result is Interrupted: the run stops, and the failures the end of ctx
+// causes (calls cancelled, the stream closed, no registration after the
+// restart) are not findings. The findings made before it are kept. A
+// plugin whose Launch reports its exit after it registered ends the run
+// the same way, with that exit as its one finding (watchExit).
 func Check(ctx context.Context, opts Options) (*Result, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	c := &checker{opts: opts, rec: newRecord(), regs: make(chan registration, 4), done: make(chan struct{})}
-	res := &Result{Seed: opts.Seed}
+	// The run ends with ctx, or when the plugin exits.
+	run, endRun := context.WithCancel(ctx)
+	defer endRun()
+	c := &checker{opts: opts, rec: newRecord(run), regs: make(chan registration, 4), done: make(chan struct{}),
+		launch: newLaunchWatch()}
+	res := &Result{Seed: opts.Seed, Replay: c.replay(opts.Seed, opts.Mute)}
 	defer func() {
 		c.rec.result(res)
 		res.Seconds = time.Since(start).Seconds()
+		res.Interrupted = ctx.Err() != nil
 	}()
 	defer close(c.done)
 	if err := c.serve(); err != nil {
@@ -45,31 +57,34 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	}
 	defer func() { c.server.Stop() }()
 
-	launched := make(chan error, 1)
-	if opts.Launch != nil {
-		go func() { launched <- opts.Launch(ctx) }()
+	c.launch.start(ctx, opts.Launch)
+	reg, err := c.awaitRegistration(run, c.launch.ended)
+	if errors.Is(err, errRunEnded) {
+		return res, nil
 	}
-	reg, err := c.awaitRegistration(ctx, launched)
 	if err != nil {
 		return nil, err
 	}
+	c.setPhase("while the checker connected to it")
+	go c.watchExit(time.Now(), endRun)
 	res.Plugin = Plugin{ResourceName: reg.req.GetResourceName(), Endpoint: reg.req.GetEndpoint(), Version: reg.req.GetVersion(),
 		Options: PluginOptions{PreStartRequired: reg.req.GetOptions().GetPreStartRequired(),
 			GetPreferredAllocationAvailable: reg.req.GetOptions().GetGetPreferredAllocationAvailable()}}
 	if !c.registered(reg) {
 		return res, nil
 	}
-	conn, err := c.connect(ctx, reg)
+	conn, err := c.connect(run, reg)
 	if err != nil {
 		return res, nil
 	}
 	defer conn.Close()
 	plugin := v1beta1.NewDevicePluginClient(conn)
 
-	w := c.watch(ctx, plugin)
+	w := c.watch(run, plugin, "the first stream")
 	first, ok := w.first(c.opts.CallTimeout)
 	c.rec.check(LawFirstSnapshot, true)
 	if !ok {
+		c.settle(w.ended())
 		w.stop()
 		c.rec.fail(LawFirstSnapshot, "no device list within %v of opening ListAndWatch%s", c.opts.CallTimeout, w.endReason())
 		return res, nil
@@ -77,18 +92,26 @@ func Check(ctx context.Context, opts Options) (*Result, error) {
 	res.Plugin.Devices = len(first)
 	res.Plugin.Healthy = len(healthyIDs(first))
 
-	if failed, ok := c.smoke(ctx, plugin, res.Plugin.Options, w, first); ok {
-		c.properties(ctx, plugin, res, w, failed)
+	c.setPhase("during the smoke pass")
+	if failed, ok := c.smoke(run, plugin, res.Plugin.Options, w, first); ok {
+		c.setPhase("during the generated kubelet calls")
+		c.properties(run, plugin, res, w, failed)
+	}
+	w.stop()
+	if run.Err() != nil {
+		return res, nil
 	}
 
-	w.stop()
 	c.rec.check(LawStreamOpen, true)
 	if end := w.ended(); end != nil {
+		c.settle(end)
 		c.rec.fail(LawStreamOpen, "the ListAndWatch stream ended before the kubelet closed it: %v", end)
 	}
-	c.streamDrop(ctx, plugin)
-	if opts.Restart {
-		c.restart(ctx, reg, first)
+	c.setPhase("after the kubelet closed the ListAndWatch stream")
+	c.streamDrop(run, plugin)
+	if opts.Restart && run.Err() == nil {
+		c.setPhase("during the kubelet restart")
+		c.restart(run, reg, first)
 	}
 	return res, nil
 }
@@ -97,8 +120,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Dir == "" {
 		return o, errors.New("plugincheck: Options.Dir: must name the device plugin directory")
 	}
-	if o.RegisterTimeout < 0 || o.CallTimeout < 0 || o.Checks < 0 {
-		return o, errors.New("plugincheck: Options.RegisterTimeout, CallTimeout and Checks must not be negative")
+	if o.RegisterTimeout < 0 || o.CallTimeout < 0 || o.Checks < 0 || o.ShrinkTime < 0 {
+		return o, errors.New("plugincheck: Options.RegisterTimeout, CallTimeout, Checks and ShrinkTime must not be negative")
 	}
 	if o.RegisterTimeout == 0 {
 		o.RegisterTimeout = DefaultRegisterTimeout
@@ -108,6 +131,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Checks == 0 {
 		o.Checks = DefaultChecks
+	}
+	if o.ShrinkTime == 0 {
+		o.ShrinkTime = DefaultShrinkTime
 	}
 	if o.Seed == 0 {
 		if env := os.Getenv(SeedEnv); env != "" {
@@ -149,6 +175,7 @@ type checker struct {
 	// optionsAnswered says GetDevicePluginOptions answered when the
 	// checker connected: only then is it a sign of life (alive).
 	optionsAnswered bool
+	launch          *launchWatch
 }
 
 // registration is a Register request with the checker's verdicts on it.
@@ -209,23 +236,41 @@ func (c *checker) serve() error {
 	return nil
 }
 
-// awaitRegistration waits for the first Register, at most RegisterTimeout.
-func (c *checker) awaitRegistration(ctx context.Context, launched <-chan error) (registration, error) {
+// errRunEnded says the run's context ended while the checker waited.
+var errRunEnded = errors.New("plugincheck: the run ended")
+
+// awaitRegistration waits for a Register, at most RegisterTimeout. Before
+// the first, launched is closed when Launch returns, and an error it
+// returned ends the wait; after, it is nil.
+func (c *checker) awaitRegistration(ctx context.Context, launched <-chan struct{}) (registration, error) {
 	timer := time.NewTimer(c.opts.RegisterTimeout)
 	defer timer.Stop()
 	for {
 		select {
 		case reg := <-c.regs:
 			return reg, nil
-		case err := <-launched:
-			if err != nil {
-				return registration{}, fmt.Errorf("plugincheck: starting the plugin: %w", err)
+		case <-launched:
+			err := c.launch.err
+			if err == nil {
+				launched = nil // it started; wait for the registration
+				continue
 			}
-			launched = nil // it started; wait for the registration
+			// A plugin that registered and exited at once did register:
+			// watchExit reports its exit.
+			select {
+			case reg := <-c.regs:
+				return reg, nil
+			default:
+			}
+			var exit *ExitError
+			if errors.As(err, &exit) {
+				return registration{}, fmt.Errorf("plugincheck: the plugin exited before it registered: %s", exit.Status)
+			}
+			return registration{}, fmt.Errorf("plugincheck: starting the plugin: %w", err)
 		case <-timer.C:
 			return registration{}, fmt.Errorf("plugincheck: no plugin registered on %s within %v", c.server.Socket(), c.opts.RegisterTimeout)
 		case <-ctx.Done():
-			return registration{}, fmt.Errorf("plugincheck: waiting for a registration: %w", ctx.Err())
+			return registration{}, errRunEnded
 		}
 	}
 }
@@ -257,6 +302,7 @@ func (c *checker) connect(ctx context.Context, reg registration) (*grpc.ClientCo
 	c.optionsAnswered = err == nil
 	switch {
 	case err != nil:
+		c.settle(err)
 		c.rec.fail(RegOptions, "GetDevicePluginOptions failed: %v", err)
 	case !proto.Equal(optionsOf(got), optionsOf(reg.req.GetOptions())):
 		c.rec.fail(RegOptions, "GetDevicePluginOptions answers %v, Register sent %v", describeOptions(got), describeOptions(reg.req.GetOptions()))
@@ -285,6 +331,7 @@ func (c *checker) alive(ctx context.Context, plugin v1beta1.DevicePluginClient) 
 	ctx, cancel := context.WithTimeout(ctx, c.opts.CallTimeout)
 	defer cancel()
 	_, err := plugin.GetDevicePluginOptions(ctx, &v1beta1.Empty{})
+	c.settle(err)
 	return err
 }
 
@@ -356,7 +403,7 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		v, err := call.call(callCtx)
 		cancel()
 		if v.check != "" {
-			c.rec.finding(Finding{Check: v.check, Message: v.check + ": " + v.reason, Steps: append([]string{call.step}, v.detail...)})
+			c.rec.finding(Finding{Check: v.check, Message: v.reason, Steps: append([]string{call.step}, v.detail...)})
 			failed = append(failed, v.check)
 		}
 		if err == nil {
@@ -365,13 +412,13 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 		c.rec.check(PluginAlive, c.optionsAnswered)
 		if aliveErr := c.alive(ctx, plugin); aliveErr != nil {
 			c.rec.finding(Finding{Check: PluginAlive, Steps: []string{call.step},
-				Message: fmt.Sprintf("%s: after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", PluginAlive, call.step, err, aliveErr)})
+				Message: fmt.Sprintf("after %s failed (%v) the plugin no longer answers GetDevicePluginOptions: %v", call.step, err, aliveErr)})
 			return failed, false
 		}
 		if call.allocates != nil && c.refusalExcused(w, call.allocates, err) != "" {
 			return failed, true
 		}
-		c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s: %s failed: %v", call.check, call.step, err)})
+		c.rec.finding(Finding{Check: call.check, Steps: []string{call.step}, Message: fmt.Sprintf("%s failed: %v", call.step, err)})
 		return failed, false
 	}
 	return failed, true
@@ -385,9 +432,10 @@ func (c *checker) streamDrop(ctx context.Context, plugin v1beta1.DevicePluginCli
 		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream the plugin no longer answers GetDevicePluginOptions: %v", err)
 		return
 	}
-	w := c.watch(ctx, plugin)
+	w := c.watch(ctx, plugin, "the stream opened after the kubelet closed the first")
 	defer w.stop()
 	if _, ok := w.first(c.opts.CallTimeout); !ok {
+		c.settle(w.ended())
 		c.rec.fail(RestartStreamDrop, "after the kubelet closed the ListAndWatch stream a new stream sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
 	}
 }
@@ -438,10 +486,11 @@ func (c *checker) restart(ctx context.Context, before registration, first []*v1b
 		c.rec.fail(RestartReregister, "the plugin registered again but GetDevicePluginOptions on %s failed: %v", socket, err)
 		return
 	}
-	w := c.watch(ctx, plugin)
+	w := c.watch(ctx, plugin, "the stream after re-registering")
 	defer w.stop()
 	again, ok := w.first(c.opts.CallTimeout)
 	if !ok {
+		c.settle(w.ended())
 		c.rec.fail(RestartReregister, "the plugin registered again but its ListAndWatch sent no device list within %v%s", c.opts.CallTimeout, w.endReason())
 		return
 	}
@@ -527,7 +576,9 @@ func withdrawn(devs []*v1beta1.Device, ids []string) string {
 
 // watcher runs one ListAndWatch stream, checking every list it receives.
 type watcher struct {
-	c      *checker
+	c *checker
+	// name tells the run's streams apart in a finding: "the first stream".
+	name   string
 	cancel context.CancelFunc
 	done   chan struct{}
 	// firstList is closed when the first list arrives.
@@ -543,17 +594,17 @@ type watcher struct {
 	quietAt int
 }
 
-func (c *checker) watch(ctx context.Context, plugin v1beta1.DevicePluginClient) *watcher {
+func (c *checker) watch(ctx context.Context, plugin v1beta1.DevicePluginClient, name string) *watcher {
 	ctx, cancel := context.WithCancel(ctx)
-	w := newWatcher(c, cancel)
+	w := newWatcher(c, name, cancel)
 	go w.run(ctx, plugin)
 	return w
 }
 
-// newWatcher is a watcher that has received nothing yet; cancel ends its
-// stream.
-func newWatcher(c *checker, cancel context.CancelFunc) *watcher {
-	return &watcher{c: c, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{}), listed: make(chan struct{})}
+// newWatcher is a watcher of the stream named name that has received
+// nothing yet; cancel ends its stream.
+func newWatcher(c *checker, name string, cancel context.CancelFunc) *watcher {
+	return &watcher{c: c, name: name, cancel: cancel, done: make(chan struct{}), firstList: make(chan struct{}), listed: make(chan struct{})}
 }
 
 func (w *watcher) run(ctx context.Context, plugin v1beta1.DevicePluginClient) {
@@ -575,36 +626,87 @@ func (w *watcher) run(ctx context.Context, plugin v1beta1.DevicePluginClient) {
 	}
 }
 
-// received checks one list and keeps it.
+// received checks one list and keeps it. A finding names the stream and
+// the update that broke the rule, and shows that list and the one before.
 func (w *watcher) received(devs []*v1beta1.Device) {
+	// Only this goroutine appends to lists.
+	w.mu.Lock()
+	update := len(w.lists) + 1
+	var before []*v1beta1.Device
+	if update > 1 {
+		before = w.lists[update-2]
+	}
+	w.mu.Unlock()
+	where := fmt.Sprintf("ListAndWatch update %d (%s)", update, w.name)
+	steps := []string{"ListAndWatch (" + w.name + ")"}
+	if update > 1 {
+		steps = append(steps, fmt.Sprintf("  update %d: %s", update-1, describeDevices(before)))
+	}
+	steps = append(steps, fmt.Sprintf("  update %d: %s", update, describeDevices(devs)))
+	fail := func(check, message string) {
+		w.c.rec.finding(Finding{Check: check, Message: message, Steps: steps})
+	}
 	rec := w.c.rec
 	rec.check(LawIDs, len(devs) > 0)
 	if p := snapshotIDsProblem(devs); p != "" {
-		rec.fail(LawIDs, "%s", p)
+		fail(LawIDs, where+": "+p)
 	}
 	rec.check(LawHealth, len(devs) > 0)
 	if p := healthProblem(devs); p != "" {
-		rec.fail(LawHealth, "%s", p)
+		fail(LawHealth, where+": "+p)
 	}
 	rec.check(LawTopology, hasTopology(devs))
 	if p := topologyProblem(devs); p != "" {
-		rec.fail(LawTopology, "%s", p)
+		fail(LawTopology, where+": "+p)
+	}
+	if update > 1 {
+		was, is := sortedIDs(before), sortedIDs(devs)
+		rec.check(LawStableIDs, true)
+		if !slices.Equal(was, is) {
+			fail(LawStableIDs, fmt.Sprintf("%s changed the device IDs from %v to %v, with nothing changing on the node", where, was, is))
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if n := len(w.lists); n > 0 {
-		was, is := sortedIDs(w.lists[n-1]), sortedIDs(devs)
-		rec.check(LawStableIDs, true)
-		if !slices.Equal(was, is) {
-			rec.fail(LawStableIDs, "with nothing changing on the node, a device list changed its IDs from %v to %v", was, is)
-		}
-	}
 	w.lists = append(w.lists, devs)
-	if len(w.lists) == 1 {
+	if update == 1 {
 		close(w.firstList)
 	}
 	close(w.listed)
 	w.listed = make(chan struct{})
+}
+
+// maxDescribedDevices bounds the devices a finding lists: a plugin may
+// have hundreds.
+const maxDescribedDevices = 16
+
+// describeDevices writes a device list for a finding: each ID, with its
+// health when it is not Healthy and its NUMA nodes.
+func describeDevices(devs []*v1beta1.Device) string {
+	var parts []string
+	for i, d := range devs {
+		if i == maxDescribedDevices {
+			parts = append(parts, fmt.Sprintf("… and %d more", len(devs)-i))
+			break
+		}
+		var notes []string
+		if h := d.GetHealth(); h != v1beta1.Healthy {
+			notes = append(notes, h)
+		}
+		if nodes := d.GetTopology().GetNodes(); len(nodes) > 0 {
+			ids := make([]string, len(nodes))
+			for j, n := range nodes {
+				ids[j] = strconv.FormatInt(n.GetID(), 10)
+			}
+			notes = append(notes, "NUMA "+strings.Join(ids, " "))
+		}
+		part := d.GetID()
+		if len(notes) > 0 {
+			part += "(" + strings.Join(notes, ", ") + ")"
+		}
+		parts = append(parts, part)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
 
 // first waits at most timeout for the first list.

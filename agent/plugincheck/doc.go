@@ -7,8 +7,8 @@
 // api.proto comment or the section of spec/devicemanager.md it rests on) and
 // a severity: Contract (the plugin breaks the API contract), Kubelet (the
 // contract is silent but a kubelet would misbehave) or Advice (worth fixing,
-// harmless to the kubelet). Checks lists them in a fixed order; a Finding's
-// message starts with its check's ID, so tools can attribute it.
+// harmless to the kubelet). Checks lists them in a fixed order; a Finding
+// names its check's ID in Check, and its Message does not repeat it.
 //
 // Registration, ListAndWatch and the kubelet restart are checked once per
 // run. A smoke pass makes each call once and judges the answers; then
@@ -20,7 +20,10 @@
 // listed as unhealthy or dropped, a re-registration on a new socket, a
 // device spec or mount repeated with the same host path; the order of the
 // answers to several container requests, which the kubelet never sends in
-// one call, is advice. Every
+// one call, is advice. Options.ShrinkTime bounds the shrinking of each
+// failing case: past it, smaller cases are tried on the plugin's answers
+// kept so far, so that a hung call is not waited out again at every
+// attempt. Every
 // failing check is reported: after a failure the properties run again with
 // its check muted (Options.Mute: judged and counted, never stopping a case)
 // until nothing new fails. A Finding's Message is the one-line verdict; its
@@ -28,6 +31,12 @@
 // case, with the seed and the muted checks. A Result counts, for each
 // check, how often it ran and how often it had something to judge
 // (Applied): a check that never applied said nothing.
+//
+// A plugin whose Launch watches it (Process.Launch, which starts a command
+// line as nodeproof plugin-check --exec does) and exits after registering
+// ends the run at once with one finding naming its exit status. A run whose
+// context ends (SIGINT) is Interrupted, and the failures that causes are
+// not findings.
 //
 // Check is for programs (nodeproof plugin-check); Run is for a plugin
 // author's go test, and its replay lines are go test commands that pass

@@ -32,6 +32,7 @@ func TestEveryFailingCheckReported(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res), "findings: %+v", res.Findings)
 	for _, f := range res.Findings {
+		assert.NotContains(t, f.Message, f.Check, "the check's ID is the finding's Check, not repeated in its message")
 		assert.NotEmpty(t, f.Steps, "%s has its shrunk calls", f.Check)
 		assert.Regexp(t, `^nodeproof plugin-check --dir \S+ --seed \d+`, f.Replay, "%s has its replay line", f.Check)
 	}
@@ -55,10 +56,10 @@ func TestSmokeJudgesAnswers(t *testing.T) {
 	// include, too: the sequences find that after the smoke pass.
 	require.Equal(t, []string{PrefSize, PrefMustInclude, AllocAnswer, AllocUnknown}, findingChecks(res), "findings: %+v", res.Findings)
 	assert.Equal(t, Finding{Check: AllocAnswer, Severity: Contract,
-		Message: "PC-ALLOC-ANSWER: Allocate([d0]) answered 0 container responses to 1 container request",
+		Message: "Allocate([d0]) answered 0 container responses to 1 container request",
 		Steps:   []string{"Allocate([d0])"}}, res.Findings[2])
 	assert.Equal(t, Finding{Check: PrefSize, Severity: Contract,
-		Message: "PC-PREF-SIZE: preferred 0 devices [] for an allocation size of 1",
+		Message: "preferred 0 devices [] for an allocation size of 1",
 		Steps:   []string{"GetPreferredAllocation(available [d0 d1 d2 d3], size 1)", "  answer []"}}, res.Findings[0])
 	assert.Regexp(t, ` --seed \d+ --mute PC-ALLOC-ANSWER,PC-PREF-SIZE$`, res.Findings[3].Replay)
 }

@@ -1,6 +1,7 @@
 package plugincheck
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func TestDeviceFailureNotBlamed(t *testing.T) {
 			cfg := cleanPlugin(socketDir(t))
 			cfg.ReregisterEndpoint, cfg.IDsPerHostDevice = "", 0
 			cfg.DeviceFailure = &failure
-			res, p, err := checkPluginKept(cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
+			res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
 			require.NoError(t, err)
 			assert.Empty(t, describeAll(res))
 			asked := slices.IndexFunc(p.Calls(testplugin.Allocate)[failure.AfterAllocates:], func(c testplugin.Call) bool { return slices.Contains(c.DeviceIDs, failure.ID) })
@@ -59,7 +60,7 @@ func TestReregisterOnNewSocketNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.DeviceFailure, cfg.IDsPerHostDevice = nil, 0
 	cfg.ReregisterEndpoint = "again.sock"
-	res, p, err := checkPluginKept(cfg, Options{Checks: 10, Restart: true, CallTimeout: 5 * time.Second})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 10, Restart: true, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	assert.Equal(t, Count{Run: 1, Applied: 1}, res.Counts[RestartReregister])
@@ -74,7 +75,7 @@ func TestSharedHostDeviceNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.DeviceFailure, cfg.ReregisterEndpoint = nil, ""
 	cfg.IDsPerHostDevice = 2
-	res, p, err := checkPluginKept(cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	shared := slices.ContainsFunc(p.Calls(testplugin.Allocate), func(c testplugin.Call) bool {
@@ -122,9 +123,9 @@ func TestRefusalExcused(t *testing.T) {
 		}
 		return devs
 	}
-	c := &checker{rec: newRecord(), opts: Options{CallTimeout: time.Hour}}
+	c := &checker{rec: newRecord(context.Background()), opts: Options{CallTimeout: time.Hour}}
 	watcherOf := func(lists ...[]*v1beta1.Device) *watcher {
-		w := newWatcher(c, func() {})
+		w := newWatcher(c, "the first stream", func() {})
 		for _, l := range lists {
 			w.received(l)
 		}
@@ -148,7 +149,7 @@ func TestRefusalExcused(t *testing.T) {
 		require.FailNow(t, "the list that drops d1 did not end the wait")
 	}
 
-	quick := &checker{rec: newRecord(), opts: Options{CallTimeout: time.Millisecond}}
+	quick := &checker{rec: newRecord(context.Background()), opts: Options{CallTimeout: time.Millisecond}}
 	w = watcherOf(healthy("d0"))
 	assert.Empty(t, within(t, func() string { return quick.refusalExcused(w, []string{"d0"}, refused) }))
 	assert.Empty(t, within(t, func() string { return c.refusalExcused(w, []string{"d0"}, refused) }),

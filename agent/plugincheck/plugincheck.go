@@ -2,6 +2,7 @@ package plugincheck
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -21,7 +22,7 @@ const (
 // CheckSpec is one rule the checker holds a plugin to. (It is not called
 // Check: that name is the function that runs them.)
 type CheckSpec struct {
-	// ID is stable, such as PC-REG-VERSION; a finding's message starts with it.
+	// ID is stable, such as PC-REG-VERSION; a finding's Check is its ID.
 	ID string
 	// Rule is one sentence a plugin author can read without the code.
 	Rule string
@@ -36,6 +37,7 @@ const (
 	DefaultRegisterTimeout = 30 * time.Second
 	DefaultCallTimeout     = 10 * time.Second
 	DefaultChecks          = 100
+	DefaultShrinkTime      = 30 * time.Second
 )
 
 // Options configure a run. Only Dir is required.
@@ -52,6 +54,16 @@ type Options struct {
 	// Checks is the number of rapid cases per property. Zero means
 	// DefaultChecks.
 	Checks int
+	// ShrinkTime bounds the shrinking of each failing case of the
+	// kubelet-call properties. A case whose call hangs waits out
+	// CallTimeout at every attempt to shrink it, so without a bound a
+	// hang takes minutes to shrink. Past the bound the finding keeps the
+	// smallest failing case found by then and says the shrinking was
+	// bounded (Finding.ShrinkBounded). The bound is checked between
+	// attempts: the shrinking of one case ends within ShrinkTime and two
+	// cases' calls, then the case is run once more to show its calls.
+	// Zero means DefaultShrinkTime.
+	ShrinkTime time.Duration
 	// Seed is rapid's base seed. 0 reads the environment variable
 	// NODEPROOF_PLUGINCHECK_SEED (SeedEnv), which a go test replay line
 	// sets; without it one is picked. Result.Seed reports the seed used.
@@ -71,8 +83,13 @@ type Options struct {
 	Restart bool
 	// Launch, when set, starts the plugin once kubelet.sock is served. It
 	// runs on its own goroutine and may block until the plugin registered
-	// (testplugin.Start does); an error it returns before any registration
-	// ends Check with that error. The caller stops the plugin after Check.
+	// (testplugin.Start does), or for the plugin's whole life
+	// (Process.Launch does). An error it returns before any registration
+	// ends Check with that error; one it returns after says the plugin is
+	// gone (an *ExitError: its process exited), which ends the run at once
+	// with that exit as one PC-PLUGIN-ALIVE finding. Nil says the plugin
+	// started and Launch does not watch it. The caller stops the plugin
+	// after Check.
 	Launch func(ctx context.Context) error
 	// ReplayCommand is the command line that repeats this run, without
 	// --seed and --mute; a replay line appends " --seed N" and, when checks
@@ -96,7 +113,8 @@ const (
 type Finding struct {
 	Check    string   `json:"check"`
 	Severity Severity `json:"severity"`
-	// Message is the one-line verdict; it starts with the check's ID.
+	// Message is the one-line verdict, without the check's ID, which
+	// Check holds: a reader sees "PC-X (contract): message".
 	Message string `json:"message"`
 	// Steps are the kubelet calls that failed, each with the answer's
 	// detail lines indented under it: the shrunk case of a rapid property,
@@ -106,6 +124,10 @@ type Finding struct {
 	// property; empty for the checks that run once, which every run
 	// repeats.
 	Replay string `json:"replay,omitempty"`
+	// ShrinkBounded says Options.ShrinkTime ended the shrinking of the
+	// failing case: Steps are the smallest failing case found by then,
+	// not necessarily the smallest there is.
+	ShrinkBounded bool `json:"shrink_bounded,omitempty"`
 }
 
 // PluginOptions are the options a plugin registered with.
@@ -133,19 +155,63 @@ type Count struct {
 
 // Result is the outcome of a run.
 type Result struct {
-	Seed    uint64  `json:"seed"`
+	Seed uint64 `json:"seed"`
+	// Replay is the command that repeats the whole run: Options.ReplayCommand
+	// with the seed and the muted checks, or Run's go test line.
+	Replay  string  `json:"replay"`
 	Seconds float64 `json:"seconds"`
 	Plugin  Plugin  `json:"plugin"`
 	// Counts holds every check of Checks, by ID.
 	Counts map[string]Count `json:"counts"`
 	// Findings are the failed checks in Checks order.
 	Findings []Finding `json:"findings"`
+	// Interrupted says the run's context ended before the run finished:
+	// Findings holds what was found until then, never the failures the
+	// interrupt caused.
+	Interrupted bool `json:"interrupted"`
 }
 
-// Passed reports whether no Contract and no Kubelet check failed. A Kubelet
-// finding fails the run too: a plugin the kubelet mishandles is broken on a
-// node, whatever the contract says. Advice does not fail a run.
+// Verdict says in a few words how the run went: "passed", "passed, with
+// 1 piece of advice", "FAILED: 2 findings", "FAILED: 1 finding, and 1
+// piece of advice" or "INTERRUPTED before the run finished". Advice is
+// counted apart: it does not fail a run.
+func (r *Result) Verdict() string {
+	failing, advice := 0, 0
+	for _, f := range r.Findings {
+		if f.Severity == Advice {
+			advice++
+		} else {
+			failing++
+		}
+	}
+	pieces := "piece"
+	if advice != 1 {
+		pieces = "pieces"
+	}
+	switch {
+	case r.Interrupted && len(r.Findings) == 0:
+		return "INTERRUPTED before the run finished"
+	case r.Interrupted:
+		return fmt.Sprintf("INTERRUPTED before the run finished, with %s by then", plural(len(r.Findings), "finding"))
+	case failing == 0 && advice == 0:
+		return "passed"
+	case failing == 0:
+		return fmt.Sprintf("passed, with %d %s of advice", advice, pieces)
+	case advice == 0:
+		return "FAILED: " + plural(failing, "finding")
+	default:
+		return fmt.Sprintf("FAILED: %s, and %d %s of advice", plural(failing, "finding"), advice, pieces)
+	}
+}
+
+// Passed reports whether the run finished and no Contract and no Kubelet
+// check failed. A Kubelet finding fails the run too: a plugin the kubelet
+// mishandles is broken on a node, whatever the contract says. Advice does
+// not fail a run. An interrupted run did not pass: it did not check all.
 func (r *Result) Passed() bool {
+	if r.Interrupted {
+		return false
+	}
 	for _, f := range r.Findings {
 		if f.Severity != Advice {
 			return false

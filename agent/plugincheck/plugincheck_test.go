@@ -58,20 +58,26 @@ func socketDir(t testing.TB) string {
 // Launch, and stops the plugin afterwards. A zero Seed is 1. It does not
 // use a testing.TB, so that runs can go on in goroutines of their own.
 func checkPlugin(cfg testplugin.Config, opts Options) (*Result, error) {
-	res, _, err := checkPluginKept(cfg, opts)
+	res, _, err := checkPluginKept(context.Background(), cfg, opts)
 	return res, err
 }
 
-// checkPluginKept is checkPlugin that also returns the plugin, stopped, to
-// read the calls it received; nil when it did not start.
-func checkPluginKept(cfg testplugin.Config, opts Options) (*Result, *testplugin.Plugin, error) {
+// checkPluginContext is checkPlugin with the run's context.
+func checkPluginContext(ctx context.Context, cfg testplugin.Config, opts Options) (*Result, error) {
+	res, _, err := checkPluginKept(ctx, cfg, opts)
+	return res, err
+}
+
+// checkPluginKept is checkPluginContext that also returns the plugin,
+// stopped, to read the calls it received; nil when it did not start.
+func checkPluginKept(ctx context.Context, cfg testplugin.Config, opts Options) (*Result, *testplugin.Plugin, error) {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
 	opts.Dir = cfg.Dir
 	var stop func() (*testplugin.Plugin, error)
 	opts.Launch, stop = launcher(cfg)
-	res, err := Check(context.Background(), opts)
+	res, err := Check(ctx, opts)
 	p, stopErr := stop()
 	if err == nil {
 		err = stopErr
@@ -110,7 +116,7 @@ func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop f
 // came up in the run.
 func TestCleanTestPluginPasses(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
-	res, p, err := checkPluginKept(cfg, Options{Restart: true, CallTimeout: 5 * time.Second})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Restart: true, CallTimeout: 5 * time.Second})
 	require.NoError(t, err)
 	allocates := p.Calls(testplugin.Allocate)
 	asks := func(ids ...string) func(testplugin.Call) bool {

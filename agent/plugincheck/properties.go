@@ -40,7 +40,8 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 	muted = appendNew(slices.Clone(c.opts.Mute), muted...)
 	cases := 0
 	for range propertyChecks {
-		calls := kubeletCalls{c: c, ctx: ctx, plugin: plugin, options: res.Plugin.Options, w: w, muted: slices.Clone(muted)}
+		shrink := newShrinkClient(plugin, c.opts.ShrinkTime)
+		calls := kubeletCalls{c: c, ctx: ctx, plugin: shrink, shrink: shrink, options: res.Plugin.Options, w: w, muted: slices.Clone(muted)}
 		suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
 		for _, id := range propertyChecks {
 			suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
@@ -51,17 +52,18 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 			progress = func(done, total int) { c.opts.Progress(before+done, before+total) }
 		}
 		run := properties.Run(suite, properties.RunOptions{
-			Checks:   c.opts.Checks,
-			Seed:     c.opts.Seed,
-			Progress: progress,
-			Replay:   func(seed uint64) string { return c.replay(seed, calls.muted) },
+			Checks:     c.opts.Checks,
+			Seed:       c.opts.Seed,
+			ShrinkTime: c.opts.ShrinkTime,
+			Progress:   progress,
+			Replay:     func(seed uint64) string { return c.replay(seed, calls.muted) },
 		})
 		cases += run.Tally.Cases
 		for _, id := range propertyChecks {
 			c.rec.add(id, run.Tally.Checked[id], run.Tally.Applied[id])
 		}
 		f := run.Failure
-		if f == nil {
+		if f == nil || ctx.Err() != nil {
 			return
 		}
 		id := f.Invariant
@@ -74,13 +76,21 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 			traceback, _, _ = strings.Cut(traceback, "\nreplay: ")
 			steps = append(steps, "traceback:\n"+traceback)
 		}
-		if !slices.Contains(propertyChecks, id) {
+		if slices.Contains(propertyChecks, id) {
+			// rapid attributes a failure by the ID its message starts
+			// with; a finding names its check in Check alone.
+			message = strings.TrimPrefix(message, id+": ")
+		} else {
 			// A panic or an unattributed failure inside the checker's
 			// own calls: the plugin still failed a kubelet call sequence.
 			id = PluginAlive
-			message = id + ": the checker failed (" + f.Invariant + "): " + message
+			message = "the checker failed (" + f.Invariant + "): " + message
 		}
-		c.rec.finding(Finding{Check: id, Message: message, Steps: steps, Replay: f.Replay})
+		bounded := shrink.bounded()
+		if bounded {
+			message += fmt.Sprintf(" (shrinking bounded by %v: the smallest failing calls found by then)", c.opts.ShrinkTime)
+		}
+		c.rec.finding(Finding{Check: id, Message: message, Steps: steps, Replay: f.Replay, ShrinkBounded: bounded})
 		if id == PluginAlive || slices.Contains(muted, id) {
 			// A plugin that no longer answers (or a checker that broke)
 			// would fail every later run the same way.
@@ -115,9 +125,12 @@ func (c *checker) replay(seed uint64, muted []string) string {
 // kubeletCalls is the property: one case is a short sequence of the calls
 // a kubelet makes while admitting pods.
 type kubeletCalls struct {
-	c       *checker
-	ctx     context.Context
-	plugin  v1beta1.DevicePluginClient
+	c      *checker
+	ctx    context.Context
+	plugin v1beta1.DevicePluginClient
+	// shrink is plugin as a shrinkClient: it keeps the plugin's answers
+	// and says whether the current run was refused a call.
+	shrink  *shrinkClient
 	options PluginOptions
 	// w is the ListAndWatch stream whose latest list each call draws
 	// its devices from.
@@ -135,6 +148,7 @@ const (
 )
 
 func (k kubeletCalls) property(t *rapid.T, tally *properties.Tally) {
+	k.shrink.beginRun()
 	kinds := []string{callAllocate, callUnknown, callConcurrent}
 	if k.options.GetPreferredAllocationAvailable {
 		kinds = append(kinds, callPreferred)
@@ -172,10 +186,15 @@ func (k kubeletCalls) call() (context.Context, context.CancelFunc) {
 // muted: then it logs the failure under the step and returns, and the
 // caller ends the step.
 func (k kubeletCalls) fail(t *rapid.T, check, format string, args ...any) {
+	if k.shrink.refusedCall() {
+		// A smaller case the shrinking gives up: rapid rejects a skip.
+		t.Skip("a call not made before the shrink bound")
+	}
 	if slices.Contains(k.muted, check) {
 		t.Logf("  %s (muted): %s", check, fmt.Sprintf(format, args...))
 		return
 	}
+	k.shrink.failed()
 	t.Fatalf("%s: %s", check, fmt.Sprintf(format, args...))
 }
 

@@ -11,7 +11,8 @@ import (
 
 // Run is Check for a plugin author's go test: every Contract and Kubelet
 // finding is a t.Error with its steps and replay line, Advice is t.Log,
-// and a set-up failure is t.Fatal. Each message starts with the check's ID.
+// and a set-up failure is t.Fatal. Each message starts with the check's ID
+// and severity.
 //
 // Unless opts.ReplayCommand is set, a replay line is a go test command:
 //
@@ -34,6 +35,9 @@ func Run(t testing.TB, opts Options) *Result {
 	if err != nil {
 		t.Fatal(err)
 		return nil
+	}
+	if res.Interrupted {
+		t.Errorf("plugincheck: %s: the test's context ended", res.Verdict())
 	}
 	for _, f := range res.Findings {
 		msg := describe(f)
@@ -84,11 +88,11 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// describe writes a finding out in full: message, steps, replay.
+// describe writes a finding out in full: check, severity, message, steps,
+// replay.
 func describe(f Finding) string {
 	var b strings.Builder
-	b.WriteString(f.Message)
-	b.WriteString(" [" + string(f.Severity) + "]")
+	fmt.Fprintf(&b, "%s (%s): %s", f.Check, f.Severity, f.Message)
 	if len(f.Steps) > 0 {
 		b.WriteString("\nsteps:")
 		for _, s := range f.Steps {

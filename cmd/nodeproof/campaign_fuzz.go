@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -206,4 +207,30 @@ func copyTree(src, dst string) error {
 		return nil
 	}
 	return err
+}
+
+// tailBuffer keeps the last limit bytes written to it; safe for
+// concurrent use (a process's stdout and stderr).
+type tailBuffer struct {
+	mu    sync.Mutex
+	limit int
+	buf   []byte
+	cut   bool
+}
+
+func (b *tailBuffer) Write(data []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, data...)
+	if over := len(b.buf) - b.limit; over > 0 {
+		b.buf = append(b.buf[:0], b.buf[over:]...)
+		b.cut = true
+	}
+	return len(data), nil
+}
+
+func (b *tailBuffer) tail() ([]byte, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]byte(nil), b.buf...), b.cut
 }

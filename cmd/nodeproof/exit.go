@@ -20,6 +20,10 @@ const (
 	// exitUsage: the command could not do its job as asked: an unknown
 	// command or flag, a bad flag value, or input (a file) it cannot use.
 	exitUsage = 2
+	// exitInterrupted: SIGINT or SIGTERM stopped the command before it
+	// finished, which is neither a problem found nor a command used
+	// wrongly; 130 is what a shell reports for a command ended by Ctrl-C.
+	exitInterrupted = 130
 )
 
 // exitError ends a command with status. execute prints err, prefixed with
@@ -40,6 +44,12 @@ func (e *exitError) Unwrap() error { return e.err }
 
 // usageError is a bad flag, argument or input file: status 2.
 func usageError(err error) error { return &exitError{status: exitUsage, err: err} }
+
+// interruptedError ends a command that SIGINT or SIGTERM stopped: status
+// 130, with "interrupted" on stderr.
+func interruptedError() error {
+	return &exitError{status: exitInterrupted, err: errors.New("interrupted")}
+}
 
 // outputError is output that could not be written (a full disk, a closed
 // pipe): the command did not deliver what it ran, status 1.

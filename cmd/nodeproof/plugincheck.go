@@ -18,15 +18,6 @@ import (
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
 )
 
-// defaultExecEnv is the environment variable --exec hands the directory
-// in: the name the Kubernetes sample device plugin reads its socket
-// directory from (test/images/sample-device-plugin), which nodeproof's
-// testplugin reads too.
-const defaultExecEnv = "PLUGIN_SOCK_DIR"
-
-// execDirPlaceholder in --exec's command line is replaced by the directory.
-const execDirPlaceholder = "{dir}"
-
 // maxPluginChecks bounds --checks: 100 times the default. Each sequence
 // makes real gRPC calls to the plugin, about 0.1 s of them.
 const maxPluginChecks = 100 * plugincheck.DefaultChecks
@@ -39,6 +30,7 @@ type pluginCheckFlags struct {
 	seed                         uint64
 	restart                      bool
 	registerTimeout, callTimeout time.Duration
+	shrinkTime                   time.Duration
 }
 
 // pluginCheckOptions are the validated flags.
@@ -54,7 +46,7 @@ type pluginCheckOptions struct {
 func newPluginCheckCommand() *cobra.Command {
 	var f pluginCheckFlags
 	cmd := &cobra.Command{
-		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--mute CHECK,...] [--restart] [--register-timeout D] [--call-timeout D] [--out DIR]",
+		Use:   "plugin-check (--dir DIR | --exec 'CMD ARGS') [--exec-env NAME] [--checks N] [--seed N] [--mute CHECK,...] [--restart] [--register-timeout D] [--call-timeout D] [--shrink-time D] [--out DIR]",
 		Short: "check a device plugin against the v1beta1 device plugin API by playing the kubelet",
 		Long: `Plays the kubelet against a device plugin (package agent/plugincheck): serves kubelet.sock, waits for
 the plugin to register and drives it with the calls a kubelet makes, drawn at random and shrunk on a
@@ -67,7 +59,8 @@ its own shrunk calls and a replay line with --seed and --mute. Prints one line p
 often it ran and had something to judge, result), then every finding with its shrunk kubelet calls and
 replay line; --out writes index.html, report.md and report.json.
 Exit status: 1 when a contract or kubelet check fails (advice does not fail a run), 2 for bad flags or
-when the check cannot start (no registration in time, a command that does not start, --out unwritable).`,
+when the check cannot start (no registration in time, a command that does not start, --out unwritable),
+130 when SIGINT or SIGTERM stops the run (not a finding: the report says it was interrupted).`,
 		Example: `  nodeproof plugin-check --exec 'testplugin'
   nodeproof plugin-check --exec 'my-plugin --socket-dir {dir}' --exec-env '' --checks 300 --out plugin-report
   nodeproof plugin-check --dir /var/lib/kubelet/device-plugins --restart`,
@@ -92,13 +85,14 @@ when the check cannot start (no registration in time, a command that does not st
 func (f *pluginCheckFlags) define(fl *pflag.FlagSet) {
 	fl.StringVar(&f.dir, "dir", "", "serve kubelet.sock in `DIR` and wait for a plugin running there")
 	fl.StringVar(&f.exec, "exec", "", "start the plugin with this shell `COMMAND` in a directory of its own, and stop it after")
-	fl.StringVar(&f.execEnv, "exec-env", defaultExecEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
+	fl.StringVar(&f.execEnv, "exec-env", plugincheck.DefaultDirEnv, "the environment variable `NAME` that hands --exec's plugin its directory; empty for none")
 	fl.IntVar(&f.checks, "checks", plugincheck.DefaultChecks, "`N` generated kubelet-call sequences per property")
 	fl.Uint64Var(&f.seed, "seed", 0, "the seed `N` of the generated calls; 0 picks one and prints it")
 	fl.StringSliceVar(&f.mute, "mute", nil, "`CHECK`s the generated calls judge and count but neither report nor stop at (the smoke pass still reports them; replay lines set them)")
 	fl.BoolVar(&f.restart, "restart", false, "play a kubelet restart at the end: sockets removed, kubelet.sock served anew, the plugin must register again (default true with --exec)")
 	fl.DurationVar(&f.registerTimeout, "register-timeout", plugincheck.DefaultRegisterTimeout, "how long to wait for the plugin to register, at the start and after the restart")
 	fl.DurationVar(&f.callTimeout, "call-timeout", plugincheck.DefaultCallTimeout, "the bound on every call to the plugin and on ListAndWatch's first list")
+	fl.DurationVar(&f.shrinkTime, "shrink-time", plugincheck.DefaultShrinkTime, "the bound on shrinking each failing sequence of generated calls; past it, the smallest failing sequence found is reported, marked bounded")
 	fl.StringVar(&f.out, "out", "", "write index.html, report.md and report.json of the run into `DIR`")
 }
 
@@ -124,6 +118,8 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 		return opts, fmt.Errorf("--register-timeout must be positive, got %v", f.registerTimeout)
 	case f.callTimeout <= 0:
 		return opts, fmt.Errorf("--call-timeout must be positive, got %v", f.callTimeout)
+	case f.shrinkTime <= 0:
+		return opts, fmt.Errorf("--shrink-time must be positive, got %v", f.shrinkTime)
 	case changed("out") && f.out == "":
 		return opts, errors.New("--out must name a directory")
 	}
@@ -145,7 +141,7 @@ func (f pluginCheckFlags) options(changed func(string) bool) (pluginCheckOptions
 	if !changed("restart") {
 		restart = opts.exec != ""
 	}
-	opts.check = plugincheck.Options{Dir: opts.dir, RegisterTimeout: f.registerTimeout, CallTimeout: f.callTimeout,
+	opts.check = plugincheck.Options{Dir: opts.dir, RegisterTimeout: f.registerTimeout, CallTimeout: f.callTimeout, ShrinkTime: f.shrinkTime,
 		Checks: f.checks, Seed: f.seed, Mute: f.mute, Restart: restart, ReplayCommand: f.replayCommand(changed, restart)}
 	return opts, nil
 }
@@ -158,7 +154,7 @@ func (f pluginCheckFlags) replayCommand(changed func(string) bool, restart bool)
 		parts = append(parts, "--dir", shellQuote(f.dir))
 	} else {
 		parts = append(parts, "--exec", shellQuote(f.exec))
-		if f.execEnv != defaultExecEnv {
+		if f.execEnv != plugincheck.DefaultDirEnv {
 			parts = append(parts, "--exec-env", shellQuote(f.execEnv))
 		}
 	}
@@ -172,6 +168,9 @@ func (f pluginCheckFlags) replayCommand(changed func(string) bool, restart bool)
 	if f.callTimeout != plugincheck.DefaultCallTimeout {
 		parts = append(parts, "--call-timeout", f.callTimeout.String())
 	}
+	if f.shrinkTime != plugincheck.DefaultShrinkTime {
+		parts = append(parts, "--shrink-time", f.shrinkTime.String())
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -183,6 +182,14 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// target says how the plugin is found, for the report.
+func (o pluginCheckOptions) target() string {
+	if o.exec != "" {
+		return "--exec " + shellQuote(o.exec)
+	}
+	return "--dir " + shellQuote(o.dir)
+}
+
 // runPluginCheck runs the checker, starting and stopping the plugin for
 // --exec, prints the summary and writes --out.
 func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr io.Writer) error {
@@ -191,7 +198,7 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 			return usageError(err)
 		}
 	}
-	var plugin *pluginProcess
+	var plugin *plugincheck.Process
 	if opts.exec != "" {
 		// A directory of the run's own, under $TMPDIR: short enough for
 		// the socket paths (108 bytes at most), and never a kubelet's.
@@ -201,8 +208,8 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		}
 		defer os.RemoveAll(dir)
 		opts.check.Dir = dir
-		plugin = newPluginProcess(opts.exec, opts.execEnv, dir)
-		opts.check.Launch = plugin.launch
+		plugin = plugincheck.NewProcess(opts.exec, opts.execEnv, dir)
+		opts.check.Launch = plugin.Launch
 	}
 	var bar progress
 	if isTerminal(stderr) {
@@ -215,20 +222,20 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		bar.finish()
 	}
 	if plugin != nil {
-		if stopErr := plugin.stop(); stopErr != nil && err == nil && res.Passed() {
+		if stopErr := plugin.Stop(); stopErr != nil && err == nil && res.Passed() {
 			fmt.Fprintf(stderr, "nodeproof plugin-check: stopping the plugin: %v\n", stopErr)
 		}
 	}
 	if err != nil {
 		if plugin != nil {
-			plugin.printOutput(stderr)
+			plugin.WriteOutput(stderr)
 		}
 		return usageError(err)
 	}
-	section := newPluginCheckSection(res, opts, started)
-	printPluginCheck(stdout, section)
-	if !section.Passed && plugin != nil {
-		plugin.printOutput(stderr)
+	section := plugincheck.NewReport(res, started, version(), opts.target())
+	section.WriteText(stdout)
+	if !section.Passed && !section.Interrupted && plugin != nil {
+		plugin.WriteOutput(stderr)
 	}
 	if opts.out != "" {
 		paths, err := writePluginCheckReport(opts.out, section)
@@ -239,7 +246,10 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 			fmt.Fprintln(stdout, p)
 		}
 	}
-	if !section.Passed {
+	switch {
+	case section.Interrupted:
+		return interruptedError()
+	case !section.Passed:
 		return exitWith(exitFailed)
 	}
 	return nil

@@ -9,141 +9,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
 )
 
-// pluginCheckSection is one run of the checker: what `nodeproof
-// plugin-check` prints and report.json of its --out.
-type pluginCheckSection struct {
-	Version string  `json:"version"`
-	Started string  `json:"started"` // RFC 3339
-	Seconds float64 `json:"seconds"`
-	// Target is how the plugin was found: "--dir DIR" or "--exec 'CMD'".
-	Target string `json:"target"`
-	// Passed: no contract or kubelet check failed (advice does not count).
-	Passed bool               `json:"passed"`
-	Seed   uint64             `json:"seed"`
-	Replay string             `json:"replay"`
-	Plugin plugincheck.Plugin `json:"plugin"`
-	// Evaluations counts the checks' runs over the whole run, and
-	// PerSecond is Evaluations per second of wall time.
-	Evaluations int              `json:"evaluations"`
-	PerSecond   float64          `json:"per_second"`
-	Checks      []pluginCheckRow `json:"checks"`
-	// Findings are in the order of Checks; never null.
-	Findings []plugincheck.Finding `json:"findings"`
-}
-
-// pluginCheckRow is one check of the catalogue and what it did.
-type pluginCheckRow struct {
-	ID       string               `json:"id"`
-	Rule     string               `json:"rule"`
-	Source   string               `json:"source"`
-	Severity plugincheck.Severity `json:"severity"`
-	Run      int                  `json:"run"`
-	Applied  int                  `json:"applied"`
-	// Result is "passed", "failed" or "not run".
-	Result string `json:"result"`
-}
-
-func newPluginCheckSection(res *plugincheck.Result, opts pluginCheckOptions, started time.Time) pluginCheckSection {
-	s := pluginCheckSection{
-		Version: version(), Started: started.Format(time.RFC3339), Seconds: roundMillis(res.Seconds),
-		Passed: res.Passed(), Seed: res.Seed, Replay: runReplay(opts.check, res.Seed),
-		Plugin: res.Plugin, Findings: append([]plugincheck.Finding{}, res.Findings...),
-	}
-	if opts.exec != "" {
-		s.Target = "--exec " + shellQuote(opts.exec)
-	} else {
-		s.Target = "--dir " + shellQuote(opts.dir)
-	}
-	failed := map[string]bool{}
-	for _, f := range res.Findings {
-		failed[f.Check] = true
-	}
-	for _, c := range plugincheck.Checks() {
-		n := res.Counts[c.ID]
-		row := pluginCheckRow{ID: c.ID, Rule: c.Rule, Source: c.Source, Severity: c.Severity, Run: n.Run, Applied: n.Applied, Result: "passed"}
-		switch {
-		case failed[c.ID]:
-			row.Result = "failed"
-		case n.Run == 0:
-			row.Result = "not run"
-		}
-		s.Evaluations += n.Run
-		s.Checks = append(s.Checks, row)
-	}
-	if res.Seconds > 0 {
-		s.PerSecond = roundMillis(float64(s.Evaluations) / res.Seconds)
-	}
-	return s
-}
-
-// printPluginCheck prints the summary table, then every finding in full.
-func printPluginCheck(w io.Writer, s pluginCheckSection) {
-	p := s.Plugin
-	fmt.Fprintf(w, "plugin %s on %s, version %s, pre_start_required %t, get_preferred_allocation_available %t, %d devices (%d healthy)\n",
-		orDash(p.ResourceName), orDash(p.Endpoint), orDash(p.Version), p.Options.PreStartRequired,
-		p.Options.GetPreferredAllocationAvailable, p.Devices, p.Healthy)
-	idWidth := len("check")
-	for _, c := range s.Checks {
-		idWidth = max(idWidth, len(c.ID))
-	}
-	fmt.Fprintf(w, "%-*s  %-8s  %7s  %7s  %s\n", idWidth, "check", "severity", "run", "applied", "result")
-	for _, c := range s.Checks {
-		result := c.Result
-		if result == "failed" {
-			result = "FAILED"
-		}
-		fmt.Fprintf(w, "%-*s  %-8s  %7d  %7d  %s\n", idWidth, c.ID, c.Severity, c.Run, c.Applied, result)
-	}
-	for _, f := range s.Findings {
-		fmt.Fprintf(w, "\n%s (%s): %s\n", f.Check, f.Severity, f.Message)
-		if len(f.Steps) > 0 {
-			fmt.Fprintln(w, "  kubelet calls:")
-			for _, step := range f.Steps {
-				fmt.Fprintf(w, "    %s\n", step)
-			}
-		}
-		if f.Replay != "" {
-			fmt.Fprintf(w, "  replay: %s\n", f.Replay)
-		}
-	}
-	verdict := "passed"
-	if !s.Passed {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(w, "\n%s: %s; %d check evaluations in %.1fs (%s/s); seed %d (rerun: %s)\n", verdict,
-		count(len(s.Findings), "finding"), s.Evaluations, s.Seconds, formatRate(float64(s.Evaluations), s.Seconds), s.Seed, s.Replay)
-}
-
-// runReplay is the command that repeats the whole run.
-func runReplay(o plugincheck.Options, seed uint64) string {
-	line := fmt.Sprintf("%s --seed %d", o.ReplayCommand, seed)
-	if len(o.Mute) > 0 {
-		line += " --mute " + strings.Join(o.Mute, ",")
-	}
-	return line
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
 // writePluginCheckReport writes index.html, report.md and report.json of
 // one run into dir and returns their paths.
-func writePluginCheckReport(dir string, s pluginCheckSection) ([]string, error) {
+func writePluginCheckReport(dir string, s plugincheck.Report) ([]string, error) {
 	renderers := []struct {
 		name   string
-		render func(io.Writer, pluginCheckSection) error
+		render func(io.Writer, plugincheck.Report) error
 	}{
-		{"index.html", func(w io.Writer, s pluginCheckSection) error { return pluginCheckPage.Execute(w, s) }},
-		{"report.md", func(w io.Writer, s pluginCheckSection) error {
+		{"index.html", func(w io.Writer, s plugincheck.Report) error { return pluginCheckPage.Execute(w, s) }},
+		{"report.md", func(w io.Writer, s plugincheck.Report) error {
 			_, err := io.WriteString(w, renderPluginCheckMarkdown(s))
 			return err
 		}},
@@ -168,7 +46,7 @@ func writePluginCheckReport(dir string, s pluginCheckSection) ([]string, error) 
 	return paths, nil
 }
 
-func writePluginCheckJSON(w io.Writer, s pluginCheckSection) error {
+func writePluginCheckJSON(w io.Writer, s plugincheck.Report) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	// Messages quote plugin answers and shell commands; keep <, > and & readable.
@@ -179,11 +57,11 @@ func writePluginCheckJSON(w io.Writer, s pluginCheckSection) error {
 // renderPluginCheckMarkdown is report.md: sized for a pull-request comment
 // like the invariant report's, each finding's message cut at
 // mdMessageLimit.
-func renderPluginCheckMarkdown(s pluginCheckSection) string {
+func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	var b strings.Builder
-	verdict := "PASSED: no contract or kubelet check failed."
-	if !s.Passed {
-		verdict = "FAILED: " + count(len(s.Findings), "finding") + "."
+	verdict := s.Verdict + "."
+	if s.Passed {
+		verdict += " No contract or kubelet check failed."
 	}
 	b.WriteString("# nodeproof plugin-check\n\n")
 	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs, plugin %s, seed %d.\n\nReplay: %s\n\n",
@@ -241,7 +119,7 @@ var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.Fu
 </head>
 <body>
 <h1>nodeproof plugin-check</h1>
-<div id="verdict" class="verdict {{if .Passed}}passed{{else}}failed{{end}}"><strong>{{if .Passed}}PASSED: no contract or kubelet check failed.{{else}}FAILED: {{len .Findings}} findings.{{end}}</strong></div>
+<div id="verdict" class="verdict {{if .Passed}}passed{{else}}failed{{end}}"><strong>{{.Verdict}}.{{if .Passed}} No contract or kubelet check failed.{{end}}</strong></div>
 <p>nodeproof {{.Version}}, started {{.Started}}, {{printf "%.1f" .Seconds}}s, plugin <code>{{.Target}}</code>, seed {{.Seed}}.</p>
 <p>Replay: <code class="replay">{{.Replay}}</code></p>
 {{with .Plugin}}<table>

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,6 +39,20 @@ func buildTestplugin(t *testing.T) string {
 	return bin
 }
 
+// crashpluginBinary builds testdata/crashplugin once per test binary.
+var crashpluginBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "crashplugin-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "crashplugin")
+	out, err := exec.Command("go", "build", "-o", bin, "./testdata/crashplugin").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build testdata/crashplugin: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
 // TestPluginCheckFlagErrors: every bad flag is exit 2 naming the flag,
 // before any plugin starts.
 func TestPluginCheckFlagErrors(t *testing.T) {
@@ -56,6 +71,7 @@ func TestPluginCheckFlagErrors(t *testing.T) {
 		{"--exec true --checks 0", "--checks must be positive, got 0"},
 		{"--exec true --register-timeout 0s", "--register-timeout must be positive"},
 		{"--exec true --call-timeout -1s", "--call-timeout must be positive"},
+		{"--exec true --shrink-time 0s", "--shrink-time must be positive, got 0s"},
 		{"--exec true --out=", "--out must name a directory"},
 		{"--exec true --seed x", `invalid argument "x" for "--seed" flag`},
 		{"--exec true --mute PC-REG-VERSION", `--mute: "PC-REG-VERSION" is not a check of the generated kubelet calls; they are PC-PREF-ANSWER, `},
@@ -83,9 +99,9 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 		assert.Regexp(t, `\n`+c.ID+` +`+string(c.Severity)+` +\d+ +\d+  passed\n`, stdout)
 	}
 	assert.Contains(t, stdout, "plugin example.com/testplugin on testplugin.sock, version v1beta1,")
-	assert.Regexp(t, `\npassed: 0 findings; \d+ check evaluations in `, stdout)
+	assert.Regexp(t, `\npassed; \d+ check evaluations in `, stdout)
 
-	var report pluginCheckSection
+	var report plugincheck.Report
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &report))
@@ -106,7 +122,7 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 	}
 	md, err := os.ReadFile(filepath.Join(out, "report.md"))
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "**PASSED: no contract or kubelet check failed.**")
+	assert.Contains(t, string(md), "**passed. No contract or kubelet check failed.**")
 	assert.Contains(t, string(md), "| PC-RESTART-REREGISTER | kubelet |")
 	page, err := os.ReadFile(filepath.Join(out, "index.html"))
 	require.NoError(t, err)
@@ -154,12 +170,14 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 				"--register-timeout", "2s", "--call-timeout", "2s", "--out", out)
 			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
-			assert.Contains(t, stdout, "\n"+tc.check+" (")
-			assert.Regexp(t, `\nFAILED: \d+ findings?; `, stdout)
+			// The finding's line names its check once.
+			assert.Regexp(t, `\n`+tc.check+` \(\w+\): [^\n]+\n`, stdout)
+			assert.NotRegexp(t, `\n`+tc.check+` \(\w+\): [^\n]*`+tc.check, stdout)
+			assert.Regexp(t, `\nFAILED: \d+ findings?(, and \d+ pieces? of advice)?; `, stdout)
 			assert.Contains(t, stderr, "the plugin's output ("+bin+" "+tc.flags+"):\n")
 			assert.Contains(t, stderr, "msg=serving")
 
-			var report pluginCheckSection
+			var report plugincheck.Report
 			data, err := os.ReadFile(filepath.Join(out, "report.json"))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(data, &report))
@@ -174,6 +192,18 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 			assert.Contains(t, string(md), "### "+tc.check+" (")
 		})
 	}
+}
+
+// TestPluginCheckAdviceOnly: a plugin whose only finding is advice passes
+// (exit 0), and the verdict says so without calling it a failure. A
+// --shrink-time other than the default is in the replay lines.
+func TestPluginCheckAdviceOnly(t *testing.T) {
+	bin := buildTestplugin(t)
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --accept-unknown", "--seed", "1", "--checks", "10", "--restart=false", "--shrink-time", "5s")
+	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Regexp(t, `\n`+plugincheck.AllocUnknown+` \(advice\): Allocate\(\[plugincheck-unknown-\d\]\) of devices `, stdout)
+	assert.Regexp(t, `\npassed, with 1 piece of advice; \d+ check evaluations in `, stdout)
+	assert.Regexp(t, `\n  replay: nodeproof plugin-check --exec '[^']+' --checks 10 --restart=false --shrink-time 5s --seed \d+\n`, stdout)
 }
 
 // TestPluginCheckRegistrationKnobs: testplugin's registration knobs are
@@ -205,7 +235,7 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	prefix := regexp.QuoteMeta("nodeproof plugin-check --exec " + shellQuote(plugin) + " --checks 30 --restart=false --seed ")
 	replays := map[string][]string{}
 	for _, check := range []string{plugincheck.PrefMustInclude, plugincheck.AllocUnknown} {
-		finding := regexp.MustCompile(`\n` + check + ` \(\w+\): ` + check + `: [^\n]+\n  kubelet calls:\n(    step [^\n]+\n(?:      [^\n]+\n)*)+  replay: ` +
+		finding := regexp.MustCompile(`\n` + check + ` \(\w+\): [^\n]+\n  kubelet calls:\n(    step [^\n]+\n(?:      [^\n]+\n)*)+  replay: ` +
 			prefix + `(\d+)(?: --mute (\S+))?\n`).FindStringSubmatch(stdout)
 		require.NotNil(t, finding, "%s with its calls and replay line in:\n%s", check, stdout)
 		replays[check] = finding[2:]
@@ -222,6 +252,63 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	assert.Contains(t, again, "\n"+second+" (")
 	assert.Contains(t, again, "--seed "+seed+" --mute "+muted+"\n")
 	assert.NotContains(t, again, "\n"+muted+" (", "the muted check is not reported")
+}
+
+// TestPluginCheckInterrupted: SIGINT during a run (sent by the plugin, once
+// it has registered, to its shell's parent: this test's process, where the
+// command waits for the signal) ends it with exit 130, no finding, and a
+// report that says it was interrupted. The plugin's Allocate and the bounds
+// take an hour, so only the interrupt ends the run.
+func TestPluginCheckInterrupted(t *testing.T) {
+	bin := buildTestplugin(t)
+	out := filepath.Join(t.TempDir(), "report")
+	plugin := bin + ` --fault Allocate=delay:1h 2>&1 | { while read -r line; do case $line in *msg=serving*) kill -INT $PPID;; esac; done; }`
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1h", "--out", out)
+	require.Equal(t, exitInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Contains(t, stderr, "nodeproof plugin-check: interrupted\n")
+	assert.Regexp(t, `\nINTERRUPTED before the run finished; \d+ check evaluations in `, stdout)
+	assert.NotContains(t, stdout, "FAILED")
+
+	var report plugincheck.Report
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &report))
+	assert.True(t, report.Interrupted)
+	assert.False(t, report.Passed)
+	assert.Empty(t, report.Findings)
+	assert.Equal(t, "INTERRUPTED before the run finished", report.Verdict)
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "**INTERRUPTED before the run finished.**")
+	page, err := os.ReadFile(filepath.Join(out, "index.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "<strong>INTERRUPTED before the run finished.</strong>")
+}
+
+// TestPluginCheckPluginExits: a plugin process that exits after it
+// registered (testdata/crashplugin, with status 3 in the middle of the smoke
+// pass's Allocate) is one finding, naming its exit status, reported at
+// once: the call bound is an hour, and a run that waited out the restart's
+// registration bound would take a minute.
+func TestPluginCheckPluginExits(t *testing.T) {
+	bin, err := crashpluginBinary()
+	require.NoError(t, err)
+	out := filepath.Join(t.TempDir(), "report")
+	started := time.Now()
+	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1m", "--out", out)
+	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	assert.Less(t, time.Since(started), 30*time.Second, "the exit ends the run at once")
+	assert.Regexp(t, `\n`+plugincheck.PluginAlive+` \(kubelet\): the plugin exited \(exit status 3\) during the smoke pass, \S+ after it registered\n`, stdout)
+	assert.Contains(t, stdout, "\nFAILED: 1 finding; ")
+	assert.Contains(t, stderr, "crashplugin: crashing in Allocate\n", "the plugin's output is shown")
+
+	var report plugincheck.Report
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &report))
+	require.Len(t, report.Findings, 1, "findings: %+v", report.Findings)
+	assert.Equal(t, plugincheck.PluginAlive, report.Findings[0].Check)
+	assert.False(t, report.Interrupted)
 }
 
 // TestPluginCheckExecFails: a command that exits before registering is a

@@ -235,6 +235,14 @@ func roundMillis(seconds float64) float64 {
 	return math.Round(seconds*1000) / 1000
 }
 
+// orDash writes an empty string as "-".
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // roundMicro keeps six decimals of a statistic: enough to read, short in JSON.
 func roundMicro(v float64) float64 {
 	return math.Round(v*1e6) / 1e6
