@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nodeproof/nodeproof/agent/tail"
 )
 
 // DefaultDirEnv is the environment variable a Process hands its directory
@@ -37,7 +39,7 @@ const processStopGrace = 10 * time.Second
 type Process struct {
 	command string
 	env     []string
-	output  tailBuffer
+	output  tail.Buffer
 	// exited is closed when the process has been waited for, or failed
 	// to start.
 	exited chan struct{}
@@ -54,7 +56,7 @@ func NewProcess(command, env, dir string) *Process {
 	if env != "" {
 		p.env = append(p.env, env+"="+dir)
 	}
-	p.output.limit = processOutputLimit
+	p.output.Limit = processOutputLimit
 	return p
 }
 
@@ -132,7 +134,7 @@ func (p *Process) Stop() error {
 // WriteOutput writes what the plugin printed (its last 64 KiB), under a
 // line naming the command, for a run that failed.
 func (p *Process) WriteOutput(w io.Writer) {
-	out, cut := p.output.tail()
+	out, cut := p.output.Tail()
 	switch {
 	case len(out) == 0:
 		fmt.Fprintf(w, "the plugin (%s) printed nothing\n", p.command)
@@ -146,30 +148,4 @@ func (p *Process) WriteOutput(w io.Writer) {
 	if out[len(out)-1] != '\n' {
 		fmt.Fprintln(w)
 	}
-}
-
-// tailBuffer keeps the last limit bytes written to it; safe for
-// concurrent use (the plugin's stdout and stderr).
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	buf   []byte
-	cut   bool
-}
-
-func (b *tailBuffer) Write(data []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, data...)
-	if over := len(b.buf) - b.limit; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-		b.cut = true
-	}
-	return len(data), nil
-}
-
-func (b *tailBuffer) tail() ([]byte, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf...), b.cut
 }

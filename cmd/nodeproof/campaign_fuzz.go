@@ -11,8 +11,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/nodeproof/nodeproof/agent/tail"
 )
 
 // A campaign fuzzes without a Go toolchain: the image holds each fuzz
@@ -130,14 +131,14 @@ func runFuzzTarget(job fuzzJob) (rep fuzzReport) {
 	cmd := exec.CommandContext(ctx, binary, "-test.run", "^$", "-test.fuzz", "^"+regexp.QuoteMeta(t.Name)+"$",
 		"-test.fuzztime", job.duration.String(), "-test.fuzzcachedir", cache)
 	cmd.Dir = work
-	out := &tailBuffer{limit: fuzzOutputLimit}
+	out := &tail.Buffer{Limit: fuzzOutputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
 	runErr := cmd.Run()
 	if runErr == nil {
 		return rep
 	}
-	tail, _ := out.tail()
-	output := string(tail)
+	kept, _ := out.Tail()
+	output := string(kept)
 	m := fuzzFailingInputRE.FindStringSubmatch(output)
 	if m == nil {
 		return fail(fmt.Sprintf("%s: %v\n%s", filepath.Base(binary), runErr, output))
@@ -207,30 +208,4 @@ func copyTree(src, dst string) error {
 		return nil
 	}
 	return err
-}
-
-// tailBuffer keeps the last limit bytes written to it; safe for
-// concurrent use (a process's stdout and stderr).
-type tailBuffer struct {
-	mu    sync.Mutex
-	limit int
-	buf   []byte
-	cut   bool
-}
-
-func (b *tailBuffer) Write(data []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, data...)
-	if over := len(b.buf) - b.limit; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-		b.cut = true
-	}
-	return len(data), nil
-}
-
-func (b *tailBuffer) tail() ([]byte, bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]byte(nil), b.buf...), b.cut
 }
