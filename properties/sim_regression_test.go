@@ -3,7 +3,6 @@ package properties
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -12,74 +11,12 @@ import (
 	"github.com/nodeproof/nodeproof/sim"
 )
 
-// scriptSource answers the simulation's choices from the recorded draws of
-// one of the suite's cases: an integer per Intn, T or F per Chance, drawn
-// exactly where rapidSource draws, so that the case replays without rapid
-// or its seed. Past the script every Intn is 0 and every Chance false, as
-// rapid's shrunk draws are. A draw of the other kind than the script's
-// next answer, or out of range, is recorded as a divergence: the suite no
-// longer draws in the order the script was taken from.
-type scriptSource struct {
-	draws    []string
-	next     int
-	diverged []string
-}
-
-func (s *scriptSource) take() (string, bool) {
-	if s.next >= len(s.draws) {
-		return "", false
-	}
-	s.next++
-	return s.draws[s.next-1], true
-}
-
-func (s *scriptSource) Intn(n int) int {
-	if n == 1 {
-		return 0
-	}
-	a, ok := s.take()
-	if !ok {
-		return 0
-	}
-	v, err := strconv.Atoi(a)
-	if err != nil || v >= n {
-		s.diverged = append(s.diverged, "draw "+strconv.Itoa(s.next)+": Intn("+strconv.Itoa(n)+") got "+a)
-		return 0
-	}
-	return v
-}
-
-func (s *scriptSource) Split() sim.Source { return s }
-
-func (s *scriptSource) Chance(rate float64) bool {
-	switch {
-	case rate <= 0:
-		return false
-	case rate >= 1:
-		return true
-	}
-	a, ok := s.take()
-	if !ok {
-		return false
-	}
-	if a != "T" && a != "F" {
-		s.diverged = append(s.diverged, "draw "+strconv.Itoa(s.next)+": Chance got "+a)
-	}
-	return a == "T"
-}
-
-// readScript reads a script from testdata/sim, skipping # comment lines.
-func readScript(t *testing.T, name string) *scriptSource {
+// readScript reads a script of the suite's draws from testdata/sim.
+func readScript(t *testing.T, name string) *sim.Script {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "sim", name))
 	require.NoError(t, err)
-	var draws []string
-	for line := range strings.Lines(string(b)) {
-		if !strings.HasPrefix(line, "#") {
-			draws = append(draws, strings.Fields(line)...)
-		}
-	}
-	return &scriptSource{draws: draws}
+	return sim.NewScript(string(b))
 }
 
 // After a restart, pod-000003's admission garbage-collects the devices of
@@ -105,8 +42,7 @@ func TestAnAllocateAnswerThatNeverArrivedGrantsNothing(t *testing.T) {
 			require.NoError(t, r.Err, "after %s", ev)
 		}
 	}
-	require.Empty(t, src.diverged, "the suite no longer draws in the script's order")
-	require.Equal(t, len(src.draws), src.next, "the case took fewer draws than the script holds")
+	require.NoError(t, src.Err())
 
 	// The case still reaches the situation: pod-000004 admitted with its
 	// first answer, a restart, its second Allocate call, a restart with no
