@@ -3,7 +3,6 @@ package plugincheck
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +18,7 @@ func TestStreamFindingNamesUpdate(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	started := make(chan *testplugin.Plugin, 1)
 	var plugin *testplugin.Plugin
-	opts := Options{Dir: cfg.Dir, Seed: 1, Checks: 5, CallTimeout: 2 * time.Second,
+	opts := Options{Dir: cfg.Dir, Seed: 1, Checks: 5, CallTimeout: healthyBound,
 		Launch: func(context.Context) error {
 			p, err := testplugin.Start(cfg)
 			started <- p

@@ -6,7 +6,6 @@ import (
 	"os"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,7 +46,7 @@ func TestRunReplayLines(t *testing.T) {
 	cfg := broken()
 	rec := &recordingTB{TB: t}
 	launch, stop := launcher(cfg)
-	res := Run(rec, Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: 2 * time.Second})
+	res := Run(rec, Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: healthyBound})
 	_, err := stop()
 	require.NoError(t, err)
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res))
@@ -71,7 +70,7 @@ func TestRunReplayLines(t *testing.T) {
 		t.Setenv(MuteEnv, m[3])
 		cfg := broken()
 		launch, stop := launcher(cfg)
-		again, err := Check(context.Background(), Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: 2 * time.Second})
+		again, err := Check(context.Background(), Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: healthyBound})
 		require.NoError(t, err)
 		_, err = stop()
 		require.NoError(t, err)

@@ -158,16 +158,19 @@ func TestPluginCheckLegalKnobs(t *testing.T) {
 // 1, naming the check that catches it, with the plugin's output shown.
 func TestPluginCheckFaultyKnobs(t *testing.T) {
 	bin := buildTestplugin(t)
-	for _, tc := range []struct{ flags, check string }{
-		{"--fault GetPreferredAllocation=missing-must-include", plugincheck.PrefMustInclude},
-		{"--fault Allocate=no-container-responses", plugincheck.AllocAnswer},
-		{"--fault ListAndWatch=duplicate-ids", plugincheck.LawIDs},
-		{"--no-reregister", plugincheck.RestartReregister},
+	// A bound a healthy answer can meet on a loaded machine turns load into
+	// findings: only the wait that must run out (the registration that
+	// never comes again) gets a short one.
+	for _, tc := range []struct{ flags, check, registerTimeout string }{
+		{"--fault GetPreferredAllocation=missing-must-include", plugincheck.PrefMustInclude, "30s"},
+		{"--fault Allocate=no-container-responses", plugincheck.AllocAnswer, "30s"},
+		{"--fault ListAndWatch=duplicate-ids", plugincheck.LawIDs, "30s"},
+		{"--no-reregister", plugincheck.RestartReregister, "3s"},
 	} {
 		t.Run(tc.flags, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "report")
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "30",
-				"--register-timeout", "2s", "--call-timeout", "2s", "--out", out)
+				"--register-timeout", tc.registerTimeout, "--call-timeout", "30s", "--out", out)
 			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
 			// The finding's line names its check once.
@@ -211,13 +214,14 @@ func TestPluginCheckAdviceOnly(t *testing.T) {
 // (its socket is not where it said), so its output is not asserted.
 func TestPluginCheckRegistrationKnobs(t *testing.T) {
 	bin := buildTestplugin(t)
-	for _, tc := range []struct{ flags, check string }{
-		{"--register-endpoint elsewhere.sock", plugincheck.RegEndpoint},
-		{"--register-options none", plugincheck.RegOptions},
+	// Only the dial of an endpoint nobody serves must run out of its bound.
+	for _, tc := range []struct{ flags, check, callTimeout string }{
+		{"--register-endpoint elsewhere.sock", plugincheck.RegEndpoint, "3s"},
+		{"--register-options none", plugincheck.RegOptions, "30s"},
 	} {
 		t.Run(tc.flags, func(t *testing.T) {
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "10",
-				"--register-timeout", "2s", "--call-timeout", "2s")
+				"--register-timeout", "30s", "--call-timeout", tc.callTimeout)
 			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
 		})
