@@ -78,6 +78,12 @@ func TestSeedCorpus(t *testing.T) {
 		// burstable tier's memory limit goes negative and rendering refuses
 		// it.
 		"qos-reserved-overcommitted": {renderField: "memory"},
+		// One Burstable pod asking for 8 GiB + 1 byte of an 8 GiB node with
+		// --qos-reserved=memory=100 %: the besteffort tier's limit comes to
+		// -1, which core renders as no limit and the model as "-1" on v2.
+		// The pods do not fit, so the model is not asked (the target's
+		// first find).
+		"overcommitted-tier-minus-one": {},
 		// A request above its limit, which the API server refuses: Build
 		// accepts it, and the model is not asked.
 		"raw-request-above-limit": {raw: true},
