@@ -139,6 +139,9 @@ var subsystems = []Subsystem{
 		Suites: []string{
 			"cgroups",
 		},
+		FuzzTargets: []string{
+			"fuzz/cgroups.FuzzCgroupsBuild",
+		},
 		IntegrationTests: []string{
 			"TestCgroupApplyGenerated",
 			"TestCgroupApplyRealisticNode",
@@ -176,6 +179,7 @@ var subsystems = []Subsystem{
 			"cg-v1-quota-before-period",
 			"cg-weight-off-by-one",
 			"cg-weight-wraps",
+			"cg-zero-limit-declared",
 		},
 	},
 	{

@@ -11,6 +11,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
+	"github.com/nodeproof/nodeproof/properties/cgroupscheck"
 	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -379,24 +380,6 @@ func (m *cgMachine) drawPod(t *rapid.T) *pod.Pod {
 	return p
 }
 
-// fits is the kubelet's resource admission: the pods' requests (overhead
-// included) within the allocatable the node reports.
-func (m *cgMachine) fits(c cgroups.Config, pods []*pod.Pod) bool {
-	alloc := cgroups.ReportedAllocatable(c)
-	total := pod.ResourceList{}
-	for _, p := range pods {
-		for name, q := range p.EffectiveRequests(pod.Options{SkipPodLevelResources: !c.PodLevelResources}) {
-			total[name] += q
-		}
-	}
-	for _, name := range []pod.ResourceName{pod.CPU, pod.Memory, "hugepages-2Mi"} {
-		if total[name] > alloc[name] {
-			return false
-		}
-	}
-	return true
-}
-
 // cgPodSpec describes a pod in a step, with its class under the
 // PodLevelResources gate.
 type cgPodSpec struct {
@@ -446,7 +429,7 @@ func (s cgConfigSpec) String() string {
 func (m *cgMachine) addPod(t *rapid.T) {
 	p := m.drawPod(t)
 	next := append(append([]*pod.Pod(nil), m.pods...), p)
-	if len(next) > cgMaxPods || !m.fits(m.cfg, next) {
+	if len(next) > cgMaxPods || !cgroupscheck.Fits(m.cfg, next) {
 		m.begin("addPod", "%s: rejected (does not fit)", cgPodSpec{p, m.cfg.PodLevelResources})
 		return
 	}
@@ -497,7 +480,7 @@ func (m *cgMachine) removePod(t *rapid.T) {
 func (m *cgMachine) changeConfig(t *rapid.T) {
 	c := m.drawConfig(t)
 	evicted := 0
-	for len(m.pods) > 0 && !m.fits(c, m.pods) {
+	for len(m.pods) > 0 && !cgroupscheck.Fits(c, m.pods) {
 		m.pods = m.pods[:len(m.pods)-1]
 		evicted++
 	}
@@ -574,7 +557,7 @@ func (m *cgMachine) badConfig(t *rapid.T) {
 	m.begin("badConfig", "%s", field)
 	_, err := cgroups.Build(c, m.pods)
 	if field == "nodeAllocatable" {
-		mod, _ := m.modelInput(c)
+		mod, _ := cgroupscheck.ModelInput(c, m.pods)
 		merr := model.Validate(mod)
 		if merr == nil {
 			m.fail(CGModel, "the model accepts reservations above capacity %s", c.SystemReserved)

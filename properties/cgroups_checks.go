@@ -13,6 +13,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
+	"github.com/nodeproof/nodeproof/properties/cgroupscheck"
 )
 
 // The cgroups suite's invariants, evaluated after every step. The sharp
@@ -33,7 +34,7 @@ func (m *cgMachine) check(t *rapid.T) {
 	if err != nil {
 		m.fail(CGErrors, "valid node and pods rejected: %v\n  config: %s", err, cgConfigSpec{m.cfg})
 	}
-	node, mpods := m.modelInput(m.cfg)
+	node, mpods := cgroupscheck.ModelInput(m.cfg, m.pods)
 	m.spec = map[string]model.Pod{}
 	for _, p := range mpods {
 		m.spec[p.UID] = p
@@ -582,7 +583,7 @@ func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) 
 // drops a container's cgroup or misstates allocatable cannot pass by
 // agreeing with itself.
 func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
-	node, _ := m.modelInput(m.cfg)
+	node, _ := cgroupscheck.ModelInput(m.cfg, m.pods)
 	allocatable := node.Allocatable()["cpu"]
 	// CG-CONTENTION applies inside its domain when a pod runs: then some
 	// container's share of the CPU is compared with its request.
@@ -744,73 +745,6 @@ func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v 
 
 // --- the model --------------------------------------------------------------
 
-func toMap(l pod.ResourceList) map[string]int64 {
-	if l == nil {
-		return nil
-	}
-	out := make(map[string]int64, len(l))
-	for k, v := range l {
-		out[string(k)] = v
-	}
-	return out
-}
-
-// modelInput translates the node and pods into the model's own types.
-func (m *cgMachine) modelInput(c cgroups.Config) (model.Node, []model.Pod) {
-	n := model.Node{
-		Systemd:             c.CgroupDriver == cgroups.DriverSystemd,
-		Capacity:            toMap(c.Capacity),
-		SystemReserved:      toMap(c.SystemReserved),
-		KubeReserved:        toMap(c.KubeReserved),
-		EnforcePods:         c.EnforceNodeAllocatablePods,
-		CFSQuota:            c.CPUCFSQuota,
-		PeriodUS:            int64(c.CPUCFSQuotaPeriod.Microseconds()),
-		PeriodGate:          c.CustomCPUCFSQuotaPeriod,
-		PodLevelGate:        c.PodLevelResources,
-		QOSReserved:         -1,
-		MemoryQoS:           c.MemoryQoS,
-		Tiered:              c.MemoryReservationPolicy == cgroups.ReservationTiered,
-		PageSizes:           c.HugePageSizes,
-		PodPids:             c.PodPidsLimit,
-		QuadraticContainers: c.ContainerCPUWeight == cgroups.WeightQuadratic,
-	}
-	for _, part := range strings.Split(c.CgroupRoot, "/") {
-		if part != "" {
-			n.Root = append(n.Root, part)
-		}
-	}
-	for _, th := range c.HardEviction {
-		switch th.Signal {
-		case cgroups.SignalMemoryAvailable:
-			n.EvictionMemory = th.Quantity
-		case cgroups.SignalNodeFsAvailable:
-			n.EvictionNodefsPercent = th.Percentage
-		}
-	}
-	if c.QOSReservedMemoryPercent != nil {
-		n.QOSReserved = *c.QOSReservedMemoryPercent
-	}
-	var pods []model.Pod
-	for _, p := range m.pods {
-		mp := model.Pod{UID: p.UID, Overhead: toMap(p.Overhead)}
-		conv := func(c pod.Container) model.Container {
-			return model.Container{Name: c.Name, Requests: toMap(c.Requests), Limits: toMap(c.Limits), Sidecar: c.IsSidecar()}
-		}
-		for _, c := range p.InitContainers {
-			mp.Init = append(mp.Init, conv(c))
-		}
-		for _, c := range p.Containers {
-			mp.Apps = append(mp.Apps, conv(c))
-		}
-		if p.Resources != nil {
-			mp.HasPodResources = true
-			mp.PodRequests, mp.PodLimits = toMap(p.Resources.Requests), toMap(p.Resources.Limits)
-		}
-		pods = append(pods, mp)
-	}
-	return n, pods
-}
-
 func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups.Version][]cgroups.CgroupFiles) {
 	// CG-MODEL always applies: every cgroup and file is compared, kubepods'
 	// and the tiers' included.
@@ -819,29 +753,8 @@ func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups
 	if err != nil {
 		m.fail(CGModel, "the model rejects the node: %v", err)
 	}
-	for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
-		got := files[v]
-		for i := 0; i < max(len(got), len(want)); i++ {
-			var g cgroups.CgroupFiles
-			var path string
-			var w []model.File
-			if i < len(got) {
-				g = got[i]
-			}
-			if i < len(want) {
-				path, w = want[i].Path, want[i].V1
-				if v == cgroups.V2 {
-					w = want[i].V2
-				}
-			}
-			same := g.Path == path && len(g.Files) == len(w)
-			for j := 0; same && j < len(g.Files); j++ {
-				same = g.Files[j].Name == w[j].Name && g.Files[j].Value == w[j].Value
-			}
-			if !same {
-				m.fail(CGModel, "v%d cgroup %d:\n  core:  %s %v\n  model: %s %v\n  config: %s", v, i, g.Path, g.Files, path, w, cgConfigSpec{m.cfg})
-			}
-		}
+	if err := cgroupscheck.CompareWithModel(files, want); err != nil {
+		m.fail(CGModel, "%v\n  config: %s", err, cgConfigSpec{m.cfg})
 	}
 }
 
