@@ -42,8 +42,16 @@ func TestStreamFindingNamesUpdate(t *testing.T) {
 	}
 	plugin.Stop()
 
-	// The list with d0 twice also differs from the one before it.
-	require.Equal(t, []string{LawIDs, LawStableIDs}, findingChecks(res), "findings: %+v", res.Findings)
+	// The list with d0 twice also differs from the one before it. A call
+	// drawn after that list may also meet its unhealthy copy of d0 and be
+	// answered (PC-ALLOC-UNKNOWN, advice), or not, as the list and the
+	// calls interleave (seen under make test-busy): the stream's findings
+	// come first either way, and only advice may follow them.
+	require.GreaterOrEqual(t, len(res.Findings), 2, "findings: %+v", res.Findings)
+	require.Equal(t, []string{LawIDs, LawStableIDs}, findingChecks(res)[:2], "findings: %+v", res.Findings)
+	for _, f := range res.Findings[2:] {
+		assert.Equal(t, AllocUnknown, f.Check, "findings: %+v", res.Findings)
+	}
 	lists := []string{"ListAndWatch (the first stream)",
 		"  update 1: [d0 d1 d2 d3 d4(Unhealthy, NUMA 0 1)]",
 		"  update 2: [d0 d1 d2 d3 d4(Unhealthy, NUMA 0 1) d0(Unhealthy)]"}
