@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -124,7 +125,7 @@ func (f findingsFlags) options(args []string, changed func(string) bool) (findin
 	}
 	if opts.jsonPath != "" {
 		// Before any search: a bad path must not cost the searches.
-		if err := checkWritableDir(filepath.Dir(opts.jsonPath)); err != nil {
+		if err := outpath.Dir(filepath.Dir(opts.jsonPath)); err != nil {
 			return opts, fmt.Errorf("--json: %v", err)
 		}
 	}

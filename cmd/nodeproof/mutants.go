@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
@@ -118,7 +119,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	if opts.jsonPath != "" {
 		// Before any mutant runs: a path that cannot be written must not
 		// cost the whole run and then pass for a survivor (exit 1).
-		if err := checkWritableDir(filepath.Dir(opts.jsonPath)); err != nil {
+		if err := outpath.Dir(filepath.Dir(opts.jsonPath)); err != nil {
 			return usageError(fmt.Errorf("--json: %v", err))
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +18,7 @@ import (
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
 
+	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
@@ -116,74 +116,10 @@ be included or written.`,
 // checkOutDir creates dir and proves it writable, so that a bad --out fails
 // at once rather than after every suite has run.
 func checkOutDir(dir string) error {
-	if err := checkWritableDir(dir); err != nil {
+	if err := outpath.Dir(dir); err != nil {
 		return fmt.Errorf("--out %q must be a writable directory nodeproof can create: %v", dir, err)
 	}
 	return nil
-}
-
-// checkWritableDir creates dir and proves a file can be written in it,
-// leaving nothing behind: every output path is checked so before the work.
-// When it fails, it removes the directories it made, so that a path that
-// cannot be made whole (a name beyond NAME_MAX, a path beyond PATH_MAX, a
-// file in the way) leaves no part of itself either.
-func checkWritableDir(dir string) error {
-	made, err := mkdirAll(dir)
-	if err == nil {
-		err = writeCheck(dir)
-	}
-	if err != nil {
-		for i := len(made) - 1; i >= 0; i-- {
-			if removeErr := os.Remove(made[i]); removeErr != nil {
-				err = errors.Join(err, removeErr)
-			}
-		}
-	}
-	return err
-}
-
-// mkdirAll is os.MkdirAll that returns the directories it made, parents
-// first.
-func mkdirAll(dir string) ([]string, error) {
-	var missing []string
-	for p := filepath.Clean(dir); ; p = filepath.Dir(p) {
-		// A name too long to stat is one to make, which then fails.
-		if info, err := os.Stat(p); err == nil {
-			// A file where a directory must be is named as such, not by
-			// the write check that would fail inside it.
-			if !info.IsDir() {
-				return nil, &os.PathError{Op: "mkdir", Path: p, Err: syscall.ENOTDIR}
-			}
-			break
-		}
-		missing = append(missing, p)
-		if filepath.Dir(p) == p {
-			break
-		}
-	}
-	var made []string
-	for i := len(missing) - 1; i >= 0; i-- {
-		err := os.Mkdir(missing[i], 0o755)
-		if err != nil {
-			// Made meanwhile by someone else: theirs, not to remove.
-			if info, statErr := os.Stat(missing[i]); statErr == nil && info.IsDir() {
-				continue
-			}
-			return made, err
-		}
-		made = append(made, missing[i])
-	}
-	return made, nil
-}
-
-func writeCheck(dir string) error {
-	f, err := os.CreateTemp(dir, ".nodeproof-write-check-*")
-	if err != nil {
-		return err
-	}
-	name := f.Name()
-	f.Close()
-	return os.Remove(name)
 }
 
 // report runs the suites and records the linearizability histories,

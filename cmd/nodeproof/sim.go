@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -142,20 +143,11 @@ func (f simFlags) options(changed func(string) bool) (simOptions, error) {
 	if opts.jsonPath != "" {
 		// Before the first seed: a path that cannot be written must not
 		// cost the sweep.
-		if err := checkOutputFile(opts.jsonPath); err != nil {
+		if err := outpath.File(opts.jsonPath); err != nil {
 			return opts, fmt.Errorf("--json: %v", err)
 		}
 	}
 	return opts, nil
-}
-
-// checkOutputFile proves that a file can be written at path, creating its
-// directory: the directory is writable and path is not a directory.
-func checkOutputFile(path string) error {
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		return fmt.Errorf("%s: is a directory, not a file", path)
-	}
-	return checkWritableDir(filepath.Dir(path))
 }
 
 // simFlagErrors name the flag behind each field of sim.Config, whose
