@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 )
@@ -27,12 +28,12 @@ func newAdmitCommand() *cobra.Command {
 		Short:                 "admit the pods of a manifest file to its Node in order, with critical pod preemption",
 		Long:                  admitLong,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.file == "" {
-				return usageError(errors.New("-f FILE is required (- reads stdin)"))
+				return cli.UsageError(errors.New("-f FILE is required (- reads stdin)"))
 			}
-			return exitWith(runAdmit(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return cli.Exit(runAdmit(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	fl := cmd.Flags()

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/admission"
 )
 
@@ -368,7 +369,7 @@ func TestAdmitWriteFailure(t *testing.T) {
 	path := filepath.Join(examplesDir, "seed003-node.yaml")
 	for _, args := range [][]string{{"-f", path}, {"-f", path, "--json"}} {
 		var errOut bytes.Buffer
-		code := execute(newRootCommand(newAdmitCommand()), append([]string{"admit"}, args...), strings.NewReader(""), failingWriter{}, &errOut)
+		code := cli.Execute(cli.NewRoot(newAdmitCommand()), append([]string{"admit"}, args...), strings.NewReader(""), failingWriter{}, &errOut)
 		assert.Equal(t, 1, code, "%q: exit status; stderr %q", args, errOut.String())
 		assert.Contains(t, errOut.String(), "disk full", "%q: the write error", args)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 )
@@ -67,11 +68,11 @@ could not be written after the run, 2 for bad flags, a bad plan or a --out that 
   JOB_COMPLETION_INDEX=2 nodeproof campaign --plan /etc/nodeproof/plan.yaml --out /results
   nodeproof report --merge results --out report`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(cmd.Flags().Changed, runners, cmd.InOrStdin())
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			return runCampaign(opts, runners, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -177,10 +178,10 @@ func shardFileName(index int) string { return fmt.Sprintf("shard-%d.json", index
 // fails when any unit failed.
 func runCampaign(opts campaignOptions, runners campaignRunners, stdout, stderr io.Writer) error {
 	if err := checkOutDir(opts.out); err != nil {
-		return usageError(err)
+		return cli.UsageError(err)
 	}
 	started := time.Now()
-	rep := shardReport{Version: version(), Started: started.Format(time.RFC3339), Passed: true,
+	rep := shardReport{Version: cli.Version(), Started: started.Format(time.RFC3339), Passed: true,
 		Campaign: shardInfo{Shard: opts.index, Shards: opts.plan.Shards, Plan: opts.plan},
 		Suites:   []suiteReport{}, Fuzz: []fuzzReport{}}
 	units := opts.plan.shardUnits(opts.index)
@@ -241,13 +242,13 @@ func runCampaign(opts campaignOptions, runners campaignRunners, stdout, stderr i
 	if err := writeShardFile(path, rep); err != nil {
 		// --out was checked before the first unit; failing now, the
 		// shard's results were not delivered.
-		return outputError(fmt.Errorf("--out: %w", err))
+		return cli.OutputError(fmt.Errorf("--out: %w", err))
 	}
 	if _, err := fmt.Fprintln(stdout, path); err != nil {
-		return outputError(err)
+		return cli.OutputError(err)
 	}
 	if !rep.Passed {
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
 }

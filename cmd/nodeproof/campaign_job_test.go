@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -125,7 +126,7 @@ func TestCampaignManifests(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, map[int32]batchv1.PodFailurePolicyAction{exitFailed: batchv1.PodFailurePolicyActionFailIndex, exitUsage: batchv1.PodFailurePolicyActionFailJob}, actions)
+	assert.Equal(t, map[int32]batchv1.PodFailurePolicyAction{cli.StatusFailed: batchv1.PodFailurePolicyActionFailIndex, cli.StatusUsage: batchv1.PodFailurePolicyActionFailJob}, actions)
 
 	volumes := map[string]corev1.Volume{}
 	for _, v := range pod.Volumes {
@@ -229,7 +230,7 @@ fuzz:
 
 	report := t.TempDir()
 	code, _, stderr := runNodeproof("", "report", "--merge", results, "--out", report)
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, cli.StatusOK, code, stderr)
 	var merged struct {
 		Passed   bool            `json:"passed"`
 		Suites   []suiteReport   `json:"suites"`

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/inventory"
 )
 
@@ -436,16 +437,16 @@ func mergeOnlyFlags(changed func(string) bool) error {
 func mergeReport(dir string, opts reportOptions, stdout, stderr io.Writer) error {
 	data, err := mergeShards(dir)
 	if err != nil {
-		return usageError(fmt.Errorf("--merge: %v", err))
+		return cli.UsageError(fmt.Errorf("--merge: %v", err))
 	}
 	if err := checkOutDir(opts.out); err != nil {
-		return usageError(err)
+		return cli.UsageError(err)
 	}
 	data.Mutants, data.Conformance, data.PluginCheck = opts.mutants, opts.conformance, opts.pluginCheck
 	data.finish(inventory.Subsystems(), 0)
 	paths, err := writeReport(opts.out, data)
 	if err != nil {
-		return usageError(err)
+		return cli.UsageError(err)
 	}
 	c := data.Campaign
 	fmt.Fprintf(stderr, "merged %s of %s: %s\n", count(c.Shards, "shard"), count(c.Units, "unit"), verdict(data).Headline)
@@ -457,7 +458,7 @@ func mergeReport(dir string, opts reportOptions, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout, p)
 	}
 	if !data.Passed {
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 )
@@ -96,7 +97,7 @@ func runStubShards(t *testing.T, failSeeds map[uint64]bool, failTarget string) (
 	out := t.TempDir()
 	var codes []int
 	for i := range 3 {
-		root := newRootCommand(newCampaignCommand(stubCampaignRunners(failSeeds, failTarget)))
+		root := cli.NewRoot(newCampaignCommand(stubCampaignRunners(failSeeds, failTarget)))
 		code, stdout, _ := runRoot(root, "", "campaign", "--plan", plan, "--index", fmt.Sprint(i), "--out", out)
 		assert.Equal(t, filepath.Join(out, shardFileName(i))+"\n", stdout)
 		codes = append(codes, code)
@@ -111,11 +112,11 @@ func TestCampaignMergePlantedFailure(t *testing.T) {
 	// Units in plan order: sim seeds 1..6, then FuzzX, FuzzY; dealt
 	// round-robin, seed 5 (unit 4) and FuzzY (unit 7) fall in shard 1.
 	results, codes := runStubShards(t, map[uint64]bool{5: true}, "FuzzY")
-	assert.Equal(t, []int{exitOK, exitFailed, exitOK}, codes)
+	assert.Equal(t, []int{cli.StatusOK, cli.StatusFailed, cli.StatusOK}, codes)
 
 	out := t.TempDir()
 	code, stdout, stderr := runNodeproof("", "report", "--merge", results, "--out", out)
-	require.Equal(t, exitFailed, code, stderr)
+	require.Equal(t, cli.StatusFailed, code, stderr)
 	assert.Contains(t, stdout, filepath.Join(out, "report.json"))
 	simReplay := "nodeproof sim --seed 5 --hours 0.5 --pods 20 --faults '" + sim.DefaultConfig().Faults.String() + "'"
 	input := filepath.Join(results, "fuzz-inputs", "shard-1", "FuzzY", "0123abcd")
@@ -239,7 +240,7 @@ func TestCampaignMergeErrors(t *testing.T) {
 			dir, _ := runStubShards(t, nil, "")
 			tc.change(t, dir)
 			code, stdout, stderr := runNodeproof("", "report", "--merge", dir, "--out", t.TempDir())
-			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, cli.StatusUsage, code)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, "nodeproof report: --merge: ")
 			assert.Contains(t, stderr, tc.want)
@@ -251,7 +252,7 @@ func TestCampaignMergeErrors(t *testing.T) {
 // what to run is a usage error rather than silently ignored.
 func TestCampaignMergeRefusesRunFlags(t *testing.T) {
 	code, _, stderr := runNodeproof("", "report", "--merge", t.TempDir(), "--checks", "5")
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, cli.StatusUsage, code)
 	assert.Contains(t, stderr, "nodeproof report: --checks does not apply to --merge")
 }
 
@@ -299,8 +300,8 @@ func TestCampaignFlagErrors(t *testing.T) {
 			runners := stubCampaignRunners(nil, "")
 			inner := runners.sim
 			runners.sim = func(cfg sim.Config, p func(sim.Stats)) sim.Summary { ran = true; return inner(cfg, p) }
-			code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(runners)), "", append(args, tc.args...)...)
-			assert.Equal(t, exitUsage, code)
+			code, stdout, stderr := runRoot(cli.NewRoot(newCampaignCommand(runners)), "", append(args, tc.args...)...)
+			assert.Equal(t, cli.StatusUsage, code)
 			assert.Empty(t, stdout)
 			assert.True(t, strings.HasPrefix(stderr, "nodeproof campaign: "), stderr)
 			assert.Contains(t, stderr, tc.want)
@@ -315,9 +316,9 @@ func TestCampaignOutCheckedFirst(t *testing.T) {
 	ran := 0
 	runners := stubCampaignRunners(nil, "")
 	runners.sim = countingSimRunner(&ran)
-	code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(runners)), "",
+	code, stdout, stderr := runRoot(cli.NewRoot(newCampaignCommand(runners)), "",
 		"campaign", "--plan", writePlan(t, stubPlan), "--index", "0", "--out", "/proc/nodeproof/results")
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, cli.StatusUsage, code)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, `nodeproof campaign: --out "/proc/nodeproof/results" must be a writable directory`)
 	assert.Zero(t, ran, "a unit ran before --out was checked")
@@ -336,16 +337,16 @@ func TestCampaignOutputWriteFails(t *testing.T) {
 			require.NoError(t, os.WriteFile(out, nil, 0o644))
 			return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
 		}
-		code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(runners)), "", "campaign", "--plan", plan, "--index", "0", "--out", out)
-		assert.Equal(t, exitFailed, code)
+		code, stdout, stderr := runRoot(cli.NewRoot(newCampaignCommand(runners)), "", "campaign", "--plan", plan, "--index", "0", "--out", out)
+		assert.Equal(t, cli.StatusFailed, code)
 		assert.Empty(t, stdout)
 		assert.Contains(t, stderr, "nodeproof campaign: writing the output: --out: open "+out+"/.shard-")
 	})
 	t.Run("stdout", func(t *testing.T) {
 		var stderr bytes.Buffer
-		code := execute(newRootCommand(newCampaignCommand(stubCampaignRunners(nil, ""))), []string{"campaign", "--plan", plan, "--index", "0", "--out", t.TempDir()},
+		code := cli.Execute(cli.NewRoot(newCampaignCommand(stubCampaignRunners(nil, ""))), []string{"campaign", "--plan", plan, "--index", "0", "--out", t.TempDir()},
 			strings.NewReader(""), failingWriter{}, &stderr)
-		assert.Equal(t, exitFailed, code)
+		assert.Equal(t, cli.StatusFailed, code)
 		assert.Contains(t, stderr.String(), "nodeproof campaign: writing the output: disk full\n")
 	})
 }
@@ -372,8 +373,8 @@ func TestCampaignPlanReadStrictly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv(jobIndexEnv, "0")
 			plan := writePlan(t, tc.plan)
-			code, stdout, stderr := runRoot(newRootCommand(newCampaignCommand(stubCampaignRunners(nil, ""))), "", "campaign", "--out", t.TempDir(), "--plan", plan)
-			assert.Equal(t, exitUsage, code, "exit status")
+			code, stdout, stderr := runRoot(cli.NewRoot(newCampaignCommand(stubCampaignRunners(nil, ""))), "", "campaign", "--out", t.TempDir(), "--plan", plan)
+			assert.Equal(t, cli.StatusUsage, code, "exit status")
 			assert.Empty(t, stdout, "stdout")
 			assert.Equal(t, "nodeproof campaign: --plan "+plan+": "+tc.want+"\n", stderr)
 		})
@@ -384,14 +385,14 @@ func TestCampaignPlanReadStrictly(t *testing.T) {
 // the same reader as every input file.
 func TestCampaignPlanFromStdin(t *testing.T) {
 	t.Setenv(jobIndexEnv, "0")
-	root := newRootCommand(newCampaignCommand(stubCampaignRunners(nil, "")))
+	root := cli.NewRoot(newCampaignCommand(stubCampaignRunners(nil, "")))
 	code, stdout, stderr := runRoot(root, "shards: 1\nsim: {seeds: 1..2, hourz: 1}\n", "campaign", "--out", t.TempDir(), "--plan", "-")
-	assert.Equal(t, exitUsage, code, "exit status")
+	assert.Equal(t, cli.StatusUsage, code, "exit status")
 	assert.Empty(t, stdout, "stdout")
 	assert.Equal(t, "nodeproof campaign: --plan -: sim.hourz: unknown field\n", stderr)
 
 	out := t.TempDir()
-	code, _, stderr = runRoot(newRootCommand(newCampaignCommand(stubCampaignRunners(nil, ""))), "shards: 1\nsim: {seeds: 1..2, hours: 1}\n", "campaign", "--out", out, "--plan", "-")
-	assert.Equal(t, exitOK, code, "exit status; stderr:\n%s", stderr)
+	code, _, stderr = runRoot(cli.NewRoot(newCampaignCommand(stubCampaignRunners(nil, ""))), "shards: 1\nsim: {seeds: 1..2, hours: 1}\n", "campaign", "--out", out, "--plan", "-")
+	assert.Equal(t, cli.StatusOK, code, "exit status; stderr:\n%s", stderr)
 	assert.FileExists(t, filepath.Join(out, "shard-0.json"))
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/nodeproof/nodeproof/agent/kube"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 )
@@ -106,16 +107,16 @@ the document and field, or the flag, at fault.`,
 		DisableFlagsInUseLine: true,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usageError(fmt.Errorf("unexpected argument %q (one -f FILE holds every manifest)", args[0]))
+				return cli.UsageError(fmt.Errorf("unexpected argument %q (one -f FILE holds every manifest)", args[0]))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(cmd.Flags().Changed)
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
-			return exitWith(runCgroups(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return cli.Exit(runCgroups(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	fl := cmd.Flags()

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/cgroups"
 )
 
@@ -465,7 +466,7 @@ spec:
 // nothing allocatable is the flag's fault, not the pods' in the file.
 func TestCgroupsNodeMemoryTooSmallBlamesTheFlag(t *testing.T) {
 	status, stdout, stderr := runNodeproof("", "cgroups", "--node-memory", "1", "--node-cpu", "4", "-f", "../../docs/examples/seed003-node.yaml")
-	assert.Equal(t, exitUsage, status)
+	assert.Equal(t, cli.StatusUsage, status)
 	assert.Empty(t, stdout)
 	assert.Equal(t, "nodeproof cgroups: --node-memory 1 leaves no allocatable memory: the kubelet keeps the memory.available hard eviction threshold (100Mi) off the capacity; give more than that\n", stderr)
 }

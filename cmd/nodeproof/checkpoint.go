@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
@@ -39,15 +40,15 @@ non-canonical, and still exits 0.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			switch len(args) {
 			case 0:
-				return usageError(errors.New("FILE is required (- reads stdin)"))
+				return cli.UsageError(errors.New("FILE is required (- reads stdin)"))
 			case 1:
 				return nil
 			}
-			return usageError(fmt.Errorf("unexpected argument %q", args[1]))
+			return cli.UsageError(fmt.Errorf("unexpected argument %q", args[1]))
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.file = args[0]
-			return exitWith(runCheckpoint(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return cli.Exit(runCheckpoint(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print the result as JSON")
@@ -96,7 +97,7 @@ func runCheckpoint(opts checkpointOptions, stdin io.Reader, stdout, stderr io.Wr
 // Read to refuse the file, so that a path such as /dev/zero is not read
 // without end.
 func readCheckpointFile(path string, stdin io.Reader) (string, []byte, error) {
-	return readInput(path, stdin, checkpoint.MaxFileBytes)
+	return cli.ReadInput(path, stdin, checkpoint.MaxFileBytes)
 }
 
 // checkpointReport is everything the command says about one file. The text

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
@@ -487,6 +488,6 @@ func TestCheckpointUsage(t *testing.T) {
 func TestCheckpointFailedWrite(t *testing.T) {
 	var stderr strings.Builder
 	status := runCheckpoint(checkpointOptions{file: "testdata/checkpoint/valid.json"}, nil, failingWriter{}, &stderr)
-	assert.Equal(t, exitFailed, status)
+	assert.Equal(t, cli.StatusFailed, status)
 	assert.Contains(t, stderr.String(), "nodeproof checkpoint: writing the output: disk full")
 }

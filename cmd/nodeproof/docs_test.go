@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/doclinks/commandlines"
 )
 
@@ -36,11 +37,11 @@ type documentedRun struct {
 // the cheap ones, which read a file of the repository or run a short
 // simulation.
 var documentedRuns = map[string]documentedRun{
-	"nodeproof sim --seed 1 --hours 2":                 {exitOK, maskWallTimes},
-	"nodeproof admit -f docs/examples/admit-node.yaml": {exitOK, nil},
-	"nodeproof cgroups -f docs/examples/seed004-pods.yaml --node-cpu 3 --node-memory 8Gi --qos-reserved memory=100%": {exitOK, nil},
+	"nodeproof sim --seed 1 --hours 2":                 {cli.StatusOK, maskWallTimes},
+	"nodeproof admit -f docs/examples/admit-node.yaml": {cli.StatusOK, nil},
+	"nodeproof cgroups -f docs/examples/seed004-pods.yaml --node-cpu 3 --node-memory 8Gi --qos-reserved memory=100%": {cli.StatusOK, nil},
 	// The example file breaks an invariant, which is its point.
-	"nodeproof checkpoint cmd/nodeproof/testdata/checkpoint/double-allocation.json": {exitFailed, nil},
+	"nodeproof checkpoint cmd/nodeproof/testdata/checkpoint/double-allocation.json": {cli.StatusFailed, nil},
 }
 
 // documentedNotRun are the commands shown with their output that the test
@@ -88,7 +89,7 @@ func TestDocumentedCommandLines(t *testing.T) {
 	require.NotZero(t, examples, "the pages' example command lines")
 	// Every command's synopsis is in a shell block, where this test reads
 	// it; help and completion are cobra's own.
-	for _, c := range newRootCommand(defaultCommands()...).Commands() {
+	for _, c := range cli.NewRoot(defaultCommands()...).Commands() {
 		if name := c.Name(); name != "help" && name != "completion" {
 			assert.True(t, synopsis[name], "no page shows the synopsis of nodeproof %s in a shell block", name)
 		}
@@ -126,7 +127,7 @@ func TestDocumentedOutputs(t *testing.T) {
 		}
 		t.Run(c.Where(), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			status := execute(newRootCommand(defaultCommands()...), c.Args, strings.NewReader(""), &stdout, &stderr)
+			status := cli.Execute(cli.NewRoot(defaultCommands()...), c.Args, strings.NewReader(""), &stdout, &stderr)
 			require.Equal(t, how.status, status, "%s\nstderr:\n%s", c.Text, stderr.String())
 			got := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
 			err := commandlines.MatchOutput(mapLines(c.Output, how.mask), mapLines(got, how.mask))
@@ -155,7 +156,7 @@ func mapLines(lines []string, f func(string) string) []string {
 // checkCommandLine parses args as nodeproof would, without running the
 // command: the subcommand, the flags and their values, the arguments.
 func checkCommandLine(args []string) error {
-	root := newRootCommand(defaultCommands()...)
+	root := cli.NewRoot(defaultCommands()...)
 	root.InitDefaultVersionFlag()
 	cmd, rest, err := root.Find(args)
 	if err != nil {
@@ -178,7 +179,7 @@ func checkCommandLine(args []string) error {
 // whose every flag it shows exists and takes a value exactly when shown
 // with one, and whose concrete values parse.
 func checkSynopsis(u commandlines.Usage) error {
-	root := newRootCommand(defaultCommands()...)
+	root := cli.NewRoot(defaultCommands()...)
 	cmd, _, err := root.Find(u.Words)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/agent/outpath"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -72,7 +73,7 @@ for bad arguments or a --json path that cannot be written (checked before the fi
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := f.options(args, cmd.Flags().Changed)
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			if opts.list {
 				return listFindings(opts.findings, cmd.OutOrStdout())
@@ -133,18 +134,18 @@ func (f findingsFlags) options(args []string, changed func(string) bool) (findin
 }
 
 func listFindings(all []verify.Finding, stdout io.Writer) error {
-	w := &errWriter{w: stdout}
+	w := &cli.Writer{W: stdout}
 	if len(all) == 0 {
 		fmt.Fprintln(w, "no known findings")
 	}
 	for _, f := range all {
 		fmt.Fprintf(w, "%-8s %-14s %-28s %s\n", f.ID, f.Subsystem, f.Property, f.Title)
 	}
-	return w.err
+	return w.Err
 }
 
 func searchFindings(opts findingsOptions, search findings.Searcher, stdout, stderr io.Writer) error {
-	w := &errWriter{w: stdout}
+	w := &cli.Writer{W: stdout}
 	if len(opts.findings) == 0 {
 		fmt.Fprintln(w, "no known findings: nothing to search for")
 	}
@@ -185,14 +186,14 @@ func searchFindings(opts findingsOptions, search findings.Searcher, stdout, stde
 		// The path passed the check before the searches, so a write that
 		// fails now is output lost, not bad input.
 		if err := findings.Write(opts.jsonPath, out); err != nil {
-			return outputError(fmt.Errorf("--json: %w", err))
+			return cli.OutputError(fmt.Errorf("--json: %w", err))
 		}
 	}
-	if w.err != nil {
-		return w.err
+	if w.Err != nil {
+		return w.Err
 	}
 	if reproduced < len(opts.findings) {
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
 }

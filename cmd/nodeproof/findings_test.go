@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/verify"
@@ -59,7 +60,7 @@ func TestFindingsFromOwnSeed(t *testing.T) {
 func TestFindingsNotReproducedFails(t *testing.T) {
 	var out bytes.Buffer
 	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(nil), &out, &bytes.Buffer{})
-	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Equal(t, cli.StatusFailed, exitCode(err))
 	assert.Contains(t, out.String(), "seed 5: NOT FOUND in 300 cases")
 	assert.Contains(t, out.String(), "total: 0 of 1 finding reproduced")
 }
@@ -76,7 +77,7 @@ func TestFindingsOtherFailureFails(t *testing.T) {
 	var out bytes.Buffer
 	opts := findingsOptions{findings: []verify.Finding{testFinding}, sweep: true, first: 98, last: 99}
 	err := searchFindings(opts, fakeSearch(map[uint64]int{98: 3}), &out, &bytes.Buffer{})
-	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Equal(t, cli.StatusFailed, exitCode(err))
 	assert.Contains(t, out.String(), "seed 99: FAILED: X-OTHER failed first, which no known finding explains")
 }
 
@@ -95,8 +96,8 @@ func TestFindingsBadArguments(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			status := execute(newRootCommand(newFindingsCommand(fakeSearch(nil))), tc.args, nil, &out, &errOut)
-			assert.Equal(t, exitUsage, status)
+			status := cli.Execute(cli.NewRoot(newFindingsCommand(fakeSearch(nil))), tc.args, nil, &out, &errOut)
+			assert.Equal(t, cli.StatusUsage, status)
 			assert.Contains(t, errOut.String(), tc.want)
 		})
 	}
@@ -106,18 +107,18 @@ func TestFindingsBadArguments(t *testing.T) {
 func TestFindingsFailedWrite(t *testing.T) {
 	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(map[uint64]int{5: 4}), failingWriter{}, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "writing the output")
-	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Equal(t, cli.StatusFailed, exitCode(err))
 }
 
 func exitCode(err error) int {
-	var e *exitError
+	var e *cli.ExitError
 	if errors.As(err, &e) {
-		return e.status
+		return e.Status
 	}
 	if err != nil {
 		return -1
 	}
-	return exitOK
+	return cli.StatusOK
 }
 
 // TestFindingsJSONWriteFails: a --json that passed the check before the
@@ -135,5 +136,5 @@ func TestFindingsJSONWriteFails(t *testing.T) {
 	var stdout bytes.Buffer
 	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}, jsonPath: filepath.Join(dir, "f.json")}, search, &stdout, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "writing the output: --json")
-	assert.Equal(t, exitFailed, exitCode(err))
+	assert.Equal(t, cli.StatusFailed, exitCode(err))
 }

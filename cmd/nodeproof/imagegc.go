@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/agent/cri"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/imagegc"
 )
 
@@ -47,13 +48,13 @@ func newImageGCCommand(clock func() time.Time) *cobra.Command {
 		Short:                 "print what the kubelet's image garbage collection would remove now from a live CRI runtime, removing nothing",
 		Long:                  imagegcLong,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(cmd.Flags().Changed)
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
-			return exitWith(runImageGC(cmd.Context(), opts, clock(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return cli.Exit(runImageGC(cmd.Context(), opts, clock(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	fl := cmd.Flags()
@@ -258,12 +259,12 @@ func runImageGC(ctx context.Context, opts imagegcOptions, now time.Time, stdout,
 	}
 	client, err := cri.New(cri.Options{Socket: opts.socket, Timeout: opts.timeout})
 	if err != nil {
-		return fail(exitUsage, "--cri-socket: %v", err)
+		return fail(cli.StatusUsage, "--cri-socket: %v", err)
 	}
 	defer client.Close()
 	version, err := client.Version(ctx)
 	if err != nil {
-		return fail(exitFailed, "reading the runtime on %s: %v", opts.socket, err)
+		return fail(cli.StatusFailed, "reading the runtime on %s: %v", opts.socket, err)
 	}
 	pred := imagegcPrediction{
 		Runtime: runtimeJSON{Socket: opts.socket, Name: version.RuntimeName, Version: version.RuntimeVersion},
@@ -280,7 +281,7 @@ func runImageGC(ctx context.Context, opts imagegcOptions, now time.Time, stdout,
 	view := rt.View()
 	for _, err := range []error{view.ListImagesErr, view.GetPodsErr} {
 		if err != nil {
-			return fail(exitFailed, "reading the runtime on %s: %v", opts.socket, err)
+			return fail(cli.StatusFailed, "reading the runtime on %s: %v", opts.socket, err)
 		}
 	}
 	tags := map[string]string{}
@@ -292,12 +293,12 @@ func runImageGC(ctx context.Context, opts imagegcOptions, now time.Time, stdout,
 	}
 	m, err := imagegc.NewManager(opts.policy, imagegc.Options{})
 	if err != nil {
-		return fail(exitUsage, "%v", err)
+		return fail(cli.StatusUsage, "%v", err)
 	}
 	// The kubelet's first detection, at its start: the images a container
 	// uses now get that time as their last use, the others none.
 	if err := m.Detect(began, view); err != nil {
-		return fail(exitFailed, "reading the runtime on %s: %v", opts.socket, err)
+		return fail(cli.StatusFailed, "reading the runtime on %s: %v", opts.socket, err)
 	}
 	for _, r := range m.Records() {
 		if r.LastUsed.IsZero() {
@@ -313,14 +314,14 @@ func runImageGC(ctx context.Context, opts imagegcOptions, now time.Time, stdout,
 	if opts.policy.PeriodicGCEnabled() {
 		pass, err := m.GarbageCollect(now, began, view)
 		if err != nil {
-			return fail(exitFailed, "reading the runtime on %s: %v", opts.socket, err)
+			return fail(cli.StatusFailed, "reading the runtime on %s: %v", opts.socket, err)
 		}
 		out, err := imagegc.Run(pass, rt)
 		if err == nil && out.Err != nil && runtimeReadError(out.Err) {
 			err = out.Err
 		}
 		if err != nil {
-			return fail(exitFailed, "reading the runtime on %s: %v", opts.socket, err)
+			return fail(cli.StatusFailed, "reading the runtime on %s: %v", opts.socket, err)
 		}
 		for _, a := range out.Attempts {
 			pred.Removals = append(pred.Removals, removalJSON{ImageID: a.ImageID, Tag: tags[a.ImageID],
@@ -337,7 +338,7 @@ func runImageGC(ctx context.Context, opts imagegcOptions, now time.Time, stdout,
 		// The pass ended before reading the filesystem (no GC loop, or the
 		// MaxAge pass failed): read it for the usage lines.
 		if _, err := rt.ImageFsStats(); err != nil {
-			return fail(exitFailed, "reading the runtime on %s: %v", opts.socket, err)
+			return fail(cli.StatusFailed, "reading the runtime on %s: %v", opts.socket, err)
 		}
 	}
 	pred.Mountpoint = rt.Filesystem().Mountpoint
@@ -348,14 +349,14 @@ func runImageGC(ctx context.Context, opts imagegcOptions, now time.Time, stdout,
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(pred); err != nil {
-			return fail(exitFailed, "writing JSON: %v", err)
+			return fail(cli.StatusFailed, "writing JSON: %v", err)
 		}
-		return exitOK
+		return cli.StatusOK
 	}
 	if _, err := io.WriteString(stdout, renderImageGC(pred)); err != nil {
-		return fail(exitFailed, "writing the output: %v", err)
+		return fail(cli.StatusFailed, "writing the output: %v", err)
 	}
-	return exitOK
+	return cli.StatusOK
 }
 
 // imagegcNotes are the assumptions in words, the same in text and JSON.

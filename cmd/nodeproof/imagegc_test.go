@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/imagegc"
 	"github.com/nodeproof/nodeproof/integration/containerdtest"
 	"github.com/stretchr/testify/assert"
@@ -20,7 +21,7 @@ var imagegcNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // runImageGCCommand runs `nodeproof imagegc args` on the injected clock.
 func runImageGCCommand(args ...string) (code int, stdout, stderr string) {
-	root := newRootCommand(newImageGCCommand(func() time.Time { return imagegcNow }))
+	root := cli.NewRoot(newImageGCCommand(func() time.Time { return imagegcNow }))
 	return runRoot(root, "", append([]string{"imagegc"}, args...)...)
 }
 
@@ -65,7 +66,7 @@ func TestImageGCFlagsRejected(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, stdout, stderr := runImageGCCommand(tc.args...)
-			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, cli.StatusUsage, code)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tc.want)
 		})
@@ -75,7 +76,7 @@ func TestImageGCFlagsRejected(t *testing.T) {
 func TestImageGCUnreachableRuntime(t *testing.T) {
 	socket := t.TempDir() + "/none.sock"
 	code, stdout, stderr := runImageGCCommand("--cri-socket", socket, "--timeout", "5s")
-	assert.Equal(t, exitFailed, code)
+	assert.Equal(t, cli.StatusFailed, code)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "nodeproof imagegc: reading the runtime on "+socket+": ")
 	assert.Contains(t, stderr, "cri: Version: rpc error: code = Unavailable")
@@ -124,7 +125,7 @@ func TestImageGCAgainstContainerd(t *testing.T) {
 
 	t.Run("space", func(t *testing.T) {
 		code, stdout, stderr := runImageGCCommand("--cri-socket", ctrd.Socket, "--json")
-		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, cli.StatusOK, code, stderr)
 		var got imagegcPrediction
 		require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 		require.NotNil(t, got.UsageBefore)
@@ -158,7 +159,7 @@ func TestImageGCAgainstContainerd(t *testing.T) {
 		// One minute after a kubelet start nothing is MinAge old: the
 		// kubelet would fail to free anything, and says so.
 		code, stdout, stderr := runImageGCCommand("--cri-socket", ctrd.Socket, "--kubelet-uptime", "1m")
-		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, cli.StatusOK, code, stderr)
 		assert.Contains(t, stdout, "  - the kubelet started 1m0s ago (--kubelet-uptime)\n")
 		assert.Contains(t, stdout, "usage before: 87% (")
 		assert.Contains(t, stdout, "would remove: nothing\n")
@@ -169,7 +170,7 @@ func TestImageGCAgainstContainerd(t *testing.T) {
 
 	t.Run("max age", func(t *testing.T) {
 		code, stdout, stderr := runImageGCCommand("--cri-socket", ctrd.Socket, "--max-age", "1h")
-		require.Equal(t, exitOK, code, stderr)
+		require.Equal(t, cli.StatusOK, code, stderr)
 		var lines []string
 		for i, id := range candidates {
 			lines = append(lines, fmt.Sprintf("  %d. %s %s  %s  age\n", i+1, id, tags[id], imagegc.FormatSize(sizes[id])))
@@ -201,7 +202,7 @@ func TestCRISocketFlag(t *testing.T) {
 		assert.ErrorContains(t, err, want, flag)
 	}
 	status, _, stderr := runNodeproof("", "imagegc", "--cri-socket", "tcp://127.0.0.1:1")
-	assert.Equal(t, exitUsage, status)
+	assert.Equal(t, cli.StatusUsage, status)
 	assert.Contains(t, stderr, "nodeproof imagegc: --cri-socket \"tcp://127.0.0.1:1\": only a Unix socket")
 	assert.NotContains(t, stderr, "Options.Socket", "no internal name")
 }

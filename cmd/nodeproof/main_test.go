@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -13,13 +14,13 @@ import (
 // runNodeproof runs a command line as main does, reading stdin, and returns
 // the exit status and what was printed.
 func runNodeproof(stdin string, args ...string) (code int, stdout, stderr string) {
-	return runRoot(newRootCommand(defaultCommands()...), stdin, args...)
+	return runRoot(cli.NewRoot(defaultCommands()...), stdin, args...)
 }
 
 // runRoot runs a command line against root, whose commands a test chose.
 func runRoot(root *cobra.Command, stdin string, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
-	code = execute(root, args, strings.NewReader(stdin), &out, &errOut)
+	code = cli.Execute(root, args, strings.NewReader(stdin), &out, &errOut)
 	return code, out.String(), errOut.String()
 }
 
@@ -40,7 +41,7 @@ func TestExitStatus(t *testing.T) {
 		"help no-such-command":     {2, "", `nodeproof help: no command "no-such-command"`},
 		"--no-such-flag":           {2, "", "nodeproof: unknown flag: --no-such-flag"},
 		"completion bash":          {0, "# bash completion V2 for nodeproof", ""},
-		"--version":                {0, "nodeproof version " + versionBase, ""},
+		"--version":                {0, "nodeproof version " + "0.1.0-dev", ""},
 		"completion zsh":           {0, "#compdef nodeproof", ""},
 		"completion no-such-sh":    {2, "", `nodeproof completion: no completion for shell "no-such-sh"`},
 		"checkpoint a.json b.json": {2, "", `nodeproof checkpoint: unexpected argument "b.json"`},
@@ -50,7 +51,7 @@ func TestExitStatus(t *testing.T) {
 		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: no-such-file.yaml: no such file"},
 		"mutants --shrink-time -1s":    {2, "", "nodeproof mutants: --shrink-time: -1s is negative"},
 	}
-	root := newRootCommand(defaultCommands()...)
+	root := cli.NewRoot(defaultCommands()...)
 	require.NotEmpty(t, root.Commands())
 	for _, cmd := range root.Commands() {
 		name := cmd.Name()
@@ -84,12 +85,12 @@ func TestCompletesSuiteNames(t *testing.T) {
 		{"__complete", "report", "--suite", ""},
 	} {
 		status, stdout, _ := runNodeproof("", line...)
-		assert.Equal(t, exitOK, status)
+		assert.Equal(t, cli.StatusOK, status)
 		for _, s := range []string{"admission", "cgroups", "devicemanager", "imagegc", "preemption", "prober", "sim"} {
 			assert.Contains(t, stdout, s+"\n", "%v", line)
 		}
 	}
 	status, stdout, _ := runNodeproof("", "__complete", "findings", "")
-	assert.Equal(t, exitOK, status)
+	assert.Equal(t, cli.StatusOK, status)
 	assert.Contains(t, stdout, "CG-F1\t")
 }

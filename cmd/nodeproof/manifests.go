@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+
+	"github.com/nodeproof/nodeproof/cli"
 )
 
 // maxManifestBytes bounds what -f and --plan read: far more than the
@@ -12,7 +14,7 @@ const maxManifestBytes = 32 << 20
 
 // readManifestFile reads FILE, or stdin for "-", up to maxManifestBytes.
 func readManifestFile(path string, stdin io.Reader) ([]byte, error) {
-	name, b, err := readInput(path, stdin, maxManifestBytes)
+	name, b, err := cli.ReadInput(path, stdin, maxManifestBytes)
 	if err != nil {
 		return nil, err
 	}

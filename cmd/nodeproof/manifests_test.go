@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -73,7 +74,7 @@ func TestManifestsReadStrictly(t *testing.T) {
 			t.Run(verb+"/"+tc.name, func(t *testing.T) {
 				file := writeManifestNamed(t, "pods.yaml", bad)
 				code, stdout, stderr := run(file)
-				assert.Equal(t, exitUsage, code, "exit status")
+				assert.Equal(t, cli.StatusUsage, code, "exit status")
 				assert.Empty(t, stdout, "stdout")
 				assert.Equal(t, fmt.Sprintf("nodeproof %s: %s: %s\n", verb, file, tc.want), stderr)
 			})

@@ -21,6 +21,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
 )
@@ -55,14 +56,14 @@ in its header and fails unless every mutant is killed. Run it from inside the mo
 Exit status: 1 when a mutant survives, does not apply or does not compile; 2 for bad flags,
 a --dir without patches, or a --run that selects none.`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
 			if opts.filter, err = regexp.Compile(runPattern); err != nil {
-				return usageError(fmt.Errorf("--run: %v", err))
+				return cli.UsageError(fmt.Errorf("--run: %v", err))
 			}
 			if opts.shrinkTime < 0 {
-				return usageError(fmt.Errorf("--shrink-time: %v is negative", opts.shrinkTime))
+				return cli.UsageError(fmt.Errorf("--shrink-time: %v is negative", opts.shrinkTime))
 			}
 			return runMutants(opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -81,14 +82,14 @@ a --dir without patches, or a --run that selects none.`,
 func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	root, err := findModuleRoot()
 	if err != nil {
-		return usageError(err)
+		return cli.UsageError(err)
 	}
 	if opts.dir == "" {
 		opts.dir = filepath.Join(root, "mutants")
 	}
 	all, err := mutants.Load(opts.dir)
 	if err != nil {
-		return usageError(fmt.Errorf("--dir: %v", err))
+		return cli.UsageError(fmt.Errorf("--dir: %v", err))
 	}
 	var selected []mutants.Mutant
 	for _, m := range all {
@@ -98,29 +99,29 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	}
 	if len(selected) == 0 {
 		if len(all) == 0 {
-			return usageError(fmt.Errorf("no mutants: %s holds no *.patch files", opts.dir))
+			return cli.UsageError(fmt.Errorf("no mutants: %s holds no *.patch files", opts.dir))
 		}
-		return usageError(fmt.Errorf("none of the %d mutants matches --run %q", len(all), opts.filter))
+		return cli.UsageError(fmt.Errorf("none of the %d mutants matches --run %q", len(all), opts.filter))
 	}
 
 	ids := attributableCheckIDs()
 	if err := mutants.Check(root, selected, ids); err != nil {
 		// A header naming a missing package or an unknown check is a
 		// mutant file that cannot be used: bad input.
-		return usageError(err)
+		return cli.UsageError(err)
 	}
 	if opts.list {
-		w := &errWriter{w: stdout}
+		w := &cli.Writer{W: stdout}
 		for _, m := range selected {
 			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n\t%s\n", m.ID, strings.Join(m.Checks, ","), m.Source, selectionLabel(m.Packages, m.Tests), m.Bug)
 		}
-		return w.err
+		return w.Err
 	}
 	if opts.jsonPath != "" {
 		// Before any mutant runs: a path that cannot be written must not
 		// cost the whole run and then pass for a survivor (exit 1).
 		if err := outpath.Dir(filepath.Dir(opts.jsonPath)); err != nil {
-			return usageError(fmt.Errorf("--json: %v", err))
+			return cli.UsageError(fmt.Errorf("--json: %v", err))
 		}
 	}
 
@@ -133,7 +134,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 	// A kill means something only where the same tests pass without the
 	// patch: run each package set once on the unpatched tree first.
 	if !baselinesPass(ctx, root, selected, runOpts, stdout, stderr) {
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 
 	width := 0
@@ -160,7 +161,7 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s: %s\n%s\n", m.ID, m.Bug, indentBlock(r.Output))
 		}
 		if ctx.Err() != nil {
-			return &exitError{status: exitFailed, err: errors.New("interrupted")}
+			return &cli.ExitError{Status: cli.StatusFailed, Err: errors.New("interrupted")}
 		}
 	}
 	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d killed by a check the header does not name, %d not killed again on re-run, "+
@@ -171,11 +172,11 @@ func runMutants(opts mutantsOptions, stdout, stderr io.Writer) error {
 
 	if opts.jsonPath != "" {
 		if err := writeKillMatrix(opts.jsonPath, rows); err != nil {
-			return &exitError{status: exitFailed, err: fmt.Errorf("--json: %v", err)}
+			return &cli.ExitError{Status: cli.StatusFailed, Err: fmt.Errorf("--json: %v", err)}
 		}
 	}
 	if counts[mutants.StatusKilled] != len(selected) {
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -19,8 +20,8 @@ func TestOutputWriteFailures(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stderr bytes.Buffer
-			status := execute(newRootCommand(defaultCommands()...), args, strings.NewReader(""), failingWriter{}, &stderr)
-			assert.Equal(t, exitFailed, status)
+			status := cli.Execute(cli.NewRoot(defaultCommands()...), args, strings.NewReader(""), failingWriter{}, &stderr)
+			assert.Equal(t, cli.StatusFailed, status)
 			assert.Contains(t, stderr.String(), "writing the output: disk full")
 		})
 	}
@@ -30,7 +31,7 @@ func TestOutputWriteFailures(t *testing.T) {
 // a usage error before any mutant runs, not a survivor after all of them.
 func TestMutantsJSONPathCheckedFirst(t *testing.T) {
 	status, stdout, stderr := runNodeproof("", "mutants", "--run", "^ad-exact-fit-rejected$", "--json", "/proc/nodeproof/kill-matrix.json")
-	assert.Equal(t, exitUsage, status)
+	assert.Equal(t, cli.StatusUsage, status)
 	assert.Empty(t, stdout, "no mutant ran")
 	assert.Contains(t, stderr, "nodeproof mutants: --json: mkdir /proc/nodeproof")
 }
@@ -42,7 +43,7 @@ func TestInputErrorsNameTheFileOnce(t *testing.T) {
 	for _, cmd := range []string{"cgroups -f", "admit -f", "checkpoint"} {
 		t.Run(cmd, func(t *testing.T) {
 			status, _, stderr := runNodeproof("", append(strings.Fields(cmd), dir)...)
-			assert.Equal(t, exitUsage, status)
+			assert.Equal(t, cli.StatusUsage, status)
 			assert.Contains(t, stderr, dir+": is a directory, not a file\n")
 			assert.Equal(t, 1, strings.Count(stderr, dir), stderr)
 		})

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	"github.com/nodeproof/nodeproof/cli"
 )
 
 // maxPluginChecks bounds --checks: 100 times the default. Each sequence
@@ -65,11 +66,11 @@ when the check cannot start (no registration in time, a command that does not st
   nodeproof plugin-check --exec 'my-plugin --socket-dir {dir}' --exec-env '' --checks 300 --out plugin-report
   nodeproof plugin-check --dir /var/lib/kubelet/device-plugins --restart`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(cmd.Flags().Changed)
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -195,7 +196,7 @@ func (o pluginCheckOptions) target() string {
 func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr io.Writer) error {
 	if opts.out != "" {
 		if err := checkOutDir(opts.out); err != nil {
-			return usageError(err)
+			return cli.UsageError(err)
 		}
 	}
 	var plugin *plugincheck.Process
@@ -204,7 +205,7 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		// the socket paths (108 bytes at most), and never a kubelet's.
 		dir, err := os.MkdirTemp("", "plugin-check-")
 		if err != nil {
-			return usageError(fmt.Errorf("making the plugin's directory: %v", err))
+			return cli.UsageError(fmt.Errorf("making the plugin's directory: %v", err))
 		}
 		defer os.RemoveAll(dir)
 		opts.check.Dir = dir
@@ -230,9 +231,9 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		if plugin != nil {
 			plugin.WriteOutput(stderr)
 		}
-		return usageError(err)
+		return cli.UsageError(err)
 	}
-	section := plugincheck.NewReport(res, started, version(), opts.target())
+	section := plugincheck.NewReport(res, started, cli.Version(), opts.target())
 	section.WriteText(stdout)
 	if !section.Passed && !section.Interrupted && plugin != nil {
 		plugin.WriteOutput(stderr)
@@ -240,7 +241,7 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 	if opts.out != "" {
 		paths, err := writePluginCheckReport(opts.out, section)
 		if err != nil {
-			return usageError(fmt.Errorf("--out: %v", err))
+			return cli.UsageError(fmt.Errorf("--out: %v", err))
 		}
 		for _, p := range paths {
 			fmt.Fprintln(stdout, p)
@@ -248,9 +249,9 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 	}
 	switch {
 	case section.Interrupted:
-		return interruptedError()
+		return cli.InterruptedError()
 	case !section.Passed:
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
 }

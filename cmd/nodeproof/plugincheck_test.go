@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	"github.com/nodeproof/nodeproof/cli"
 )
 
 // testpluginBinary builds cmd/testplugin once per test binary.
@@ -79,7 +80,7 @@ func TestPluginCheckFlagErrors(t *testing.T) {
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			code, stdout, stderr := runNodeproof("", append([]string{"plugin-check"}, strings.Fields(tc.args)...)...)
-			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, cli.StatusUsage, code)
 			assert.Contains(t, stderr, "nodeproof plugin-check: ")
 			assert.Contains(t, stderr, tc.want)
 			assert.Empty(t, stdout)
@@ -93,7 +94,7 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 	bin := buildTestplugin(t)
 	out := filepath.Join(t.TempDir(), "report")
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--checks", "30", "--out", out)
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Empty(t, stderr, "no progress off a terminal, no plugin output on success")
 	for _, c := range plugincheck.Checks() {
 		assert.Regexp(t, `\n`+c.ID+` +`+string(c.Severity)+` +\d+ +\d+  passed\n`, stdout)
@@ -143,7 +144,7 @@ func TestPluginCheckLegalKnobs(t *testing.T) {
 	} {
 		t.Run(flags, func(t *testing.T) {
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+flags, "--seed", "1", "--checks", "30")
-			require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			if advice == "" {
 				assert.Regexp(t, `\npassed; `, stdout)
 				return
@@ -171,7 +172,7 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "report")
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "30",
 				"--register-timeout", tc.registerTimeout, "--call-timeout", "30s", "--out", out)
-			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
 			// The finding's line names its check once.
 			assert.Regexp(t, `\n`+tc.check+` \(\w+\): [^\n]+\n`, stdout)
@@ -203,7 +204,7 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 func TestPluginCheckAdviceOnly(t *testing.T) {
 	bin := buildTestplugin(t)
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --accept-unknown", "--seed", "1", "--checks", "10", "--restart=false", "--shrink-time", "5s")
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Regexp(t, `\n`+plugincheck.AllocUnknown+` \(advice\): Allocate\(\[plugincheck-unknown-\d\]\) of devices `, stdout)
 	assert.Regexp(t, `\npassed, with 1 piece of advice; \d+ check evaluations in `, stdout)
 	assert.Regexp(t, `\n  replay: nodeproof plugin-check --exec '[^']+' --checks 10 --restart=false --shrink-time 5s --seed \d+\n`, stdout)
@@ -222,7 +223,7 @@ func TestPluginCheckRegistrationKnobs(t *testing.T) {
 		t.Run(tc.flags, func(t *testing.T) {
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "10",
 				"--register-timeout", "30s", "--call-timeout", tc.callTimeout)
-			require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+			require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 			assert.Regexp(t, `\n`+tc.check+` +\w+ +\d+ +\d+  FAILED\n`, stdout)
 		})
 	}
@@ -235,7 +236,7 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	bin := buildTestplugin(t)
 	plugin := bin + " --accept-unknown --fault GetPreferredAllocation=missing-must-include"
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--seed", "1", "--checks", "30", "--restart=false")
-	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	prefix := regexp.QuoteMeta("nodeproof plugin-check --exec " + shellQuote(plugin) + " --checks 30 --restart=false --seed ")
 	replays := map[string][]string{}
 	for _, check := range []string{plugincheck.PrefMustInclude, plugincheck.AllocUnknown} {
@@ -252,7 +253,7 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	seed, muted := replays[second][0], replays[second][1]
 	require.NotEmpty(t, muted, "replays %v", replays)
 	code, again, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--checks", "30", "--restart=false", "--seed", seed, "--mute", muted)
-	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", again, stderr)
+	require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", again, stderr)
 	assert.Contains(t, again, "\n"+second+" (")
 	assert.Contains(t, again, "--seed "+seed+" --mute "+muted+"\n")
 	assert.NotContains(t, again, "\n"+muted+" (", "the muted check is not reported")
@@ -268,7 +269,7 @@ func TestPluginCheckInterrupted(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report")
 	plugin := bin + ` --fault Allocate=delay:1h 2>&1 | { while read -r line; do case $line in *msg=serving*) kill -INT $PPID;; esac; done; }`
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1h", "--out", out)
-	require.Equal(t, exitInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusInterrupted, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Contains(t, stderr, "nodeproof plugin-check: interrupted\n")
 	assert.Regexp(t, `\nINTERRUPTED before the run finished; \d+ check evaluations in `, stdout)
 	assert.NotContains(t, stdout, "FAILED")
@@ -300,7 +301,7 @@ func TestPluginCheckPluginExits(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "report")
 	started := time.Now()
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1m", "--out", out)
-	require.Equal(t, exitFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Less(t, time.Since(started), 30*time.Second, "the exit ends the run at once")
 	assert.Regexp(t, `\n`+plugincheck.PluginAlive+` \(kubelet\): the plugin exited \(exit status 3\) during the smoke pass, \S+ after it registered\n`, stdout)
 	assert.Contains(t, stdout, "\nFAILED: 1 finding; ")
@@ -319,7 +320,7 @@ func TestPluginCheckPluginExits(t *testing.T) {
 // set-up failure, exit 2, with its status and output.
 func TestPluginCheckExecFails(t *testing.T) {
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", "echo no plugin here; exit 3", "--register-timeout", "30s")
-	assert.Equal(t, exitUsage, code)
+	assert.Equal(t, cli.StatusUsage, code)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "no plugin here\n")
 	assert.Contains(t, stderr, `exited before it registered: exit status 3`)
@@ -330,7 +331,7 @@ func TestPluginCheckExecFails(t *testing.T) {
 func TestPluginCheckDirAndPlaceholder(t *testing.T) {
 	bin := buildTestplugin(t)
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --dir {dir}", "--exec-env", "", "--seed", "2", "--checks", "10")
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Contains(t, stdout, "--exec-env '' --checks 10 --seed 2")
 
 	dir, err := os.MkdirTemp("", "pcdir")
@@ -343,6 +344,6 @@ func TestPluginCheckDirAndPlaceholder(t *testing.T) {
 		_ = plugin.Wait()
 	})
 	code, stdout, stderr = runNodeproof("", "plugin-check", "--dir", dir, "--seed", "3", "--checks", "10")
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Regexp(t, `\n`+plugincheck.RestartReregister+` +kubelet +0 +0  not run\n`, stdout, "no restart by default with --dir")
 }

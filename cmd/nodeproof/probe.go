@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/kube"
 	"github.com/nodeproof/nodeproof/agent/probe"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/prober"
 	"github.com/nodeproof/nodeproof/core/prober/timeline"
 )
@@ -88,11 +89,11 @@ What nodeproof assumes around the prober (start-up, back-off, timing) is listed 
 docs/commands/probe.md. Bad flags or manifests exit 2 naming the flag or field and the
 rule.`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options()
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			return runProbe(cmd.Context(), opts, clock, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -182,16 +183,16 @@ func runProbe(ctx context.Context, opts probeOptions, clock liveClock, stdin io.
 	}
 	pods, origins, err := probePods(opts, stdin, stderr)
 	if err != nil {
-		return usageError(fmt.Errorf("%s: %v", displayName(opts.file), err))
+		return cli.UsageError(fmt.Errorf("%s: %v", displayName(opts.file), err))
 	}
 	if err := opts.outcomes.Check(pods...); err != nil {
-		return usageError(fmt.Errorf("--outcomes %q: %v", opts.script, err))
+		return cli.UsageError(fmt.Errorf("--outcomes %q: %v", opts.script, err))
 	}
 	var results []podTimeline
 	for i, p := range pods {
 		tl, err := timeline.New(p, opts.timeline)
 		if err != nil {
-			return usageError(origins[i].Errorf("", "%v", err))
+			return cli.UsageError(origins[i].Errorf("", "%v", err))
 		}
 		if opts.live != "" {
 			err = playLive(ctx, tl, opts, clock, stderr)
@@ -199,7 +200,7 @@ func runProbe(ctx context.Context, opts probeOptions, clock liveClock, stdin io.
 			err = timeline.Play(tl, opts.outcomes)
 		}
 		if err != nil {
-			return &exitError{status: exitFailed, err: fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, err)}
+			return &cli.ExitError{Status: cli.StatusFailed, Err: fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, err)}
 		}
 		results = append(results, newPodTimeline(tl, opts))
 	}
@@ -209,7 +210,7 @@ func runProbe(ctx context.Context, opts probeOptions, clock liveClock, stdin io.
 		err = writeProbeText(stdout, results, opts)
 	}
 	if err != nil {
-		return &exitError{status: exitFailed, err: fmt.Errorf("writing the output: %v", err)}
+		return &cli.ExitError{Status: cli.StatusFailed, Err: fmt.Errorf("writing the output: %v", err)}
 	}
 	return nil
 }

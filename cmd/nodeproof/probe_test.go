@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ func (c *jumpClock) WaitUntil(ctx context.Context, t time.Time) error {
 
 func runProbeCommand(stdin string, args ...string) (code int, stdout, stderr string) {
 	clock := &jumpClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	return runRoot(newRootCommand(newProbeCommand(clock)), stdin, append([]string{"probe"}, args...)...)
+	return runRoot(cli.NewRoot(newProbeCommand(clock)), stdin, append([]string{"probe"}, args...)...)
 }
 
 const webManifest = "testdata/probe/web.yaml"

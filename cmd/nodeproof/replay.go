@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
@@ -54,11 +55,11 @@ file that cannot be replayed.`,
 		Example: `  nodeproof replay --suite devicemanager --seed 2946870663927987 --steps 100
   nodeproof replay --suite cgroups --failfile properties/testdata/rapid/TestSuites_cgroups/X.fail`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(lookup, all)
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			return replay(opts, cmd.OutOrStdout())
 		},
@@ -125,7 +126,7 @@ func (f replayFlags) options(lookup func(string) (properties.Suite, bool), all [
 // replay runs the one case and prints its shrunk steps. A reproduced failure
 // exits 1, like the run it reproduces.
 func replay(opts replayOptions, out io.Writer) error {
-	stdout := &errWriter{w: out}
+	stdout := &cli.Writer{W: out}
 	res := properties.Run(opts.suite, properties.RunOptions{
 		Checks:   1,
 		Steps:    opts.steps,
@@ -136,7 +137,7 @@ func replay(opts replayOptions, out io.Writer) error {
 		EnforceAll: true,
 	})
 	if res.FailFileIgnored != "" {
-		return usageError(fmt.Errorf("--failfile %s: rapid did not replay it (%s): its draws no longer fit suite %s, "+
+		return cli.UsageError(fmt.Errorf("--failfile %s: rapid did not replay it (%s): its draws no longer fit suite %s, "+
 			"which changed what it draws since the file was written%s",
 			opts.failFile, res.FailFileIgnored, opts.suite.Name, seedHint(opts.recorded.Seed)))
 	}
@@ -144,10 +145,10 @@ func replay(opts replayOptions, out io.Writer) error {
 	switch {
 	case f == nil && opts.failFile != "":
 		fmt.Fprintf(stdout, "%s: the case in %s no longer fails (%d steps replayed)\n", opts.suite.Name, opts.failFile, res.Tally.Steps)
-		return stdout.err
+		return stdout.Err
 	case f == nil:
 		fmt.Fprintf(stdout, "passed: the failure did not reproduce (%d steps ran)\n", res.Tally.Steps)
-		return stdout.err
+		return stdout.Err
 	}
 	fmt.Fprintf(stdout, "FAILED %s: %s\n\n", opts.suite.Name, f.Invariant)
 	// The last step is the failure line, which the message repeats.
@@ -155,10 +156,10 @@ func replay(opts replayOptions, out io.Writer) error {
 		fmt.Fprintln(stdout, step)
 	}
 	fmt.Fprintln(stdout, strings.TrimSuffix(f.Message, "\n"))
-	if stdout.err != nil {
-		return stdout.err
+	if stdout.Err != nil {
+		return stdout.Err
 	}
-	return exitWith(exitFailed)
+	return cli.Exit(cli.StatusFailed)
 }
 
 // seedHint points to the seed a fail file records, which generates the case

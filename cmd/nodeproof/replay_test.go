@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
@@ -120,7 +121,7 @@ func TestReplayFailFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := func(name string) (properties.Suite, bool) { return tc.suite, name == tc.suite.Name }
-			root := newRootCommand(newReplayCommand(lookup, []properties.Suite{tc.suite}))
+			root := cli.NewRoot(newReplayCommand(lookup, []properties.Suite{tc.suite}))
 			status, stdout, stderr := runRoot(root, "", append([]string{"replay", "--suite", tc.suite.Name, "--failfile", tc.path}, tc.steps...)...)
 			if strings.HasPrefix(tc.want, "limited: ") {
 				assert.Equal(t, 0, status, "stderr %q", stderr)
@@ -150,7 +151,7 @@ func TestStepsBound(t *testing.T) {
 	over := strconv.Itoa(maxSteps + 1)
 	want := "--steps: " + over + " exceeds the bound of " + strconv.Itoa(maxSteps)
 
-	status, stdout, stderr := runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", over)
+	status, stdout, stderr := runRoot(cli.NewRoot(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", over)
 	assert.Equal(t, 2, status)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "nodeproof replay: "+want)
@@ -161,7 +162,7 @@ func TestStepsBound(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "nodeproof report: "+want)
 
-	status, stdout, stderr = runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", strconv.Itoa(maxSteps))
+	status, stdout, stderr = runRoot(cli.NewRoot(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", strconv.Itoa(maxSteps))
 	assert.Equal(t, 0, status, "stderr %q", stderr)
 	assert.Contains(t, stdout, "passed: the failure did not reproduce")
 }

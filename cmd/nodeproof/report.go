@@ -19,6 +19,7 @@ import (
 	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/nodeproof/nodeproof/agent/outpath"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
@@ -78,25 +79,25 @@ it runs nothing and writes the report of a campaign's shards instead (nodeproof 
 status: 1 when anything the report shows failed, 2 for bad flags or a file that cannot
 be included or written.`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.merge != "" {
 				if err := mergeOnlyFlags(cmd.Flags().Changed); err != nil {
-					return usageError(err)
+					return cli.UsageError(err)
 				}
 			}
 			opts, err := f.options()
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			if f.merge != "" {
 				return mergeReport(f.merge, opts, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			suites, err := selectSuites(opts.suite, properties.Suites())
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
-			return exitWith(report(opts, suites, cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return cli.Exit(report(opts, suites, cmd.OutOrStdout(), cmd.ErrOrStderr()))
 		},
 	}
 	f.define(cmd.Flags())
@@ -132,7 +133,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	}
 	started := time.Now()
 	data := &reportData{
-		Version:         version(),
+		Version:         cli.Version(),
 		Started:         started.Format(time.RFC3339),
 		Mutants:         opts.mutants,
 		Linearizability: opts.linearizability,

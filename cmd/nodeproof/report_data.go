@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -16,9 +15,6 @@ import (
 	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/reportview"
 )
-
-// versionBase is nodeproof's release; version adds the VCS revision.
-const versionBase = "0.1.0-dev"
 
 // reportData is everything a report shows. report.json is its encoding, and
 // the Markdown and HTML renderers read nothing else, so the three agree.
@@ -246,32 +242,6 @@ func orDash(s string) string {
 // roundMicro keeps six decimals of a statistic: enough to read, short in JSON.
 func roundMicro(v float64) float64 {
 	return math.Round(v*1e6) / 1e6
-}
-
-// version is versionBase with the VCS revision as semver build metadata when
-// the binary was built from a checkout.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return versionBase
-	}
-	var revision, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			revision = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if revision == "" {
-		return versionBase
-	}
-	v := versionBase + "+" + revision[:min(12, len(revision))]
-	if modified == "true" {
-		v += ".dirty"
-	}
-	return v
 }
 
 // loadMutants reads a kill matrix written by `nodeproof mutants --json`.

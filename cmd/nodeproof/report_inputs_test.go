@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,7 +30,7 @@ func TestReportRefusesEmptyResultFiles(t *testing.T) {
 				path := filepath.Join(dir, flag+"-"+name+".json")
 				require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o644))
 				status, stdout, stderr := runNodeproof("", "report", "--out", filepath.Join(dir, "out"), "--checks", "1", "--histories", "0", "--sim-seeds", "0", "--suite", "^preemption$", "--"+flag, path)
-				assert.Equal(t, exitUsage, status, "stdout: %s", stdout)
+				assert.Equal(t, cli.StatusUsage, status, "stdout: %s", stdout)
 				assert.Contains(t, stderr, "--"+flag+": "+path+": ")
 				assert.Contains(t, stderr, tc.want)
 			})
@@ -95,7 +96,7 @@ func TestCountsAreBounded(t *testing.T) {
 	} {
 		t.Run(tc.args[0]+" "+tc.args[len(tc.args)-2], func(t *testing.T) {
 			status, stdout, stderr := runNodeproof("", tc.args...)
-			assert.Equal(t, exitUsage, status)
+			assert.Equal(t, cli.StatusUsage, status)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, tc.want)
 		})
@@ -106,7 +107,7 @@ func TestCountsAreBounded(t *testing.T) {
 // suite's line, so that an interrupted report can be repeated.
 func TestReportPrintsSeedFirst(t *testing.T) {
 	status, _, stderr := runNodeproof("", "report", "--out", filepath.Join(t.TempDir(), "out"), "--checks", "1", "--histories", "0", "--sim-seeds", "0", "--suite", "^preemption$")
-	assert.Equal(t, exitOK, status, stderr)
+	assert.Equal(t, cli.StatusOK, status, stderr)
 	first, _, _ := strings.Cut(stderr, "\n")
 	assert.Regexp(t, `^base seed [1-9][0-9]* \(rerun with --seed [1-9][0-9]*\)$`, first)
 }

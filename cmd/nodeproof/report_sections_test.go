@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/properties"
 )
@@ -194,7 +195,7 @@ func TestOutLeavesNothingBehind(t *testing.T) {
 			root := t.TempDir()
 			status, stdout, stderr := runNodeproof("", "report", "--out", filepath.Join(root, out), "--suite", "^admission$", "--checks", "1",
 				"--histories", "0", "--sim-seeds", "0")
-			assert.Equal(t, exitUsage, status, "stdout: %s", stdout)
+			assert.Equal(t, cli.StatusUsage, status, "stdout: %s", stdout)
 			assert.Contains(t, stderr, "nodeproof report: --out ")
 			assert.Contains(t, stderr, "file name too long")
 			left, err := os.ReadDir(root)

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
@@ -514,7 +515,7 @@ func TestReportEndToEnd(t *testing.T) {
 	m := regexp.MustCompile(`--seed (\d+)`).FindStringSubmatch(limited.Failure.Replay)
 	require.Len(t, m, 2, "replay line %q has no --seed", limited.Failure.Replay)
 	lookup := func(string) (properties.Suite, bool) { return counterSuite("limited", 2), true }
-	code, replayOut, replayErr := runRoot(newRootCommand(newReplayCommand(lookup, nil)), "", "replay", "--suite", "limited", "--seed", m[1], "--steps", "10")
+	code, replayOut, replayErr := runRoot(cli.NewRoot(newReplayCommand(lookup, nil)), "", "replay", "--suite", "limited", "--seed", m[1], "--steps", "10")
 	assert.Equal(t, 1, code, "replay exit status")
 	assert.Empty(t, replayErr, "replay stderr")
 	want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"
@@ -547,7 +548,7 @@ func TestReplayFlagErrors(t *testing.T) {
 		{[]string{"--suite", "counter", "--seed", "1", "--steps", "-1"}, "--steps must not be negative"},
 		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
 	} {
-		code, stdout, stderr := runRoot(newRootCommand(newReplayCommand(lookup, all)), "", append([]string{"replay"}, tc.args...)...)
+		code, stdout, stderr := runRoot(cli.NewRoot(newReplayCommand(lookup, all)), "", append([]string{"replay"}, tc.args...)...)
 		assert.Equal(t, 2, code, "replay %q: exit status; stderr %q", tc.args, stderr)
 		assert.Empty(t, stdout, "replay %q: stdout", tc.args)
 		assert.Contains(t, stderr, tc.want, "replay %q", tc.args)

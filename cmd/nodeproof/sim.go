@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nodeproof/nodeproof/agent/outpath"
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -88,11 +89,11 @@ Exit status: 1 when an invariant is violated or the output cannot be written, 2 
   nodeproof sim --seeds 1..100 --hours 2 --faults default
   nodeproof sim --seed 7 --faults 'plugin-crash=0.01,kubelet-restart=0.001' --pods 5`,
 		DisableFlagsInUseLine: true,
-		Args:                  noArguments,
+		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts, err := f.options(cmd.Flags().Changed)
 			if err != nil {
-				return usageError(err)
+				return cli.UsageError(err)
 			}
 			return runSim(opts, run, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
@@ -193,7 +194,7 @@ type simRun struct {
 // when its output cannot be written: a sweep whose lines cannot be
 // delivered stops at the first such line rather than run on unseen.
 func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
-	stdout := &errWriter{w: out}
+	stdout := &cli.Writer{W: out}
 	tty := isTerminal(stderr)
 	width := len("seed ") + len(strconv.FormatUint(opts.last, 10))
 	started := time.Now()
@@ -201,8 +202,8 @@ func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 	for seed := opts.first; ; seed++ {
 		r := runSeed(opts.config(seed), run, stderr, tty, width)
 		printSimRun(stdout, r, width)
-		if stdout.err != nil {
-			return stdout.err
+		if stdout.Err != nil {
+			return stdout.Err
 		}
 		runs = append(runs, r)
 		if seed == opts.last {
@@ -211,18 +212,18 @@ func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 	}
 	section := newSimSection(runs, time.Since(started).Seconds())
 	printSimTotal(stdout, section)
-	if stdout.err != nil {
-		return stdout.err
+	if stdout.Err != nil {
+		return stdout.Err
 	}
 	if opts.jsonPath != "" {
 		// The path was checked before the first seed; failing now, the
 		// run's output was not delivered.
 		if err := writeSimJSON(opts.jsonPath, section); err != nil {
-			return outputError(fmt.Errorf("--json: %w", err))
+			return cli.OutputError(fmt.Errorf("--json: %w", err))
 		}
 	}
 	if !section.Passed {
-		return exitWith(exitFailed)
+		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
 }

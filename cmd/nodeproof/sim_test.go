@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -46,12 +47,12 @@ func TestSimFlagErrors(t *testing.T) {
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			ran := false
-			root := newRootCommand(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+			root := cli.NewRoot(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
 				ran = true
 				return sim.Summary{Config: cfg}
 			}))
 			code, stdout, stderr := runRoot(root, "", append([]string{"sim"}, strings.Fields(tc.args)...)...)
-			assert.Equal(t, exitUsage, code)
+			assert.Equal(t, cli.StatusUsage, code)
 			assert.Contains(t, stderr, tc.want)
 			assert.Empty(t, stdout)
 			assert.False(t, ran, "a simulation ran despite the bad flag")
@@ -63,7 +64,7 @@ func TestSimFlagErrors(t *testing.T) {
 // passes and prints the seed's line and the totals, with every invariant.
 func TestSimCleanRun(t *testing.T) {
 	code, stdout, stderr := runNodeproof("", "sim", "--seed", "1", "--hours", "0.5")
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Empty(t, stderr, "no progress off a terminal")
 	assert.Regexp(t, `^seed 1  passed  \d+ events, 30m0s simulated, `, stdout)
 	assert.Regexp(t, `\ntotal: 1 seed, passed; \d+ events, 0\.5 simulated hours in `, stdout)
@@ -80,7 +81,7 @@ func TestSimCleanRun(t *testing.T) {
 func TestSimSweep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out", "sim.json")
 	code, stdout, stderr := runNodeproof("", "sim", "--seeds", "3..5", "--hours", "0.25", "--pods", "5", "--faults", "plugin-crash=0.2,kubelet-restart=0.01", "--json", path)
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	for _, seed := range []string{"3", "4", "5"} {
 		assert.Contains(t, stdout, "seed "+seed+"  passed  ")
 	}
@@ -145,8 +146,8 @@ func TestSimViolation(t *testing.T) {
 		return s
 	}
 	path := filepath.Join(t.TempDir(), "sim.json")
-	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
-	assert.Equal(t, exitFailed, code)
+	code, stdout, stderr := runRoot(cli.NewRoot(newSimCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
+	assert.Equal(t, cli.StatusFailed, code)
 	assert.Empty(t, stderr)
 	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults 'none'"
 	assert.Contains(t, stdout, "seed 8  FAILED  SIM-X after 2 events, 2m0s simulated, ")
@@ -193,8 +194,8 @@ func TestSimJSONPathCheckedFirst(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			ran := 0
-			code, stdout, stderr := runRoot(newRootCommand(newSimCommand(countingSimRunner(&ran))), "", "sim", "--seeds", "1..100", "--json", tc.path)
-			assert.Equal(t, exitUsage, code)
+			code, stdout, stderr := runRoot(cli.NewRoot(newSimCommand(countingSimRunner(&ran))), "", "sim", "--seeds", "1..100", "--json", tc.path)
+			assert.Equal(t, cli.StatusUsage, code)
 			assert.Contains(t, stderr, tc.want)
 			assert.Empty(t, stdout)
 			assert.Zero(t, ran, "seeds ran before the output path was checked")
@@ -212,8 +213,8 @@ func TestSimJSONWriteFails(t *testing.T) {
 		require.NoError(t, os.WriteFile(dir, nil, 0o644))
 		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
 	}
-	code, stdout, stderr := runRoot(newRootCommand(newSimCommand(run)), "", "sim", "--json", filepath.Join(dir, "sim.json"))
-	assert.Equal(t, exitFailed, code)
+	code, stdout, stderr := runRoot(cli.NewRoot(newSimCommand(run)), "", "sim", "--json", filepath.Join(dir, "sim.json"))
+	assert.Equal(t, cli.StatusFailed, code)
 	assert.Contains(t, stdout, "total: 1 seed, passed")
 	assert.Contains(t, stderr, "nodeproof sim: writing the output: --json: mkdir "+dir+": not a directory")
 }
@@ -224,8 +225,8 @@ func TestSimJSONWriteFails(t *testing.T) {
 func TestSimStdoutWriteFails(t *testing.T) {
 	ran := 0
 	var stderr bytes.Buffer
-	code := execute(newRootCommand(newSimCommand(countingSimRunner(&ran))), []string{"sim", "--seeds", "1..3"}, strings.NewReader(""), failingWriter{}, &stderr)
-	assert.Equal(t, exitFailed, code)
+	code := cli.Execute(cli.NewRoot(newSimCommand(countingSimRunner(&ran))), []string{"sim", "--seeds", "1..3"}, strings.NewReader(""), failingWriter{}, &stderr)
+	assert.Equal(t, cli.StatusFailed, code)
 	assert.Equal(t, "nodeproof sim: writing the output: disk full\n", stderr.String())
 	assert.Equal(t, 1, ran, "the sweep stops at the first line it cannot write")
 }
@@ -242,12 +243,12 @@ func TestSimExplainsKnownFindings(t *testing.T) {
 	}
 	require.NotEmpty(t, want, "the sim has known findings")
 	var got [][]string
-	root := newRootCommand(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+	root := cli.NewRoot(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
 		got = append(got, cfg.Explained)
 		return sim.Summary{Config: cfg, Stats: sim.Stats{Explained: map[string]int{want[0]: 3}}}
 	}))
 	code, stdout, stderr := runRoot(root, "", "sim", "--seeds", "1..2", "--hours", "0.1")
-	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	require.Equal(t, [][]string{want, want}, got)
 	assert.Contains(t, stdout, want[0]+" broken 3 times: a known finding (nodeproof findings --list)\n")
 }

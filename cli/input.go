@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"errors"
@@ -8,18 +8,18 @@ import (
 	"os"
 )
 
-// readInput reads the file at path, or stdin for "-", up to limit bytes and
+// ReadInput reads the file at path, or stdin for "-", up to limit bytes and
 // one more, so that the caller can refuse a file that is too large without
 // reading a path such as /dev/zero without end. It returns the name to
 // report the input by ("stdin" or the path). Its errors name the input once
 // and say what is wrong in words: "adir: is a directory, not a file".
-func readInput(path string, stdin io.Reader, limit int64) (name string, data []byte, err error) {
+func ReadInput(path string, stdin io.Reader, limit int64) (name string, data []byte, err error) {
 	r, name := stdin, "stdin"
 	if path != "-" {
 		name = path
 		f, err := os.Open(path)
 		if err != nil {
-			return name, nil, inputError(path, err)
+			return name, nil, InputError(path, err)
 		}
 		defer f.Close()
 		if info, err := f.Stat(); err == nil && info.IsDir() {
@@ -34,8 +34,8 @@ func readInput(path string, stdin io.Reader, limit int64) (name string, data []b
 	return name, data, nil
 }
 
-// inputError says why path could not be opened, naming it once.
-func inputError(path string, err error) error {
+// InputError says why path could not be opened, naming it once.
+func InputError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return fmt.Errorf("%s: no such file", path)
