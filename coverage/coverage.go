@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/inventory"
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // Layers are the matrix's columns, in the order a reviewer reads them: from
@@ -254,13 +255,6 @@ func withSuites(subsystems []inventory.Subsystem, suites []Suite) []inventory.Su
 	return subsystems
 }
 
-// count is "1 test", "3 tests".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
 
 // named is "suite a", "suites a, b": the things an entry stands for.
 func named(noun string, names []string) string {
@@ -276,7 +270,7 @@ func builtCell(items []string, noun, link string) Cell {
 	if len(items) == 0 {
 		return notBuilt()
 	}
-	return Cell{Text: count(len(items), noun), Status: StatusBuilt, Link: link}
+	return Cell{Text: phrase.Count(len(items), noun), Status: StatusBuilt, Link: link}
 }
 
 // notRunCell is the cell of a layer none of whose results came back.
@@ -301,7 +295,7 @@ func (b *builder) suiteCell(s inventory.Subsystem) Cell {
 		ran = append(ran, b.results.Suites[i])
 	}
 	if len(ran) == 0 {
-		return notRunCell(count(len(s.Suites), "suite")+", not run", missing...)
+		return notRunCell(phrase.Count(len(s.Suites), "suite")+", not run", missing...)
 	}
 	cell := Cell{Status: StatusPassed, Link: "#suite-" + ran[0].Name}
 	checks := 0
@@ -311,9 +305,9 @@ func (b *builder) suiteCell(s inventory.Subsystem) Cell {
 			cell.Status = StatusFailed
 		}
 	}
-	cell.Text = fmt.Sprintf("%s, %s", count(checks, "check"), cell.Status)
+	cell.Text = fmt.Sprintf("%s, %s", phrase.Count(checks, "check"), cell.Status)
 	if len(missing) > 0 {
-		cell.Text += fmt.Sprintf(" (%s not run)", count(len(missing), "suite"))
+		cell.Text += fmt.Sprintf(" (%s not run)", phrase.Count(len(missing), "suite"))
 		cell.NotRun = missing
 		if cell.Status == StatusPassed {
 			cell.Status, cell.Link = StatusNotRun, "#"+NotRun{ID: missing[0]}.Anchor()
@@ -348,7 +342,7 @@ func (b *builder) conformanceCell(s inventory.Subsystem) Cell {
 		return notBuilt()
 	}
 	if b.results.Conformance == nil {
-		return notRunCell(count(len(s.Conformance), "function")+", not run", ConformanceID)
+		return notRunCell(phrase.Count(len(s.Conformance), "function")+", not run", ConformanceID)
 	}
 	agree := 0
 	var missing []string
@@ -373,7 +367,7 @@ func (b *builder) mutantCell(s inventory.Subsystem) Cell {
 		return notBuilt()
 	}
 	if b.results.Mutants == nil {
-		return notRunCell(count(len(s.Mutants), "mutant")+", not run", MutantsID)
+		return notRunCell(phrase.Count(len(s.Mutants), "mutant")+", not run", MutantsID)
 	}
 	killed, ran := 0, 0
 	reported := map[string]bool{}

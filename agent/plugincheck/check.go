@@ -21,6 +21,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin"
 	"github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // Check serves kubelet.sock in opts.Dir, waits for a plugin to register and
@@ -387,7 +388,7 @@ func (c *checker) smoke(ctx context.Context, plugin v1beta1.DevicePluginClient, 
 				return verdict{}, err
 			}
 			if got := len(resp.GetContainerResponses()); got != 1 {
-				return verdict{check: PrefAnswer, reason: fmt.Sprintf("GetPreferredAllocation answered %s to 1 container request", plural(got, "container response"))}, nil
+				return verdict{check: PrefAnswer, reason: fmt.Sprintf("GetPreferredAllocation answered %s to 1 container request", phrase.Count(got, "container response"))}, nil
 			}
 			ids := resp.GetContainerResponses()[0].GetDeviceIDs()
 			for _, id := range []string{PrefAvailable, PrefMustInclude, PrefSize} {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // Severity says how much a failed check matters.
@@ -192,15 +194,15 @@ func (r *Result) Verdict() string {
 	case r.Interrupted && len(r.Findings) == 0:
 		return "INTERRUPTED before the run finished"
 	case r.Interrupted:
-		return fmt.Sprintf("INTERRUPTED before the run finished, with %s by then", plural(len(r.Findings), "finding"))
+		return fmt.Sprintf("INTERRUPTED before the run finished, with %s by then", phrase.Count(len(r.Findings), "finding"))
 	case failing == 0 && advice == 0:
 		return "passed"
 	case failing == 0:
 		return fmt.Sprintf("passed, with %d %s of advice", advice, pieces)
 	case advice == 0:
-		return "FAILED: " + plural(failing, "finding")
+		return "FAILED: " + phrase.Count(failing, "finding")
 	default:
-		return fmt.Sprintf("FAILED: %s, and %d %s of advice", plural(failing, "finding"), advice, pieces)
+		return fmt.Sprintf("FAILED: %s, and %d %s of advice", phrase.Count(failing, "finding"), advice, pieces)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	"pgregory.net/rapid"
 
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
 )
 
@@ -262,7 +263,7 @@ func (k kubeletCalls) preferred(t *rapid.T, tally *properties.Tally, step int) {
 		return
 	}
 	if got := len(resp.GetContainerResponses()); got != 1 {
-		k.fail(t, PrefAnswer, "GetPreferredAllocation answered %s to 1 container request", plural(got, "container response"))
+		k.fail(t, PrefAnswer, "GetPreferredAllocation answered %s to 1 container request", phrase.Count(got, "container response"))
 		return
 	}
 	ids := resp.GetContainerResponses()[0].GetDeviceIDs()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nodeproof/nodeproof/phrase"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 )
 
@@ -92,7 +93,7 @@ func preferredProblem(req *v1beta1.ContainerPreferredAllocationRequest, ids []st
 // returns the failed check with its reason, or "" and "".
 func allocateProblem(req *v1beta1.AllocateRequest, resp *v1beta1.AllocateResponse) (string, string) {
 	if got, want := len(resp.GetContainerResponses()), len(req.GetContainerRequests()); got != want {
-		return AllocAnswer, fmt.Sprintf("%s answered %s to %s", describeAllocate(req), plural(got, "container response"), plural(want, "container request"))
+		return AllocAnswer, fmt.Sprintf("%s answered %s to %s", describeAllocate(req), phrase.Count(got, "container response"), phrase.Count(want, "container request"))
 	}
 	for i, r := range resp.GetContainerResponses() {
 		if p := allocateSpecsProblem(r); p != "" {
@@ -185,13 +186,6 @@ func describeAllocate(req *v1beta1.AllocateRequest) string {
 	return "Allocate(" + strings.Join(parts, ", ") + ")"
 }
 
-// plural writes "1 noun" or "n nouns".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
 
 // allocateSpecsProblem says what is malformed in one container's Allocate
 // answer, or "".

@@ -13,6 +13,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // admitOptions are the validated flags of `nodeproof admit`.
@@ -170,7 +171,7 @@ func (sc *admitScenario) render(run []admitDecision) string {
 			admitted++
 			b.WriteString("admitted")
 			if len(r.Evicted) > 0 {
-				fmt.Fprintf(&b, " after preempting %d %s", len(r.Evicted), plural(len(r.Evicted), "pod", "pods"))
+				fmt.Fprintf(&b, " after preempting %d %s", len(r.Evicted), phrase.Noun(len(r.Evicted), "pod", "pods"))
 			}
 			b.WriteString("\n")
 		} else {
@@ -231,13 +232,6 @@ func formatRequirements(reqs preemption.Requirements) string {
 		parts[i] = fmt.Sprintf("%s %s", r.Resource, kube.FormatQuantity(r.Resource, r.Quantity))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // admitJSON is one element of the --json array.

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 )
@@ -185,7 +186,7 @@ func runCampaign(opts campaignOptions, runners campaignRunners, stdout, stderr i
 		Campaign: shardInfo{Shard: opts.index, Shards: opts.plan.Shards, Plan: opts.plan},
 		Suites:   []suiteReport{}, Fuzz: []fuzzReport{}}
 	units := opts.plan.shardUnits(opts.index)
-	fmt.Fprintf(stderr, "shard %d of %d: %s\n", opts.index, opts.plan.Shards, count(len(units), "unit"))
+	fmt.Fprintf(stderr, "shard %d of %d: %s\n", opts.index, opts.plan.Shards, phrase.Count(len(units), "unit"))
 	tty := isTerminal(stderr)
 	suites := map[string]properties.Suite{}
 	for _, s := range runners.suites {

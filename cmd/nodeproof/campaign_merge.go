@@ -18,6 +18,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/inventory"
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // campaignSection is the campaign a merged report comes from: report.json's
@@ -449,7 +450,7 @@ func mergeReport(dir string, opts reportOptions, stdout, stderr io.Writer) error
 		return cli.UsageError(err)
 	}
 	c := data.Campaign
-	fmt.Fprintf(stderr, "merged %s of %s: %s\n", count(c.Shards, "shard"), count(c.Units, "unit"), verdict(data).Headline)
+	fmt.Fprintf(stderr, "merged %s of %s: %s\n", phrase.Count(c.Shards, "shard"), phrase.Count(c.Units, "unit"), verdict(data).Headline)
 	for _, p := range campaignProblems(c) {
 		fmt.Fprintf(stderr, "  %s\n", p)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/findings"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -180,7 +181,7 @@ func searchFindings(opts findingsOptions, search findings.Searcher, stdout, stde
 		}
 	}
 	if n := len(opts.findings); n > 0 {
-		fmt.Fprintf(w, "total: %d of %d %s reproduced\n", reproduced, n, plural(n, "finding", "findings"))
+		fmt.Fprintf(w, "total: %d of %d %s reproduced\n", reproduced, n, phrase.Noun(n, "finding", "findings"))
 	}
 	if opts.jsonPath != "" {
 		// The path passed the check before the searches, so a write that

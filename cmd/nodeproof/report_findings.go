@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/findings"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -145,7 +146,7 @@ func (f findingReport) TrackerText() string {
 func markdownFindings(findings []findingReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## Findings in the kubelet\n\n%d known broken %s of the v1.36.3 kubelet, each confirmed on upstream's own code (docs/findings.md). A known finding does not fail the report.\n\n",
-		len(findings), plural(len(findings), "promise", "promises"))
+		len(findings), phrase.Noun(len(findings), "promise", "promises"))
 	var rows [][]string
 	for _, f := range findings {
 		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, f.SearchText(), mdInline(f.Replay), f.Confirmation, f.TrackerText()})

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/reportview"
 )
 
@@ -64,7 +65,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 	"simFaults":       simFaultsText,
 	"violations":      violationsCell,
 	"counterexamples": counterexamples,
-	"count":           count,
+	"count":           phrase.Count,
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -367,7 +368,7 @@ func verdict(d *reportData) reportVerdict {
 	}
 	headline := "PASSED: every check this report ran passed"
 	if !d.Passed {
-		headline = "FAILED: " + count(len(problems), "problem")
+		headline = "FAILED: " + phrase.Count(len(problems), "problem")
 	}
 	if len(d.NotRun) > 0 {
 		headline += fmt.Sprintf("; %d not run", len(d.NotRun))

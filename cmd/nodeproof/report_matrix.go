@@ -90,11 +90,6 @@ type conformanceRow struct {
 	Mismatches int    `json:"mismatches"`
 }
 
-// count is "1 test", "3 tests".
-func count(n int, noun string) string {
-	return fmt.Sprintf("%d %s", n, plural(n, noun, noun+"s"))
-}
-
 func conformanceResults(section *tableSection) map[string]conformanceRow {
 	out := map[string]conformanceRow{}
 	if section == nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/sim"
 )
 
@@ -51,7 +52,7 @@ func printSimSection(stderr io.Writer, section simSection, width int) {
 		fmt.Fprintf(stderr, "%-*s  passed  %s\n", width, "sim", simBudget(section))
 		return
 	}
-	fmt.Fprintf(stderr, "%-*s  FAILED  %s in %s\n", width, "sim", count(len(section.Violations), "violation"), simBudget(section))
+	fmt.Fprintf(stderr, "%-*s  FAILED  %s in %s\n", width, "sim", phrase.Count(len(section.Violations), "violation"), simBudget(section))
 	indent := strings.Repeat(" ", width+2)
 	for _, v := range section.Violations {
 		fmt.Fprintf(stderr, "%sseed %d: %s\n", indent, v.Seed, v.Invariant)
@@ -103,7 +104,7 @@ func loadSim(path string) (*simSection, error) {
 // simBudget says what a simulation section ran, in a line.
 func simBudget(s simSection) string {
 	return fmt.Sprintf("%s × %s simulated hours (seeds %d..%d), %d events, %.1fs",
-		count(s.Seeds, "seed"), formatStat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
+		phrase.Count(s.Seeds, "seed"), formatStat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
 }
 
 // simProblems are the verdict's lines for the simulation's violations.

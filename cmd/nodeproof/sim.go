@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -268,7 +269,7 @@ func printSimRun(w io.Writer, r simRun, width int) {
 // again: counted, not stopped at.
 func printExplained(w io.Writer, indent string, explained map[string]int) {
 	for _, id := range sortedKeys(explained) {
-		fmt.Fprintf(w, "%s%s broken %s: a known finding (nodeproof findings --list)\n", indent, id, count(explained[id], "time"))
+		fmt.Fprintf(w, "%s%s broken %s: a known finding (nodeproof findings --list)\n", indent, id, phrase.Count(explained[id], "time"))
 	}
 }
 
@@ -301,10 +302,10 @@ func newSimViolation(seed uint64, sum sim.Summary) *simViolation {
 func printSimTotal(w io.Writer, s simSection) {
 	verdict := "passed"
 	if !s.Passed {
-		verdict = fmt.Sprintf("FAILED (%s)", count(len(s.Violations), "violation"))
+		verdict = fmt.Sprintf("FAILED (%s)", phrase.Count(len(s.Violations), "violation"))
 	}
 	fmt.Fprintf(w, "total: %s, %s; %d events, %s simulated hours in %.1fs: %s simulated h/s, %s events/s\n",
-		count(s.Seeds, "seed"), verdict, s.Events, formatStat(s.SimulatedHours), s.Seconds,
+		phrase.Count(s.Seeds, "seed"), verdict, s.Events, formatStat(s.SimulatedHours), s.Seconds,
 		formatRate(s.SimulatedHours, s.Seconds), formatRate(float64(s.Events), s.Seconds))
 	fmt.Fprintln(w, "faults injected:")
 	printCounts(w, s.Injected)

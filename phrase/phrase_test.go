@@ -1,0 +1,20 @@
+package phrase
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCount(t *testing.T) {
+	assert.Equal(t, "0 findings", Count(0, "finding"))
+	assert.Equal(t, "1 finding", Count(1, "finding"))
+	assert.Equal(t, "2 findings", Count(2, "finding"))
+	assert.Equal(t, "-1 steps", Count(-1, "step"))
+}
+
+func TestNoun(t *testing.T) {
+	assert.Equal(t, "piece", Noun(1, "piece", "pieces"))
+	assert.Equal(t, "pieces", Noun(3, "piece", "pieces"))
+	assert.Equal(t, "pieces", Noun(0, "piece", "pieces"))
+}
