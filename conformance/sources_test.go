@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/properties"
-	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // upstreamRepo maps a code source's link prefix to the module this module

@@ -255,7 +255,6 @@ func withSuites(subsystems []inventory.Subsystem, suites []Suite) []inventory.Su
 	return subsystems
 }
 
-
 // named is "suite a", "suites a, b": the things an entry stands for.
 func named(noun string, names []string) string {
 	if len(names) > 1 {

@@ -5,7 +5,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // catalogueDir is where CatalogueMarkdown's output lives in the repository;

@@ -12,8 +12,8 @@ import (
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
 	"github.com/nodeproof/nodeproof/properties/cgroupscheck"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Pod and QoS cgroup invariant IDs.

@@ -12,8 +12,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/imagegc"
 	model "github.com/nodeproof/nodeproof/models/imagegc"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Image GC invariant IDs.

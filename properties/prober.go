@@ -8,8 +8,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/prober"
 	model "github.com/nodeproof/nodeproof/models/prober"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Prober invariant IDs (PR- belongs to preemption).

@@ -5,8 +5,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/prober"
 	model "github.com/nodeproof/nodeproof/models/prober"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // The prober's contract properties: what the Kubernetes documentation and

@@ -6,8 +6,8 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Invariant is one statement a suite checks after every step.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/verify"
 	"pgregory.net/rapid"
 )
 
@@ -398,11 +399,12 @@ func (r *recorder) failure(s Suite, steps int, replay func(seed uint64) string) 
 			f.Replay = replay(f.Seed)
 		}
 	case f.Seed != 0:
-		f.Replay = fmt.Sprintf("nodeproof replay --suite %s --seed %d --steps %d", s.Name, f.Seed, steps)
-		goTest = fmt.Sprintf("go test ./properties -run 'TestSuites/%s$' -rapid.seed=%d -rapid.steps=%d", regexp.QuoteMeta(s.Name), f.Seed, steps)
+		seed := strconv.FormatUint(f.Seed, 10)
+		f.Replay = verify.CommandLine("nodeproof", "replay", "--suite", s.Name, "--seed", seed, "--steps", strconv.Itoa(steps))
+		goTest = verify.CommandLine("go", "test", "./properties", "-run", "TestSuites/"+regexp.QuoteMeta(s.Name)+"$", "-rapid.seed="+seed, "-rapid.steps="+strconv.Itoa(steps))
 	case failFile != "":
-		f.Replay = fmt.Sprintf("nodeproof replay --suite %s --failfile %s --steps %d", s.Name, shellQuote(failFile), steps)
-		goTest = fmt.Sprintf("go test ./properties -run 'TestSuites/%s$' -rapid.failfile=%s -rapid.steps=%d", regexp.QuoteMeta(s.Name), shellQuote(failFile), steps)
+		f.Replay = verify.CommandLine("nodeproof", "replay", "--suite", s.Name, "--failfile", failFile, "--steps", strconv.Itoa(steps))
+		goTest = verify.CommandLine("go", "test", "./properties", "-run", "TestSuites/"+regexp.QuoteMeta(s.Name)+"$", "-rapid.failfile="+failFile, "-rapid.steps="+strconv.Itoa(steps))
 	}
 	if explained(f.Invariant) {
 		// go test ./properties counts a known finding's breaches and goes
@@ -429,12 +431,4 @@ func (s Suite) declares(id string) bool {
 		}
 	}
 	return false
-}
-
-// shellQuote quotes a path for a POSIX shell when it needs quoting.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._/-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/nodeproof/nodeproof/properties/cite"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Finding is a broken promise of upstream's kubelet: a contract property

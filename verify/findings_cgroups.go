@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // cgroupsFindings are the known findings in the cgroups subsystem.
 var cgroupsFindings = []Finding{

@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // devicemanagerFindings are the known findings in the devicemanager subsystem.
 var devicemanagerFindings = []Finding{

@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // The pages the image GC promises are written on.
 var (

@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // Documentation pages the preemption findings cite, relative to
 // https://kubernetes.io/docs/.

@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // The documentation the prober's findings cite.
 var (

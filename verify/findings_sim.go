@@ -1,6 +1,6 @@
 package verify
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // simFindings are the known findings in the sim subsystem: promises of the
 // whole node, across subsystems, that the v1.36.3 kubelet breaks.

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Run is Check for a plugin author's go test: every Contract and Kubelet
@@ -55,9 +57,9 @@ func Run(t testing.TB, opts Options) *Result {
 func goTestReplay(test string, seedFixed bool) func(seed uint64, muted []string) string {
 	cd := ""
 	if dir, err := os.Getwd(); err == nil {
-		cd = "cd " + shellQuote(dir) + " && "
+		cd = "cd " + verify.Quote(dir) + " && "
 	}
-	goTest := "go test -count=1 -run " + shellQuote(anchoredTest(test)) + " ."
+	goTest := "go test -count=1 -run " + verify.Quote(anchoredTest(test)) + " ."
 	return func(seed uint64, muted []string) string {
 		if seedFixed {
 			return cd + goTest
@@ -78,14 +80,6 @@ func anchoredTest(name string) string {
 		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
 	}
 	return strings.Join(parts, "/")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // describe writes a finding out in full: check, severity, message, steps,

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // recordingTB keeps what Run reports instead of failing the test.
@@ -62,7 +63,7 @@ func TestRunReplayLines(t *testing.T) {
 	for _, f := range res.Findings {
 		m := replayLine.FindStringSubmatch(describe(f))
 		require.NotNil(t, m, "%s's replay line: %q", f.Check, f.Replay)
-		assert.Equal(t, shellQuote(wd), m[1])
+		assert.Equal(t, verify.Quote(wd), m[1])
 		if m[3] != "" {
 			muted++
 		}
@@ -100,8 +101,8 @@ func TestRunFixedSeedReplaysWholeRun(t *testing.T) {
 	replay := goTestReplay("TestX/a_b", true)
 	wd, err := os.Getwd()
 	require.NoError(t, err)
-	assert.Equal(t, "cd "+shellQuote(wd)+" && go test -count=1 -run '^TestX$/^a_b$' .", replay(7, []string{AllocUnknown}))
-	assert.Equal(t, "cd "+shellQuote(wd)+" && "+SeedEnv+"=7 "+MuteEnv+"=PC-ALLOC-UNKNOWN go test -count=1 -run '^TestX$/^a_b$' .",
+	assert.Equal(t, "cd "+verify.Quote(wd)+" && go test -count=1 -run '^TestX$/^a_b$' .", replay(7, []string{AllocUnknown}))
+	assert.Equal(t, "cd "+verify.Quote(wd)+" && "+SeedEnv+"=7 "+MuteEnv+"=PC-ALLOC-UNKNOWN go test -count=1 -run '^TestX$/^a_b$' .",
 		goTestReplay("TestX/a_b", false)(7, []string{AllocUnknown}))
 }
 

@@ -186,7 +186,6 @@ func describeAllocate(req *v1beta1.AllocateRequest) string {
 	return "Allocate(" + strings.Join(parts, ", ") + ")"
 }
 
-
 // allocateSpecsProblem says what is malformed in one container's Allocate
 // answer, or "".
 func allocateSpecsProblem(r *v1beta1.ContainerAllocateResponse) string {

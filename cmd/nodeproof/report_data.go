@@ -12,8 +12,8 @@ import (
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/reportview"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // reportData is everything a report shows. report.json is its encoding, and

@@ -10,8 +10,8 @@ import (
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	model "github.com/nodeproof/nodeproof/models/preemption"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Arrival is one pod arriving at a node and how the world answers it.

@@ -7,6 +7,6 @@
 // properties/ (preemption, admission) and the fuzz target in fuzz/admission
 // share these checks, so a test, a fuzz run and the report judge the same
 // statement the same way. The package is kept small, importing only core/,
-// models/, properties/cite (standard library only) and rapid, because Go's
+// models/, verify/cite (standard library only) and rapid, because Go's
 // fuzzer slows down with the size of the test binary.
 package admissioncheck

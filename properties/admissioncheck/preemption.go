@@ -7,8 +7,8 @@ import (
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	model "github.com/nodeproof/nodeproof/models/preemption"
-	"github.com/nodeproof/nodeproof/properties/cite"
 	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // PreemptionCase is one call of core/preemption with the kills' results,

@@ -1,6 +1,6 @@
 package admissioncheck
 
-import "github.com/nodeproof/nodeproof/properties/cite"
+import "github.com/nodeproof/nodeproof/verify/cite"
 
 // Where the preemption and admission invariants come from: the v1.36.3
 // files of the kubelet's admit handlers, critical pod preemption and the
