@@ -1,6 +1,13 @@
-// Package verify holds what every kind of check in nodeproof shares: the
-// kind of a property (fidelity or contract) and the known findings, the
-// contract properties that upstream's kubelet is known to break.
+// Package verify is the spine every kind of check in nodeproof shares: a
+// Property (ID, kind, subsystem, statement, sources) describes an invariant
+// of a suite, of the node simulation or of the admission checks, or a rule
+// of the device plugin checker; a Check[S] adds when it applies to a state
+// S and how it is checked (a function returning the violation), and Counts
+// keeps how often each was checked and applied. CommandLine and Quote write
+// every replay line with one shell quoting. It also holds the known
+// findings: the contract properties that upstream's kubelet is known to
+// break. It is pure (no I/O, clock or goroutines), held to core's rules,
+// so that the simulation may use it too.
 //
 // A fidelity property says nodeproof's core does what upstream's kubelet
 // does, bugs included; it is how the core earns the right to stand for
