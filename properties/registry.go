@@ -2,7 +2,9 @@ package properties
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
 
 	"pgregory.net/rapid"
 
@@ -200,6 +202,35 @@ func Lookup(name string) (Suite, bool) {
 		}
 	}
 	return Suite{}, false
+}
+
+// SuiteNames lists the names of suites, in their order.
+func SuiteNames(suites []Suite) []string {
+	names := make([]string, 0, len(suites))
+	for _, s := range suites {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// Select returns the suites whose name matches re, or an error listing
+// every name when none does; the caller names the flag or field re came
+// from.
+func Select(re *regexp.Regexp, suites []Suite) ([]Suite, error) {
+	var selected []Suite
+	for _, s := range suites {
+		if re.MatchString(s.Name) {
+			selected = append(selected, s)
+		}
+	}
+	if len(selected) == 0 {
+		names := "(none registered)"
+		if len(suites) > 0 {
+			names = strings.Join(SuiteNames(suites), ", ")
+		}
+		return nil, fmt.Errorf("%q matches no suite; suites: %s", re, names)
+	}
+	return selected, nil
 }
 
 // Invariants returns every invariant of every suite, in suite order.

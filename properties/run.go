@@ -14,6 +14,22 @@ import (
 	"pgregory.net/rapid"
 )
 
+// MaxSteps bounds the steps per case a command asks Run for (replay's and
+// report's --steps, a campaign plan's suites.steps): 100 times their
+// default. rapid's cases grow with it: a case of 10000 steps of the slowest
+// suite (cgroups) takes about 1.5 s on two cores, and one of 10000000 had
+// not ended after 100 s, without a word on the terminal.
+const MaxSteps = 10_000
+
+// CheckSteps refuses steps beyond MaxSteps; the caller names the flag or
+// field.
+func CheckSteps(steps int) error {
+	if steps > MaxSteps {
+		return fmt.Errorf("%d exceeds the bound of %d", steps, MaxSteps)
+	}
+	return nil
+}
+
 // RunOptions configures one in-process run of a suite.
 type RunOptions struct {
 	// Checks is the number of generated cases; 0 keeps rapid's -rapid.checks.

@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nodeproof/nodeproof/agent/manifest"
@@ -173,8 +174,8 @@ func (p campaignPlan) resolve(suites []properties.Suite, list func(dir string) (
 			return r, fmt.Errorf("suites.checks must be positive, got %d", s.Checks)
 		case s.Steps <= 0:
 			return r, fmt.Errorf("suites.steps must be positive, got %d", s.Steps)
-		case s.Steps > maxSteps:
-			return r, fmt.Errorf("suites.steps: %v", stepsBoundError(s.Steps))
+		case properties.CheckSteps(s.Steps) != nil:
+			return r, fmt.Errorf("suites.steps: %v", properties.CheckSteps(s.Steps))
 		}
 		re, err := regexp.Compile(s.Names)
 		if err != nil {
@@ -330,4 +331,11 @@ func sortTargets(ts []fuzzTarget) {
 	slices.SortFunc(ts, func(a, b fuzzTarget) int {
 		return cmp.Or(cmp.Compare(a.Package, b.Package), cmp.Compare(a.Name, b.Name))
 	})
+}
+
+func listOrNone(names []string) string {
+	if len(names) == 0 {
+		return "(none registered)"
+	}
+	return strings.Join(names, ", ")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 )
@@ -38,7 +39,7 @@ func defaultCommands() []*cobra.Command {
 		newMutantsCommand(),
 		newPluginCheckCommand(),
 		newProbeCommand(wallClock{}),
-		newReplayCommand(properties.Lookup, properties.Suites()),
+		replay.NewCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),
 		newSimCommand(sim.Run),
 	}

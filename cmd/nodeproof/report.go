@@ -104,7 +104,7 @@ be included or written.`,
 	// --suite takes a regular expression; the suites' names are the ones
 	// worth completing.
 	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		return suiteNames(properties.Suites()), cobra.ShellCompDirectiveNoFileComp
+		return properties.SuiteNames(properties.Suites()), cobra.ShellCompDirectiveNoFileComp
 	})
 	_ = cmd.MarkFlagDirname("out")
 	_ = cmd.MarkFlagDirname("merge")
@@ -305,8 +305,8 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, fmt.Errorf("--checks must be positive, got %d", opts.checks)
 	case opts.steps <= 0:
 		return opts, fmt.Errorf("--steps must be positive, got %d", opts.steps)
-	case opts.steps > maxSteps:
-		return opts, stepsBoundError(opts.steps)
+	case properties.CheckSteps(opts.steps) != nil:
+		return opts, fmt.Errorf("--steps: %v", properties.CheckSteps(opts.steps))
 	case opts.checks > maxChecks:
 		return opts, fmt.Errorf("--checks: %d exceeds the bound of %d", opts.checks, maxChecks)
 	case opts.histories < 0:
@@ -372,28 +372,13 @@ func orExisting(given, defaultPath string) string {
 	return ""
 }
 
-// selectSuites returns the suites whose name matches re, or an error listing
-// every name when none does.
+// selectSuites returns the suites --suite selects.
 func selectSuites(re *regexp.Regexp, all []properties.Suite) ([]properties.Suite, error) {
-	var selected []properties.Suite
-	names := make([]string, 0, len(all))
-	for _, s := range all {
-		names = append(names, s.Name)
-		if re.MatchString(s.Name) {
-			selected = append(selected, s)
-		}
-	}
-	if len(selected) == 0 {
-		return nil, fmt.Errorf("--suite %q matches no suite; suites: %s", re, listOrNone(names))
+	selected, err := properties.Select(re, all)
+	if err != nil {
+		return nil, fmt.Errorf("--suite %v", err)
 	}
 	return selected, nil
-}
-
-func listOrNone(names []string) string {
-	if len(names) == 0 {
-		return "(none registered)"
-	}
-	return strings.Join(names, ", ")
 }
 
 // writeReport writes the three renderings into dir and returns their paths.

@@ -14,6 +14,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
@@ -515,7 +516,7 @@ func TestReportEndToEnd(t *testing.T) {
 	m := regexp.MustCompile(`--seed (\d+)`).FindStringSubmatch(limited.Failure.Replay)
 	require.Len(t, m, 2, "replay line %q has no --seed", limited.Failure.Replay)
 	lookup := func(string) (properties.Suite, bool) { return counterSuite("limited", 2), true }
-	code, replayOut, replayErr := runRoot(cli.NewRoot(newReplayCommand(lookup, nil)), "", "replay", "--suite", "limited", "--seed", m[1], "--steps", "10")
+	code, replayOut, replayErr := runRoot(cli.NewRoot(replay.NewCommand(lookup, nil)), "", "replay", "--suite", "limited", "--seed", m[1], "--steps", "10")
 	assert.Equal(t, 1, code, "replay exit status")
 	assert.Empty(t, replayErr, "replay stderr")
 	want := "FAILED limited: TEST-LIMIT\n\nstep 1: inc\nstep 2: inc\nTEST-LIMIT: counter is 2, limit 2\n"
@@ -526,38 +527,6 @@ func TestReportEndToEnd(t *testing.T) {
 // assert.Equal(t, prefix, prefixOf(s, prefix)) checks strings.HasPrefix and
 // shows a diff when it fails.
 func prefixOf(s, prefix string) string { return s[:min(len(s), len(prefix))] }
-
-func TestReplayPassing(t *testing.T) {
-	var stdout bytes.Buffer
-	assert.NoError(t, replay(replayOptions{suite: counterSuite("counter", 0), seed: 3}, &stdout), "replay (status 0)")
-	const want = "passed: the failure did not reproduce"
-	assert.Equal(t, want, prefixOf(stdout.String(), want), "the start of stdout")
-}
-
-func TestReplayFlagErrors(t *testing.T) {
-	all := []properties.Suite{counterSuite("counter", 0)}
-	lookup := func(name string) (properties.Suite, bool) { return all[0], name == "counter" }
-	for _, tc := range []struct {
-		args []string
-		want string
-	}{
-		{[]string{"--seed", "1"}, "--suite is required"},
-		{[]string{"--suite", "counter"}, "one of --seed or --failfile is required"},
-		{[]string{"--suite", "counter", "--seed", "1", "--failfile", "f"}, "--seed and --failfile exclude each other"},
-		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "missing.fail: no such file or directory"},
-		{[]string{"--suite", "counter", "--seed", "1", "--steps", "-1"}, "--steps must not be negative"},
-		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
-	} {
-		code, stdout, stderr := runRoot(cli.NewRoot(newReplayCommand(lookup, all)), "", append([]string{"replay"}, tc.args...)...)
-		assert.Equal(t, 2, code, "replay %q: exit status; stderr %q", tc.args, stderr)
-		assert.Empty(t, stdout, "replay %q: stdout", tc.args)
-		assert.Contains(t, stderr, tc.want, "replay %q", tc.args)
-	}
-
-	code, _, stderr := runNodeproof("", "replay", "--suite", "no-such-suite", "--seed", "1")
-	assert.Equal(t, 2, code, "replay of an unknown suite: exit status")
-	assert.Contains(t, stderr, `no suite "no-such-suite"; suites: `, "the list of suites")
-}
 
 // TestSuiteReportStatistics checks that a suite's observed statistics reach
 // the report sorted by name, with the mean computed and rounded.

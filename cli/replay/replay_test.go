@@ -1,6 +1,7 @@
-package main
+package replay
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -9,12 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // quietTB is the rapid.TB a test hands rapid.Check to let a property fail
@@ -121,7 +125,7 @@ func TestReplayFailFile(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lookup := func(name string) (properties.Suite, bool) { return tc.suite, name == tc.suite.Name }
-			root := cli.NewRoot(newReplayCommand(lookup, []properties.Suite{tc.suite}))
+			root := cli.NewRoot(NewCommand(lookup, []properties.Suite{tc.suite}))
 			status, stdout, stderr := runRoot(root, "", append([]string{"replay", "--suite", tc.suite.Name, "--failfile", tc.path}, tc.steps...)...)
 			if strings.HasPrefix(tc.want, "limited: ") {
 				assert.Equal(t, 0, status, "stderr %q", stderr)
@@ -142,27 +146,22 @@ func TestReplayFailFile(t *testing.T) {
 	}
 }
 
-// TestStepsBound: --steps is bounded where it is given, in replay and in
-// the report. Before, `replay --steps 100000000` ran for minutes without a
-// word (a cgroups case had not ended after 100 s at 10000000).
+// TestStepsBound: --steps is bounded. Before, `replay --steps 100000000`
+// ran for minutes without a word (a cgroups case had not ended after 100 s
+// at 10000000). The report's --steps has the same bound (cmd/nodeproof's
+// TestExitStatus).
 func TestStepsBound(t *testing.T) {
 	counter := counterSuite("counter", 0)
 	lookup := func(string) (properties.Suite, bool) { return counter, true }
-	over := strconv.Itoa(maxSteps + 1)
-	want := "--steps: " + over + " exceeds the bound of " + strconv.Itoa(maxSteps)
+	over := strconv.Itoa(properties.MaxSteps + 1)
+	want := "--steps: " + over + " exceeds the bound of " + strconv.Itoa(properties.MaxSteps)
 
-	status, stdout, stderr := runRoot(cli.NewRoot(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", over)
+	status, stdout, stderr := runRoot(cli.NewRoot(NewCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", over)
 	assert.Equal(t, 2, status)
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "nodeproof replay: "+want)
 
-	// One short suite and one case, so that the run stays short without the bound.
-	status, stdout, stderr = runNodeproof("", "report", "--out", t.TempDir(), "--suite", "^admission$", "--checks", "1", "--steps", over)
-	assert.Equal(t, 2, status)
-	assert.Empty(t, stdout)
-	assert.Contains(t, stderr, "nodeproof report: "+want)
-
-	status, stdout, stderr = runRoot(cli.NewRoot(newReplayCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", strconv.Itoa(maxSteps))
+	status, stdout, stderr = runRoot(cli.NewRoot(NewCommand(lookup, nil)), "", "replay", "--suite", "counter", "--seed", "1", "--steps", strconv.Itoa(properties.MaxSteps))
 	assert.Equal(t, 0, status, "stderr %q", stderr)
 	assert.Contains(t, stdout, "passed: the failure did not reproduce")
 }
@@ -181,5 +180,82 @@ func TestReplayDocListsEverySuite(t *testing.T) {
 	require.NotEmpty(t, row, "replay.md has no --suite row")
 	for _, s := range properties.Suites() {
 		assert.Contains(t, row, "`"+s.Name+"`", "replay.md's --suite row lacks suite %s", s.Name)
+	}
+}
+
+func TestReplayPassing(t *testing.T) {
+	var stdout bytes.Buffer
+	o := Options{Suite: counterSuite("counter", 0), Seed: 3}
+	assert.NoError(t, o.Run(&stdout), "replay (status 0)")
+	const want = "passed: the failure did not reproduce"
+	assert.True(t, strings.HasPrefix(stdout.String(), want), "the start of stdout: %q", stdout.String())
+}
+
+func TestReplayFlagErrors(t *testing.T) {
+	all := []properties.Suite{counterSuite("counter", 0)}
+	lookup := func(name string) (properties.Suite, bool) { return all[0], name == "counter" }
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seed", "1"}, "--suite is required"},
+		{[]string{"--suite", "counter"}, "one of --seed or --failfile is required"},
+		{[]string{"--suite", "counter", "--seed", "1", "--failfile", "f"}, "--seed and --failfile exclude each other"},
+		{[]string{"--suite", "counter", "--failfile", filepath.Join(t.TempDir(), "missing.fail")}, "missing.fail: no such file or directory"},
+		{[]string{"--suite", "counter", "--seed", "1", "--steps", "-1"}, "--steps must not be negative"},
+		{[]string{"--suite", "nope", "--seed", "1"}, `--suite: no suite "nope"; suites: counter`},
+	} {
+		code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(lookup, all)), "", append([]string{"replay"}, tc.args...)...)
+		assert.Equal(t, 2, code, "replay %q: exit status; stderr %q", tc.args, stderr)
+		assert.Empty(t, stdout, "replay %q: stdout", tc.args)
+		assert.Contains(t, stderr, tc.want, "replay %q", tc.args)
+	}
+
+	code, _, stderr := runRoot(cli.NewRoot(NewCommand(properties.Lookup, properties.Suites())), "", "replay", "--suite", "no-such-suite", "--seed", "1")
+	assert.Equal(t, 2, code, "replay of an unknown suite: exit status")
+	assert.Contains(t, stderr, `no suite "no-such-suite"; suites: `, "the list of suites")
+}
+
+// runRoot runs a command line against root and returns the exit status and
+// what was printed.
+func runRoot(root *cobra.Command, stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Execute(root, args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// counterSuite is a throwaway suite for the replay tests: a counter that
+// rapid drives up and down, failing TEST-LIMIT when it reaches limit > 0.
+func counterSuite(name string, limit int) properties.Suite {
+	return properties.Suite{
+		Name:      name,
+		Subsystem: "test",
+		Invariants: []properties.Invariant{
+			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cli/replay/replay_test.go", "")}, Kind: verify.Fidelity},
+		},
+		Property: func(t *rapid.T, tally *properties.Tally) {
+			n, step := 0, 0
+			t.Repeat(map[string]func(*rapid.T){
+				"inc": func(t *rapid.T) {
+					step++
+					t.Logf("step %d: inc", step)
+					tally.Action("inc")
+					n++
+				},
+				"reset": func(t *rapid.T) {
+					step++
+					t.Logf("step %d: reset", step)
+					tally.Action("reset")
+					n = 0
+				},
+				"": func(t *rapid.T) {
+					// It says something once the counter is off zero.
+					tally.Check("TEST-LIMIT", n > 0)
+					if limit > 0 && n >= limit {
+						t.Fatalf("TEST-LIMIT: counter is %d, limit %d", n, limit)
+					}
+				},
+			})
+		},
 	}
 }
