@@ -10,15 +10,6 @@ import (
 	"github.com/nodeproof/nodeproof/verify"
 )
 
-// Write writes f as indented JSON to path.
-func Write(path string, f File) error {
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
-}
-
 // Load reads the searches `nodeproof findings --json` wrote, for the
 // findings known. A file that holds no finding while findings are known
 // is refused: it would show a search that never ran as passed; so is one

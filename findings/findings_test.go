@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -96,12 +97,15 @@ func TestLoadRefusesWhatNoSearchWrote(t *testing.T) {
 	}
 }
 
-// TestWriteThenLoad: what Write writes, Load reads back the same.
+// TestWriteThenLoad: the File written as JSON (as nodeproof findings
+// --json writes it), Load reads back the same.
 func TestWriteThenLoad(t *testing.T) {
 	out, err := Run([]verify.Finding{finding}, fakeSearch(map[uint64]int{5: 4}), Options{})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "findings.json")
-	require.NoError(t, Write(path, out))
+	data, err := json.MarshalIndent(out, "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
 	got, err := Load(path, []verify.Finding{finding})
 	require.NoError(t, err)
 	assert.Equal(t, out, *got)

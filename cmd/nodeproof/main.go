@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
@@ -33,7 +34,7 @@ func defaultCommands() []*cobra.Command {
 		newAdmitCommand(),
 		newCampaignCommand(defaultCampaignRunners()),
 		newCgroupsCommand(),
-		newFindingsCommand(properties.SearchFinding),
+		findings.NewCommand(properties.SearchFinding),
 		newCheckpointCommand(),
 		newImageGCCommand(time.Now),
 		newMutantsCommand(),

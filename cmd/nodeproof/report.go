@@ -53,11 +53,12 @@ type reportOptions struct {
 	findings        *findings.File
 }
 
-// The places `make mutants` and `make conformance` write their results,
-// which the report includes without being told.
+// The places `make mutants`, `make conformance` and `make findings` write
+// their results, which the report includes without being told.
 const (
 	defaultMutantsFile     = "report/mutants.json"
 	defaultConformanceFile = "report/conformance.json"
+	defaultFindingsFile    = "report/findings.json"
 	// defaultSimFile is where `make sim` leaves its sweep.
 	defaultSimFile = "report/sim.json"
 	// defaultPluginCheckFile is where `make conformance` leaves the plugin

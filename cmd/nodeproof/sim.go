@@ -21,6 +21,7 @@ import (
 	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/seedrange"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -167,18 +168,9 @@ func simFlagError(err error) error {
 
 // parseSeedRange reads --seeds A..B.
 func parseSeedRange(s string) (first, last uint64, err error) {
-	a, b, ok := strings.Cut(s, "..")
-	if ok {
-		first, err = strconv.ParseUint(a, 10, 64)
-	}
-	if ok && err == nil {
-		last, err = strconv.ParseUint(b, 10, 64)
-	}
-	if !ok || err != nil {
-		return 0, 0, fmt.Errorf("--seeds must be a range A..B of seeds (whole numbers from 0), got %q", s)
-	}
-	if last < first {
-		return 0, 0, fmt.Errorf("--seeds %q: the range's end %d is below its start %d", s, last, first)
+	first, last, err = seedrange.Parse(s)
+	if err != nil {
+		return 0, 0, fmt.Errorf("--seeds %v", err)
 	}
 	return first, last, nil
 }

@@ -1,4 +1,4 @@
-package main
+package findings
 
 import (
 	"bytes"
@@ -41,7 +41,7 @@ func TestFindingsFromOwnSeed(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "findings.json")
 	var out, errOut bytes.Buffer
-	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}, jsonPath: path}, fakeSearch(map[uint64]int{5: 4}), &out, &errOut)
+	err := (&Options{Findings: []verify.Finding{testFinding}, JSONPath: path}).Run(fakeSearch(map[uint64]int{5: 4}), &out, &errOut)
 	require.NoError(t, err)
 	assert.Contains(t, out.String(), "T-F1  T-C-PROMISE  seed 5: found after 5.00 s (3 cases), shrunk to 4 steps")
 	assert.Contains(t, out.String(), "    step 1: start\n")
@@ -59,7 +59,7 @@ func TestFindingsFromOwnSeed(t *testing.T) {
 
 func TestFindingsNotReproducedFails(t *testing.T) {
 	var out bytes.Buffer
-	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(nil), &out, &bytes.Buffer{})
+	err := (&Options{Findings: []verify.Finding{testFinding}}).Run(fakeSearch(nil), &out, &bytes.Buffer{})
 	assert.Equal(t, cli.StatusFailed, exitCode(err))
 	assert.Contains(t, out.String(), "seed 5: NOT FOUND in 300 cases")
 	assert.Contains(t, out.String(), "total: 0 of 1 finding reproduced")
@@ -67,16 +67,16 @@ func TestFindingsNotReproducedFails(t *testing.T) {
 
 func TestFindingsSweep(t *testing.T) {
 	var out bytes.Buffer
-	opts := findingsOptions{findings: []verify.Finding{testFinding}, sweep: true, first: 1, last: 4}
-	err := searchFindings(opts, fakeSearch(map[uint64]int{1: 3, 2: 9, 4: 5}), &out, &bytes.Buffer{})
+	opts := Options{Findings: []verify.Finding{testFinding}, Sweep: true, First: 1, Last: 4}
+	err := opts.Run(fakeSearch(map[uint64]int{1: 3, 2: 9, 4: 5}), &out, &bytes.Buffer{})
 	require.NoError(t, err, "found from 3 of 4 seeds is reproduced")
 	assert.Contains(t, out.String(), "T-F1: found from 3 of 4 seeds; median 2.00 s to find, median 5 shrunk steps")
 }
 
 func TestFindingsOtherFailureFails(t *testing.T) {
 	var out bytes.Buffer
-	opts := findingsOptions{findings: []verify.Finding{testFinding}, sweep: true, first: 98, last: 99}
-	err := searchFindings(opts, fakeSearch(map[uint64]int{98: 3}), &out, &bytes.Buffer{})
+	opts := Options{Findings: []verify.Finding{testFinding}, Sweep: true, First: 98, Last: 99}
+	err := opts.Run(fakeSearch(map[uint64]int{98: 3}), &out, &bytes.Buffer{})
 	assert.Equal(t, cli.StatusFailed, exitCode(err))
 	assert.Contains(t, out.String(), "seed 99: FAILED: X-OTHER failed first, which no known finding explains")
 }
@@ -96,7 +96,7 @@ func TestFindingsBadArguments(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			status := cli.Execute(cli.NewRoot(newFindingsCommand(fakeSearch(nil))), tc.args, nil, &out, &errOut)
+			status := cli.Execute(cli.NewRoot(NewCommand(fakeSearch(nil))), tc.args, nil, &out, &errOut)
 			assert.Equal(t, cli.StatusUsage, status)
 			assert.Contains(t, errOut.String(), tc.want)
 		})
@@ -105,7 +105,7 @@ func TestFindingsBadArguments(t *testing.T) {
 
 // TestFindingsFailedWrite: output that cannot be written fails the command.
 func TestFindingsFailedWrite(t *testing.T) {
-	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}}, fakeSearch(map[uint64]int{5: 4}), failingWriter{}, &bytes.Buffer{})
+	err := (&Options{Findings: []verify.Finding{testFinding}}).Run(fakeSearch(map[uint64]int{5: 4}), failingWriter{}, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "writing the output")
 	assert.Equal(t, cli.StatusFailed, exitCode(err))
 }
@@ -134,7 +134,11 @@ func TestFindingsJSONWriteFails(t *testing.T) {
 		return found(f, seed, checks, steps, shrink)
 	}
 	var stdout bytes.Buffer
-	err := searchFindings(findingsOptions{findings: []verify.Finding{testFinding}, jsonPath: filepath.Join(dir, "f.json")}, search, &stdout, &bytes.Buffer{})
+	err := (&Options{Findings: []verify.Finding{testFinding}, JSONPath: filepath.Join(dir, "f.json")}).Run(search, &stdout, &bytes.Buffer{})
 	assert.ErrorContains(t, err, "writing the output: --json")
 	assert.Equal(t, cli.StatusFailed, exitCode(err))
 }
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
