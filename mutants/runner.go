@@ -108,12 +108,14 @@ type Result struct {
 // step that did not run is zero.
 type Phases struct {
 	// Copy is the scratch copy of the module; Apply the git apply of the patch.
-	Copy, Apply float64
+	Copy  float64 `json:"copy"`
+	Apply float64 `json:"apply"`
 	// Build is compiling the packages the patch changes.
-	Build float64
+	Build float64 `json:"build"`
 	// Test is go test of the mutant's packages (compiling and linking the
 	// test binaries, then running them); Rerun the killing test alone.
-	Test, Rerun float64
+	Test  float64 `json:"test"`
+	Rerun float64 `json:"rerun"`
 }
 
 // Options tunes Run. The zero value is ready to use.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/cli/findings"
+	"github.com/nodeproof/nodeproof/cli/mutants"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
@@ -37,7 +38,7 @@ func defaultCommands() []*cobra.Command {
 		findings.NewCommand(properties.SearchFinding),
 		newCheckpointCommand(),
 		newImageGCCommand(time.Now),
-		newMutantsCommand(),
+		mutants.NewCommand(),
 		newPluginCheckCommand(),
 		newProbeCommand(wallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),

@@ -6,11 +6,11 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
+	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/verify/cite"
@@ -139,43 +139,9 @@ type failureReport struct {
 	Replay    string   `json:"replay"`
 }
 
-// mutantRow is one row of the kill matrix that `nodeproof mutants --json` writes.
-type mutantRow struct {
-	ID        string `json:"id"`
-	Subsystem string `json:"subsystem"`
-	Source    string `json:"source"`
-	Killed    bool   `json:"killed"`
-	KilledBy  string `json:"killed_by"`
-	// AlsoFailed are the header's other checks that failed in the same run.
-	AlsoFailed []string `json:"also_failed,omitempty"`
-	// Seed is the rapid seed of the killing case (0: a plain test) and Rerun
-	// the go test command that repeats the kill on the patched tree.
-	Seed    uint64  `json:"seed,omitempty"`
-	Rerun   string  `json:"rerun,omitempty"`
-	Seconds float64 `json:"seconds"`
-	// Phases says where Seconds went; absent from kill matrices written
-	// before it was measured.
-	Phases *mutantPhases `json:"phases,omitempty"`
-}
-
-// mutantPhases are the seconds of each step of a mutant's run (see
-// mutants.Phases).
-type mutantPhases struct {
-	Copy  float64 `json:"copy"`
-	Apply float64 `json:"apply"`
-	Build float64 `json:"build"`
-	Test  float64 `json:"test"`
-	Rerun float64 `json:"rerun"`
-}
-
-// Killers is the "killed by" cell: the killing check, then the header's
-// other checks that failed in the same run.
-func (m mutantRow) Killers() string {
-	if len(m.AlsoFailed) == 0 {
-		return m.KilledBy
-	}
-	return m.KilledBy + " (also " + strings.Join(m.AlsoFailed, ", ") + ")"
-}
+// mutantRow is one row of the kill matrix `nodeproof mutants --json`
+// writes, which package mutants defines.
+type mutantRow = mutants.Row
 
 // tableSection is a section whose shape nodeproof does not own (the
 // linearizability and conformance results): an array of objects, kept

@@ -1,4 +1,4 @@
-package main
+package mutants
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/mutants"
 )
 
@@ -38,7 +39,7 @@ func baselineModule(t *testing.T, failB bool) string {
 	return root
 }
 
-// baselineLines are the baseline lines of baselinesPass's output without
+// baselineLines are the baseline lines of runBaselines's output without
 // their timings.
 func baselineLines(stdout string) []string {
 	timing := regexp.MustCompile(` \([0-9.]+s\)$`)
@@ -60,9 +61,9 @@ func TestBaselinesRunEachPatternOnce(t *testing.T) {
 		{ID: "x-b", Packages: []string{"./b"}},
 		{ID: "x-only-a", Packages: []string{"./a/..."}, Tests: "^TestA$"},
 	}
-	var stdout, stderr bytes.Buffer
-	passed := baselinesPass(context.Background(), baselineModule(t, false), selected, mutants.Options{}, &stdout, &stderr)
-	require.True(t, passed, "baselines of passing tests; stderr:\n%s", stderr.String())
+	var stdout bytes.Buffer
+	err := runBaselines(context.Background(), baselineModule(t, false), selected, mutants.Options{}, &stdout)
+	require.NoError(t, err, "baselines of passing tests")
 	assert.Equal(t, []string{
 		"baseline ./a ./b: passed",
 		"baseline ./a/... -run=^TestA$: passed",
@@ -76,11 +77,13 @@ func TestBaselinesFailOnAnyPackage(t *testing.T) {
 		{ID: "x-a", Packages: []string{"./a"}},
 		{ID: "x-b", Packages: []string{"./b"}},
 	}
-	var stdout, stderr bytes.Buffer
-	passed := baselinesPass(context.Background(), baselineModule(t, true), selected, mutants.Options{}, &stdout, &stderr)
-	assert.False(t, passed, "a failing package must fail the baseline")
+	var stdout bytes.Buffer
+	err := runBaselines(context.Background(), baselineModule(t, true), selected, mutants.Options{}, &stdout)
+	require.Error(t, err, "a failing package must fail the baseline")
+	assert.Equal(t, cli.StatusFailed, err.(*cli.ExitError).Status)
 	assert.Equal(t, []string{"baseline ./a ./b: FAILED without any patch"}, baselineLines(stdout.String()))
-	assert.Contains(t, stderr.String(), "b fails without any patch", "the failing test's output")
+	assert.Contains(t, err.Error(), "the tests of ./a ./b fail on the unpatched tree (", "the message names the packages")
+	assert.Contains(t, err.Error(), "b fails without any patch", "the failing test's output")
 }
 
 // TestBaselinesPatternWithinWhole: a pattern's tests of packages whose every
@@ -91,9 +94,9 @@ func TestBaselinesPatternWithinWhole(t *testing.T) {
 		{ID: "x-only-a", Packages: []string{"./a"}, Tests: "^TestA$"},
 		{ID: "x-only-b", Packages: []string{"./b"}, Tests: "^TestB$"},
 	}
-	var stdout, stderr bytes.Buffer
-	passed := baselinesPass(context.Background(), baselineModule(t, false), selected, mutants.Options{}, &stdout, &stderr)
-	require.True(t, passed, "baselines of passing tests; stderr:\n%s", stderr.String())
+	var stdout bytes.Buffer
+	err := runBaselines(context.Background(), baselineModule(t, false), selected, mutants.Options{}, &stdout)
+	require.NoError(t, err, "baselines of passing tests")
 	assert.Equal(t, []string{
 		"baseline ./a: passed",
 		"baseline ./a -run=^TestA$: passed within the baseline of every test of ./a",
