@@ -13,6 +13,12 @@ const DefaultTraceLen = 40
 // critical pods and the terminating ones beside the steady population.
 const MaxPods = 100
 
+// MaxHours bounds the simulated hours per seed a command asks for (sim
+// --hours, report --sim-hours, a campaign plan's sim.hours): a simulated
+// year, far beyond what a run needs, and far below what a time.Duration
+// holds (292 years).
+const MaxHours = 24 * 365
+
 // DefaultConfig is one simulated day of a 20-pod node with every fault on.
 func DefaultConfig() Config {
 	return Config{Seed: 1, Duration: 24 * time.Hour, Pods: 20, Faults: DefaultRates()}

@@ -14,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
+	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
+	"github.com/nodeproof/nodeproof/properties"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -89,15 +92,15 @@ func TestCampaignManifests(t *testing.T) {
 
 	planText, ok := m.plan.Data["plan.yaml"]
 	require.True(t, ok, "the ConfigMap holds plan.yaml")
-	var plan campaignPlan
+	var plan campaign.Plan
 	require.NoError(t, yaml.UnmarshalStrict([]byte(planText), &plan), "the plan decodes strictly")
 	require.NotNil(t, job.Completions)
 	assert.Equal(t, int32(plan.Shards), *job.Completions, "completions are the plan's shards")
 	require.NotNil(t, job.Parallelism)
 	assert.LessOrEqual(t, *job.Parallelism, *job.Completions)
 	require.NotNil(t, job.BackoffLimitPerIndex, "a lost shard is retried alone")
-	resolved, err := plan.resolve(stubCampaignRunners(nil, "").suites, func(string) ([]fuzzTarget, error) {
-		return []fuzzTarget{{"fuzz/checkpointdecode", "FuzzCheckpointDecode"}}, nil
+	resolved, err := plan.Resolve(properties.Suites(), func(string) ([]campaign.FuzzTarget, error) {
+		return []campaign.FuzzTarget{{Package: "fuzz/checkpointdecode", Name: "FuzzCheckpointDecode"}}, nil
 	})
 	require.NoError(t, err, "the Job's plan is valid")
 	assert.Equal(t, plan.Shards, resolved.Shards)
@@ -197,20 +200,20 @@ fuzz:
 	}
 	for index := range 3 {
 		cmd := exec.CommandContext(ctx, nodeproof, args...)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", jobIndexEnv, index), "TMPDIR="+scratch)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", campaigncmd.JobIndexEnv, index), "TMPDIR="+scratch)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		require.NoError(t, cmd.Run(), "shard %d: %s", index, stderr.String())
-		assert.Equal(t, filepath.Join(results, shardFileName(index))+"\n", stdout.String())
+		assert.Equal(t, filepath.Join(results, campaign.ShardFileName(index))+"\n", stdout.String())
 	}
 
 	ran := map[string]int{}
 	for index := range 3 {
-		rep, err := readShardFile(filepath.Join(results, shardFileName(index)))
+		rep, rec, err := readShardFile(filepath.Join(results, campaign.ShardFileName(index)))
 		require.NoError(t, err)
 		assert.True(t, rep.Passed, "shard %d", index)
-		for _, u := range shardUnitsRan(rep) {
-			ran[u.unit]++
+		for _, h := range rec.Ran() {
+			ran[h.Unit.String()]++
 		}
 		for _, f := range rep.Fuzz {
 			assert.GreaterOrEqual(t, f.Seconds, 1.0, "the fuzz target ran for its duration")
@@ -232,10 +235,10 @@ fuzz:
 	code, _, stderr := runNodeproof("", "report", "--merge", results, "--out", report)
 	require.Equal(t, cli.StatusOK, code, stderr)
 	var merged struct {
-		Passed   bool            `json:"passed"`
-		Suites   []suiteReport   `json:"suites"`
-		Sim      simSection      `json:"sim"`
-		Campaign campaignSection `json:"campaign"`
+		Passed   bool             `json:"passed"`
+		Suites   []suiteReport    `json:"suites"`
+		Sim      simSection       `json:"sim"`
+		Campaign campaign.Section `json:"campaign"`
 	}
 	data, err := os.ReadFile(filepath.Join(report, "report.json"))
 	require.NoError(t, err)

@@ -17,7 +17,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
+	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/mutants"
 	"github.com/nodeproof/nodeproof/cli/replay"
@@ -33,7 +35,8 @@ func main() {
 func defaultCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newAdmitCommand(),
-		newCampaignCommand(defaultCampaignRunners()),
+		campaigncmd.NewCommand(campaigncmd.Deps{Suites: properties.Suites(), ListFuzz: campaign.ListFuzzTargets, Fuzz: campaign.RunFuzz,
+			NewRecorder: newShardRecorder(sim.Run, properties.Run, properties.Suites())}),
 		newCgroupsCommand(),
 		findings.NewCommand(properties.SearchFinding),
 		newCheckpointCommand(),

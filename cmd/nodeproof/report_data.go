@@ -7,6 +7,8 @@ import (
 	"os"
 	"sort"
 
+	"github.com/nodeproof/nodeproof/campaign"
+
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
@@ -44,7 +46,7 @@ type reportData struct {
 	PluginCheck *tableSection `json:"plugin_check"`
 	// Campaign is the campaign a report merged from shards comes from
 	// (nodeproof report --merge); absent from a report that ran itself.
-	Campaign *campaignSection `json:"campaign,omitempty"`
+	Campaign *campaign.Section `json:"campaign,omitempty"`
 	// Matrix is the coverage matrix: one row per subsystem of the
 	// inventory, one cell per layer.
 	Matrix []coverage.Row `json:"matrix"`

@@ -332,7 +332,7 @@ func verdict(d *reportData) reportVerdict {
 	if d.Campaign != nil {
 		// A merged report lists every failed unit of every shard, where a
 		// suite's row holds only its first counterexample.
-		problems = campaignProblems(d.Campaign)
+		problems = d.Campaign.Problems()
 	} else {
 		for _, s := range d.Suites {
 			if f := s.Failure; f != nil {

@@ -26,9 +26,8 @@ import (
 	"github.com/nodeproof/nodeproof/verify"
 )
 
-// maxSimHours bounds --hours: a simulated year, far beyond what a run
-// needs, and far below what a time.Duration holds (292 years).
-const maxSimHours = 24 * 365
+// maxSimHours bounds --hours (sim.MaxHours).
+const maxSimHours = sim.MaxHours
 
 // simRunner runs one simulation; sim.Run, or a stand-in in tests that need
 // a violation the clean tree cannot produce.

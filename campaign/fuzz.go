@@ -1,8 +1,9 @@
-package main
+package campaign
 
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
@@ -10,10 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/nodeproof/nodeproof/agent/tail"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // A campaign fuzzes without a Go toolchain: the image holds each fuzz
@@ -24,6 +27,35 @@ import (
 //
 //	BINARIES/fuzz/registration/registration.test
 //	BINARIES/fuzz/registration/testdata/fuzz/FuzzRegisterRequest/...
+
+// FuzzTarget is one Fuzz function: its package's directory in the module
+// (where its test binary and testdata sit under the binaries directory).
+type FuzzTarget struct {
+	Package string `json:"package"`
+	Name    string `json:"name"`
+}
+
+// FuzzResult is one fuzz target's run, as a shard file and the merged
+// report hold it.
+type FuzzResult struct {
+	Package string       `json:"package"`
+	Target  string       `json:"target"`
+	Shard   int          `json:"shard"`
+	Seconds float64      `json:"seconds"`
+	Passed  bool         `json:"passed"`
+	Failure *FuzzFailure `json:"failure"`
+}
+
+// FuzzFailure is what a failing fuzz run printed and the input it failed on.
+type FuzzFailure struct {
+	Message string `json:"message"`
+	// Input is the failing input's file, relative to the directory holding
+	// the shard file; empty when the run failed without one (a crash of
+	// the binary, a timeout).
+	Input string `json:"input"`
+	// Replay reruns the input from a nodeproof checkout.
+	Replay string `json:"replay"`
+}
 
 // fuzzBinarySuffix names the test binaries a campaign looks for.
 const fuzzBinarySuffix = ".test"
@@ -36,10 +68,10 @@ const fuzzGrace = 3 * time.Minute
 // fuzzOutputLimit bounds the output of a fuzz run kept for its report.
 const fuzzOutputLimit = 16 << 10
 
-// listFuzzTargets finds every test binary under dir and asks each for its
+// ListFuzzTargets finds every test binary under dir and asks each for its
 // Fuzz functions (-test.list), in package order, then name order.
-func listFuzzTargets(dir string) ([]fuzzTarget, error) {
-	var targets []fuzzTarget
+func ListFuzzTargets(dir string) ([]FuzzTarget, error) {
+	var targets []FuzzTarget
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -60,7 +92,7 @@ func listFuzzTargets(dir string) ([]fuzzTarget, error) {
 		sc := bufio.NewScanner(bytes.NewReader(out))
 		for sc.Scan() {
 			if name := strings.TrimSpace(sc.Text()); strings.HasPrefix(name, "Fuzz") {
-				targets = append(targets, fuzzTarget{Package: filepath.ToSlash(rel), Name: name})
+				targets = append(targets, FuzzTarget{Package: filepath.ToSlash(rel), Name: name})
 			}
 		}
 		return nil
@@ -68,47 +100,50 @@ func listFuzzTargets(dir string) ([]fuzzTarget, error) {
 	if err != nil {
 		return nil, err
 	}
-	sortTargets(targets)
+	slices.SortFunc(targets, func(a, b FuzzTarget) int {
+		return cmp.Or(cmp.Compare(a.Package, b.Package), cmp.Compare(a.Name, b.Name))
+	})
 	return targets, nil
 }
 
-// fuzzJob is what one fuzz run needs to know beyond its target.
-type fuzzJob struct {
-	target   fuzzTarget
-	duration time.Duration
-	// binaries is the plan's binaries directory.
-	binaries string
-	// cacheDir keeps the interesting inputs the fuzzer finds, per package,
+// FuzzJob is what one fuzz run needs to know beyond its target.
+type FuzzJob struct {
+	Target   FuzzTarget
+	Duration time.Duration
+	// Binaries is the plan's binaries directory.
+	Binaries string
+	// CacheDir keeps the interesting inputs the fuzzer finds, per package,
 	// so that the next campaign starts from them.
-	cacheDir string
-	// inputsDir receives a failing input; inputsRel is the same directory
-	// relative to the shard's --out, as the shard file records it.
-	inputsDir, inputsRel string
+	CacheDir string
+	// InputsDir receives a failing input; InputsRel is the same directory
+	// relative to the shard's results directory, as the shard file records
+	// it.
+	InputsDir, InputsRel string
 }
 
-// fuzzRunner fuzzes one target; runFuzzTarget, or a stand-in in tests.
-type fuzzRunner func(job fuzzJob) fuzzReport
+// FuzzRunner fuzzes one target: RunFuzz, or a stand-in in tests.
+type FuzzRunner func(job FuzzJob) FuzzResult
 
 // fuzzFailingInputRE matches the line Go's fuzzer prints after writing a
 // failing input (testing/fuzz.go).
 var fuzzFailingInputRE = regexp.MustCompile(`(?m)^Failing input written to (\S+)$`)
 
-// runFuzzTarget fuzzes one target for its duration. The binary runs in a
+// RunFuzz fuzzes one target for its duration. The binary runs in a
 // scratch directory holding a copy of its seed corpus, because Go writes a
 // failing input into testdata/ under the working directory and the image's
 // own files are read-only; a failing input is then copied to the results.
-func runFuzzTarget(job fuzzJob) (rep fuzzReport) {
-	t := job.target
-	rep = fuzzReport{Package: t.Package, Target: t.Name, Passed: true}
+func RunFuzz(job FuzzJob) (rep FuzzResult) {
+	t := job.Target
+	rep = FuzzResult{Package: t.Package, Target: t.Name, Passed: true}
 	start := time.Now()
 	// Named, so that every return below carries the time.
 	defer func() { rep.Seconds = roundMillis(time.Since(start).Seconds()) }()
-	fail := func(msg string) fuzzReport {
+	fail := func(msg string) FuzzResult {
 		rep.Passed = false
-		rep.Failure = &fuzzFailure{Message: msg}
+		rep.Failure = &FuzzFailure{Message: msg}
 		return rep
 	}
-	pkgDir := filepath.Join(job.binaries, filepath.FromSlash(t.Package))
+	pkgDir := filepath.Join(job.Binaries, filepath.FromSlash(t.Package))
 	binary, err := testBinary(pkgDir)
 	if err != nil {
 		return fail(err.Error())
@@ -122,14 +157,14 @@ func runFuzzTarget(job fuzzJob) (rep fuzzReport) {
 	if err := copyTree(filepath.Join(pkgDir, corpus), filepath.Join(work, corpus)); err != nil {
 		return fail(fmt.Sprintf("seed corpus: %v", err))
 	}
-	cache := filepath.Join(job.cacheDir, filepath.FromSlash(t.Package))
+	cache := filepath.Join(job.CacheDir, filepath.FromSlash(t.Package))
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return fail(fmt.Sprintf("fuzz cache: %v", err))
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), job.duration+fuzzGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), job.Duration+fuzzGrace)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "-test.run", "^$", "-test.fuzz", "^"+regexp.QuoteMeta(t.Name)+"$",
-		"-test.fuzztime", job.duration.String(), "-test.fuzzcachedir", cache)
+		"-test.fuzztime", job.Duration.String(), "-test.fuzzcachedir", cache)
 	cmd.Dir = work
 	out := &tail.Buffer{Limit: fuzzOutputLimit}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -146,16 +181,16 @@ func runFuzzTarget(job fuzzJob) (rep fuzzReport) {
 	name := filepath.Base(m[1])
 	input, err := os.ReadFile(filepath.Join(work, m[1]))
 	if err == nil {
-		err = os.MkdirAll(job.inputsDir, 0o755)
+		err = os.MkdirAll(job.InputsDir, 0o755)
 	}
 	if err == nil {
-		err = os.WriteFile(filepath.Join(job.inputsDir, name), input, 0o644)
+		err = os.WriteFile(filepath.Join(job.InputsDir, name), input, 0o644)
 	}
 	if err != nil {
 		return fail(fmt.Sprintf("%s\nthe failing input %s could not be kept: %v", output, m[1], err))
 	}
 	rep = fail(output)
-	rep.Failure.Input = filepath.ToSlash(filepath.Join(job.inputsRel, name))
+	rep.Failure.Input = filepath.ToSlash(filepath.Join(job.InputsRel, name))
 	return rep
 }
 
@@ -168,13 +203,13 @@ func testBinary(pkgDir string) (string, error) {
 	return matches[0], nil
 }
 
-// fuzzReplay is the command that reruns a failing input kept at input (a
+// FuzzReplay is the command that reruns a failing input kept at input (a
 // path the reader can reach), from the root of a nodeproof checkout.
-func fuzzReplay(t fuzzTarget, input string) string {
+func FuzzReplay(t FuzzTarget, input string) string {
 	dir := t.Package + "/testdata/fuzz/" + t.Name
 	name := filepath.Base(input)
-	return fmt.Sprintf("mkdir -p %s && cp %s %s/ && go test ./%s -run '^%s/%s$'",
-		shellQuote(dir), shellQuote(input), shellQuote(dir), t.Package, t.Name, name)
+	return verify.CommandLine("mkdir", "-p", dir) + " && " + verify.CommandLine("cp", input, dir+"/") + " && " +
+		verify.CommandLine("go", "test", "./"+t.Package, "-run", "^"+t.Name+"/"+name+"$")
 }
 
 // copyTree copies the regular files under src to dst; a missing src copies
