@@ -31,7 +31,8 @@ func main() {
 	os.Exit(cli.Execute(cli.NewRoot(defaultCommands()...), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
-// defaultCommands are nodeproof's commands, each built by its own file.
+// defaultCommands are nodeproof's commands, each built by its own package
+// under cli/ or its own file here.
 func defaultCommands() []*cobra.Command {
 	return []*cobra.Command{
 		newAdmitCommand(),
