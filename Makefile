@@ -27,6 +27,9 @@ SIM_HOURS ?= 24
 # test run; the default 300 would make the run several times longer.
 MUTATION_CHECKS ?= 50
 
+# MUTANT_JOBS is how many mutants `make mutants` runs at once.
+MUTANT_JOBS ?= $(shell nproc)
+
 # BUSY_RUNS is how many times `make test-busy` runs `make test` in a row.
 BUSY_RUNS ?= 5
 
@@ -154,8 +157,11 @@ $(CONTAINERD_PINNED):
 
 # A kill needs a failure, not its smallest case: rapid's shrinking is cut to
 # 5 s a run (from 30 s), which most suite-killed mutants used up whole.
+# MUTANT_JOBS mutants run at once (one a core): the property suites are
+# single-threaded, and mutants whose tests bound their calls' time or use
+# the host's cgroups, sockets or runtime still run alone.
 mutants:
-	$(GO) run ./cmd/nodeproof mutants --shrink-time 5s --json report/mutants.json
+	$(GO) run ./cmd/nodeproof mutants --shrink-time 5s --jobs $(MUTANT_JOBS) --json report/mutants.json
 
 # gremlins mutates one directory and, with --integration, runs `go test ./...`
 # of the whole module for each mutant: the only way it lets the property

@@ -42,6 +42,9 @@ type Options struct {
 	// ShrinkTime bounds rapid's minimization of a failing case; 0 keeps
 	// rapid's own bound.
 	ShrinkTime time.Duration
+	// Jobs is how many mutants run at once (mutants.RunAll: those whose
+	// tests touch the host or bound their calls' time run alone).
+	Jobs int
 
 	// root is the module's directory and selected the mutants --run
 	// selects, both set by Complete; checkIDs are the IDs a header may
@@ -55,7 +58,7 @@ type Options struct {
 func NewCommand() *cobra.Command {
 	var o Options
 	cmd := &cobra.Command{
-		Use:   "mutants [--dir DIR] [--json FILE] [--run REGEX] [--seed SEED] [--shrink-time DURATION] [--list]",
+		Use:   "mutants [--dir DIR] [--json FILE] [--run REGEX] [--seed SEED] [--shrink-time DURATION] [--jobs N] [--list]",
 		Short: "apply each seeded bug in mutants/ and check that the tests catch it",
 		Long: `Applies each mutants/*.patch to a scratch copy of the module, runs the packages named
 in its header and fails unless every mutant is killed. Run it from inside the module.
@@ -83,6 +86,7 @@ a --dir without patches, or a --run that selects none.`,
 	fl.StringVar(&o.Pattern, "run", "", "run only mutants whose ID matches this `REGEX`")
 	fl.BoolVar(&o.List, "list", false, "list the mutants without running them")
 	fl.Uint64Var(&o.Seed, "seed", defaultSeed, "base `SEED` of every rapid property the tests run, so that kills repeat run after run; 0 lets rapid pick one per property")
+	fl.IntVar(&o.Jobs, "jobs", 1, "run up to `N` mutants at once; a mutant whose tests bound their calls' time or use the host's cgroups, sockets or runtime still runs alone")
 	fl.DurationVar(&o.ShrinkTime, "shrink-time", 0, "bound rapid's minimization of each failing case to `DURATION` (a kill needs the failure, not its smallest case); 0 keeps rapid's own bound, 30s")
 	_ = cmd.MarkFlagDirname("dir")
 	return cmd
@@ -97,6 +101,9 @@ func (o *Options) Complete() error {
 	}
 	if o.ShrinkTime < 0 {
 		return fmt.Errorf("--shrink-time: %v is negative", o.ShrinkTime)
+	}
+	if o.Jobs < 1 {
+		return fmt.Errorf("--jobs: %d is not a number of mutants to run at once (at least 1)", o.Jobs)
 	}
 	if o.root, err = mutants.ModuleRoot(); err != nil {
 		return err
@@ -174,19 +181,21 @@ func (o *Options) runMutants(ctx context.Context, stdout, stderr io.Writer) erro
 	}
 	start := time.Now()
 	counts := map[string]int{}
-	rows := make([]mutants.Row, 0, len(o.selected))
-	for i, m := range o.selected {
-		r := mutants.Run(ctx, o.root, m, runOpts)
+	rows := make([]mutants.Row, len(o.selected))
+	finished := 0
+	mutants.RunAll(ctx, o.root, o.selected, runOpts, o.Jobs, func(i int, r mutants.Result) {
+		m := o.selected[i]
+		finished++
 		counts[r.Status]++
-		rows = append(rows, mutants.NewRow(r))
-		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs: copy %.1f, build %.1f, test %.1f, re-run %.1f)\n", i+1, len(o.selected), width, m.ID, r.Verdict(m),
+		rows[i] = mutants.NewRow(r)
+		fmt.Fprintf(stdout, "[%d/%d] %-*s  %s  (%.1fs: copy %.1f, build %.1f, test %.1f, re-run %.1f)\n", finished, len(o.selected), width, m.ID, r.Verdict(m),
 			r.Seconds, r.Phases.Copy+r.Phases.Apply, r.Phases.Build, r.Phases.Test, r.Phases.Rerun)
 		if r.Status != mutants.StatusKilled {
 			fmt.Fprintf(stderr, "%s: %s\n%s\n", m.ID, m.Bug, indentBlock(r.Output))
 		}
-		if ctx.Err() != nil {
-			return cli.Failed(errors.New("interrupted"))
-		}
+	})
+	if ctx.Err() != nil {
+		return cli.Failed(errors.New("interrupted"))
 	}
 	fmt.Fprintf(stdout, "mutants: %d run, %d killed, %d survived, %d killed by a check the header does not name, %d not killed again on re-run, "+
 		"%d timed out, %d do not apply, %d do not compile, %d errors (%.1fs, rapid base seed %d)\n",

@@ -50,6 +50,7 @@ func TestExitStatus(t *testing.T) {
 		"cgroups -f no-such-file.yaml": {2, "", "nodeproof cgroups: no-such-file.yaml: no such file"},
 		"admit -f no-such-file.yaml":   {2, "", "nodeproof admit: no-such-file.yaml: no such file"},
 		"mutants --shrink-time -1s":    {2, "", "nodeproof mutants: --shrink-time: -1s is negative"},
+		"mutants --jobs 0":             {2, "", "nodeproof mutants: --jobs: 0 is not a number of mutants to run at once (at least 1)"},
 		// --steps is bounded where it is given, as replay's is (cli/replay).
 		"report --steps 10001": {2, "", "nodeproof report: --steps: 10001 exceeds the bound of 10000"},
 	}
