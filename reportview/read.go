@@ -1,0 +1,140 @@
+package reportview
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+
+	"github.com/nodeproof/nodeproof/linearizability"
+	"github.com/nodeproof/nodeproof/mutants"
+	"github.com/nodeproof/nodeproof/sim"
+)
+
+// The places other make targets leave their results, which nodeproof
+// report includes without being told, and which the not-run list names.
+const (
+	DefaultMutantsFile     = "report/mutants.json"     // make mutants
+	DefaultConformanceFile = "report/conformance.json" // make conformance
+	DefaultPluginCheckFile = "report/plugincheck.json" // make conformance, the plugin checker's runs
+	DefaultSimFile         = "report/sim.json"         // make sim
+	DefaultFindingsFile    = "report/findings.json"    // make findings
+)
+
+// NoResults is the complaint about a results file that holds none (null,
+// []): shown, it would read as a section that ran and found nothing, and
+// take it off the not-run list.
+const NoResults = "no results (null or an empty array): a run that produced nothing is not a section that passed; run its make target again"
+
+// LoadMutants reads a kill matrix written by nodeproof mutants --json.
+func LoadMutants(path string) ([]mutants.Row, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rows []mutants.Row
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return nil, fmt.Errorf("%s: not a kill matrix (an array of {id, subsystem, source, killed, killed_by, seconds}): %v", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s: %s", path, NoResults)
+	}
+	for i, r := range rows {
+		if r.ID == "" {
+			return nil, fmt.Errorf("%s: element %d: id is required", path, i)
+		}
+	}
+	return rows, nil
+}
+
+// LoadResults reads a JSON array of objects for a section whose shape the
+// report does not own (the plugin check).
+func LoadResults(path string) (*Results, error) {
+	return load(path, ParseResults, func(r *Results) int { return len(r.rows) })
+}
+
+// LoadConformance reads the conformance module's results.
+func LoadConformance(path string) (*Conformance, error) {
+	return load(path, ParseConformance, func(c *Conformance) int { return len(c.rows) })
+}
+
+// LoadLinearizability reads linearizability results, a JSON array of the
+// objects linearizability.Result encodes; an unknown key is refused, so
+// that a file from another tool is not taken for one.
+func LoadLinearizability(path string) ([]linearizability.Result, error) {
+	parse := func(data []byte) ([]linearizability.Result, error) {
+		// The shape first, for the same words as the other sections'.
+		if _, _, err := ParseTable(data); err != nil {
+			return nil, err
+		}
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		var results []linearizability.Result
+		if err := dec.Decode(&results); err != nil {
+			return nil, fmt.Errorf("want linearizability results: %v", err)
+		}
+		return results, nil
+	}
+	return load(path, parse, func(r []linearizability.Result) int { return len(r) })
+}
+
+// load reads path with parse, naming the file in every error and refusing
+// a file that holds no results.
+func load[T any](path string, parse func([]byte) (T, error), count func(T) int) (T, error) {
+	var none T
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return none, err
+	}
+	t, err := parse(data)
+	if err != nil {
+		return none, fmt.Errorf("%s: %v", path, err)
+	}
+	if count(t) == 0 {
+		return none, fmt.Errorf("%s: %s", path, NoResults)
+	}
+	return t, nil
+}
+
+// LoadSim reads a sweep nodeproof sim --json wrote. The file is decoded
+// strictly and its totals checked against its runs, so that a hand-edited
+// or truncated file cannot make the report claim a sweep that did not
+// happen.
+func LoadSim(path string) (*Sim, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Sim
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: want the JSON object nodeproof sim --json writes: %v", path, err)
+	}
+	events := 0
+	for _, r := range s.Runs {
+		events += r.Events
+	}
+	switch {
+	case s.Seeds <= 0 || len(s.Runs) != s.Seeds:
+		return nil, fmt.Errorf("%s: seeds is %d but the file holds %d runs", path, s.Seeds, len(s.Runs))
+	case events != s.Events:
+		return nil, fmt.Errorf("%s: events is %d but the runs add up to %d", path, s.Events, events)
+	case s.Passed != (len(s.Violations) == 0):
+		return nil, fmt.Errorf("%s: passed is %v with %d violations", path, s.Passed, len(s.Violations))
+	case math.IsNaN(s.Hours) || s.Hours <= 0 || s.Hours > sim.MaxHours:
+		return nil, fmt.Errorf("%s: hours: %v is not a simulated duration (more than 0, at most %d)", path, s.Hours, sim.MaxHours)
+	}
+	for i, r := range s.Runs {
+		switch {
+		case s.Passed && !r.Passed:
+			return nil, fmt.Errorf("%s: runs[%d]: passed is false under a total that passed", path, i)
+		case r.SimulatedHours < 0:
+			return nil, fmt.Errorf("%s: runs[%d].simulated_hours: %v is negative", path, i, r.SimulatedHours)
+		case r.SimulatedHours > s.Hours:
+			return nil, fmt.Errorf("%s: runs[%d].simulated_hours: %v exceeds the %v hours a seed runs", path, i, r.SimulatedHours, s.Hours)
+		}
+	}
+	return &s, nil
+}

@@ -1,0 +1,96 @@
+package reportview
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/coverage"
+	"github.com/nodeproof/nodeproof/phrase"
+)
+
+// PrintSuite prints a suite's line on the terminal, its name padded to
+// width, and, when it failed, everything needed to act on it: the
+// invariant, the shrunk steps and the replay line.
+func PrintSuite(w io.Writer, s Suite, width int) {
+	counts := fmt.Sprintf("%d checks, %d steps, %.1fs", s.Checks, s.Steps, s.Seconds)
+	if s.Failure == nil {
+		fmt.Fprintf(w, "%-*s  passed  %s\n", width, s.Name, counts)
+		return
+	}
+	indent := strings.Repeat(" ", width+10)
+	fmt.Fprintf(w, "%-*s  FAILED  %s after %s\n", width, s.Name, s.Failure.Invariant, counts)
+	steps := s.Failure.Steps
+	if len(steps) == 0 {
+		// A failure without step lines (a panic, say) still shows its message.
+		steps = strings.Split(strings.TrimRight(s.Failure.Message, "\n"), "\n")
+	}
+	for _, line := range steps {
+		fmt.Fprintf(w, "%s%s\n", indent, line)
+	}
+	if s.Failure.Replay != "" {
+		fmt.Fprintf(w, "%sreplay: %s\n", indent, s.Failure.Replay)
+	}
+}
+
+// PrintSim prints the simulation's verdict line and, when it failed, each
+// violation with its replay line.
+func PrintSim(w io.Writer, s Sim, width int) {
+	if s.Passed {
+		fmt.Fprintf(w, "%-*s  passed  %s\n", width, "sim", SimBudget(s))
+		return
+	}
+	fmt.Fprintf(w, "%-*s  FAILED  %s in %s\n", width, "sim", phrase.Count(len(s.Violations), "violation"), SimBudget(s))
+	indent := strings.Repeat(" ", width+2)
+	for _, v := range s.Violations {
+		fmt.Fprintf(w, "%sseed %d: %s\n", indent, v.Seed, v.Invariant)
+		PrintSimViolation(w, indent+"  ", v)
+	}
+}
+
+// PrintSimViolation prints what a reader needs to act on a violation, each
+// line after indent: its message, the trace and the replay line.
+func PrintSimViolation(w io.Writer, indent string, v SimViolation) {
+	for _, line := range strings.Split(strings.TrimRight(v.Message, "\n"), "\n") {
+		fmt.Fprintf(w, "%s%s\n", indent, line)
+	}
+	fmt.Fprintf(w, "%strace (the %d events up to the violation, oldest first):\n", indent, len(v.Trace))
+	for _, e := range v.Trace {
+		fmt.Fprintf(w, "%s  %s\n", indent, e)
+	}
+	fmt.Fprintf(w, "%sreplay: %s\n", indent, v.Replay)
+}
+
+// SimBudget says what a simulation section ran, in a line.
+func SimBudget(s Sim) string {
+	return fmt.Sprintf("%s × %s simulated hours (seeds %d..%d), %d events, %.1fs",
+		phrase.Count(s.Seeds, "seed"), Stat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
+}
+
+// simFaultsText lists the faults injected per kind, in kind order.
+func simFaultsText(injected map[string]int) string {
+	if len(injected) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range SortedKeys(injected) {
+		parts = append(parts, k+" "+strconv.Itoa(injected[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// PrintVerdict prints the verdict's headline and what did not run, in the
+// words of the page.
+func PrintVerdict(w io.Writer, r *Report) {
+	fmt.Fprintln(w, r.Verdict().Headline)
+	PrintNotRun(w, r.NotRun)
+}
+
+// PrintNotRun prints each entry of the not-run list on a line of its own.
+func PrintNotRun(w io.Writer, list []coverage.NotRun) {
+	plain := func(s string) string { return s }
+	for _, n := range list {
+		fmt.Fprintln(w, n.Words(plain, plain))
+	}
+}
