@@ -23,8 +23,11 @@ import (
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/mutants"
 	"github.com/nodeproof/nodeproof/cli/replay"
+	"github.com/nodeproof/nodeproof/cli/report"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 func main() {
@@ -46,7 +49,7 @@ func defaultCommands() []*cobra.Command {
 		newPluginCheckCommand(),
 		newProbeCommand(wallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),
-		newReportCommand(),
+		report.NewCommand(properties.Suites(), verify.Findings(), reportview.MergeShards),
 		newSimCommand(sim.Run),
 	}
 }

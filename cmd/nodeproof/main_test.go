@@ -2,6 +2,9 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -96,4 +99,39 @@ func TestCompletesSuiteNames(t *testing.T) {
 	status, stdout, _ := runNodeproof("", "__complete", "findings", "")
 	assert.Equal(t, cli.StatusOK, status)
 	assert.Contains(t, stdout, "CG-F1\t")
+}
+
+// prefixOf returns s cut to the length of prefix, so that
+// assert.Equal(t, prefix, prefixOf(s, prefix)) checks strings.HasPrefix and
+// shows a diff when it fails.
+func prefixOf(s, prefix string) string { return s[:min(len(s), len(prefix))] }
+
+// TestReportIncludesSimSweep: a sweep written by nodeproof sim --json is
+// the report's simulation section verbatim, instead of the report's own
+// seeds, and its line on stderr says what it covered.
+func TestReportIncludesSimSweep(t *testing.T) {
+	dir := t.TempDir()
+	sweep := filepath.Join(dir, "sim.json")
+	code, _, stderr := runNodeproof("", "sim", "--seeds", "3..4", "--hours", "0.05", "--pods", "3", "--json", sweep)
+	require.Equal(t, 0, code, stderr)
+	var want map[string]any
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, dir, "sim.json")), &want))
+
+	out := filepath.Join(dir, "report")
+	code, _, stderr = runNodeproof("", "report", "--out", out, "--checks", "2", "--steps", "2", "--seed", "1",
+		"--suite", "^admission$", "--histories", "0", "--sim", sweep)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^sim +passed  2 seeds × 0.05 simulated hours \(seeds 3..4\)`, stderr)
+	var got struct {
+		Sim map[string]any `json:"sim"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, out, "report.json")), &got))
+	assert.Equal(t, want, got.Sim)
+}
+
+func readFile(t *testing.T, dir, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	require.NoError(t, err)
+	return string(data)
 }

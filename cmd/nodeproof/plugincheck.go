@@ -195,7 +195,7 @@ func (o pluginCheckOptions) target() string {
 // --exec, prints the summary and writes --out.
 func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr io.Writer) error {
 	if opts.out != "" {
-		if err := checkOutDir(opts.out); err != nil {
+		if err := cli.CheckOutDir(opts.out); err != nil {
 			return cli.UsageError(err)
 		}
 	}
@@ -212,15 +212,15 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		plugin = plugincheck.NewProcess(opts.exec, opts.execEnv, dir)
 		opts.check.Launch = plugin.Launch
 	}
-	var bar progress
-	if isTerminal(stderr) {
-		bar = newProgress(stderr, true, "plugin-check", "cases", len("plugin-check"))
-		opts.check.Progress = bar.update
+	var bar cli.Progress
+	if cli.IsTerminal(stderr) {
+		bar = cli.NewProgress(stderr, true, "plugin-check", "cases", len("plugin-check"))
+		opts.check.Progress = bar.Update
 	}
 	started := time.Now()
 	res, err := plugincheck.Check(ctx, opts.check)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	if plugin != nil {
 		if stopErr := plugin.Stop(); stopErr != nil && err == nil && res.Passed() {

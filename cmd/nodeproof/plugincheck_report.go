@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	"github.com/nodeproof/nodeproof/reportview"
+	"github.com/nodeproof/nodeproof/reportview/markdown"
 )
 
 // writePluginCheckReport writes index.html, report.md and report.json of
@@ -56,7 +58,7 @@ func writePluginCheckJSON(w io.Writer, s plugincheck.Report) error {
 
 // renderPluginCheckMarkdown is report.md: sized for a pull-request comment
 // like the invariant report's, each finding's message cut at
-// mdMessageLimit.
+// markdown.MessageLimit.
 func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	var b strings.Builder
 	verdict := s.Verdict + "."
@@ -65,9 +67,9 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	}
 	b.WriteString("# nodeproof plugin-check\n\n")
 	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs, plugin %s, seed %d.\n\nReplay: %s\n\n",
-		mdEscape(verdict), mdInline(s.Version), s.Started, s.Seconds, mdInline(s.Target), s.Seed, mdInline(s.Replay))
+		markdown.Escape(verdict), markdown.Inline(s.Version), s.Started, s.Seconds, markdown.Inline(s.Target), s.Seed, markdown.Inline(s.Replay))
 	p := s.Plugin
-	mdTable(&b, []string{"Resource", "Endpoint", "Version", "PreStartRequired", "GetPreferredAllocationAvailable", "Devices", "Healthy"},
+	markdown.Table(&b, []string{"Resource", "Endpoint", "Version", "PreStartRequired", "GetPreferredAllocationAvailable", "Devices", "Healthy"},
 		[][]string{{p.ResourceName, p.Endpoint, p.Version, strconv.FormatBool(p.Options.PreStartRequired),
 			strconv.FormatBool(p.Options.GetPreferredAllocationAvailable), strconv.Itoa(p.Devices), strconv.Itoa(p.Healthy)}})
 	b.WriteString("\n## Checks\n\n")
@@ -75,31 +77,27 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	for _, c := range s.Checks {
 		rows = append(rows, []string{c.ID, string(c.Severity), c.Rule, strconv.Itoa(c.Run), strconv.Itoa(c.Applied), c.Result})
 	}
-	mdTable(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
+	markdown.Table(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
 	fmt.Fprintf(&b, "\n%d check evaluations, %s per second.\n", s.Evaluations, formatRate(float64(s.Evaluations), s.Seconds))
 	b.WriteString("\n## Findings\n\n")
 	if len(s.Findings) == 0 {
 		b.WriteString("(none)\n")
 	}
 	for _, f := range s.Findings {
-		fmt.Fprintf(&b, "### %s (%s)\n\n", mdEscape(f.Check), mdEscape(string(f.Severity)))
-		message := f.Message
-		if len(message) > mdMessageLimit {
-			message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
-		}
-		mdCodeBlock(&b, message)
+		fmt.Fprintf(&b, "### %s (%s)\n\n", markdown.Escape(f.Check), markdown.Escape(string(f.Severity)))
+		markdown.CodeBlock(&b, markdown.Cut(f.Message))
 		if len(f.Steps) > 0 {
 			b.WriteString("\nKubelet calls:\n\n")
-			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+			markdown.CodeBlock(&b, strings.Join(f.Steps, "\n"))
 		}
 		if f.Replay != "" {
-			fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+			fmt.Fprintf(&b, "\nReplay: %s\n", markdown.Inline(f.Replay))
 		}
 		b.WriteString("\n")
 	}
 	out := b.String()
-	if len(out) > mdLimit {
-		out = strings.ToValidUTF8(out[:mdLimit-mdTruncationReserve], "") + "\n\n**Truncated:** index.html and report.json have everything.\n"
+	if len(out) > markdown.Limit {
+		out = strings.ToValidUTF8(out[:markdown.Limit-markdown.TruncationReserve], "") + "\n\n**Truncated:** index.html and report.json have everything.\n"
 	}
 	return out
 }
@@ -115,7 +113,7 @@ var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.Fu
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nodeproof plugin-check</title>
 <style>
-` + reportStyle + `</style>
+` + reportview.Style + `</style>
 </head>
 <body>
 <h1>nodeproof plugin-check</h1>

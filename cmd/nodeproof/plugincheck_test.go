@@ -347,3 +347,12 @@ func TestPluginCheckDirAndPlaceholder(t *testing.T) {
 	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Regexp(t, `\n`+plugincheck.RestartReregister+` +kubelet +0 +0  not run\n`, stdout, "no restart by default with --dir")
 }
+
+// TestPluginCheckCountsAreBounded: a --checks beyond its bound is a usage
+// error before any work, like report's counts.
+func TestPluginCheckCountsAreBounded(t *testing.T) {
+	status, stdout, stderr := runNodeproof("", "plugin-check", "--dir", filepath.Join(t.TempDir(), "out"), "--checks", "10001")
+	assert.Equal(t, cli.StatusUsage, status)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, "--checks: 10001 exceeds the bound of 10000")
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
 )
 
@@ -106,7 +107,7 @@ func TestCampaignMergePlantedFailure(t *testing.T) {
 
 	var rep struct {
 		Passed   bool             `json:"passed"`
-		Sim      simSection       `json:"sim"`
+		Sim      reportview.Sim   `json:"sim"`
 		Campaign campaign.Section `json:"campaign"`
 	}
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
@@ -129,7 +130,7 @@ func TestCampaignMergePlantedFailure(t *testing.T) {
 	}
 	assert.Equal(t, []uint64{1, 2, 3, 4, 5, 6}, seeds, "the merged simulation holds each seed once, in order")
 	assert.Equal(t, 11+12+13+14+15+16, rep.Sim.Events)
-	assert.Equal(t, []simCheck{{ID: "SIM-X", Checked: 60, Applied: 30}}, rep.Sim.Checks)
+	assert.Equal(t, []reportview.SimCheck{{ID: "SIM-X", Checked: 60, Applied: 30}}, rep.Sim.Checks)
 	require.Len(t, rep.Sim.Violations, 1)
 	assert.Equal(t, uint64(5), rep.Sim.Violations[0].Seed)
 

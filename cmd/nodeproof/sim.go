@@ -5,12 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +18,7 @@ import (
 	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/seedrange"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
@@ -45,22 +43,9 @@ type simOptions struct {
 }
 
 // config is the configuration of the run of one seed; the known findings'
-// invariants are counted, not stopped at (simExplained).
+// invariants are counted, not stopped at (verify.ExplainedIn).
 func (o simOptions) config(seed uint64) sim.Config {
-	return sim.Config{Seed: seed, Duration: o.duration, Pods: o.pods, NodeMaxPods: o.maxPods, Faults: o.faults, Explained: simExplained()}
-}
-
-// simExplained are the contract invariants of the simulation that a known
-// finding (verify.Findings) is about: a run counts their violations, the
-// known broken promises of upstream's kubelet, and goes on.
-func simExplained() []string {
-	var ids []string
-	for _, f := range verify.Findings() {
-		if f.Suite == "sim" {
-			ids = append(ids, f.Property)
-		}
-	}
-	return ids
+	return sim.Config{Seed: seed, Duration: o.duration, Pods: o.pods, NodeMaxPods: o.maxPods, Faults: o.faults, Explained: verify.ExplainedIn("sim")}
 }
 
 // simFlags are the flags of `nodeproof sim` as typed.
@@ -174,23 +159,16 @@ func parseSeedRange(s string) (first, last uint64, err error) {
 	return first, last, nil
 }
 
-// simRun is one seed's finished run and the wall time it took.
-type simRun struct {
-	config  sim.Config
-	summary sim.Summary
-	seconds float64
-}
-
 // runSim runs every seed, printing each seed's summary, then the total,
 // and writes --json. It fails when any seed violated an invariant, and
 // when its output cannot be written: a sweep whose lines cannot be
 // delivered stops at the first such line rather than run on unseen.
 func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 	stdout := &cli.Writer{W: out}
-	tty := isTerminal(stderr)
+	tty := cli.IsTerminal(stderr)
 	width := len("seed ") + len(strconv.FormatUint(opts.last, 10))
 	started := time.Now()
-	var runs []simRun
+	var runs []reportview.SimResult
 	for seed := opts.first; ; seed++ {
 		r := runSeed(opts.config(seed), run, stderr, tty, width)
 		printSimRun(stdout, r, width)
@@ -202,7 +180,7 @@ func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 			break
 		}
 	}
-	section := newSimSection(runs, time.Since(started).Seconds())
+	section := reportview.NewSim(runs, time.Since(started).Seconds())
 	printSimTotal(stdout, section)
 	if stdout.Err != nil {
 		return stdout.Err
@@ -222,81 +200,56 @@ func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 
 // runSeed runs one seed, with a bar over simulated time on a terminal and
 // nothing elsewhere: the summary lines say everything a log needs.
-func runSeed(cfg sim.Config, run simRunner, stderr io.Writer, tty bool, width int) simRun {
+func runSeed(cfg sim.Config, run simRunner, stderr io.Writer, tty bool, width int) reportview.SimResult {
 	onProgress := func(sim.Stats) {}
-	var bar progress
+	var bar cli.Progress
 	if tty {
 		total := max(1, int(cfg.Duration/time.Minute))
-		bar = newProgress(stderr, tty, fmt.Sprintf("seed %d", cfg.Seed), "simulated min", width)
-		onProgress = func(st sim.Stats) { bar.update(min(int(st.Simulated/time.Minute), total), total) }
+		bar = cli.NewProgress(stderr, tty, fmt.Sprintf("seed %d", cfg.Seed), "simulated min", width)
+		onProgress = func(st sim.Stats) { bar.Update(min(int(st.Simulated/time.Minute), total), total) }
 	}
 	start := time.Now()
 	s := run(cfg, onProgress)
 	seconds := time.Since(start).Seconds()
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
-	return simRun{config: cfg, summary: s, seconds: seconds}
+	return reportview.SimResult{Config: cfg, Summary: s, Seconds: seconds}
 }
 
 // printSimRun prints one seed's line and, on a violation, everything needed
 // to act on it: the invariant, its message, the trace and the replay line.
-func printSimRun(w io.Writer, r simRun, width int) {
-	st := r.summary.Stats
-	name := fmt.Sprintf("seed %d", r.config.Seed)
+func printSimRun(w io.Writer, r reportview.SimResult, width int) {
+	st := r.Summary.Stats
+	name := fmt.Sprintf("seed %d", r.Config.Seed)
 	counts := fmt.Sprintf("%d events, %s simulated, %.1fs (%s simulated h/s, %s events/s)", st.Events,
-		formatSimulated(st.Simulated), r.seconds, formatRate(st.Simulated.Hours(), r.seconds), formatRate(float64(st.Events), r.seconds))
-	if r.summary.Violation == nil {
+		formatSimulated(st.Simulated), r.Seconds, formatRate(st.Simulated.Hours(), r.Seconds), formatRate(float64(st.Events), r.Seconds))
+	if r.Summary.Violation == nil {
 		fmt.Fprintf(w, "%-*s  passed  %s\n", width, name, counts)
 		printExplained(w, strings.Repeat(" ", width+10), st.Explained)
 		return
 	}
-	v := newSimViolation(r.config.Seed, r.summary)
+	v := reportview.NewSimViolation(r.Config.Seed, r.Summary)
 	fmt.Fprintf(w, "%-*s  FAILED  %s after %s\n", width, name, v.Invariant, counts)
-	printSimViolation(w, strings.Repeat(" ", width+10), *v)
+	reportview.PrintSimViolation(w, strings.Repeat(" ", width+10), *v)
 }
 
 // printExplained says how often a known finding's broken promise was seen
 // again: counted, not stopped at.
 func printExplained(w io.Writer, indent string, explained map[string]int) {
-	for _, id := range sortedKeys(explained) {
+	for _, id := range reportview.SortedKeys(explained) {
 		fmt.Fprintf(w, "%s%s broken %s: a known finding (nodeproof findings --list)\n", indent, id, phrase.Count(explained[id], "time"))
 	}
 }
 
-// printSimViolation prints what a reader needs to act on a violation, each
-// line after indent: its message, the trace and the replay line.
-func printSimViolation(w io.Writer, indent string, v simViolation) {
-	for _, line := range strings.Split(strings.TrimRight(v.Message, "\n"), "\n") {
-		fmt.Fprintf(w, "%s%s\n", indent, line)
-	}
-	fmt.Fprintf(w, "%strace (the %d events up to the violation, oldest first):\n", indent, len(v.Trace))
-	for _, e := range v.Trace {
-		fmt.Fprintf(w, "%s  %s\n", indent, e)
-	}
-	fmt.Fprintf(w, "%sreplay: %s\n", indent, v.Replay)
-}
-
-// newSimViolation is a run's violation as the JSON and the report show it;
-// the run must have one.
-func newSimViolation(seed uint64, sum sim.Summary) *simViolation {
-	v := sum.Violation
-	sv := &simViolation{Seed: seed, Invariant: v.Invariant, Message: v.Message, Event: v.Event.String(),
-		Trace: make([]string, 0, len(v.Trace)), Replay: sum.Replay}
-	for _, e := range v.Trace {
-		sv.Trace = append(sv.Trace, e.String())
-	}
-	return sv
-}
-
 // printSimTotal prints the sums over every seed.
-func printSimTotal(w io.Writer, s simSection) {
+func printSimTotal(w io.Writer, s reportview.Sim) {
 	verdict := "passed"
 	if !s.Passed {
 		verdict = fmt.Sprintf("FAILED (%s)", phrase.Count(len(s.Violations), "violation"))
 	}
 	fmt.Fprintf(w, "total: %s, %s; %d events, %s simulated hours in %.1fs: %s simulated h/s, %s events/s\n",
-		phrase.Count(s.Seeds, "seed"), verdict, s.Events, formatStat(s.SimulatedHours), s.Seconds,
+		phrase.Count(s.Seeds, "seed"), verdict, s.Events, reportview.Stat(s.SimulatedHours), s.Seconds,
 		formatRate(s.SimulatedHours, s.Seconds), formatRate(float64(s.Events), s.Seconds))
 	fmt.Fprintln(w, "faults injected:")
 	printCounts(w, s.Injected)
@@ -322,7 +275,7 @@ func printCounts(w io.Writer, counts map[string]int) {
 		fmt.Fprintln(w, "  (none)")
 		return
 	}
-	keys := sortedKeys(counts)
+	keys := reportview.SortedKeys(counts)
 	kw := 0
 	for _, k := range keys {
 		kw = max(kw, len(k))
@@ -331,8 +284,6 @@ func printCounts(w io.Writer, counts map[string]int) {
 		fmt.Fprintf(w, "  %-*s  %d\n", kw, k, counts[k])
 	}
 }
-
-func sortedKeys(m map[string]int) []string { return slices.Sorted(maps.Keys(m)) }
 
 // formatSimulated prints a simulated duration in whole seconds.
 func formatSimulated(d time.Duration) string { return d.Truncate(time.Second).String() }
@@ -349,162 +300,7 @@ func formatRate(n, seconds float64) string {
 	return strconv.FormatFloat(r, 'f', 1, 64)
 }
 
-// simSection is what a set of seeds did: the output of `nodeproof sim
-// --json` and the "sim" key of report.json.
-type simSection struct {
-	Seeds     int    `json:"seeds"`
-	FirstSeed uint64 `json:"first_seed"`
-	LastSeed  uint64 `json:"last_seed"`
-	// Hours is the simulated time per seed, Pods and Faults the rest of the
-	// configuration, Faults as --faults takes it.
-	Hours  float64 `json:"hours"`
-	Pods   int     `json:"pods"`
-	Faults string  `json:"faults"`
-	// The sums over every seed.
-	Events         int            `json:"events"`
-	SimulatedHours float64        `json:"simulated_hours"`
-	Seconds        float64        `json:"seconds"`
-	Injected       map[string]int `json:"injected"`
-	Checks         []simCheck     `json:"checks"`
-	Observed       map[string]int `json:"observed"`
-	Passed         bool           `json:"passed"`
-	Violations     []simViolation `json:"violations"`
-	Runs           []simRunReport `json:"runs"`
-}
-
-// simCheck is how often one invariant was evaluated and applied.
-type simCheck struct {
-	ID        string `json:"id"`
-	Statement string `json:"statement"`
-	Checked   int    `json:"checked"`
-	Applied   int    `json:"applied"`
-}
-
-// simRunReport is one seed's run.
-type simRunReport struct {
-	Seed           uint64         `json:"seed"`
-	Events         int            `json:"events"`
-	SimulatedHours float64        `json:"simulated_hours"`
-	Seconds        float64        `json:"seconds"`
-	EventsByKind   map[string]int `json:"events_by_kind"`
-	Injected       map[string]int `json:"injected"`
-	Checks         []simCheck     `json:"checks"`
-	Observed       map[string]int `json:"observed"`
-	Passed         bool           `json:"passed"`
-	Violation      *simViolation  `json:"violation"`
-	Replay         string         `json:"replay"`
-}
-
-// simViolation is the invariant a seed broke, the event after which the
-// check failed, the events up to it (oldest first) and the replay line.
-type simViolation struct {
-	Seed      uint64   `json:"seed"`
-	Invariant string   `json:"invariant"`
-	Message   string   `json:"message"`
-	Event     string   `json:"event"`
-	Trace     []string `json:"trace"`
-	Replay    string   `json:"replay"`
-}
-
-// newSimSection sums the runs of consecutive seeds of one configuration;
-// seconds is the wall time of them all.
-func newSimSection(runs []simRun, seconds float64) simSection {
-	cfg := runs[0].config
-	s := simSection{
-		Seeds: len(runs), FirstSeed: cfg.Seed, LastSeed: runs[len(runs)-1].config.Seed,
-		Hours: roundMillis(cfg.Duration.Hours()), Pods: cfg.Pods, Faults: cfg.Faults.String(),
-		Seconds: roundMicro(seconds), Injected: map[string]int{}, Observed: map[string]int{},
-		Passed: true, Violations: []simViolation{},
-	}
-	for _, r := range runs {
-		s.Runs = append(s.Runs, newSimRunReport(r))
-	}
-	s.sumRuns()
-	return s
-}
-
-// sumRuns sets the section's totals from its runs: events, simulated
-// hours, faults, observations, checks and violations. A sweep and a merge
-// of campaign shards both take their totals this way.
-func (s *simSection) sumRuns() {
-	checks := map[string]sim.Count{}
-	simulated := 0.0
-	for _, r := range s.Runs {
-		s.Events += r.Events
-		simulated += r.SimulatedHours
-		for k, n := range r.Injected {
-			s.Injected[k] += n
-		}
-		for k, n := range r.Observed {
-			s.Observed[k] += n
-		}
-		for _, c := range r.Checks {
-			sum := checks[c.ID]
-			sum.Checked += c.Checked
-			sum.Applied += c.Applied
-			checks[c.ID] = sum
-		}
-		if r.Violation != nil {
-			s.Passed = false
-			s.Violations = append(s.Violations, *r.Violation)
-		}
-	}
-	s.SimulatedHours = roundMillis(simulated)
-	s.Checks = simChecks(checks)
-}
-
-func newSimRunReport(r simRun) simRunReport {
-	sum, st := r.summary, r.summary.Stats
-	rr := simRunReport{
-		Seed: r.config.Seed, Events: st.Events, SimulatedHours: roundMillis(st.Simulated.Hours()),
-		Seconds: roundMicro(r.seconds), EventsByKind: orEmpty(st.ByKind), Injected: map[string]int{},
-		Checks: simChecks(st.Checks), Observed: orEmpty(st.Observed), Passed: sum.Violation == nil, Replay: sum.Replay,
-	}
-	for kind, n := range st.Faults {
-		rr.Injected[string(kind)] = n
-	}
-	if sum.Violation != nil {
-		rr.Violation = newSimViolation(r.config.Seed, sum)
-	}
-	return rr
-}
-
-// simChecks lists the counts in the order of sim.Invariants, then any
-// other ID in name order, so that every table reads the same way.
-func simChecks(counts map[string]sim.Count) []simCheck {
-	order := map[string]int{}
-	statements := map[string]string{}
-	for i, inv := range sim.Invariants() {
-		order[inv.ID] = i
-		statements[inv.ID] = inv.Statement
-	}
-	out := make([]simCheck, 0, len(counts))
-	for id, c := range counts {
-		out = append(out, simCheck{ID: id, Statement: statements[id], Checked: c.Checked, Applied: c.Applied})
-	}
-	sort.Slice(out, func(i, j int) bool {
-		oi, iKnown := order[out[i].ID]
-		oj, jKnown := order[out[j].ID]
-		if iKnown != jKnown {
-			return iKnown
-		}
-		if iKnown {
-			return oi < oj
-		}
-		return out[i].ID < out[j].ID
-	})
-	return out
-}
-
-// orEmpty keeps a nil map from appearing as null in JSON.
-func orEmpty(m map[string]int) map[string]int {
-	if m == nil {
-		return map[string]int{}
-	}
-	return m
-}
-
-func writeSimJSON(path string, s simSection) error {
+func writeSimJSON(path string, s reportview.Sim) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}

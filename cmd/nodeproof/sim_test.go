@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 )
@@ -89,7 +90,7 @@ func TestSimSweep(t *testing.T) {
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var got simSection
+	var got reportview.Sim
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&got), "%s", raw)
@@ -163,10 +164,10 @@ func TestSimViolation(t *testing.T) {
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var got simSection
+	var got reportview.Sim
 	require.NoError(t, json.Unmarshal(raw, &got))
 	assert.False(t, got.Passed)
-	assert.Equal(t, []simViolation{{Seed: 8, Invariant: "SIM-X", Message: "SIM-X: device d1 held twice", Event: "#2 2m0s plugin-crash: a.com/gpu",
+	assert.Equal(t, []reportview.SimViolation{{Seed: 8, Invariant: "SIM-X", Message: "SIM-X: device d1 held twice", Event: "#2 2m0s plugin-crash: a.com/gpu",
 		Trace: []string{"#1 1m0s pod-arrive: p1", "#2 2m0s plugin-crash: a.com/gpu"}, Replay: replay}}, got.Violations)
 	require.Len(t, got.Runs, 2)
 	assert.Equal(t, &got.Violations[0], got.Runs[0].Violation)

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"encoding/json"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -254,7 +256,7 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 			out := t.TempDir()
 			args := append([]string{"report", "--out", out, "--suite", "^preemption$", "--checks", "1", "--steps", "5",
 				"--histories", "0", "--sim-seeds", "0"}, files...)
-			status, _, stderr := runNodeproof("", args...)
+			status, _, stderr := runReport(properties.Suites(), verify.Findings(), args[1:]...)
 			require.Equal(t, 0, status, stderr)
 			reported := readReportedNotRun(t, out)
 			require.NotEmpty(t, reported.entries)

@@ -1,7 +1,6 @@
-package main
+package report
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 var browserOut = flag.String("browser.out", "", "write the browser test's reports and screenshots under this `DIR` (default: a temporary directory)")
@@ -230,13 +230,13 @@ func TestReportInBrowser(t *testing.T) {
 			if *browserOut != "" {
 				dir = filepath.Join(*browserOut, tc.name)
 			}
-			var stdout, stderr bytes.Buffer
-			code := report(reportOptions{out: dir, checks: 10, steps: 20, seed: 1, histories: 1, simSeeds: 1, simHours: 0.1}, tc.suites, &stdout, &stderr)
+			code, _, stderr := runReport(tc.suites, verify.Findings(), "--out", dir, "--checks", "10", "--steps", "20", "--seed", "1",
+				"--histories", "1", "--sim-seeds", "1", "--sim-hours", "0.1")
 			want := 0
 			if tc.failed {
 				want = 1
 			}
-			require.Equal(t, want, code, stderr.String())
+			require.Equal(t, want, code, stderr)
 
 			facts, consoleErrors, requests := loadInChromium(t, chromium, dir)
 			assert.Empty(t, consoleErrors, "console errors")
