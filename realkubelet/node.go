@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,9 +35,9 @@ const NodeName = "nodeproof"
 const BusyboxImageName = "nodeproof.test/busybox:1"
 
 // Options configure a node. The zero value is a node on the cached kubelet
-// binary with a 256 MiB image filesystem.
+// binary (built first if there is none) with a 256 MiB image filesystem.
 type Options struct {
-	// Kubelet is the kubelet binary; empty means Find's.
+	// Kubelet is the kubelet binary; empty means Binary's.
 	Kubelet string
 	// ImageFsSizeBytes is the size of containerd's root, a tmpfs; zero
 	// means agent/containerd's default.
@@ -74,6 +75,9 @@ type Node struct {
 	configPath string
 	logPath    string
 	proc       *process
+	// The clients of healthz and the :10250 server; Stop closes their
+	// idle connections.
+	healthClient, serverClient *http.Client
 }
 
 // process is one run of the kubelet.
@@ -83,8 +87,8 @@ type process struct {
 }
 
 // Start starts a node: containerd, the cgroupRoot, then the kubelet, and
-// returns once the kubelet is ready (healthz answers and the PodResources
-// API serves). The caller must Stop it; a failed Start stops what it
+// returns once the kubelet is ready (healthz answers, the PodResources API
+// and the device plugin registration socket serve). The caller must Stop it; a failed Start stops what it
 // started itself.
 func Start(ctx context.Context, opts Options) (*Node, error) {
 	if why := Unavailable(); why != "" {
@@ -93,7 +97,7 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 	kubelet := opts.Kubelet
 	if kubelet == "" {
 		var err error
-		if kubelet, err = Find(); err != nil {
+		if kubelet, err = Binary(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -117,6 +121,8 @@ func Start(ctx context.Context, opts Options) (*Node, error) {
 		kubelet:         kubelet,
 		configPath:      filepath.Join(dir, "kubelet-config.yaml"),
 		logPath:         filepath.Join(dir, "kubelet.log"),
+		healthClient:    &http.Client{Transport: &http.Transport{}},
+		serverClient:    newServerClient(),
 	}
 	if err := n.start(ctx, opts); err != nil {
 		return nil, errors.Join(err, n.Stop())
@@ -234,7 +240,8 @@ func (n *Node) RestartKubelet(ctx context.Context, replugged ...string) error {
 }
 
 // waitReady polls, until readyLimit, for healthz to answer "ok", the
-// PodResources API to serve, and each resource in replugged to list
+// device plugin registration socket and the PodResources API to serve, and
+// each resource in replugged to list
 // devices; it fails at once if the kubelet exits.
 func (n *Node) waitReady(ctx context.Context, replugged []string) error {
 	ctx, cancel := context.WithTimeout(ctx, readyLimit)
@@ -257,9 +264,16 @@ func (n *Node) waitReady(ctx context.Context, replugged []string) error {
 }
 
 func (n *Node) ready(ctx context.Context, replugged []string) error {
-	if err := Healthz(ctx); err != nil {
+	if err := n.Healthz(ctx); err != nil {
 		return err
 	}
+	// Plugins register through kubelet.sock, which the device manager
+	// serves last of all.
+	conn, err := net.DialTimeout("unix", filepath.Join(n.DevicePluginDir, "kubelet.sock"), rpcTimeout)
+	if err != nil {
+		return err
+	}
+	conn.Close()
 	alloc, err := n.Allocatable(ctx)
 	if err != nil {
 		return err
@@ -308,6 +322,8 @@ func (n *Node) Stop() error {
 	if n.Containerd != nil {
 		errs = append(errs, n.Containerd.Stop())
 	}
+	n.healthClient.CloseIdleConnections()
+	n.serverClient.CloseIdleConnections()
 	if err := os.RemoveAll(n.Dir); err != nil {
 		errs = append(errs, fmt.Errorf("realkubelet: removing %s: %w", n.Dir, err))
 	}

@@ -145,6 +145,7 @@ func TestDevicesSurviveKubeletKill(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(plugin.Stop)
 	require.NoError(t, n.waitReady(ctx, []string{resourceName}))
+	require.Equal(t, 1, plugin.Registrations())
 
 	require.NoError(t, n.WriteStaticPod(busyboxPod("holder", corev1.ResourceList{
 		resourceName: resource.MustParse("2"),
@@ -171,10 +172,9 @@ func TestDevicesSurviveKubeletKill(t *testing.T) {
 	began := time.Now()
 	require.NoError(t, n.RestartKubelet(ctx, resourceName))
 	t.Logf("kill -9 to healthz and the plugin registered again: %v", time.Since(began).Round(time.Millisecond))
-	// The plugin registers whenever kubelet.sock is created; a kubelet
-	// start was seen to create it twice (once after the plugin's first
-	// registration), so the count is a lower bound.
-	assert.GreaterOrEqual(t, plugin.Registrations(), 2)
+	// The plugin registered once at its start and once when the restarted
+	// kubelet created kubelet.sock anew.
+	assert.Equal(t, 2, plugin.Registrations())
 	// The restarted kubelet lists the pod once its file source has read
 	// the manifest again; from then on, PodResources shows its devices.
 	pod, err = n.WaitPod(ctx, "holder", podLimit, running)

@@ -29,10 +29,10 @@ import (
 const rpcTimeout = 5 * time.Second
 
 // Healthz asks the kubelet's healthz endpoint; nil means it answered "ok".
-func Healthz(ctx context.Context) error {
+func (n *Node) Healthz(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()
-	body, err := get(ctx, http.DefaultClient, "http://127.0.0.1:"+strconv.Itoa(HealthzPort)+"/healthz")
+	body, err := get(ctx, n.healthClient, "http://127.0.0.1:"+strconv.Itoa(HealthzPort)+"/healthz")
 	if err != nil {
 		return err
 	}
@@ -42,12 +42,12 @@ func Healthz(ctx context.Context) error {
 	return nil
 }
 
-// serverClient reaches the kubelet's :10250 server, whose certificate it
-// signed itself at start: there is no CA to verify it against, and the
+// newServerClient reaches the kubelet's :10250 server, whose certificate
+// it signed itself at start: there is no CA to verify it against, and the
 // connection never leaves 127.0.0.1.
-var serverClient = &http.Client{Transport: &http.Transport{
-	TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-}}
+func newServerClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+}
 
 func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -75,7 +75,7 @@ func get(ctx context.Context, client *http.Client, url string) ([]byte, error) {
 func (n *Node) Pods(ctx context.Context) ([]corev1.Pod, error) {
 	ctx, cancel := context.WithTimeout(ctx, rpcTimeout)
 	defer cancel()
-	body, err := get(ctx, serverClient, "https://127.0.0.1:"+strconv.Itoa(ServerPort)+"/pods")
+	body, err := get(ctx, n.serverClient, "https://127.0.0.1:"+strconv.Itoa(ServerPort)+"/pods")
 	if err != nil {
 		return nil, err
 	}
