@@ -189,6 +189,42 @@ func TestDevicesSurviveKubeletKill(t *testing.T) {
 	assert.Len(t, plugin.Calls(testplugin.Allocate), 1, "the restarted kubelet allocated again")
 }
 
+// A pod asking for more devices than the plugin has is admitted by the
+// predicates (the kubelet drops extended resources from its fit check) and
+// refused by the device manager: /pods shows it Failed with the reason
+// UnexpectedAdmissionError, no Allocate reaches the plugin, the checkpoint
+// holds no allocation and no sandbox was made.
+func TestTooManyDevicesRejected(t *testing.T) {
+	n := startNode(t)
+	ctx := context.Background()
+	const resourceName = "nodeproof.io/dev"
+	plugin, err := testplugin.Start(testplugin.Config{
+		Dir:          n.DevicePluginDir,
+		Endpoint:     "nodeproof-dev.sock",
+		ResourceName: resourceName,
+		Devices:      testplugin.Healthy("d0", "d1"),
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	t.Cleanup(plugin.Stop)
+	require.NoError(t, n.waitReady(ctx, []string{resourceName}))
+
+	require.NoError(t, n.WriteStaticPod(busyboxPod("greedy", corev1.ResourceList{
+		resourceName: resource.MustParse("3"),
+	})))
+	pod, err := n.WaitPod(ctx, "greedy", podLimit, func(p corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	require.NoError(t, err)
+	assert.Equal(t, "UnexpectedAdmissionError", pod.Status.Reason)
+	assert.Contains(t, pod.Status.Message, "Requested: 3, Available: 2")
+	assert.Empty(t, plugin.Calls(testplugin.Allocate))
+	cp, err := n.Checkpoint()
+	require.NoError(t, err)
+	assert.Empty(t, cp.PodDeviceEntries)
+	sandboxes, err := n.Containerd.CRI.ListPodSandbox(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, sandboxes)
+}
+
 // TestHostUnchanged starts a node, runs a pod with a device and a kubelet
 // restart on it, stops it, and compares the host before and after. While
 // the node runs, the kubelet's own view differs (its device plugin
