@@ -180,7 +180,13 @@ func (n *Node) start(ctx context.Context, opts Options) error {
 // resources registered again and sent their devices.
 func (n *Node) StartKubelet(ctx context.Context, replugged ...string) error {
 	if n.proc != nil {
-		return errors.New("realkubelet: the kubelet is running already")
+		select {
+		case <-n.proc.exited:
+			// It died by itself; this is its next start.
+			n.proc = nil
+		default:
+			return errors.New("realkubelet: the kubelet is running already")
+		}
 	}
 	script, err := n.namespaceScript(n.kubelet, []string{
 		"--config", n.configPath,

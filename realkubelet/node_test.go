@@ -225,10 +225,10 @@ func TestTooManyDevicesRejected(t *testing.T) {
 	assert.Empty(t, sandboxes)
 }
 
-// TestHostUnchanged starts a node, runs a pod with a device and a kubelet
-// restart on it, stops it, and compares the host before and after. While
-// the node runs, the kubelet's own view differs (its device plugin
-// directory holds kubelet.sock) and the host's does not.
+// TestHostUnchanged starts a node, runs a pod and a kubelet restart on it,
+// stops it, and compares the host before and after. While the node runs,
+// the kubelet's own view differs (its device plugin directory holds
+// kubelet.sock) and the host's does not.
 func TestHostUnchanged(t *testing.T) {
 	if why := Unavailable(); why != "" {
 		t.Skip(why)
@@ -258,7 +258,17 @@ func TestHostUnchanged(t *testing.T) {
 	require.NoError(t, n.WriteStaticPod(busyboxPod("visitor", nil)))
 	_, err = n.WaitPod(ctx, "visitor", podLimit, running)
 	require.NoError(t, err)
-	require.NoError(t, n.RestartKubelet(ctx))
+	// A kubelet that dies by itself (here, killed behind the harness's
+	// back) starts again, into a new namespace.
+	require.NoError(t, n.proc.cmd.Process.Kill())
+	select {
+	case <-n.proc.exited:
+	case <-time.After(stopLimit):
+		t.Fatal("the killed kubelet was not reaped")
+	}
+	require.NoError(t, n.StartKubelet(ctx))
+	_, err = n.WaitPod(ctx, "visitor", podLimit, running)
+	require.NoError(t, err)
 	ownContainerd := n.Containerd.Dir
 
 	stopped = true
