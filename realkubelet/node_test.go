@@ -278,6 +278,26 @@ func TestHostUnchanged(t *testing.T) {
 	assert.Empty(t, Diff(before, after, ownContainerd))
 }
 
+// A kubelet that exits at once fails Start with what it said, and the
+// failed Start leaves the host as it was.
+func TestFailedStartLeavesNothing(t *testing.T) {
+	if why := Unavailable(); why != "" {
+		t.Skip(why)
+	}
+	before, err := CaptureHost()
+	require.NoError(t, err)
+	fake := filepath.Join(t.TempDir(), "kubelet")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho no kubelet here >&2\nexit 3\n"), 0o755))
+	n, err := Start(context.Background(), Options{Kubelet: fake})
+	require.Error(t, err)
+	assert.Nil(t, n)
+	assert.Contains(t, err.Error(), "the kubelet exited before it was ready: exit status 3")
+	assert.Contains(t, err.Error(), "no kubelet here")
+	after, err := CaptureHost()
+	require.NoError(t, err)
+	assert.Empty(t, Diff(before, after, ""))
+}
+
 // TestDiffSeesChanges shows the host check can fail: each kind of change
 // the harness could leave is reported.
 func TestDiffSeesChanges(t *testing.T) {
