@@ -1,4 +1,4 @@
-package containerdtest
+package containerd
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package containerdtest
+package containerd
 
 import (
 	"archive/tar"
@@ -42,7 +42,7 @@ func (l Layer) SizeBytes() int64 { return int64(len(l.blob)) }
 // same arguments, so two images built with the same DataLayer share it.
 func DataLayer(name string, sizeBytes int64, seed uint64) (Layer, error) {
 	if sizeBytes < 0 {
-		return Layer{}, fmt.Errorf("containerdtest: DataLayer %q: sizeBytes %d must not be negative", name, sizeBytes)
+		return Layer{}, fmt.Errorf("containerd: DataLayer %q: sizeBytes %d must not be negative", name, sizeBytes)
 	}
 	var seedBytes [32]byte
 	binary.LittleEndian.PutUint64(seedBytes[:], seed)
@@ -56,7 +56,7 @@ func DataLayer(name string, sizeBytes int64, seed uint64) (Layer, error) {
 func BusyboxLayer() (Layer, error) {
 	bin, err := os.ReadFile(BusyboxPath)
 	if err != nil {
-		return Layer{}, fmt.Errorf("containerdtest: reading busybox-static's binary: %w", err)
+		return Layer{}, fmt.Errorf("containerd: reading busybox-static's binary: %w", err)
 	}
 	return tarLayer(
 		tarEntry{name: "bin/", dir: true},
@@ -185,7 +185,7 @@ func WriteArchive(w io.Writer, images ...Image) error {
 	for _, img := range images {
 		blobs, desc, err := img.build()
 		if err != nil {
-			return fmt.Errorf("containerdtest: image %q: %w", img.Name, err)
+			return fmt.Errorf("containerd: image %q: %w", img.Name, err)
 		}
 		for _, b := range blobs {
 			if written[b.desc.Digest] {

@@ -1,4 +1,4 @@
-package containerdtest
+package containerd
 
 import (
 	"bufio"
@@ -15,7 +15,6 @@ import (
 	"syscall"
 	"time"
 
-	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,25 +71,20 @@ func mountTmpfs(dir string, sizeBytes int64) error {
 	return unix.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d,mode=0700", sizeBytes))
 }
 
-// registerCleanup registers the goroutine check first, so that it runs
-// last, then the teardown.
-func (c *Containerd) registerCleanup() {
-	before := goleak.IgnoreCurrent()
-	c.t.Cleanup(func() { goleak.VerifyNone(c.t, before) })
-	c.t.Cleanup(func() {
-		for _, err := range c.teardown() {
-			c.t.Errorf("containerdtest teardown: %v", err)
-		}
-		if c.t.Failed() && c.cmd != nil {
-			c.t.Log(c.logTail())
-		}
-		if err := os.RemoveAll(c.Dir); err != nil {
-			c.t.Errorf("containerdtest teardown: removing %s: %v", c.Dir, err)
-		}
-		for _, left := range c.leftovers() {
-			c.t.Errorf("containerdtest: left behind: %s", left)
-		}
-	})
+// Stop stops and removes everything Start started: the sandboxes and
+// containers left in the runtime, containerd, its shims, the mounts, the
+// cgroups below CgroupParent and Dir. It goes on after an error and
+// returns them all, then what it failed to remove (Leftovers), so that a
+// nil error means nothing is left.
+func (c *Containerd) Stop() error {
+	errs := c.teardown()
+	if err := os.RemoveAll(c.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("removing %s: %w", c.Dir, err))
+	}
+	for _, left := range c.Leftovers() {
+		errs = append(errs, errors.New("left behind: "+left))
+	}
+	return errors.Join(errs...)
 }
 
 // teardown stops everything Start started, in an order that lets each part
@@ -297,8 +291,9 @@ func (c *Containerd) removeCgroups() []error {
 	return errs
 }
 
-// leftovers says what the teardown failed to remove.
-func (c *Containerd) leftovers() []string {
+// Leftovers says what of this containerd is on the host: after Stop,
+// what it failed to remove.
+func (c *Containerd) Leftovers() []string {
 	var left []string
 	for _, pid := range c.ownProcesses() {
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
