@@ -70,10 +70,10 @@ const (
 func cgSeed(section string) cite.Source { return cite.Seed("pod and QoS cgroups", section) }
 
 func init() {
-	register(Suite{
+	Register(Suite{
 		Name:      "cgroups",
 		Subsystem: cgSubsystem,
-		Invariants: []Invariant{
+		Invariants: []verify.Property{
 			{ID: CGModel, Subsystem: cgSubsystem, Statement: "The core and the reference model give the same cgroups, in the same order, with the same files and values, on cgroup v1 and v2 and with both drivers.", Sources: []cite.Source{cite.Code(cmHelpers, "ResourceConfigForPod"), cite.Code(cmQoS, "qosContainerManagerImpl.UpdateCgroups"), cite.Code(cmNodeAllocatable, "getCgroupConfigInternal"), cite.Code(cmCgroupManager, "getCPUWeight"), cite.Code(runtimeContainer, "kubeGenericRuntimeManager.calculateLinuxResources")}, Kind: verify.Fidelity},
 			{ID: CGSeed, Subsystem: cgSubsystem, Statement: "The seed's worked example (3 CPUs, 8 GiB, qos-reserved memory=100%, one pod per QoS class) gives kubepods 3072 shares, burstable 2048, besteffort 2, the pods' and containers' shares it lists, and tier memory limits of 7 GiB and 5 GiB.", Sources: []cite.Source{cgSeed("QoS level cgroup"), cgSeed(cgSeedCPURequest)}, Kind: verify.Fidelity},
 			{ID: CGSharesRange, Subsystem: cgSubsystem, Statement: "Every cpu.shares written is within [2, 262144].", Sources: []cite.Source{cite.Code(cmHelpers, "MilliCPUToShares")}, Kind: verify.Fidelity},

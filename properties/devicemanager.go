@@ -108,10 +108,10 @@ func dmSeed(section string) cite.Source {
 }
 
 func init() {
-	register(Suite{
+	Register(Suite{
 		Name:      "devicemanager",
 		Subsystem: "devicemanager",
-		Invariants: []Invariant{
+		Invariants: []verify.Property{
 			{ID: DMModel, Subsystem: "devicemanager", Statement: "The core and the reference model agree on every allocation, every error kind and message, capacity, allocatable and the deleted resources.", Sources: []cite.Source{cite.Code(dmServer, "server.Register"), cite.Code(dmManager, "ManagerImpl.genericDeviceUpdateCallback"), cite.Code(dmManager, "ManagerImpl.GetCapacity"), cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Code(dmManager, "ManagerImpl.devicesToAllocate"), cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices")}, Kind: verify.Fidelity},
 			{ID: DMExclusive, Subsystem: "devicemanager", Statement: "No device is held by two containers, except that a later container of the same pod may reuse a regular init container's device (never a sidecar's or an app container's).", Sources: []cite.Source{dmSeed(dmSeedAllocate), cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Issue(56022), cite.PR(120461)}, Kind: verify.Fidelity},
 			{ID: DMAllocatedCache, Subsystem: "devicemanager", Statement: "Between admissions the allocated-device cache is exactly the union of the devices containers hold.", Sources: []cite.Source{cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(dmPodDevices, "podDevices.devices")}, Kind: verify.Fidelity},

@@ -21,7 +21,7 @@ const (
 )
 
 var (
-	dmContractAdvertised = Invariant{
+	dmContractAdvertised = verify.Property{
 		ID:        DMCAdvertised,
 		Subsystem: "devicemanager",
 		Statement: "After a device plugin registers a resource and reports its devices, the node advertises what that plugin reported " +
@@ -37,7 +37,7 @@ var (
 		},
 		Kind: verify.Contract,
 	}
-	dmContractNotShared = Invariant{
+	dmContractNotShared = verify.Property{
 		ID:        DMCNotShared,
 		Subsystem: "devicemanager",
 		Statement: "\"Devices cannot be shared between containers\": no device is held by two containers that may run at the same time. " +
@@ -51,7 +51,7 @@ var (
 		},
 		Kind: verify.Contract,
 	}
-	dmContractEffective = Invariant{
+	dmContractEffective = verify.Property{
 		ID:        DMCEffective,
 		Subsystem: "devicemanager",
 		Statement: "A pod the kubelet admits holds, of every device resource the node advertises, exactly its effective request, the " +
@@ -67,7 +67,7 @@ var (
 	}
 )
 
-var dmContractAdmits = Invariant{
+var dmContractAdmits = verify.Property{
 	ID:        DMCAdmits,
 	Subsystem: "devicemanager",
 	Statement: "Once the kubelet has seen all its pod sources, it admits a pod whose effective device requests fit in what the node " +

@@ -77,10 +77,10 @@ func gcSeed(section string) cite.Source {
 }
 
 func init() {
-	register(Suite{
+	Register(Suite{
 		Name:      "imagegc",
 		Subsystem: gcSubsystem,
-		Invariants: []Invariant{
+		Invariants: []verify.Property{
 			{ID: GCModel, Subsystem: gcSubsystem, Statement: "The core and the reference model agree on every detection's records and on every GarbageCollect and DeleteUnusedImages: the RemoveImage calls in order with their reasons and failures, the bytes counted as freed, the error text and the records left.", Sources: []cite.Source{cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Code(gcManager, "realImageGCManager.GarbageCollect"), cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.freeOldImages")}, Kind: verify.Fidelity},
 			{ID: GCInUse, Subsystem: gcSubsystem, Statement: "No pass removes, or hands the post-GC hooks as examined, an image that a container listed at the pass's detection runs or mounts as an image volume, exited containers included.", Sources: []cite.Source{cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Code(gcManager, "realImageGCManager.imagesInEvictionOrder"), cite.Code(gcManager, "realImageGCManager.runPostGCHooks"), gcSeed(gcSeedDetect)}, Kind: verify.Fidelity},
 			{ID: GCPinned, Subsystem: gcSubsystem, Statement: "No pass removes an image the runtime reports as pinned (the sandbox image), in the MaxAge pass or the space pass, or hands it to the post-GC hooks as examined.", Sources: []cite.Source{cite.Code(gcManager, "realImageGCManager.imagesInEvictionOrder"), cite.Issue(111796)}, Kind: verify.Fidelity},

@@ -48,10 +48,10 @@ func pbSeed(section string) cite.Source {
 
 func init() {
 	doProbe := cite.Code(pbWorker, "worker.doProbe")
-	register(Suite{
+	Register(Suite{
 		Name:      "prober",
 		Subsystem: pbSubsystem,
-		Invariants: append([]Invariant{
+		Invariants: append([]verify.Property{
 			{ID: PBModel, Subsystem: pbSubsystem, Statement: "For every worker that no manual trigger reached, the core publishes the same results at the same times, runs the same number of probes and exits at the same tick as the reference model fed the container's states and the probes' answers.", Sources: []cite.Source{doProbe, cite.Code(pbWorker, "worker.run")}, Kind: verify.Fidelity},
 			{ID: PBThreshold, Subsystem: pbSubsystem, Statement: "A probe's verdict is published exactly when the run of equal verdicts (errors skipped, the run reset only by a hold) reaches FailureThreshold for Failure or SuccessThreshold for Success and the cached result differs; a warning counts as Success and unknown without error as Failure.", Sources: []cite.Source{doProbe, cite.Code(pbProber, "prober.probe"), pbSeed("Probe parameters")}, Kind: verify.Fidelity},
 			{ID: PBError, Subsystem: pbSubsystem, Statement: "A probe that errs is tried three times in all; when the third try errs too, the worker publishes nothing and its last result and run stay as they were, and one Unhealthy event says the probe errored.", Sources: []cite.Source{doProbe, cite.Code(pbProber, "prober.runProbeWithRetries"), cite.Code(pbProber, "prober.probe")}, Kind: verify.Fidelity},

@@ -33,9 +33,9 @@ const (
 
 // pbContractInvariants are declared beside the fidelity invariants of the
 // prober suite.
-func pbContractInvariants() []Invariant {
+func pbContractInvariants() []verify.Property {
 	configure := cite.KubernetesDoc(pbProbesTask, pbProbesTitle, "Configure Probes")
-	return []Invariant{
+	return []verify.Property{
 		{ID: PBCStartupGate, Subsystem: pbSubsystem, Kind: verify.Contract,
 			Statement: "\"If such a probe is configured, liveness and readiness probes do not start until it succeeds\": no liveness or readiness probe runs on a container instance that has a startup probe before that instance's startup probe succeeded (pods being deleted or stopped, whose startup workers end, and startup probes an update changed, which the API forbids, excepted).",
 			Sources:   []cite.Source{cite.KubernetesDoc(pbProbesTask, pbProbesTitle, ""), cite.KubernetesDoc(pbLifecycle, pbLifeTitle, "Types of probe")}},

@@ -101,16 +101,16 @@ const (
 var simContracts = map[string]bool{}
 
 func init() {
-	var invariants []Invariant
+	var invariants []verify.Property
 	for _, inv := range sim.Invariants() {
 		kind := verify.Fidelity
 		if inv.Contract {
 			kind = verify.Contract
 			simContracts[inv.ID] = true
 		}
-		invariants = append(invariants, Invariant{ID: inv.ID, Subsystem: simSubsystem, Statement: inv.Statement, Sources: simSources[inv.ID], Kind: kind})
+		invariants = append(invariants, verify.Property{ID: inv.ID, Subsystem: simSubsystem, Statement: inv.Statement, Sources: simSources[inv.ID], Kind: kind})
 	}
-	register(Suite{
+	Register(Suite{
 		Name:       "sim",
 		Subsystem:  simSubsystem,
 		Invariants: invariants,

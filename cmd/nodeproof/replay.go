@@ -70,7 +70,7 @@ file that cannot be replayed.`,
 	fl.StringVar(&f.failFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
 	// rapid reads a seed or a fail file's draws through the number of steps,
 	// so the default is the one of the runs that print them: the report and
-	// go test ./properties.
+	// go test ./properties/suites.
 	fl.IntVar(&f.steps, "steps", 100, "`N` actions per case, on average, as in the run that failed (0: rapid's own default, 30)")
 	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return suiteNames(all), cobra.ShellCompDirectiveNoFileComp

@@ -42,7 +42,7 @@ func (q *quietTB) Fail()                 { q.failed = true }
 func (q *quietTB) Failed() bool          { return q.failed }
 
 // writeFailFile lets rapid find and shrink the failure of suite s, as `go
-// test ./properties` does under the test name TestSuites/<name> at its
+// test ./properties/suites` does under the test name TestSuites/<name> at its
 // default budget (100 steps), and returns the fail file it wrote. The working
 // directory is a temporary one.
 func writeFailFile(t *testing.T, s properties.Suite, name string) string {
@@ -99,7 +99,7 @@ func TestReplayFailFile(t *testing.T) {
 		want string
 	}{
 		{"reproduces", good, limited, []string{"--steps", "100"}, ""},
-		// go test ./properties and the report run 100 steps; so does replay.
+		// go test ./properties/suites and the report run 100 steps; so does replay.
 		{"reproduces at the default steps", good, limited, nil, ""},
 		{"missing", filepath.Join(dir, "missing.fail"), limited, nil, "--failfile " + filepath.Join(dir, "missing.fail") + ": no such file or directory"},
 		{"empty", write("empty.fail", ""), limited, nil, "empty.fail: empty: no recorded case"},

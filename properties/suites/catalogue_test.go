@@ -1,4 +1,4 @@
-package properties
+package suites
 
 import (
 	"flag"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 var update = flag.Bool("update", false, "rewrite docs/invariants.md from the registry")
@@ -14,12 +16,12 @@ var update = flag.Bool("update", false, "rewrite docs/invariants.md from the reg
 // TestCatalogueDoc keeps the reviewer-facing catalogue in step with the
 // invariants the suites actually declare.
 func TestCatalogueDoc(t *testing.T) {
-	path := filepath.Join("..", "docs", "invariants.md")
-	want := CatalogueMarkdown()
+	path := filepath.Join("..", "..", "docs", "invariants.md")
+	want := properties.CatalogueMarkdown()
 	if *update {
 		require.NoError(t, os.WriteFile(path, []byte(want), 0o644))
 	}
 	got, err := os.ReadFile(path)
 	require.NoError(t, err, "reading the catalogue (generate it with -update)")
-	require.Equal(t, want, string(got), "%s is out of date with the registry; regenerate it with\n  go test ./properties -run TestCatalogueDoc -update", path)
+	require.Equal(t, want, string(got), "%s is out of date with the registry; regenerate it with\n  go test ./properties/suites -run TestCatalogueDoc -update", path)
 }

@@ -1,12 +1,14 @@
-package properties
+package suites
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -18,14 +20,14 @@ import (
 // named in English; nothing that points at spec/, seeds/ or DESIGN.md, which
 // exist only beside the repository.
 func TestInvariantSources(t *testing.T) {
-	repo := os.DirFS("..")
-	invariants := Invariants()
+	repo := os.DirFS(filepath.Join("..", ".."))
+	invariants := properties.Invariants()
 	assert.NotEmpty(t, invariants)
 	for _, inv := range invariants {
 		if !assert.NotEmpty(t, inv.Sources, "%s: every invariant needs at least one source", inv.ID) {
 			continue
 		}
-		seen := map[Source]bool{}
+		seen := map[cite.Source]bool{}
 		for _, s := range inv.Sources {
 			assert.NoError(t, s.Validate(repo), "%s", inv.ID)
 			assert.False(t, seen[s], "%s: source %q listed twice", inv.ID, s.Text)
@@ -39,7 +41,7 @@ func TestInvariantSources(t *testing.T) {
 // promise Kubernetes makes its users, so it cites where the promise is
 // written (the documentation or a KEP) and never upstream's code, which is
 // what a fidelity invariant cites.
-func checkKindSources(t *testing.T, inv Invariant) {
+func checkKindSources(t *testing.T, inv verify.Property) {
 	switch inv.Kind {
 	case verify.Fidelity:
 	case verify.Contract:
@@ -58,19 +60,20 @@ func checkKindSources(t *testing.T, inv Invariant) {
 // names a registered suite and a contract invariant of that suite, cites
 // its promise as a contract does, and says how it was confirmed.
 func TestKnownFindings(t *testing.T) {
-	byID := map[string]Invariant{}
-	for _, inv := range Invariants() {
+	byID := map[string]verify.Property{}
+	for _, inv := range properties.Invariants() {
 		byID[inv.ID] = inv
 	}
-	repo := os.DirFS("..")
+	repo := os.DirFS(filepath.Join("..", ".."))
 	for _, f := range verify.Findings() {
-		s, ok := Lookup(f.Suite)
+		s, ok := properties.Lookup(f.Suite)
 		if !assert.True(t, ok, "%s: no suite %q", f.ID, f.Suite) {
 			continue
 		}
-		assert.True(t, s.declares(f.Property), "%s: suite %s declares no invariant %s", f.ID, f.Suite, f.Property)
+		declared := slices.ContainsFunc(s.Invariants, func(inv verify.Property) bool { return inv.ID == f.Property })
+		assert.True(t, declared, "%s: suite %s declares no invariant %s", f.ID, f.Suite, f.Property)
 		assert.Equal(t, verify.Contract, byID[f.Property].Kind, "%s: %s must be a contract invariant", f.ID, f.Property)
-		checkKindSources(t, Invariant{ID: f.ID, Kind: verify.Contract, Sources: f.Sources})
+		checkKindSources(t, verify.Property{ID: f.ID, Kind: verify.Contract, Sources: f.Sources})
 		for _, src := range append(slices.Clone(f.Sources), f.Tracker...) {
 			assert.NoError(t, src.Validate(repo), "%s", f.ID)
 		}

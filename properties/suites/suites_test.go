@@ -1,4 +1,4 @@
-package properties
+package suites
 
 import (
 	"flag"
@@ -11,16 +11,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 // TestSuites runs every registered suite at rapid's budget (-rapid.checks,
 // -rapid.steps, -rapid.seed), exactly as `nodeproof report` runs them.
 func TestSuites(t *testing.T) {
-	suites := Suites()
+	suites := properties.Suites()
 	require.NotEmpty(t, suites, "no suites registered: the properties package checks nothing")
 	for _, s := range suites {
 		t.Run(s.Name, func(t *testing.T) {
-			tally := NewTally()
+			tally := properties.NewTally()
 			rapid.Check(t, func(rt *rapid.T) {
 				tally.Case()
 				s.Property(rt, tally)
@@ -45,13 +47,13 @@ const applicationFloor = 1000
 // than generated input. Repeating a fixed input exercises nothing new, so
 // instead of the floor they must apply exactly once per case.
 var fixedExamples = map[string]string{
-	CGSeed: "checks the seed's one worked example, built at the start of each case",
+	properties.CGSeed: "checks the seed's one worked example, built at the start of each case",
 }
 
 // checkApplicationFloor holds every invariant of a suite that just ran to
 // the floor. The floor is a claim about the default budget, so a run whose
 // budget was lowered skips it, saying so.
-func checkApplicationFloor(t *testing.T, s Suite, tally *Tally) {
+func checkApplicationFloor(t *testing.T, s properties.Suite, tally *properties.Tally) {
 	for _, inv := range s.Invariants {
 		t.Logf("%-28s checked %6d applied %6d", inv.ID, tally.Checked[inv.ID], tally.Applied[inv.ID])
 	}
@@ -82,7 +84,11 @@ func budgetBelowDefault() string {
 		if err != nil {
 			panic(err)
 		}
-		if got := flagInt(name); got < want {
+		got, err := strconv.Atoi(flag.Lookup(name).Value.String())
+		if err != nil {
+			panic(err)
+		}
+		if got < want {
 			lowered = append(lowered, fmt.Sprintf("-%s (or %s) is %d, below the default %d", name, d.env, got, want))
 		}
 	}
@@ -94,7 +100,7 @@ func budgetBelowDefault() string {
 // TestInvariantSources checks the sources.
 func TestInvariantCatalogue(t *testing.T) {
 	seen := map[string]bool{}
-	for _, inv := range Invariants() {
+	for _, inv := range properties.Invariants() {
 		switch {
 		case inv.ID == "":
 			t.Errorf("invariant with statement %q has no ID", inv.Statement)

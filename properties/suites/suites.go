@@ -1,0 +1,8 @@
+package suites
+
+import (
+	// Every suite registers itself with properties from init.
+	_ "github.com/nodeproof/nodeproof/properties"
+	_ "github.com/nodeproof/nodeproof/properties/admission"
+	_ "github.com/nodeproof/nodeproof/properties/preemption"
+)
