@@ -92,8 +92,10 @@ const devicePluginsPage = "concepts/extend-kubernetes/compute-storage-net/device
 var simDoc = cite.Doc("docs/commands/sim.md", "")
 
 const (
-	simPredicate  = "pkg/kubelet/lifecycle/predicate.go"
-	simPreemption = "pkg/kubelet/preemption/preemption.go"
+	simPredicate   = "pkg/kubelet/lifecycle/predicate.go"
+	simPreemption  = "pkg/kubelet/preemption/preemption.go"
+	cmQoS          = "pkg/kubelet/cm/qos_container_manager_linux.go"
+	cmPodContainer = "pkg/kubelet/cm/pod_container_manager_linux.go"
 )
 
 // simContracts are the simulation's contract invariants, by ID: their

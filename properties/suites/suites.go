@@ -4,5 +4,6 @@ import (
 	// Every suite registers itself with properties from init.
 	_ "github.com/nodeproof/nodeproof/properties"
 	_ "github.com/nodeproof/nodeproof/properties/admission"
+	_ "github.com/nodeproof/nodeproof/properties/cgroups"
 	_ "github.com/nodeproof/nodeproof/properties/preemption"
 )

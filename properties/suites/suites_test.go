@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/properties/cgroups"
 )
 
 // TestSuites runs every registered suite at rapid's budget (-rapid.checks,
@@ -47,7 +48,7 @@ const applicationFloor = 1000
 // than generated input. Repeating a fixed input exercises nothing new, so
 // instead of the floor they must apply exactly once per case.
 var fixedExamples = map[string]string{
-	properties.CGSeed: "checks the seed's one worked example, built at the start of each case",
+	cgroups.Seed: "checks the seed's one worked example, built at the start of each case",
 }
 
 // checkApplicationFloor holds every invariant of a suite that just ran to

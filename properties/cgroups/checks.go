@@ -1,4 +1,4 @@
-package properties
+package cgroups
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/nodeproof/nodeproof/core/cgroups"
+	core "github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
 	"github.com/nodeproof/nodeproof/properties/cgroupscheck"
@@ -20,7 +20,7 @@ import (
 // statements come first so that a failure is attributed to the most
 // specific one it breaks; the model comparison comes last.
 
-func (m *cgMachine) check(t *rapid.T) {
+func (m *machine) check(t *rapid.T) {
 	// A step that left the node as it was (a rejected admission, a bad
 	// config or pod) cannot change what Build returns: the previous step's
 	// evaluation stands, and the next change is checked in full.
@@ -28,11 +28,11 @@ func (m *cgMachine) check(t *rapid.T) {
 		return
 	}
 	m.dirty = false
-	h, err := cgroups.Build(m.cfg, m.pods)
+	h, err := core.Build(m.cfg, m.pods)
 	// A valid node must build, so CG-ERRORS applies to every change.
-	m.tally.Check(CGErrors, true)
+	m.tally.Check(Errors, true)
 	if err != nil {
-		m.fail(CGErrors, "valid node and pods rejected: %v\n  config: %s", err, cgConfigSpec{m.cfg})
+		m.fail(Errors, "valid node and pods rejected: %v\n  config: %s", err, configSpec{m.cfg})
 	}
 	node, mpods := cgroupscheck.ModelInput(m.cfg, m.pods)
 	m.spec = map[string]model.Pod{}
@@ -46,14 +46,14 @@ func (m *cgMachine) check(t *rapid.T) {
 	m.checkTiers(h)
 	// Values refuses what the kernel would, so the configs are checked
 	// before they are rendered: a bad value is reported as what it is.
-	files := map[cgroups.Version][]cgroups.CgroupFiles{}
-	for _, v := range []cgroups.Version{cgroups.V1, cgroups.V2} {
+	files := map[core.Version][]core.CgroupFiles{}
+	for _, v := range []core.Version{core.V1, core.V2} {
 		if files[v], err = h.Files(v); err != nil {
-			m.fail(CGErrors, "rendering a valid hierarchy for v%d: %v", v, err)
+			m.fail(Errors, "rendering a valid hierarchy for v%d: %v", v, err)
 		}
 	}
-	m.checkMemoryQoS(h, files[cgroups.V2])
-	m.checkWeights(h, files[cgroups.V2])
+	m.checkMemoryQoS(h, files[core.V2])
+	m.checkWeights(h, files[core.V2])
 	m.checkContention(h)
 	m.checkContractCPULimit(h)
 	m.checkContractMemoryLow(h)
@@ -62,39 +62,39 @@ func (m *cgMachine) check(t *rapid.T) {
 
 // checkDeterministic builds again from the same input. Values is a pure
 // function of the config it renders, so equal hierarchies render equally.
-func (m *cgMachine) checkDeterministic(h cgroups.Hierarchy) {
+func (m *machine) checkDeterministic(h core.Hierarchy) {
 	// CG-DETERMINISTIC always applies: even a node without pods has
 	// kubepods and its tiers, built from the config.
-	m.tally.Check(CGDeterministic, true)
-	again, err := cgroups.Build(m.cfg, m.pods)
+	m.tally.Check(Deterministic, true)
+	again, err := core.Build(m.cfg, m.pods)
 	if err != nil || !reflect.DeepEqual(h, again) {
-		m.fail(CGDeterministic, "a second Build differs (err %v)", err)
+		m.fail(Deterministic, "a second Build differs (err %v)", err)
 	}
 }
 
 // checkTree: unique paths, parents first, and the driver's names.
-func (m *cgMachine) checkTree(h cgroups.Hierarchy) {
+func (m *machine) checkTree(h core.Hierarchy) {
 	// CG-TREE always applies: kubepods' and the tiers' paths depend on the
 	// driver and the cgroup root.
-	m.tally.Check(CGTree, true)
+	m.tally.Check(Tree, true)
 	index := map[string]int{}
 	for i, cg := range h {
 		if _, dup := index[cg.Path]; dup {
-			m.fail(CGTree, "path %q listed twice", cg.Path)
+			m.fail(Tree, "path %q listed twice", cg.Path)
 		}
 		index[cg.Path] = i
 		if want := m.expectedPath(cg); cg.Path != want {
-			m.fail(CGTree, "%s %s %s/%s is at %q, want %q", cg.Kind, cg.QOS, cg.PodUID, cg.Container, cg.Path, want)
+			m.fail(Tree, "%s %s %s/%s is at %q, want %q", cg.Kind, cg.QOS, cg.PodUID, cg.Container, cg.Path, want)
 		}
 		if i == 0 {
-			if cg.Kind != cgroups.KindNodeAllocatable {
-				m.fail(CGTree, "first cgroup %q is %s, want kubepods", cg.Path, cg.Kind)
+			if cg.Kind != core.KindNodeAllocatable {
+				m.fail(Tree, "first cgroup %q is %s, want kubepods", cg.Path, cg.Kind)
 			}
 			continue
 		}
 		parent := cg.Path[:max(0, strings.LastIndex(cg.Path, "/"))]
 		if j, ok := index[parent]; !ok || j >= i {
-			m.fail(CGTree, "%q is listed before (or without) its parent %q", cg.Path, parent)
+			m.fail(Tree, "%q is listed before (or without) its parent %q", cg.Path, parent)
 		}
 	}
 }
@@ -103,7 +103,7 @@ func (m *cgMachine) checkTree(h cgroups.Hierarchy) {
 // under the root; systemd turns '-' into '_' in each component and expands
 // the joined name into one slice per prefix. Containers are named by the
 // runtime: the name under the pod, or cri-containerd-<name>.scope.
-func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
+func (m *machine) expectedPath(cg core.Cgroup) string {
 	var components []string
 	for _, part := range strings.Split(m.cfg.CgroupRoot, "/") {
 		if part != "" {
@@ -112,16 +112,16 @@ func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
 	}
 	components = append(components, "kubepods")
 	switch {
-	case cg.Kind == cgroups.KindNodeAllocatable:
+	case cg.Kind == core.KindNodeAllocatable:
 	case cg.QOS == pod.Burstable:
 		components = append(components, "burstable")
 	case cg.QOS == pod.BestEffort:
 		components = append(components, "besteffort")
 	}
-	if cg.Kind == cgroups.KindPod || cg.Kind == cgroups.KindContainer {
+	if cg.Kind == core.KindPod || cg.Kind == core.KindContainer {
 		components = append(components, "pod"+cg.PodUID)
 	}
-	systemd := m.cfg.CgroupDriver == cgroups.DriverSystemd
+	systemd := m.cfg.CgroupDriver == core.DriverSystemd
 	var path string
 	if systemd {
 		prefix := ""
@@ -137,7 +137,7 @@ func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
 	} else {
 		path = strings.Join(components, "/")
 	}
-	if cg.Kind == cgroups.KindContainer {
+	if cg.Kind == core.KindContainer {
 		if systemd {
 			return path + "/cri-containerd-" + cg.Container + ".scope"
 		}
@@ -148,45 +148,45 @@ func (m *cgMachine) expectedPath(cg cgroups.Cgroup) string {
 
 // checkShares: every cpu.shares within the kernel's range, every quota
 // -1 or at least 1ms, and the periods the gate says.
-func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
+func (m *machine) checkShares(h core.Hierarchy) {
 	period := m.cfg.PeriodUS()
 	containerPeriod := period
 	if !m.cfg.CustomCPUCFSQuotaPeriod {
 		containerPeriod = 100000
 	}
 	// CG-SHARES-RANGE always applies: kubepods and the tiers have shares.
-	m.tally.Check(CGSharesRange, true)
+	m.tally.Check(SharesRange, true)
 	// CG-QUOTA-FLOOR applies when the node runs a pod: only pod and
 	// container cgroups may carry a quota.
-	m.tally.Check(CGQuotaFloor, len(m.pods) > 0)
+	m.tally.Check(QuotaFloor, len(m.pods) > 0)
 	// CG-PERIOD applies when a period is compared: a pod cgroup with a
 	// quota, or a container cgroup with cpuCFSQuota on.
 	periodCompared := false
 	for _, cg := range h {
-		periodCompared = periodCompared || cg.Kind == cgroups.KindPod && cg.Config.CPUQuota != nil ||
-			cg.Kind == cgroups.KindContainer && m.cfg.CPUCFSQuota
+		periodCompared = periodCompared || cg.Kind == core.KindPod && cg.Config.CPUQuota != nil ||
+			cg.Kind == core.KindContainer && m.cfg.CPUCFSQuota
 	}
-	m.tally.Check(CGPeriod, periodCompared)
+	m.tally.Check(Period, periodCompared)
 	for _, cg := range h {
 		rc := cg.Config
 		if s := rc.CPUShares; s != nil && (*s < 2 || *s > 262144) {
-			m.fail(CGSharesRange, "%s: cpu.shares %d outside [2, 262144]", cg.Path, *s)
+			m.fail(SharesRange, "%s: cpu.shares %d outside [2, 262144]", cg.Path, *s)
 		}
 		// A quota of 0 is not written at all (CG-PARTIAL-LIMITS says when a
 		// pod may carry one).
 		if q := rc.CPUQuota; q != nil && *q != -1 && *q != 0 && *q < 1000 {
-			m.fail(CGQuotaFloor, "%s: quota %d below the 1000µs floor", cg.Path, *q)
+			m.fail(QuotaFloor, "%s: quota %d below the 1000µs floor", cg.Path, *q)
 		}
 		switch cg.Kind {
-		case cgroups.KindPod:
+		case core.KindPod:
 			if rc.CPUQuota == nil {
 				break
 			}
 			if (*rc.CPUQuota == -1) == m.cfg.CPUCFSQuota {
-				m.fail(CGQuotaFloor, "%s: quota %d with cpuCFSQuota=%t", cg.Path, *rc.CPUQuota, m.cfg.CPUCFSQuota)
+				m.fail(QuotaFloor, "%s: quota %d with cpuCFSQuota=%t", cg.Path, *rc.CPUQuota, m.cfg.CPUCFSQuota)
 			}
 			if rc.CPUPeriod == nil || *rc.CPUPeriod != period {
-				m.fail(CGPeriod, "%s: period %s, want the configured %d", cg.Path, fmtPtr(rc.CPUPeriod), period)
+				m.fail(Period, "%s: period %s, want the configured %d", cg.Path, fmtPtr(rc.CPUPeriod), period)
 			}
 			if m.cfg.CPUCFSQuota {
 				// The effective limit as core/pod aggregates it: this
@@ -198,49 +198,49 @@ func (m *cgMachine) checkShares(h cgroups.Hierarchy) {
 					over = 100000
 				}
 				if want := max(limit*over/1000, 1000); limit > 0 && *rc.CPUQuota != want {
-					m.fail(CGPeriod, "%s: quota %d for limit %dm over %dµs, want %d", cg.Path, *rc.CPUQuota, limit, over, want)
+					m.fail(Period, "%s: quota %d for limit %dm over %dµs, want %d", cg.Path, *rc.CPUQuota, limit, over, want)
 				}
 			}
-		case cgroups.KindContainer:
+		case core.KindContainer:
 			c := m.container(cg.PodUID, cg.Container)
 			limit := c.Limits[pod.CPU]
 			if !m.cfg.CPUCFSQuota {
 				if rc.CPUQuota != nil || rc.CPUPeriod != nil {
-					m.fail(CGQuotaFloor, "%s: quota %s period %s without cpuCFSQuota", cg.Path, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+					m.fail(QuotaFloor, "%s: quota %s period %s without cpuCFSQuota", cg.Path, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
 				}
 				break
 			}
 			if rc.CPUPeriod == nil || *rc.CPUPeriod != containerPeriod {
-				m.fail(CGPeriod, "%s: period %s, want %d", cg.Path, fmtPtr(rc.CPUPeriod), containerPeriod)
+				m.fail(Period, "%s: period %s, want %d", cg.Path, fmtPtr(rc.CPUPeriod), containerPeriod)
 			}
 			if limit == 0 {
 				if rc.CPUQuota != nil {
-					m.fail(CGQuotaFloor, "%s: container without a cpu limit has quota %d", cg.Path, *rc.CPUQuota)
+					m.fail(QuotaFloor, "%s: container without a cpu limit has quota %d", cg.Path, *rc.CPUQuota)
 				}
 				break
 			}
 			want := max(limit*int64(containerPeriod)/1000, 1000)
 			if rc.CPUQuota == nil || *rc.CPUQuota != want {
-				m.fail(CGPeriod, "%s: quota %s for limit %dm over period %d, want %d", cg.Path, fmtPtr(rc.CPUQuota), limit, containerPeriod, want)
+				m.fail(Period, "%s: quota %s for limit %dm over period %d, want %d", cg.Path, fmtPtr(rc.CPUQuota), limit, containerPeriod, want)
 			}
 		}
 	}
 }
 
-func (m *cgMachine) podByUID(uid string) *pod.Pod {
+func (m *machine) podByUID(uid string) *pod.Pod {
 	for _, p := range m.pods {
 		if p.UID == uid {
 			return p
 		}
 	}
-	m.fail(CGTree, "cgroup for unknown pod %s", uid)
+	m.fail(Tree, "cgroup for unknown pod %s", uid)
 	return nil
 }
 
-func (m *cgMachine) container(uid, name string) pod.Container {
+func (m *machine) container(uid, name string) pod.Container {
 	c, ok := m.podByUID(uid).Container(name)
 	if !ok {
-		m.fail(CGTree, "cgroup for unknown container %s/%s", uid, name)
+		m.fail(Tree, "cgroup for unknown container %s/%s", uid, name)
 	}
 	return c
 }
@@ -249,28 +249,28 @@ func (m *cgMachine) container(uid, name string) pod.Container {
 func sharesOf(milli int64) uint64 { return uint64(min(max(milli*1024/1000, 2), 262144)) }
 
 // checkPods holds each pod cgroup against statements made from its spec.
-func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
+func (m *machine) checkPods(h core.Hierarchy) {
 	for _, cg := range h {
-		if cg.Kind != cgroups.KindPod {
+		if cg.Kind != core.KindPod {
 			continue
 		}
 		p := m.podByUID(cg.PodUID)
 		rc := cg.Config
-		running := cgroups.RunningContainers(p)
+		running := core.RunningContainers(p)
 		podLevel := m.cfg.PodLevelResources && p.Resources != nil
 		// The class the kubelet gives the pod, by the model's reckoning:
 		// with PodLevelResources off spec.resources does not count.
 		class := pod.QOSClass(model.QOS(m.spec[p.UID], m.cfg.PodLevelResources))
 
 		// Per pod, CG-BESTEFFORT applies to BestEffort pods.
-		m.tally.Check(CGBestEffort, class == pod.BestEffort)
+		m.tally.Check(BestEffort, class == pod.BestEffort)
 		if class == pod.BestEffort && (rc.CPUShares == nil || *rc.CPUShares != 2 || rc.CPUQuota != nil || rc.Memory != nil) {
-			m.fail(CGBestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
+			m.fail(BestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
 		}
 
 		// CG-SIDECAR applies to the pods whose shares it bounds: not
 		// BestEffort, without pod-level resources.
-		m.tally.Check(CGSidecar, !podLevel && class != pod.BestEffort)
+		m.tally.Check(Sidecar, !podLevel && class != pod.BestEffort)
 		if !podLevel && class != pod.BestEffort {
 			var sum int64
 			for _, c := range running {
@@ -278,7 +278,7 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 			}
 			sum += p.Overhead[pod.CPU]
 			if want := sharesOf(sum); *rc.CPUShares < want {
-				m.fail(CGSidecar, "pod %s has %d shares, below the %d of its running containers' %dm (sidecars and overhead included)", p.UID, *rc.CPUShares, want, sum)
+				m.fail(Sidecar, "pod %s has %d shares, below the %d of its running containers' %dm (sidecars and overhead included)", p.UID, *rc.CPUShares, want, sum)
 			}
 			if rc.Memory != nil {
 				var mem int64
@@ -288,7 +288,7 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 					all = all && c.Limits[pod.Memory] > 0
 				}
 				if mem += p.Overhead[pod.Memory]; all && *rc.Memory < mem {
-					m.fail(CGSidecar, "pod %s has a memory limit of %d, below its running containers' %d (sidecars and overhead included)", p.UID, *rc.Memory, mem)
+					m.fail(Sidecar, "pod %s has a memory limit of %d, below its running containers' %d (sidecars and overhead included)", p.UID, *rc.Memory, mem)
 				}
 			}
 		}
@@ -317,12 +317,12 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 		}
 		// CG-PARTIAL-LIMITS applies to a Burstable pod lacking a cpu or a
 		// memory limit: only then does it forbid a quota or a limit.
-		m.tally.Check(CGPartialLimits, cpuMissing || memMissing)
+		m.tally.Check(PartialLimits, cpuMissing || memMissing)
 		if cpuMissing && (rc.CPUQuota != nil || rc.CPUPeriod != nil) {
-			m.fail(CGPartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+			m.fail(PartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
 		}
 		if memMissing && rc.Memory != nil {
-			m.fail(CGPartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
+			m.fail(PartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
 		}
 
 		regularInit := false
@@ -335,7 +335,7 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 		}
 		// CG-POD-SUM applies to the pods its statement names.
 		sums := class != pod.BestEffort && fullyLimited && !regularInit && len(p.Overhead) == 0 && !podLevel
-		m.tally.Check(CGPodSum, sums)
+		m.tally.Check(PodSum, sums)
 		if sums {
 			var req, lim, mem int64
 			for _, c := range running {
@@ -352,41 +352,41 @@ func (m *cgMachine) checkPods(h cgroups.Hierarchy) {
 				quota = max(lim*period/1000, 1000)
 			}
 			if *rc.CPUShares != sharesOf(req) || rc.CPUQuota == nil || *rc.CPUQuota != quota || rc.Memory == nil || *rc.Memory != mem {
-				m.fail(CGPodSum, "pod %s: shares %d quota %s memory %s, want the sums' %d, %d, %d", p.UID, *rc.CPUShares, fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory), sharesOf(req), quota, mem)
+				m.fail(PodSum, "pod %s: shares %d quota %s memory %s, want the sums' %d, %d, %d", p.UID, *rc.CPUShares, fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory), sharesOf(req), quota, mem)
 			}
 		}
 	}
 }
 
 // checkTiers: the besteffort tier's shares and the qos-reserved limits.
-func (m *cgMachine) checkTiers(h cgroups.Hierarchy) {
-	var burstable, besteffort cgroups.Cgroup
+func (m *machine) checkTiers(h core.Hierarchy) {
+	var burstable, besteffort core.Cgroup
 	for _, cg := range h {
-		if cg.Kind == cgroups.KindQOS && cg.QOS == pod.Burstable {
+		if cg.Kind == core.KindQOS && cg.QOS == pod.Burstable {
 			burstable = cg
 		}
-		if cg.Kind == cgroups.KindQOS && cg.QOS == pod.BestEffort {
+		if cg.Kind == core.KindQOS && cg.QOS == pod.BestEffort {
 			besteffort = cg
 		}
 	}
 	// The besteffort tier always exists, so here CG-BESTEFFORT applies.
-	m.tally.Check(CGBestEffort, true)
+	m.tally.Check(BestEffort, true)
 	if s := besteffort.Config.CPUShares; s == nil || *s != 2 {
-		m.fail(CGBestEffort, "besteffort tier has shares %s", fmtPtr(s))
+		m.fail(BestEffort, "besteffort tier has shares %s", fmtPtr(s))
 	}
 	bl, el := burstable.Config.Memory, besteffort.Config.Memory
-	alloc := cgroups.NodeAllocatableAbsolute(m.cfg)[pod.Memory]
+	alloc := core.NodeAllocatableAbsolute(m.cfg)[pod.Memory]
 	// CG-TIER-ORDER applies with qos-reserved memory, when the tiers'
 	// limits are computed; without it they must merely be absent.
-	m.tally.Check(CGTierOrder, m.cfg.QOSReservedMemoryPercent != nil && alloc != 0)
+	m.tally.Check(TierOrder, m.cfg.QOSReservedMemoryPercent != nil && alloc != 0)
 	if m.cfg.QOSReservedMemoryPercent == nil || alloc == 0 {
 		if bl != nil || el != nil {
-			m.fail(CGTierOrder, "tiers have memory limits %s / %s without qos-reserved", fmtPtr(bl), fmtPtr(el))
+			m.fail(TierOrder, "tiers have memory limits %s / %s without qos-reserved", fmtPtr(bl), fmtPtr(el))
 		}
 		return
 	}
 	if bl == nil || el == nil || !(*el <= *bl && *bl <= alloc) {
-		m.fail(CGTierOrder, "besteffort %s, burstable %s, allocatable %d: not ordered", fmtPtr(el), fmtPtr(bl), alloc)
+		m.fail(TierOrder, "besteffort %s, burstable %s, allocatable %d: not ordered", fmtPtr(el), fmtPtr(bl), alloc)
 	}
 	var g, b int64
 	for _, p := range m.spec {
@@ -399,16 +399,16 @@ func (m *cgMachine) checkTiers(h cgroups.Hierarchy) {
 	}
 	pct := *m.cfg.QOSReservedMemoryPercent
 	if wantB, wantE := alloc-g*pct/100, alloc-g*pct/100-b*pct/100; *bl != wantB || *el != wantE {
-		m.fail(CGTierOrder, "burstable %d besteffort %d, want %d and %d (allocatable %d, Σguaranteed %d, Σburstable %d, %d%%)", *bl, *el, wantB, wantE, alloc, g, b, pct)
+		m.fail(TierOrder, "burstable %d besteffort %d, want %d and %d (allocatable %d, Σguaranteed %d, Σburstable %d, %d%%)", *bl, *el, wantB, wantE, alloc, g, b, pct)
 	}
 }
 
 // checkMemoryQoS: which cgroups carry memory.min and memory.low.
-func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) {
+func (m *machine) checkMemoryQoS(h core.Hierarchy, v2 []core.CgroupFiles) {
 	// CG-MEMORY-QOS applies with Memory QoS on; without it nothing is
 	// written and nothing is compared but absence.
-	m.tally.Check(CGMemoryQoS, m.cfg.MemoryQoS)
-	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered
+	m.tally.Check(MemoryQoS, m.cfg.MemoryQoS)
+	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == core.ReservationTiered
 	for i, cg := range h {
 		got := map[string]string{}
 		for _, f := range v2[i].Files {
@@ -419,22 +419,22 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 		want := map[string]string{}
 		switch {
 		case !m.cfg.MemoryQoS:
-		case cg.Kind == cgroups.KindNodeAllocatable || cg.Kind == cgroups.KindQOS && cg.QOS == pod.Burstable:
+		case cg.Kind == core.KindNodeAllocatable || cg.Kind == core.KindQOS && cg.QOS == pod.Burstable:
 			key, value := "memory.min", "0"
-			if cg.Kind == cgroups.KindQOS {
+			if cg.Kind == core.KindQOS {
 				key = "memory.low"
 			}
 			if tiered {
 				var sum int64
 				for _, p := range m.spec {
-					if q := model.QOS(p, m.cfg.PodLevelResources); q == "Burstable" || q == "Guaranteed" && cg.Kind == cgroups.KindNodeAllocatable {
+					if q := model.QOS(p, m.cfg.PodLevelResources); q == "Burstable" || q == "Guaranteed" && cg.Kind == core.KindNodeAllocatable {
 						sum += model.Requests(p, true)["memory"]
 					}
 				}
 				value = strconv.FormatInt(sum, 10)
 			}
 			want[key] = value
-		case cg.Kind == cgroups.KindPod && tiered:
+		case cg.Kind == core.KindPod && tiered:
 			p := m.spec[cg.PodUID]
 			if mem := model.Requests(p, m.cfg.PodLevelResources)["memory"]; mem > 0 {
 				key := "memory.low"
@@ -445,7 +445,7 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 			}
 		}
 		if !reflect.DeepEqual(got, want) {
-			m.fail(CGMemoryQoS, "%s (%s %s): memory protection %v, want %v (memoryQoS=%t policy=%s)", cg.Path, cg.Kind, cg.QOS, got, want, m.cfg.MemoryQoS, m.cfg.MemoryReservationPolicy)
+			m.fail(MemoryQoS, "%s (%s %s): memory protection %v, want %v (memoryQoS=%t policy=%s)", cg.Path, cg.Kind, cg.QOS, got, want, m.cfg.MemoryQoS, m.cfg.MemoryReservationPolicy)
 		}
 	}
 }
@@ -454,11 +454,11 @@ func (m *cgMachine) checkMemoryQoS(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles
 // documented promise that it may not use more CPU than the limit: the CFS
 // bandwidth of its cgroup, quota over period, is compared with the limit
 // exactly (quota·1000 ≤ limit·period, both sides in µs·millicores).
-func (m *cgMachine) checkContractCPULimit(h cgroups.Hierarchy) {
+func (m *machine) checkContractCPULimit(h core.Hierarchy) {
 	applied := false
 	for _, cg := range h {
 		rc := cg.Config
-		if cg.Kind != cgroups.KindContainer || !m.cfg.CPUCFSQuota || rc.CPUQuota == nil || rc.CPUPeriod == nil || *rc.CPUQuota <= 0 {
+		if cg.Kind != core.KindContainer || !m.cfg.CPUCFSQuota || rc.CPUQuota == nil || rc.CPUPeriod == nil || *rc.CPUQuota <= 0 {
 			continue
 		}
 		limit := m.container(cg.PodUID, cg.Container).Limits[pod.CPU]
@@ -471,12 +471,12 @@ func (m *cgMachine) checkContractCPULimit(h cgroups.Hierarchy) {
 		if *rc.CPUQuota*1000 > limit*int64(*rc.CPUPeriod) {
 			allowed := new(big.Rat).SetFrac64(*rc.CPUQuota*1000, int64(*rc.CPUPeriod))
 			f, _ := allowed.Float64()
-			m.tally.Breach(m.t, CGCCPULimit, "%s has a cpu limit of %dm but quota %dµs per %dµs period allows %.0fm (cpuCFSQuotaPeriod %s)",
+			m.tally.Breach(m.t, ContractCPULimit, "%s has a cpu limit of %dm but quota %dµs per %dµs period allows %.0fm (cpuCFSQuotaPeriod %s)",
 				cg.Path, limit, *rc.CPUQuota, *rc.CPUPeriod, f, m.cfg.CPUCFSQuotaPeriod)
 			break
 		}
 	}
-	m.tally.Check(CGCCPULimit, applied)
+	m.tally.Check(ContractCPULimit, applied)
 }
 
 // checkContractMemoryLow holds every Burstable pod with a memory request,
@@ -485,15 +485,15 @@ func (m *cgMachine) checkContractCPULimit(h cgroups.Hierarchy) {
 // cgroup's effective memory.low is bounded by the memory.low of each of its
 // ancestors (unset is 0), so the bound is the smallest memory.low from
 // kubepods, the topmost cgroup the kubelet manages, down to the pod.
-func (m *cgMachine) checkContractMemoryLow(h cgroups.Hierarchy) {
-	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == cgroups.ReservationTiered
-	byPath := map[string]cgroups.Cgroup{}
+func (m *machine) checkContractMemoryLow(h core.Hierarchy) {
+	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == core.ReservationTiered
+	byPath := map[string]core.Cgroup{}
 	for _, cg := range h {
 		byPath[cg.Path] = cg
 	}
 	pods, breached := 0, false
 	for _, cg := range h {
-		if cg.Kind != cgroups.KindPod {
+		if cg.Kind != core.KindPod {
 			continue
 		}
 		pods++
@@ -502,7 +502,7 @@ func (m *cgMachine) checkContractMemoryLow(h cgroups.Hierarchy) {
 		// Per pod, as CG-BESTEFFORT: CG-C-MEMORY-LOW applies to a Burstable
 		// pod with a memory request under TieredReservation.
 		applies := tiered && model.QOS(spec, m.cfg.PodLevelResources) == "Burstable" && req > 0
-		m.tally.Check(CGCMemoryLow, applies)
+		m.tally.Check(ContractMemoryLow, applies)
 		if !applies || breached {
 			continue
 		}
@@ -517,30 +517,30 @@ func (m *cgMachine) checkContractMemoryLow(h cgroups.Hierarchy) {
 			if bound < 0 || low < bound {
 				bound = low
 			}
-			if anc.Kind == cgroups.KindNodeAllocatable || !strings.Contains(p, "/") {
+			if anc.Kind == core.KindNodeAllocatable || !strings.Contains(p, "/") {
 				break
 			}
 		}
 		if bound < req {
 			// One breach per check: the first pod is the evidence.
 			breached = true
-			m.tally.Breach(m.t, CGCMemoryLow, "Burstable pod %s requests %d bytes of memory, but its effective memory.low is at most %d: %s",
+			m.tally.Breach(m.t, ContractMemoryLow, "Burstable pod %s requests %d bytes of memory, but its effective memory.low is at most %d: %s",
 				cg.PodUID, req, bound, strings.Join(chain, ", "))
 		}
 	}
 	if pods == 0 {
 		// A node without pods has nothing to compare.
-		m.tally.Check(CGCMemoryLow, false)
+		m.tally.Check(ContractMemoryLow, false)
 	}
 }
 
 // checkWeights: v2 weights in range and monotone in shares per formula.
-func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) {
+func (m *machine) checkWeights(h core.Hierarchy, v2 []core.CgroupFiles) {
 	// CG-WEIGHT always applies: kubepods and the tiers have shares, and
 	// the formulas' fixed points are compared.
-	m.tally.Check(CGWeight, true)
+	m.tally.Check(Weight, true)
 	type point struct{ shares, weight uint64 }
-	byFormula := map[cgroups.WeightFormula][]point{}
+	byFormula := map[core.WeightFormula][]point{}
 	for i, cg := range h {
 		if cg.Config.CPUShares == nil {
 			continue
@@ -554,23 +554,23 @@ func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) 
 			}
 		}
 		if !found || weight < 1 || weight > 10000 {
-			m.fail(CGWeight, "%s: %d shares give cpu.weight %d (written: %t), outside [1, 10000]", cg.Path, *cg.Config.CPUShares, weight, found)
+			m.fail(Weight, "%s: %d shares give cpu.weight %d (written: %t), outside [1, 10000]", cg.Path, *cg.Config.CPUShares, weight, found)
 		}
 		byFormula[cg.Config.Weight] = append(byFormula[cg.Config.Weight], point{*cg.Config.CPUShares, weight})
 	}
 	// The formulas at their fixed points, so that a shift is seen even
 	// when the hierarchy's shares happen to miss them.
 	for _, p := range []point{{2, 1}, {1024, 39}, {2048, 79}, {262144, 10000}} {
-		byFormula[cgroups.WeightLinear] = append(byFormula[cgroups.WeightLinear], point{p.shares, cgroups.CPUWeightLinear(p.shares)})
-		if got := cgroups.CPUWeightLinear(p.shares); got != p.weight {
-			m.fail(CGWeight, "the kubelet's weight of %d shares is %d, want %d", p.shares, got, p.weight)
+		byFormula[core.WeightLinear] = append(byFormula[core.WeightLinear], point{p.shares, core.CPUWeightLinear(p.shares)})
+		if got := core.CPUWeightLinear(p.shares); got != p.weight {
+			m.fail(Weight, "the kubelet's weight of %d shares is %d, want %d", p.shares, got, p.weight)
 		}
 	}
 	for formula, points := range byFormula {
 		sort.Slice(points, func(i, j int) bool { return points[i].shares < points[j].shares })
 		for i := 1; i < len(points); i++ {
 			if points[i].weight < points[i-1].weight {
-				m.fail(CGWeight, "%s weights not monotone: %d shares → %d, %d shares → %d", formula, points[i-1].shares, points[i-1].weight, points[i].shares, points[i].weight)
+				m.fail(Weight, "%s weights not monotone: %d shares → %d, %d shares → %d", formula, points[i-1].shares, points[i-1].weight, points[i].shares, points[i].weight)
 			}
 		}
 	}
@@ -578,24 +578,24 @@ func (m *cgMachine) checkWeights(h cgroups.Hierarchy, v2 []cgroups.CgroupFiles) 
 
 // checkContention computes each container's CPU under full contention with
 // exact fractions and requires its request wherever the invariant's
-// precondition (cgContentionDomain) holds. Kubepods' allocatable CPU and the
+// precondition (contentionDomain) holds. Kubepods' allocatable CPU and the
 // running containers with their requests come from the model, so a core that
 // drops a container's cgroup or misstates allocatable cannot pass by
 // agreeing with itself.
-func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
+func (m *machine) checkContention(h core.Hierarchy) {
 	node, _ := cgroupscheck.ModelInput(m.cfg, m.pods)
 	allocatable := node.Allocatable()["cpu"]
 	// CG-CONTENTION applies inside its domain when a pod runs: then some
 	// container's share of the CPU is compared with its request.
 	inDomain := m.contentionDomain(allocatable) == ""
-	m.tally.Check(CGContention, inDomain && len(m.pods) > 0)
+	m.tally.Check(Contention, inDomain && len(m.pods) > 0)
 	if !inDomain {
 		return
 	}
-	got := ContainerCPUUnderContention(h, allocatable, cgroups.V1)
+	got := ContainerCPUUnderContention(h, allocatable, core.V1)
 	paths := map[[2]string]string{}
 	for _, cg := range h {
-		if cg.Kind == cgroups.KindContainer {
+		if cg.Kind == core.KindContainer {
 			paths[[2]string{cg.PodUID, cg.Container}] = cg.Path
 		}
 	}
@@ -604,11 +604,11 @@ func (m *cgMachine) checkContention(h cgroups.Hierarchy) {
 			req := modelCPURequest(c)
 			path, ok := paths[[2]string{p.UID, c.Name}]
 			if !ok {
-				m.fail(CGContention, "container %s/%s runs but has no cgroup, so it gets no CPU under contention (request %dm)", p.UID, c.Name, req)
+				m.fail(Contention, "container %s/%s runs but has no cgroup, so it gets no CPU under contention (request %dm)", p.UID, c.Name, req)
 			}
 			if got[path].Cmp(big.NewRat(req, 1)) < 0 {
 				f, _ := got[path].Float64()
-				m.fail(CGContention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", path, f, req, allocatable)
+				m.fail(Contention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", path, f, req, allocatable)
 			}
 		}
 	}
@@ -626,7 +626,7 @@ func modelCPURequest(c model.Container) int64 {
 // contentionDomain says why the pods on the node are outside CG-CONTENTION's
 // precondition, or "" when they are inside it. The precondition is stated
 // on the input, with shares computed from requests, never from core.
-func (m *cgMachine) contentionDomain(allocatable int64) string {
+func (m *machine) contentionDomain(allocatable int64) string {
 	if allocatable%125 != 0 || allocatable > 256000 {
 		return fmt.Sprintf("allocatable %dm is not a multiple of 125m within 256 CPUs", allocatable)
 	}
@@ -693,11 +693,11 @@ func (m *cgMachine) contentionDomain(allocatable int64) string {
 // their cpu.shares on cgroup v1 (the CFS arithmetic of seed 004) or their
 // cpu.weight on v2. A cgroup is busy when it holds a container; idle
 // siblings take nothing.
-func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v cgroups.Version) map[string]*big.Rat {
-	children := map[string][]cgroups.Cgroup{}
+func ContainerCPUUnderContention(h core.Hierarchy, allocatableMilli int64, v core.Version) map[string]*big.Rat {
+	children := map[string][]core.Cgroup{}
 	busy := map[string]bool{}
 	for _, cg := range h {
-		if cg.Kind == cgroups.KindContainer {
+		if cg.Kind == core.KindContainer {
 			for p := cg.Path; p != ""; p = p[:max(0, strings.LastIndex(p, "/"))] {
 				busy[p] = true
 			}
@@ -706,20 +706,20 @@ func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v 
 			children[cg.Path[:i]] = append(children[cg.Path[:i]], cg)
 		}
 	}
-	weight := func(cg cgroups.Cgroup) int64 {
+	weight := func(cg core.Cgroup) int64 {
 		s := *cg.Config.CPUShares
-		if v == cgroups.V1 {
+		if v == core.V1 {
 			return int64(s)
 		}
-		if cg.Config.Weight == cgroups.WeightQuadratic {
-			return int64(cgroups.CPUWeightQuadratic(s))
+		if cg.Config.Weight == core.WeightQuadratic {
+			return int64(core.CPUWeightQuadratic(s))
 		}
-		return int64(cgroups.CPUWeightLinear(s))
+		return int64(core.CPUWeightLinear(s))
 	}
 	out := map[string]*big.Rat{}
-	var give func(cg cgroups.Cgroup, cpu *big.Rat)
-	give = func(cg cgroups.Cgroup, cpu *big.Rat) {
-		if cg.Kind == cgroups.KindContainer {
+	var give func(cg core.Cgroup, cpu *big.Rat)
+	give = func(cg core.Cgroup, cpu *big.Rat) {
+		if cg.Kind == core.KindContainer {
 			out[cg.Path] = cpu
 			return
 		}
@@ -736,7 +736,7 @@ func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v 
 		}
 	}
 	for _, cg := range h {
-		if cg.Kind == cgroups.KindNodeAllocatable {
+		if cg.Kind == core.KindNodeAllocatable {
 			give(cg, big.NewRat(allocatableMilli, 1))
 		}
 	}
@@ -745,16 +745,16 @@ func ContainerCPUUnderContention(h cgroups.Hierarchy, allocatableMilli int64, v 
 
 // --- the model --------------------------------------------------------------
 
-func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups.Version][]cgroups.CgroupFiles) {
+func (m *machine) checkModel(n model.Node, pods []model.Pod, files map[core.Version][]core.CgroupFiles) {
 	// CG-MODEL always applies: every cgroup and file is compared, kubepods'
 	// and the tiers' included.
-	m.tally.Check(CGModel, true)
+	m.tally.Check(Model, true)
 	want, err := model.Expected(n, pods)
 	if err != nil {
-		m.fail(CGModel, "the model rejects the node: %v", err)
+		m.fail(Model, "the model rejects the node: %v", err)
 	}
 	if err := cgroupscheck.CompareWithModel(files, want); err != nil {
-		m.fail(CGModel, "%v\n  config: %s", err, cgConfigSpec{m.cfg})
+		m.fail(Model, "%v\n  config: %s", err, configSpec{m.cfg})
 	}
 }
 
@@ -762,43 +762,43 @@ func (m *cgMachine) checkModel(n model.Node, pods []model.Pod, files map[cgroups
 
 // checkSeed builds seed 004's node and three pods and checks every number
 // the seed states.
-func (m *cgMachine) checkSeed() {
+func (m *machine) checkSeed() {
 	// CG-SEED always applies: it checks a fixed example.
-	m.tally.Check(CGSeed, true)
-	h, err := cgroups.Build(SeedConfig(), SeedPods())
+	m.tally.Check(Seed, true)
+	h, err := core.Build(SeedConfig(), SeedPods())
 	if err != nil {
-		m.fail(CGSeed, "Build: %v", err)
+		m.fail(Seed, "Build: %v", err)
 	}
 	want := map[string][2]int64{ // shares, memory limit (0: none)
-		"kubepods":                                     {3072, 8 * cgGi},
-		"kubepods/burstable":                           {2048, 7 * cgGi},
-		"kubepods/besteffort":                          {2, 5 * cgGi},
-		"kubepods/podguaranteed-1":                     {1024, cgGi},
-		"kubepods/podguaranteed-1/container3":          {1024, cgGi},
-		"kubepods/burstable/podburstable-1":            {2048, 3 * cgGi},
-		"kubepods/burstable/podburstable-1/container1": {1024, cgGi},
-		"kubepods/burstable/podburstable-1/container2": {1024, 2 * cgGi},
+		"kubepods":                                     {3072, 8 * gi},
+		"kubepods/burstable":                           {2048, 7 * gi},
+		"kubepods/besteffort":                          {2, 5 * gi},
+		"kubepods/podguaranteed-1":                     {1024, gi},
+		"kubepods/podguaranteed-1/container3":          {1024, gi},
+		"kubepods/burstable/podburstable-1":            {2048, 3 * gi},
+		"kubepods/burstable/podburstable-1/container1": {1024, gi},
+		"kubepods/burstable/podburstable-1/container2": {1024, 2 * gi},
 		"kubepods/besteffort/podbesteffort-1":          {2, 0},
 	}
 	for path, w := range want {
 		cg, ok := h.Lookup(path)
 		if !ok {
-			m.fail(CGSeed, "no cgroup %s", path)
+			m.fail(Seed, "no cgroup %s", path)
 		}
 		mem := int64(0)
 		if cg.Config.Memory != nil {
 			mem = *cg.Config.Memory
 		}
 		if cg.Config.CPUShares == nil || int64(*cg.Config.CPUShares) != w[0] || mem != w[1] {
-			m.fail(CGSeed, "%s: shares %s memory %d, the seed says %d and %d", path, fmtPtr(cg.Config.CPUShares), mem, w[0], w[1])
+			m.fail(Seed, "%s: shares %s memory %d, the seed says %d and %d", path, fmtPtr(cg.Config.CPUShares), mem, w[0], w[1])
 		}
 	}
 }
 
 // SeedConfig is seed 004's node: 3 CPUs, 8 GiB, --qos-reserved=memory=100%.
-func SeedConfig() cgroups.Config {
-	c := cgroups.DefaultConfig()
-	c.Capacity = pod.ResourceList{pod.CPU: 3000, pod.Memory: 8 * cgGi}
+func SeedConfig() core.Config {
+	c := core.DefaultConfig()
+	c.Capacity = pod.ResourceList{pod.CPU: 3000, pod.Memory: 8 * gi}
 	hundred := int64(100)
 	c.QOSReservedMemoryPercent = &hundred
 	return c
@@ -810,11 +810,11 @@ func SeedPods() []*pod.Pod {
 	both := func(cpu, mem int64) pod.ResourceList { return pod.ResourceList{pod.CPU: cpu, pod.Memory: mem} }
 	return []*pod.Pod{
 		{UID: "burstable-1", Name: "pod-burstable-1", Containers: []pod.Container{
-			{Name: "container1", Requests: both(1000, cgGi), Limits: both(1000, cgGi)},
-			{Name: "container2", Requests: both(1000, cgGi), Limits: both(2000, 2*cgGi)},
+			{Name: "container1", Requests: both(1000, gi), Limits: both(1000, gi)},
+			{Name: "container2", Requests: both(1000, gi), Limits: both(2000, 2*gi)},
 		}},
 		{UID: "guaranteed-1", Name: "pod-guaranteed-1", Containers: []pod.Container{
-			{Name: "container3", Requests: both(1000, cgGi), Limits: both(1000, cgGi)},
+			{Name: "container3", Requests: both(1000, gi), Limits: both(1000, gi)},
 		}},
 		{UID: "besteffort-1", Name: "pod-besteffort-1", Containers: []pod.Container{{Name: "container4"}}},
 	}
