@@ -96,6 +96,9 @@ const (
 	simPreemption  = "pkg/kubelet/preemption/preemption.go"
 	cmQoS          = "pkg/kubelet/cm/qos_container_manager_linux.go"
 	cmPodContainer = "pkg/kubelet/cm/pod_container_manager_linux.go"
+	pbManager      = "pkg/kubelet/prober/prober_manager.go"
+	pbProbesTask   = "tasks/configure-pod-container/configure-liveness-readiness-startup-probes/"
+	pbProbesTitle  = "Configure Liveness, Readiness and Startup Probes"
 )
 
 // simContracts are the simulation's contract invariants, by ID: their

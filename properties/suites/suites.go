@@ -6,4 +6,5 @@ import (
 	_ "github.com/nodeproof/nodeproof/properties/admission"
 	_ "github.com/nodeproof/nodeproof/properties/cgroups"
 	_ "github.com/nodeproof/nodeproof/properties/preemption"
+	_ "github.com/nodeproof/nodeproof/properties/prober"
 )
