@@ -97,6 +97,7 @@ const (
 	cmQoS          = "pkg/kubelet/cm/qos_container_manager_linux.go"
 	cmPodContainer = "pkg/kubelet/cm/pod_container_manager_linux.go"
 	pbManager      = "pkg/kubelet/prober/prober_manager.go"
+	gcManager      = "pkg/kubelet/images/image_gc_manager.go"
 	pbProbesTask   = "tasks/configure-pod-container/configure-liveness-readiness-startup-probes/"
 	pbProbesTitle  = "Configure Liveness, Readiness and Startup Probes"
 )
