@@ -53,7 +53,7 @@ rapid wrote under testdata/rapid, and prints its shrunk steps and the violated i
 Exit status: 1 when the failure reproduces, 0 when it does not, 2 for bad flags or a fail
 file that cannot be replayed.`,
 		Example: `  nodeproof replay --suite devicemanager --seed 2946870663927987 --steps 100
-  nodeproof replay --suite cgroups --failfile properties/testdata/rapid/TestSuites_cgroups/X.fail`,
+  nodeproof replay --suite cgroups --failfile properties/suites/testdata/rapid/TestSuites_cgroups/X.fail`,
 		DisableFlagsInUseLine: true,
 		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -8,4 +8,5 @@ import (
 	_ "github.com/nodeproof/nodeproof/properties/imagegc"
 	_ "github.com/nodeproof/nodeproof/properties/preemption"
 	_ "github.com/nodeproof/nodeproof/properties/prober"
+	_ "github.com/nodeproof/nodeproof/properties/sim"
 )

@@ -1,4 +1,4 @@
-package properties
+package sim
 
 import (
 	"os"
@@ -8,15 +8,15 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodeproof/nodeproof/sim"
+	simulation "github.com/nodeproof/nodeproof/sim"
 )
 
-// readScript reads a script of the suite's draws from testdata/sim.
-func readScript(t *testing.T, name string) *sim.Script {
+// readScript reads a script of the suite's draws from testdata.
+func readScript(t *testing.T, name string) *simulation.Script {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "sim", name))
+	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
-	return sim.NewScript(string(b))
+	return simulation.NewScript(string(b))
 }
 
 // After a restart, pod-000003's admission garbage-collects the devices of
@@ -32,7 +32,7 @@ func readScript(t *testing.T, name string) *sim.Script {
 // and this script failed the same way before the fix.
 func TestAnAllocateAnswerThatNeverArrivedGrantsNothing(t *testing.T) {
 	src := readScript(t, "undelivered-allocate-answer.txt")
-	s, err := sim.New(simConfig(), src)
+	s, err := simulation.New(config(), src)
 	require.NoError(t, err)
 	const events = 233
 	for range events {

@@ -1,4 +1,4 @@
-package properties
+package sim
 
 import (
 	"regexp"
@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/properties"
+	simulation "github.com/nodeproof/nodeproof/sim"
 )
 
 // TestSimFailurePrintsEachStepOnce: a failing sim case prints its shrunk
@@ -18,9 +19,9 @@ import (
 // every contract enforced makes the known finding SIM-F1 fail the suite,
 // as nodeproof replay does.
 func TestSimFailurePrintsEachStepOnce(t *testing.T) {
-	s, ok := Lookup("sim")
+	s, ok := properties.Lookup("sim")
 	require.True(t, ok)
-	res := Run(s, RunOptions{Checks: 100, Steps: 100, Seed: 1, EnforceAll: true})
+	res := properties.Run(s, properties.RunOptions{Checks: 100, Steps: 100, Seed: 1, EnforceAll: true})
 	require.NotNil(t, res.Failure, "the sim suite passed with every contract enforced")
 	f := res.Failure
 	out := strings.Join(f.Steps, "\n")
@@ -40,9 +41,9 @@ func TestSimFailurePrintsEachStepOnce(t *testing.T) {
 // came at, which no step line shows; one after a step's event names the
 // step only.
 func TestSimWhere(t *testing.T) {
-	trace := []sim.Event{{Seq: 1, Kind: "pod-arrive", Detail: "p1"}, {Seq: 2, Kind: "probe", Detail: "p1/c0/Readiness probe success", Routine: true}}
-	assert.Equal(t, "before any event", simWhere(nil, 0, 0, 0))
-	assert.Equal(t, "after step 1 (1 events in this case, the routine ones folded into the steps)", simWhere(trace[:1], 1, 0, 1))
-	assert.Equal(t, "after step 1 and 1 routine event, the last #2 0s probe: p1/c0/Readiness probe success (2 events in this case)", simWhere(trace, 1, 1, 2))
-	assert.Equal(t, "after 1 routine event, the last #2 0s probe: p1/c0/Readiness probe success (2 events in this case)", simWhere(trace[1:], 0, 1, 2))
+	trace := []simulation.Event{{Seq: 1, Kind: "pod-arrive", Detail: "p1"}, {Seq: 2, Kind: "probe", Detail: "p1/c0/Readiness probe success", Routine: true}}
+	assert.Equal(t, "before any event", where(nil, 0, 0, 0))
+	assert.Equal(t, "after step 1 (1 events in this case, the routine ones folded into the steps)", where(trace[:1], 1, 0, 1))
+	assert.Equal(t, "after step 1 and 1 routine event, the last #2 0s probe: p1/c0/Readiness probe success (2 events in this case)", where(trace, 1, 1, 2))
+	assert.Equal(t, "after 1 routine event, the last #2 0s probe: p1/c0/Readiness probe success (2 events in this case)", where(trace[1:], 0, 1, 2))
 }
