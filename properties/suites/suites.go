@@ -5,6 +5,7 @@ import (
 	_ "github.com/nodeproof/nodeproof/properties"
 	_ "github.com/nodeproof/nodeproof/properties/admission"
 	_ "github.com/nodeproof/nodeproof/properties/cgroups"
+	_ "github.com/nodeproof/nodeproof/properties/devicemanager"
 	_ "github.com/nodeproof/nodeproof/properties/imagegc"
 	_ "github.com/nodeproof/nodeproof/properties/preemption"
 	_ "github.com/nodeproof/nodeproof/properties/prober"

@@ -1,4 +1,4 @@
-package properties
+package devicemanager
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	model "github.com/nodeproof/nodeproof/models/devicemanager"
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 // TestMayShareIsUpstreamsReuseRule: the earlier of two holders of a device
@@ -89,19 +90,19 @@ func TestSameAsCountsNeedsEveryLine(t *testing.T) {
 }
 
 // TestTrippedAsKeepsTheLastTrips: a content equal to one of the last
-// dmTripHistory contents that made the round trip is answered with that
+// tripHistory contents that made the round trip is answered with that
 // trip's decoded data, and only then; a trip found again counts as the
 // latest, and the least recently used one is dropped.
 func TestTrippedAsKeepsTheLastTrips(t *testing.T) {
 	content := func(i int) checkpoint.Data {
 		return checkpoint.Data{RegisteredDevices: map[string][]string{"example.com/gpu": {fmt.Sprintf("d%d", i)}}}
 	}
-	m := &dmMachine{}
-	for i := range dmTripHistory {
+	m := &machine{}
+	for i := range tripHistory {
 		decoded := m.roundTrip(content(i))
 		require.True(t, checkpoint.Equal(content(i), decoded), "trip %d", i)
 	}
-	for i := range dmTripHistory {
+	for i := range tripHistory {
 		decoded, ok := m.trippedAs(content(i))
 		require.True(t, ok, "content %d made the trip", i)
 		assert.True(t, checkpoint.Equal(content(i), decoded), "content %d's decoded data", i)
@@ -110,16 +111,16 @@ func TestTrippedAsKeepsTheLastTrips(t *testing.T) {
 	// again, it is the latest and content 1 the least recently used.
 	_, ok := m.trippedAs(content(0))
 	require.True(t, ok)
-	m.roundTrip(content(dmTripHistory))
+	m.roundTrip(content(tripHistory))
 	_, ok = m.trippedAs(content(1))
 	assert.False(t, ok, "the least recently used trip is dropped")
-	for _, i := range []int{0, 2, dmTripHistory} {
+	for _, i := range []int{0, 2, tripHistory} {
 		_, ok = m.trippedAs(content(i))
 		assert.True(t, ok, "content %d is kept", i)
 	}
-	_, ok = m.trippedAs(content(dmTripHistory + 1))
+	_, ok = m.trippedAs(content(tripHistory + 1))
 	assert.False(t, ok, "a content that never made the trip")
-	assert.Len(t, m.trips, dmTripHistory)
+	assert.Len(t, m.trips, tripHistory)
 }
 
 // TestSlotsNameTheSuitesInvariants: the machine counts its checks in one
@@ -127,20 +128,20 @@ func TestTrippedAsKeepsTheLastTrips(t *testing.T) {
 // suite's order, and no slot may be left without an invariant (its counts
 // would go to the ID "").
 func TestSlotsNameTheSuitesInvariants(t *testing.T) {
-	suite, ok := Lookup("devicemanager")
+	suite, ok := properties.Lookup("devicemanager")
 	require.True(t, ok, "devicemanager suite not registered")
 	var ids []string
 	for _, inv := range suite.Invariants {
 		ids = append(ids, inv.ID)
 	}
-	assert.Equal(t, ids, dmSlotIDs[:])
+	assert.Equal(t, ids, slotIDs[:])
 }
 
 // TestCheckCountsIsRepeatedCheck: handing over counts leaves the tally as
 // the same number of Check calls would, an invariant that never applied
 // included (it has a checked count and no applied entry).
 func TestCheckCountsIsRepeatedCheck(t *testing.T) {
-	one, all := NewTally(), NewTally()
+	one, all := properties.NewTally(), properties.NewTally()
 	for i := range 5 {
 		one.Check("A", i%2 == 0)
 		one.Check("B", false)

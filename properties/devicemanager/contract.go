@@ -1,4 +1,4 @@
-package properties
+package devicemanager
 
 import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
@@ -16,70 +16,90 @@ import (
 
 // The documentation pages the contract properties quote.
 const (
-	dmDocDevicePlugins = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
-	dmDocSidecars      = "concepts/workloads/pods/sidecar-containers/"
+	docDevicePlugins = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
+	docSidecars      = "concepts/workloads/pods/sidecar-containers/"
 )
 
 var (
-	dmContractAdvertised = verify.Property{
-		ID:        DMCAdvertised,
+	contractAdvertised = verify.Property{
+		ID:        ContractAdvertised,
 		Subsystem: "devicemanager",
-		Statement: "After a device plugin registers a resource and reports its devices, the node advertises what that plugin reported " +
-			"(\"after a device plugin registers hardware-vendor.example/foo with the kubelet and reports two healthy devices on a node, " +
-			"the node status is updated to advertise that the node has 2 Foo devices installed and available\"): while the registered " +
-			"plugin stays connected, allocatable is the number of devices it last reported healthy and capacity the number it last " +
-			"reported (\"Once a device is marked as unhealthy, the kubelet will decrease the allocatable count ... Capacity count for " +
-			"the resource will not change\"). A plugin instance that a newer registration of the same resource replaced no longer speaks for it.",
+		Statement: "After a device plugin registers a resource and reports its devices, the node advertises what that " +
+			"plugin reported (\"after a device plugin registers hardware-vendor.example/foo with the kubelet " +
+			"and reports two healthy devices on a node, the node status is updated to advertise that the node " +
+			"has 2 Foo devices installed and available\"): while the registered plugin stays connected, " +
+			"allocatable is the number of devices it last reported healthy and capacity the number it last " +
+			"reported (\"Once a device is marked as unhealthy, the kubelet will decrease the allocatable count " +
+			"... Capacity count for the resource will not change\"). A plugin instance that a newer " +
+			"registration of the same resource replaced no longer speaks for it.",
 		Sources: []cite.Source{
-			cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin registration"),
-			cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
-			cite.KEPSection(3573, "Device Manager Proposal", "API Specification").Noting("a registration may be refused while the resource name is \"already taken by another active device plugin\": one plugin speaks for a resource"),
+			cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration"),
+			cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
+			cite.KEPSection(3573, "Device Manager Proposal", "API Specification").Noting(
+				"a registration may be refused while the resource name is \"already taken by another active " +
+					"device plugin\": one plugin speaks for a resource",
+			),
 		},
 		Kind: verify.Contract,
 	}
-	dmContractNotShared = verify.Property{
-		ID:        DMCNotShared,
+	contractNotShared = verify.Property{
+		ID:        ContractNotShared,
 		Subsystem: "devicemanager",
-		Statement: "\"Devices cannot be shared between containers\": no device is held by two containers that may run at the same time. " +
-			"Of two containers of active pods holding the same device, the earlier must be a regular init container of the same pod, " +
-			"which has run to completion before any later container of its pod starts; a sidecar (restartable init container) keeps " +
-			"running beside every container after it, and app containers run together.",
+		Statement: "\"Devices cannot be shared between containers\": no device is held by two containers that may run " +
+			"at the same time. Of two containers of active pods holding the same device, the earlier must be a " +
+			"regular init container of the same pod, which has run to completion before any later container of " +
+			"its pod starts; a sidecar (restartable init container) keeps running beside every container after " +
+			"it, and app containers run together.",
 		Sources: []cite.Source{
-			cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin registration"),
-			cite.KubernetesDoc(dmDocSidecars, "Sidecar Containers", "Sidecar containers and Pod lifecycle"),
+			cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration"),
+			cite.KubernetesDoc(docSidecars, "Sidecar Containers", "Sidecar containers and Pod lifecycle"),
 			cite.KEPSection(753, "Sidecar Containers", "Resources calculation for scheduling and pod admission"),
 		},
 		Kind: verify.Contract,
 	}
-	dmContractEffective = verify.Property{
-		ID:        DMCEffective,
+	contractEffective = verify.Property{
+		ID:        ContractEffective,
 		Subsystem: "devicemanager",
-		Statement: "A pod the kubelet admits holds, of every device resource the node advertises, exactly its effective request, the " +
-			"number the scheduler placed it by: the larger of the sidecars' and app containers' sum and every init container's use " +
-			"(its own request plus the sidecars declared before it). So init containers reserve devices only for initialization, and " +
-			"the rest of the node's devices stay \"available for other Pods to use\".",
+		Statement: "A pod the kubelet admits holds, of every device resource the node advertises, exactly its " +
+			"effective request, the number the scheduler placed it by: the larger of the sidecars' and app " +
+			"containers' sum and every init container's use (its own request plus the sidecars declared before " +
+			"it). So init containers reserve devices only for initialization, and the rest of the node's " +
+			"devices stay \"available for other Pods to use\".",
 		Sources: []cite.Source{
 			cite.KEPSection(753, "Sidecar Containers", "Resources calculation for scheduling and pod admission"),
-			cite.KubernetesDoc(dmDocSidecars, "Sidecar Containers", "Resource sharing within containers").Noting("the page's formula leaves out the sidecars declared before a regular init container, which the KEP and the scheduler count"),
-			cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin registration").Noting("its example pod: \"If the Node has more than 2 of those devices available, the remainder would be available for other Pods to use\""),
+			cite.KubernetesDoc(docSidecars, "Sidecar Containers", "Resource sharing within containers").Noting(
+				"the page's formula leaves out the sidecars declared before a regular init container, which the " +
+					"KEP and the scheduler count",
+			),
+			cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration").Noting(
+				"its example pod: \"If the Node has more than 2 of those devices available, the remainder would " +
+					"be available for other Pods to use\"",
+			),
 		},
 		Kind: verify.Contract,
 	}
 )
 
-var dmContractAdmits = verify.Property{
-	ID:        DMCAdmits,
+var contractAdmits = verify.Property{
+	ID:        ContractAdmits,
 	Subsystem: "devicemanager",
-	Statement: "Once the kubelet has seen all its pod sources, it admits a pod whose effective device requests fit in what the node " +
-		"advertises as allocatable less the effective requests of its other running pods, the room the scheduler placed it by, " +
-		"unless a device plugin fails the allocation (an Allocate or GetPreferredAllocation error, an answer without a container " +
-		"response): allocatable counts \"how many devices can be used for scheduling new pods\", and the devices a pod leaves, " +
-		"finished or rejected, are \"available for other Pods to use\". Judged while the node advertises what each resource's " +
-		"registered plugin reported (DM-C-ADVERTISED).",
+	Statement: "Once the kubelet has seen all its pod sources, it admits a pod whose effective device requests fit " +
+		"in what the node advertises as allocatable less the effective requests of its other running pods, " +
+		"the room the scheduler placed it by, unless a device plugin fails the allocation (an Allocate or " +
+		"GetPreferredAllocation error, an answer without a container response): allocatable counts \"how " +
+		"many devices can be used for scheduling new pods\", and the devices a pod leaves, finished or " +
+		"rejected, are \"available for other Pods to use\". Judged while the node advertises what each " +
+		"resource's registered plugin reported (DM-C-ADVERTISED).",
 	Sources: []cite.Source{
-		cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
-		cite.KubernetesDoc(dmDocDevicePlugins, "Device Plugins", "Device plugin registration").Noting("its example pod: \"If the Node has more than 2 of those devices available, the remainder would be available for other Pods to use\""),
-		cite.KEPSection(3573, "Device Manager Proposal", "End User story").Noting("\"The scheduler filters the nodes which do not match the resource requests\"; \"The pod lands on the node and Kubelet decides which device should be assigned to the pod\""),
+		cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
+		cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration").Noting(
+			"its example pod: \"If the Node has more than 2 of those devices available, the remainder would " +
+				"be available for other Pods to use\"",
+		),
+		cite.KEPSection(3573, "Device Manager Proposal", "End User story").Noting(
+			"\"The scheduler filters the nodes which do not match the resource requests\"; \"The pod lands on " +
+				"the node and Kubelet decides which device should be assigned to the pod\"",
+		),
 	},
 	Kind: verify.Contract,
 }
@@ -91,7 +111,7 @@ var dmContractAdmits = verify.Property{
 // less the effective requests of the other active pods, as the scheduler
 // counts. A pod that
 // asks no device (its device limits absent or 0) fits any node.
-func (m *dmMachine) fitsNode(p *pod.Pod) bool {
+func (m *machine) fitsNode(p *pod.Pod) bool {
 	if !m.ready {
 		// Before the kubelet has seen all its pod sources it frees no
 		// device (it cannot yet tell a finished pod from one it has not
@@ -103,7 +123,7 @@ func (m *dmMachine) fitsNode(p *pod.Pod) bool {
 			}
 		}
 	}
-	for _, r := range dmResources {
+	for _, r := range resources {
 		want := effectiveDevices(p, r)
 		if want == 0 {
 			continue
@@ -141,7 +161,7 @@ func (m *dmMachine) fitsNode(p *pod.Pod) bool {
 // admission's error, nil when the pod was admitted. A plugin's failed or
 // empty answer may reject any pod, and a bound of nodeproof's own is no
 // promise of Kubernetes.
-func (m *dmMachine) checkAdmits(p *pod.Pod, fits bool, rejected error) {
+func (m *machine) checkAdmits(p *pod.Pod, fits bool, rejected error) {
 	// Here DM-C-ADMITS applies: the pod fits the room the node advertises.
 	m.checked(slotCAdmits, fits)
 	if !fits || rejected == nil {
@@ -153,14 +173,14 @@ func (m *dmMachine) checkAdmits(p *pod.Pod, fits bool, rejected error) {
 			return
 		}
 	}
-	m.tally.Breach(m.t, DMCAdmits, "%s fits the node's advertised room but was rejected: %v", p.UID, rejected)
+	m.tally.Breach(m.t, ContractAdmits, "%s fits the node's advertised room but was rejected: %v", p.UID, rejected)
 }
 
 // checkAdvertised is DM-C-ADVERTISED, after every step, on the capacity the
 // checks read: for each resource whose registered plugin (the instance of
 // its latest registration) is connected and has reported its devices, the
 // node shows what that instance last reported. A missing entry reads as 0.
-func (m *dmMachine) checkAdvertised(c dm.Capacity) {
+func (m *machine) checkAdvertised(c dm.Capacity) {
 	applied := false
 	for _, p := range m.plugins {
 		if !p.streaming || !p.reported {
@@ -173,7 +193,7 @@ func (m *dmMachine) checkAdvertised(c dm.Capacity) {
 		// said what the node has.
 		applied = true
 		if c.Allocatable[p.resource] != p.healthy || c.Capacity[p.resource] != p.total {
-			m.tally.Breach(m.t, DMCAdvertised, "%s: its registered plugin %s is connected and last reported %d devices, %d healthy, "+
+			m.tally.Breach(m.t, ContractAdvertised, "%s: its registered plugin %s is connected and last reported %d devices, %d healthy, "+
 				"but the node advertises capacity %d, allocatable %d", p.resource, p.socket, p.total, p.healthy,
 				c.Capacity[p.resource], c.Allocatable[p.resource])
 		}
@@ -185,7 +205,7 @@ func (m *dmMachine) checkAdvertised(c dm.Capacity) {
 // active pods' containers, compared pairwise by resource. A pod the kubelet
 // rejected or that terminated runs nothing, so its records (kept until the
 // next garbage collection) do not count.
-func (m *dmMachine) checkNotShared(holdings []dm.Holding) {
+func (m *machine) checkNotShared(holdings []dm.Holding) {
 	applied := false
 	for i, a := range holdings {
 		if !m.podActive(a.PodUID) {
@@ -200,7 +220,7 @@ func (m *dmMachine) checkNotShared(holdings []dm.Holding) {
 			applied = true
 			id, shared := firstShared(a.DeviceIDs, b.DeviceIDs)
 			if shared && mayRunTogether(m.place(a.PodUID, a.Container), m.place(b.PodUID, b.Container)) {
-				m.tally.Breach(m.t, DMCNotShared, "device %s of %s is held by %s/%s and %s/%s, which may run at the same time",
+				m.tally.Breach(m.t, ContractNotShared, "device %s of %s is held by %s/%s and %s/%s, which may run at the same time",
 					id, a.Resource, a.PodUID, a.Container, b.PodUID, b.Container)
 			}
 		}
@@ -224,7 +244,7 @@ func mayRunTogether(a, b containerPlace) bool {
 
 // podActive says whether the pod with uid is one of the machine's active
 // pods (admitted and not terminated).
-func (m *dmMachine) podActive(uid string) bool {
+func (m *machine) podActive(uid string) bool {
 	for _, p := range m.pods {
 		if p.p.UID == uid {
 			return p.active
@@ -240,13 +260,13 @@ func (m *dmMachine) podActive(uid string) bool {
 // requests), not the device manager's.
 func admittedEffective(p *pod.Pod, advertised map[string]int64) map[string]int64 {
 	var out map[string]int64
-	for _, r := range dmResources {
+	for _, r := range resources {
 		want := effectiveDevices(p, r)
 		if _, ok := advertised[r]; !ok || want == 0 {
 			continue
 		}
 		if out == nil {
-			out = make(map[string]int64, len(dmResources))
+			out = make(map[string]int64, len(resources))
 		}
 		out[r] = want
 	}
@@ -257,7 +277,7 @@ func admittedEffective(p *pod.Pod, advertised map[string]int64) map[string]int64
 // holds, across its containers, its effective request of each resource
 // admittedEffective recorded, from its admission until it ends (a kubelet
 // restart included).
-func (m *dmMachine) checkEffective(holdings []dm.Holding) {
+func (m *machine) checkEffective(holdings []dm.Holding) {
 	applied := false
 	for _, entry := range m.pods {
 		if !entry.active || entry.effective == nil {
@@ -266,7 +286,7 @@ func (m *dmMachine) checkEffective(holdings []dm.Holding) {
 		// Here DM-C-EFFECTIVE applies: a running pod asked for devices of
 		// an advertised resource.
 		applied = true
-		for _, r := range dmResources {
+		for _, r := range resources {
 			want, ok := entry.effective[r]
 			if !ok {
 				continue
@@ -280,7 +300,7 @@ func (m *dmMachine) checkEffective(holdings []dm.Holding) {
 			ids = dedupSorted(ids)
 			m.idScratch = ids
 			if int64(len(ids)) != want {
-				m.tally.Breach(m.t, DMCEffective, "%s holds %d devices of %s %v, its effective request is %d",
+				m.tally.Breach(m.t, ContractEffective, "%s holds %d devices of %s %v, its effective request is %d",
 					entry.p.UID, len(ids), r, ids, want)
 			}
 		}

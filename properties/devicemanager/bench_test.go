@@ -1,28 +1,29 @@
-package properties
+package devicemanager
 
 import (
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/properties"
 	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkDeviceManagerMachine measures the device manager state machine
 // with every invariant checked after every step: the steps/s metric is the
-// figure BENCHMARKS.md records. Run it on one core with -cpu 1. steps/cpu-s
+// figure BENCHMARKS.md records. properties.Run it on one core with -cpu 1. steps/cpu-s
 // divides by the CPU time the process used instead of the wall time, which
 // is the speed of one core however busy the shared machine is (the
 // garbage collector's work on other threads counts too, so it errs on the
 // slow side).
 func BenchmarkDeviceManagerMachine(b *testing.B) {
-	suite, ok := Lookup("devicemanager")
+	suite, ok := properties.Lookup("devicemanager")
 	require.True(b, ok, "devicemanager suite not registered")
 	steps := 0
 	seed := uint64(1)
 	cpuBefore := cpuTime(b)
 	for b.Loop() {
-		r := Run(suite, RunOptions{Checks: 20, Steps: 100, Seed: seed})
+		r := properties.Run(suite, properties.RunOptions{Checks: 20, Steps: 100, Seed: seed})
 		if !r.Passed {
 			// Failure is a pointer: reading its message on a passing run
 			// would dereference nil.

@@ -1,4 +1,4 @@
-package properties
+package devicemanager
 
 import (
 	"slices"
@@ -20,7 +20,7 @@ import (
 // The views of the state that several checks read (the holdings and
 // capacity of the core and of the model) are taken once per step: they
 // are read-only, so every check sees what it saw when it took its own.
-func (m *dmMachine) check(t *rapid.T) {
+func (m *machine) check(t *rapid.T) {
 	holdings := m.core.Holdings()
 	modelHoldings := m.model.Holdings()
 	m.core.CapacityViewInto(&m.capacityView, m.now)
@@ -38,7 +38,7 @@ func (m *dmMachine) check(t *rapid.T) {
 	m.checkEffective(holdings)
 }
 
-var dmKindNames = func() map[string]bool {
+var kindNames = func() map[string]bool {
 	names := map[string]bool{}
 	for _, k := range dm.Kinds() {
 		names[k.String()] = true
@@ -46,44 +46,44 @@ var dmKindNames = func() map[string]bool {
 	return names
 }()
 
-func (m *dmMachine) checkErrors() {
+func (m *machine) checkErrors() {
 	// DM-ERROR-KINDS applies when the step returned errors to classify.
 	m.checked(slotErrorKinds, len(m.errs) > 0)
 	for _, seen := range m.errs {
 		kind, ok := dm.KindOf(seen.err)
-		if !ok || !dmKindNames[kind.String()] {
-			m.fail(DMErrorKinds, "error %q (%T) is not a documented kind", seen.err, seen.err)
+		if !ok || !kindNames[kind.String()] {
+			m.fail(ErrorKinds, "error %q (%T) is not a documented kind", seen.err, seen.err)
 		}
 		if seen.wantKind != "" && kind.String() != seen.wantKind {
-			m.fail(DMModel, "error %q has kind %s, the model expects %s", seen.err, kind, seen.wantKind)
+			m.fail(Model, "error %q has kind %s, the model expects %s", seen.err, kind, seen.wantKind)
 		}
 		if seen.wantMessage != "" && seen.err.Error() != seen.wantMessage {
-			m.fail(DMErrorKinds, "error message\n  got:  %s\n  want: %s", seen.err, seen.wantMessage)
+			m.fail(ErrorKinds, "error message\n  got:  %s\n  want: %s", seen.err, seen.wantMessage)
 		}
 	}
 	m.errs = m.errs[:0]
 }
 
-func (m *dmMachine) checkModel(core []dm.Holding, mod []model.Holding, c dm.Capacity) {
+func (m *machine) checkModel(core []dm.Holding, mod []model.Holding, c dm.Capacity) {
 	counts, md := m.model.CapacityView(m.now)
 	// DM-MODEL applies when either side holds an allocation or knows a
 	// resource: two empty managers agree without saying anything.
 	m.checked(slotModel, len(core)+len(mod)+len(c.Capacity)+len(counts)+len(c.Deleted)+len(md) > 0)
 	if len(core) != len(mod) {
-		m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
+		m.fail(Model, "core holds %v, model holds %+v", core, mod)
 	}
 	for i, h := range core {
 		o := mod[i]
 		if h.PodUID != o.Pod || h.Container != o.Container || h.Resource != o.Resource || !equalStrings(h.DeviceIDs, o.Devices) {
-			m.fail(DMModel, "core holds %v, model holds %+v", core, mod)
+			m.fail(Model, "core holds %v, model holds %+v", core, mod)
 		}
 	}
 	if !sameAsCounts(c, counts) || !equalStrings(c.Deleted, md) {
-		m.fail(DMModel, "capacity: core %v / %v deleting %v, model %+v deleting %v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
+		m.fail(Model, "capacity: core %v / %v deleting %v, model %+v deleting %v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
 	}
 }
 
-func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.Holding) {
+func (m *machine) checkHoldings(holdings []dm.Holding, modelHoldings []model.Holding) {
 	// DM-EXCLUSIVE applies when two containers hold devices of the same
 	// resource: only then could one device be held twice. Holdings are one
 	// per container and resource, so that is two holdings of one resource,
@@ -97,7 +97,7 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 			}
 			compared = true
 			if id, shared := firstShared(a.DeviceIDs, b.DeviceIDs); shared && !mayShare(m.place(a.PodUID, a.Container), m.place(b.PodUID, b.Container)) {
-				m.fail(DMExclusive, "device %s of %s held by %s/%s and %s/%s", id, a.Resource, a.PodUID, a.Container, b.PodUID, b.Container)
+				m.fail(Exclusive, "device %s of %s held by %s/%s and %s/%s", id, a.Resource, a.PodUID, a.Container, b.PodUID, b.Container)
 			}
 		}
 	}
@@ -111,12 +111,12 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 	m.checked(slotAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
 	for r, ids := range allocated {
 		if union := m.unionOf(holdings, r); !equalStrings(ids, union) {
-			m.fail(DMAllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
+			m.fail(AllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
 		}
 	}
 	for _, h := range holdings {
 		if len(h.DeviceIDs) > 0 && len(allocated[h.Resource]) == 0 {
-			m.fail(DMAllocatedCache, "containers hold %v of %s but the allocated cache has none", m.unionOf(holdings, h.Resource), h.Resource)
+			m.fail(AllocatedCache, "containers hold %v of %s but the allocated cache has none", m.unionOf(holdings, h.Resource), h.Resource)
 		}
 	}
 
@@ -124,7 +124,7 @@ func (m *dmMachine) checkHoldings(holdings []dm.Holding, modelHoldings []model.H
 	// the model has not garbage-collected: the core must still hold it.
 	m.checked(slotRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
 	for _, r := range lostRestored(m.restored, holdings, modelHoldings) {
-		m.fail(DMRestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
+		m.fail(RestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
 }
 
@@ -145,7 +145,7 @@ func firstShared(a, b []string) (string, bool) {
 
 // unionOf returns the devices of resource r that containers hold, sorted
 // and without repeats, in a scratch slice valid until the next call.
-func (m *dmMachine) unionOf(holdings []dm.Holding, r string) []string {
+func (m *machine) unionOf(holdings []dm.Holding, r string) []string {
 	ids := m.unionScratch[:0]
 	for _, h := range holdings {
 		if h.Resource == r {
@@ -200,7 +200,7 @@ func restoredOfKeptPods(restored []dm.Holding, modelHoldings []model.Holding) []
 // answer sets VISIBLE_DEVICES to its devices and exposes /dev/<first device>,
 // so the merge must keep the first resource's variable and one device node
 // per distinct path.
-func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
+func (m *machine) checkRunOptions(holdings []dm.Holding) {
 	// DM-RUN-OPTIONS applies when some container holds devices.
 	m.checked(slotRunOptions, len(holdings) > 0)
 	for i := 0; i < len(holdings); {
@@ -217,11 +217,11 @@ func (m *dmMachine) checkRunOptions(holdings []dm.Holding) {
 		m.pathScratch = paths
 		opts := m.core.RunContainerOptions(first.PodUID, first.Container)
 		if opts == nil {
-			m.fail(DMRunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
+			m.fail(RunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
 		}
 		want := dm.KeyValue{Name: "VISIBLE_DEVICES", Value: m.answered[[3]string{first.PodUID, first.Container, first.Resource}].visibleDevices}
 		if len(opts.Envs) != 1 || opts.Envs[0] != want || len(opts.Devices) != len(paths) {
-			m.fail(DMRunOptions, "%s/%s: run options envs=%v devices=%v, want envs=[%v] and %d device nodes", first.PodUID, first.Container, opts.Envs, opts.Devices, want, len(paths))
+			m.fail(RunOptions, "%s/%s: run options envs=%v devices=%v, want envs=[%v] and %d device nodes", first.PodUID, first.Container, opts.Envs, opts.Devices, want, len(paths))
 		}
 	}
 }
@@ -249,7 +249,7 @@ func mayShare(a, b containerPlace) bool {
 }
 
 // place finds a holder's container among the machine's pods.
-func (m *dmMachine) place(uid, container string) containerPlace {
+func (m *machine) place(uid, container string) containerPlace {
 	for _, p := range m.pods {
 		if p.p.UID != uid {
 			continue
@@ -265,17 +265,17 @@ func (m *dmMachine) place(uid, container string) containerPlace {
 			}
 		}
 	}
-	m.fail(DMExclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
+	m.fail(Exclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
 	return containerPlace{}
 }
 
-func (m *dmMachine) checkCapacity(c dm.Capacity) {
+func (m *machine) checkCapacity(c dm.Capacity) {
 	// DM-ALLOCATABLE-LE-CAPACITY applies when some resource is allocatable.
 	m.checked(slotAllocLECapacity, len(c.Allocatable) > 0)
 	for r, a := range c.Allocatable {
 		capacity, ok := c.Capacity[r]
 		if !ok || a > capacity {
-			m.fail(DMAllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
+			m.fail(AllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
 		}
 	}
 	// DM-ALLOCATABLE-HEALTHY applies when some resource is allocatable or
@@ -284,34 +284,34 @@ func (m *dmMachine) checkCapacity(c dm.Capacity) {
 	for r, a := range c.Allocatable {
 		v := m.findView(r)
 		if v == nil {
-			m.fail(DMAllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
+			m.fail(AllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
 		}
 		want := v.lastHealthy
 		if v.zeroed {
 			want = 0
 		}
 		if a != want {
-			m.fail(DMAllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
+			m.fail(AllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
 		}
 	}
 	for _, v := range m.views {
 		if v.everSnapshoted && v.hasEndpoint && !v.stopped && v.lastHealthy > 0 && !v.zeroed {
 			if _, ok := c.Allocatable[v.resource]; !ok {
-				m.fail(DMAllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", v.resource, v.lastHealthy)
+				m.fail(AllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", v.resource, v.lastHealthy)
 			}
 		}
 	}
 	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
-		m.fail(DMGraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(dmEpoch), c.Deleted, want)
+		m.fail(GraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(epoch), c.Deleted, want)
 	}
 }
 
-func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
+func (m *machine) checkCheckpoint(holdings []dm.Holding) {
 	dueCore := m.core.CheckpointDue()
 	dueTwin := m.twin.CheckpointDue()
 	if dueCore != dueTwin {
-		m.fail(DMDeterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
+		m.fail(Deterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
 	}
 	// DM-DETERMINISTIC applies here when a checkpoint is due: then the two
 	// managers' bytes are compared (every action compares their answers).
@@ -331,11 +331,11 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 		if twinData := m.twin.Checkpoint(); !checkpoint.Equal(data, twinData) {
 			encoded, err := checkpoint.Encode(data)
 			if err != nil {
-				m.fail(DMCheckpointTrip, "encode: %v", err)
+				m.fail(CheckpointTrip, "encode: %v", err)
 			}
 			twinEncoded, err := checkpoint.Encode(twinData)
 			if err != nil || string(twinEncoded) != string(encoded) {
-				m.fail(DMDeterministic, "the same inputs wrote two checkpoints:\n  %s\n  %s", encoded, twinEncoded)
+				m.fail(Deterministic, "the same inputs wrote two checkpoints:\n  %s\n  %s", encoded, twinEncoded)
 			}
 		}
 	}
@@ -353,7 +353,7 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 		decoded = m.roundTrip(data)
 	}
 	if len(decoded.PodDeviceEntries) != len(holdings) {
-		m.fail(DMCheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
+		m.fail(CheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
 	}
 	for i, e := range decoded.PodDeviceEntries {
 		h := holdings[i]
@@ -364,16 +364,16 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 		ids = dedupSorted(ids)
 		m.idScratch = ids
 		if e.PodUID != h.PodUID || e.ContainerName != h.Container || e.ResourceName != h.Resource || !equalStrings(ids, h.DeviceIDs) {
-			m.fail(DMCheckpointTrip, "checkpoint entry %d is %+v, the container holds %v", i, e, h)
+			m.fail(CheckpointTrip, "checkpoint entry %d is %+v, the container holds %v", i, e, h)
 		}
 	}
 	if len(registered) != len(decoded.RegisteredDevices) {
-		m.fail(DMCheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
+		m.fail(CheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
 	}
 	for _, r := range registered {
 		got, ok := decoded.RegisteredDevices[r.Resource]
 		if !ok || !equalStrings(got, r.Devices) || got == nil {
-			m.fail(DMCheckpointTrip, "checkpoint registers %s as %v, the model's healthy devices are %v", r.Resource, got, r.Devices)
+			m.fail(CheckpointTrip, "checkpoint registers %s as %v, the model's healthy devices are %v", r.Resource, got, r.Devices)
 		}
 	}
 }
@@ -381,7 +381,7 @@ func (m *dmMachine) checkCheckpoint(holdings []dm.Holding) {
 // trippedAs returns what the bytes of a content checkpoint.Equal to data
 // decoded to, when one of the last trips had such content, and moves that
 // trip to the front.
-func (m *dmMachine) trippedAs(data checkpoint.Data) (checkpoint.Data, bool) {
+func (m *machine) trippedAs(data checkpoint.Data) (checkpoint.Data, bool) {
 	for i, trip := range m.trips {
 		if checkpoint.Equal(data, trip.data) {
 			copy(m.trips[1:i+1], m.trips[:i])
@@ -396,28 +396,28 @@ func (m *dmMachine) trippedAs(data checkpoint.Data) (checkpoint.Data, bool) {
 // and requires the same content back, with every Allocate answer decoding;
 // it keeps the content and the decoded data, the latest of the trips, for
 // the steps that follow, and returns the decoded data.
-func (m *dmMachine) roundTrip(data checkpoint.Data) checkpoint.Data {
+func (m *machine) roundTrip(data checkpoint.Data) checkpoint.Data {
 	encoded, err := checkpoint.Encode(data)
 	if err != nil {
-		m.fail(DMCheckpointTrip, "encode: %v", err)
+		m.fail(CheckpointTrip, "encode: %v", err)
 	}
 	decoded, err := checkpoint.Decode(encoded)
 	if err != nil {
-		m.fail(DMCheckpointTrip, "decode of %s: %v", encoded, err)
+		m.fail(CheckpointTrip, "decode of %s: %v", encoded, err)
 	}
 	if !checkpoint.Equal(decoded, data) {
-		m.fail(DMCheckpointTrip, "%s decodes to %+v, written from %+v", encoded, decoded, data)
+		m.fail(CheckpointTrip, "%s decodes to %+v, written from %+v", encoded, decoded, data)
 	}
 	for i, e := range decoded.PodDeviceEntries {
 		if _, err := allocresp.Unmarshal(e.AllocResp); err != nil {
-			m.fail(DMCheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
+			m.fail(CheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
 		}
 	}
-	if len(m.trips) < dmTripHistory {
-		m.trips = append(m.trips, dmTrip{})
+	if len(m.trips) < tripHistory {
+		m.trips = append(m.trips, trip{})
 	}
 	copy(m.trips[1:], m.trips)
-	m.trips[0] = dmTrip{data, decoded}
+	m.trips[0] = trip{data, decoded}
 	return decoded
 }
 
