@@ -98,33 +98,25 @@ func newMachine(t *rapid.T, tally *properties.Tally) *machine {
 }
 
 func (m *machine) run() {
-	// rapid draws the keys in name order with a bias towards the first, so
-	// the frequent actions appear under more than one key and the eviction
+	// rapid draws the actions in name order with a bias towards the first,
+	// so the frequent actions weigh more and the eviction
 	// manager's DeleteUnusedImages, which empties the node, sorts last:
 	// pulls and the clock keep the node supplied with images old enough to
 	// remove, and GC runs often enough to remove them.
-	actions := map[string]func(*rapid.T){
-		"imagePull":          m.pull,
-		"imagePullMore":      m.pull,
-		"imagePullAgain":     m.pull,
-		"startContainer":     m.startContainer,
-		"stopContainer":      m.stopContainer,
-		"removeContainer":    m.removeContainer,
-		"removeContainers":   m.removeContainer,
-		"runtimeRemoveImage": m.runtimeRemoveImage,
-		"tick":               m.tick,
-		"tickAgain":          m.tick,
-		"diskUsage":          m.diskUsage,
-		"diskUsageAgain":     m.diskUsage,
-		"periodicDetect":     m.detect,
-		"periodicGC":         m.periodicGC,
-		"periodicGCAgain":    m.periodicGC,
-		"gc":                 m.gc,
-		"gcAgain":            m.gc,
-		"underDiskPressure":  m.deleteUnusedImages,
-		"restart":            m.restart,
-		"":                   m.check,
-	}
+	actions := properties.Actions(m.check, map[string]properties.Action{
+		"imagePull":          {Weight: 3, Do: m.pull},
+		"startContainer":     {Weight: 1, Do: m.startContainer},
+		"stopContainer":      {Weight: 1, Do: m.stopContainer},
+		"removeContainer":    {Weight: 2, Do: m.removeContainer},
+		"runtimeRemoveImage": {Weight: 1, Do: m.runtimeRemoveImage},
+		"tick":               {Weight: 2, Do: m.tick},
+		"diskUsage":          {Weight: 2, Do: m.diskUsage},
+		"periodicDetect":     {Weight: 1, Do: m.detect},
+		"periodicGC":         {Weight: 2, Do: m.periodicGC},
+		"gc":                 {Weight: 2, Do: m.gc},
+		"underDiskPressure":  {Weight: 1, Do: m.deleteUnusedImages},
+		"restart":            {Weight: 1, Do: m.restart},
+	})
 	// Two rounds of actions per case: image GC's statements are about
 	// histories (ages past MinAge and MaxAge, passes after pulls and
 	// restarts), and at one round the rarest of them (GC-STOP, GC-DISABLED,

@@ -111,37 +111,30 @@ func newMachine(t *rapid.T, tally *properties.Tally) *machine {
 }
 
 func (m *machine) run() {
-	// rapid draws the keys in name order with a bias towards the first;
+	// rapid draws the actions in name order with a bias towards the first;
 	// the clock, the syncs and the containers' lives are the frequent
-	// actions, so they appear under more than one key.
-	m.t.Repeat(map[string]func(*rapid.T){
-		"advance":         m.advance,
-		"advanceAgain":    m.advance,
-		"advanceToBound":  m.advanceToBoundary,
-		"containerStart":  m.startContainer,
-		"containerStart2": m.startContainer,
-		"containerExit":   m.exitContainer,
-		"crashRestart":    m.crashRestart,
-		"health":          m.flipHealth,
-		"killUnhealthy":   m.killUnhealthy,
-		"sync":            m.sync,
-		"syncAgain":       m.sync,
-		"syncMore":        m.sync,
-		"syncOnceMore":    m.sync,
-		"healthAgain":     m.flipHealth,
-		"kubeletRestart2": m.kubeletRestart,
-		"updatePod":       m.updatePod,
-		"updatePodAgain":  m.updatePod,
-		"addPod":          m.addPod,
-		"deletePod":       m.deletePod,
-		"finishPod":       m.finishPod,
-		"stopLiveness":    m.stopLivenessAndStartup,
-		"removePod":       m.removePod,
-		"kubeletRestart":  m.kubeletRestart,
-		"statusAppears":   m.statusAppears,
-		"zzCleanupPods":   m.cleanupPods,
-		"":                m.checkAll,
-	})
+	// actions, so they weigh more.
+	m.t.Repeat(properties.Actions(m.checkAll, map[string]properties.Action{
+		"advance":        {Weight: 2, Do: m.advance},
+		"advanceToBound": {Weight: 1, Do: m.advanceToBoundary},
+		"containerStart": {Weight: 2, Do: m.startContainer},
+		"containerExit":  {Weight: 1, Do: m.exitContainer},
+		"crashRestart":   {Weight: 1, Do: m.crashRestart},
+		"health":         {Weight: 2, Do: m.flipHealth},
+		"killUnhealthy":  {Weight: 1, Do: m.killUnhealthy},
+		"sync":           {Weight: 4, Do: m.sync},
+		"updatePod":      {Weight: 2, Do: m.updatePod},
+		"addPod":         {Weight: 1, Do: m.addPod},
+		"deletePod":      {Weight: 1, Do: m.deletePod},
+		"finishPod":      {Weight: 1, Do: m.finishPod},
+		"stopLiveness":   {Weight: 1, Do: m.stopLivenessAndStartup},
+		"removePod":      {Weight: 1, Do: m.removePod},
+		"kubeletRestart": {Weight: 2, Do: m.kubeletRestart},
+		"statusAppears":  {Weight: 1, Do: m.statusAppears},
+		// The cleanup of every pod undoes the most; its name sorts it
+		// last, where rapid's bias draws it least.
+		"zzCleanupPods": {Weight: 1, Do: m.cleanupPods},
+	}))
 }
 
 func (m *machine) begin(action, format string, args ...any) {
