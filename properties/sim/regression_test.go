@@ -11,12 +11,19 @@ import (
 	simulation "github.com/nodeproof/nodeproof/sim"
 )
 
-// readScript reads a script of the suite's draws from testdata.
-func readScript(t *testing.T, name string) *simulation.Script {
+// readScript reads a script of the suite's draws from testdata, and the
+// events it says the case runs: its comment lines that start with "# #".
+func readScript(t *testing.T, name string) (*simulation.Script, []string) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	require.NoError(t, err)
-	return simulation.NewScript(string(b))
+	var events []string
+	for line := range strings.Lines(string(b)) {
+		if event, ok := strings.CutPrefix(strings.TrimSpace(line), "# #"); ok {
+			events = append(events, "#"+event)
+		}
+	}
+	return simulation.NewScript(string(b)), events
 }
 
 // After a restart, pod-000003's admission garbage-collects the devices of
@@ -31,18 +38,20 @@ func readScript(t *testing.T, name string) *simulation.Script {
 // it. The report's sim suite failed on it in CI (seed 3094853838802209),
 // and this script failed the same way before the fix.
 func TestAnAllocateAnswerThatNeverArrivedGrantsNothing(t *testing.T) {
-	src := readScript(t, "undelivered-allocate-answer.txt")
+	src, events := readScript(t, "undelivered-allocate-answer.txt")
 	s, err := simulation.New(config(), src)
 	require.NoError(t, err)
-	const events = 233
+	var ran []string
 	for range events {
 		ev, ok := s.Step()
 		require.True(t, ok)
+		ran = append(ran, ev.String())
 		for _, r := range s.Check() {
 			require.NoError(t, r.Err, "after %s", ev)
 		}
 	}
 	require.NoError(t, src.Err())
+	require.Equal(t, events, ran, "the script's comments name the events the case runs")
 
 	// The case still reaches the situation: pod-000004 admitted with its
 	// first answer, a restart, its second Allocate call, a restart with no
