@@ -155,8 +155,9 @@ var invariants = []verify.Property{
 	{
 		ID:        Contention,
 		Subsystem: subsystem,
-		Statement: "Under full CPU contention (" + contentionNote + "), every container gets at least its cpu request, whenever every cpu request and the allocatable " +
-			"CPU are multiples of 125m, allocatable is at most 256 CPUs, and at kubepods, the burstable tier " +
+		Statement: "Under full CPU contention (" + contentionNote + "), every container gets at least its " +
+			"cpu request, whenever every cpu request and the allocatable CPU are multiples of 125m, " +
+			"allocatable is at most 256 CPUs, and at kubepods, the burstable tier " +
 			"and every pod the busy children's shares (from their requests) sum to at most the parent's.",
 		Sources: []cite.Source{seed(seedCPURequest)},
 		Kind:    verify.Fidelity,
@@ -245,7 +246,8 @@ const (
 	Errors         = "CG-ERRORS"
 	subsystem      = "cgroups"
 	maxPods        = 8 // the machine's own bound: small nodes make full tiers common
-	contentionNote = "CPU split among busy siblings in proportion to cpu.shares (cgroup v1), kubepods given its allocatable CPU"
+	contentionNote = "CPU split among busy siblings in proportion to cpu.shares (cgroup v1), kubepods given its " +
+		"allocatable CPU"
 )
 
 // Pod and QoS cgroup contract property IDs: what the Kubernetes

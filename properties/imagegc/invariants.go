@@ -38,9 +38,17 @@ const (
 
 // The pages that make the promises.
 var (
-	docLifecycle = cite.KubernetesDoc("concepts/architecture/garbage-collection/", "Garbage Collection", "Container image lifecycle")
-	docConfig    = cite.KubernetesDoc("reference/config-api/kubelet-config.v1beta1/", "Kubelet Configuration (v1beta1), KubeletConfiguration", "")
-	kepTitle     = "ImageMaximumGCAge in Kubelet"
+	docLifecycle = cite.KubernetesDoc(
+		"concepts/architecture/garbage-collection/",
+		"Garbage Collection",
+		"Container image lifecycle",
+	)
+	docConfig = cite.KubernetesDoc(
+		"reference/config-api/kubelet-config.v1beta1/",
+		"Kubelet Configuration (v1beta1), KubeletConfiguration",
+		"",
+	)
+	kepTitle = "ImageMaximumGCAge in Kubelet"
 )
 
 // Where the image GC invariants come from: the v1.36.3 image GC manager,
@@ -57,8 +65,10 @@ const (
 
 	// statStartRace and statOverCount are the suite's statistics: what
 	// upstream does, measured rather than judged.
-	statStartRace = "removals of an image a container started using after the pass's detection, per pass with such a start (#123631)"
-	statOverCount = "bytes the kubelet counted as freed beyond what the filesystem regained, per pass with a removal (#68203)"
+	statStartRace = "removals of an image a container started using after the pass's detection, per pass with such a " +
+		"start (#123631)"
+	statOverCount = "bytes the kubelet counted as freed beyond what the filesystem regained, per pass with a removal " +
+		"(#68203)"
 )
 
 func seed(section string) cite.Source {

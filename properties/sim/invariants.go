@@ -69,12 +69,24 @@ var sources = map[string][]cite.Source{
 		cite.KubernetesDoc(devicePluginsPage, "Device Plugins", "Device plugin registration"),
 	},
 	simulation.InvCRestartReady: {
-		cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "Detection of kubelet restarts"),
-		cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+		cite.KubernetesDoc(
+			"concepts/workloads/pods/pod-lifecycle/",
+			"Pod Lifecycle",
+			"Detection of kubelet restarts",
+		),
+		cite.KubernetesDoc(
+			"reference/node/what-happens-on-restart/",
+			"What Happens After A Node Restart",
+			"Impact of a kubelet restart",
+		),
 		cite.KEP(4781, "Fix inconsistent container ready state after kubelet restart"),
 	},
 	simulation.InvCRestartRuns: {
-		cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+		cite.KubernetesDoc(
+			"reference/node/what-happens-on-restart/",
+			"What Happens After A Node Restart",
+			"Impact of a kubelet restart",
+		),
 		cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", ""),
 	},
 }
