@@ -24,6 +24,8 @@ import (
 	"github.com/nodeproof/nodeproof/cli/mutants"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
+	// Every suite, registered for properties.Suites and Lookup.
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 	"github.com/nodeproof/nodeproof/sim"
 )
 

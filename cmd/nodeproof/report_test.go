@@ -445,7 +445,7 @@ func counterSuite(name string, limit int) properties.Suite {
 	return properties.Suite{
 		Name:      name,
 		Subsystem: "test",
-		Invariants: []properties.Invariant{
+		Invariants: []verify.Property{
 			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cmd/nodeproof/report_test.go", "")}, Kind: verify.Fidelity},
 		},
 		Property: func(t *rapid.T, tally *properties.Tally) {
