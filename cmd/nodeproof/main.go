@@ -20,6 +20,7 @@ import (
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
+	"github.com/nodeproof/nodeproof/cli/checkpoint"
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/mutants"
 	"github.com/nodeproof/nodeproof/cli/replay"
@@ -40,7 +41,7 @@ func defaultCommands() []*cobra.Command {
 			NewRecorder: newShardRecorder(sim.Run, properties.Run, properties.Suites())}),
 		newCgroupsCommand(),
 		findings.NewCommand(properties.SearchFinding),
-		newCheckpointCommand(),
+		checkpoint.NewCommand(),
 		newImageGCCommand(time.Now),
 		mutants.NewCommand(),
 		newPluginCheckCommand(),
