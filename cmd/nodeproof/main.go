@@ -19,7 +19,9 @@ import (
 
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/admit"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
+	"github.com/nodeproof/nodeproof/cli/cgroups"
 	"github.com/nodeproof/nodeproof/cli/checkpoint"
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/mutants"
@@ -36,10 +38,10 @@ func main() {
 // under cli/ or its own file here.
 func defaultCommands() []*cobra.Command {
 	return []*cobra.Command{
-		newAdmitCommand(),
+		admit.NewCommand(),
 		campaigncmd.NewCommand(campaigncmd.Deps{Suites: properties.Suites(), ListFuzz: campaign.ListFuzzTargets, Fuzz: campaign.RunFuzz,
 			NewRecorder: newShardRecorder(sim.Run, properties.Run, properties.Suites())}),
-		newCgroupsCommand(),
+		cgroups.NewCommand(),
 		findings.NewCommand(properties.SearchFinding),
 		checkpoint.NewCommand(),
 		newImageGCCommand(time.Now),

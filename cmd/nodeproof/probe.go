@@ -152,7 +152,7 @@ func (f probeFlags) options() (probeOptions, error) {
 
 // probePods reads the file's pods as the prober reads them.
 func probePods(opts probeOptions, stdin io.Reader, stderr io.Writer) ([]prober.Pod, []kube.Origin, error) {
-	data, err := readManifestFile(opts.file, stdin)
+	_, data, err := cli.ReadManifest(opts.file, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
