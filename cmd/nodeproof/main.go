@@ -24,6 +24,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli/cgroups"
 	"github.com/nodeproof/nodeproof/cli/checkpoint"
 	"github.com/nodeproof/nodeproof/cli/findings"
+	"github.com/nodeproof/nodeproof/cli/imagegc"
 	"github.com/nodeproof/nodeproof/cli/mutants"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
@@ -44,7 +45,7 @@ func defaultCommands() []*cobra.Command {
 		cgroups.NewCommand(),
 		findings.NewCommand(properties.SearchFinding),
 		checkpoint.NewCommand(),
-		newImageGCCommand(time.Now),
+		imagegc.NewCommand(time.Now),
 		mutants.NewCommand(),
 		newPluginCheckCommand(),
 		newProbeCommand(wallClock{}),
