@@ -212,15 +212,15 @@ func runPluginCheck(ctx context.Context, opts pluginCheckOptions, stdout, stderr
 		plugin = plugincheck.NewProcess(opts.exec, opts.execEnv, dir)
 		opts.check.Launch = plugin.Launch
 	}
-	var bar progress
-	if isTerminal(stderr) {
-		bar = newProgress(stderr, true, "plugin-check", "cases", len("plugin-check"))
-		opts.check.Progress = bar.update
+	var bar cli.Progress
+	if cli.IsTerminal(stderr) {
+		bar = cli.NewProgress(stderr, true, "plugin-check", "cases", len("plugin-check"))
+		opts.check.Progress = bar.Update
 	}
 	started := time.Now()
 	res, err := plugincheck.Check(ctx, opts.check)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	if plugin != nil {
 		if stopErr := plugin.Stop(); stopErr != nil && err == nil && res.Passed() {

@@ -229,8 +229,8 @@ func playLive(ctx context.Context, tl *timeline.Timeline, opts probeOptions, clo
 	defer p.Close()
 	start := clock.Now()
 	total := int(opts.timeline.Duration / time.Second)
-	bar := newProgress(stderr, isTerminal(stderr), "live "+tl.Pod().Name, "s", len(tl.Pod().Name)+5)
-	defer bar.finish()
+	bar := cli.NewProgress(stderr, cli.IsTerminal(stderr), "live "+tl.Pod().Name, "s", len(tl.Pod().Name)+5)
+	defer bar.Finish()
 	for {
 		req, ok, err := tl.Next()
 		if err != nil || !ok {
@@ -252,7 +252,7 @@ func playLive(ctx context.Context, tl *timeline.Timeline, opts probeOptions, clo
 			end = req.At
 		}
 		if total > 0 {
-			bar.update(min(int(end/time.Second), total), total)
+			bar.Update(min(int(end/time.Second), total), total)
 		}
 		if err := tl.Done(req, end, out); err != nil {
 			return err

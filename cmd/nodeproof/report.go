@@ -15,8 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 
 	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
@@ -150,7 +148,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	for _, s := range suites {
 		width = max(width, len(s.Name))
 	}
-	tty := isTerminal(stderr)
+	tty := cli.IsTerminal(stderr)
 	seed := opts.seed
 	if seed == 0 {
 		seed = properties.ClockSeed()
@@ -158,14 +156,14 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	// Before the work: an interrupted report can be repeated.
 	fmt.Fprintf(stderr, "base seed %d (rerun with --seed %d)\n", seed, seed)
 	for _, s := range suites {
-		bar := newProgress(stderr, tty, s.Name, "checks", width)
+		bar := cli.NewProgress(stderr, tty, s.Name, "checks", width)
 		res := properties.Run(s, properties.RunOptions{
 			Checks:   opts.checks,
 			Steps:    opts.steps,
 			Seed:     seed,
-			Progress: bar.update,
+			Progress: bar.Update,
 		})
-		bar.finish()
+		bar.Finish()
 		// Every suite runs from the same seed, so one number repeats the report.
 		seed = res.Seed
 		sr := newSuiteReport(res)
@@ -225,11 +223,11 @@ func printNotRun(w io.Writer, list []coverage.NotRun) {
 // their visualizations beside the report and returns the section.
 func recordHistories(opts reportOptions, stderr io.Writer, tty bool, width int) (*tableSection, error) {
 	started := time.Now()
-	bar := newProgress(stderr, tty, "linearizability", "histories", width)
+	bar := cli.NewProgress(stderr, tty, "linearizability", "histories", width)
 	results, err := linearizability.RecordHistories(context.Background(), linearizability.Histories{
-		Count: opts.histories, Dir: opts.out, Progress: bar.update,
+		Count: opts.histories, Dir: opts.out, Progress: bar.Update,
 	})
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		return nil, err
 	}
@@ -417,84 +415,6 @@ func writeFile(path string, data *reportData, render func(io.Writer, *reportData
 	}
 	return f.Close()
 }
-
-// isTerminal reports whether w is a character device, where progress can
-// redraw one line instead of printing many.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-// progress shows one job's progress on stderr: the suite's checks or the
-// linearizability histories.
-type progress interface {
-	update(done, total int)
-	// finish removes what update drew, before the job's result is printed.
-	finish()
-}
-
-// newProgress returns a bar redrawn in place on a terminal, otherwise plain
-// lines at every tenth of the work, so that CI logs stay short.
-func newProgress(w io.Writer, tty bool, name, unit string, width int) progress {
-	if tty {
-		return &terminalBar{w: w, name: name, unit: unit, width: width}
-	}
-	return &plainProgress{w: w, name: name, unit: unit, width: width}
-}
-
-// terminalBar draws with mpb. The bar is made at the first update, when the
-// total is known.
-type terminalBar struct {
-	w          io.Writer
-	name, unit string
-	width      int
-	progress   *mpb.Progress
-	bar        *mpb.Bar
-}
-
-func (b *terminalBar) update(done, total int) {
-	if b.bar == nil {
-		b.progress = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(40))
-		b.bar = b.progress.AddBar(int64(total),
-			mpb.PrependDecorators(decor.Name(b.name, decor.WC{W: b.width + 2, C: decor.DindentRight})),
-			mpb.AppendDecorators(decor.CountersNoUnit("%d/%d "+b.unit)),
-			mpb.BarRemoveOnComplete())
-	}
-	// rapid may run more cases than checks (it discards invalid ones).
-	b.bar.SetCurrent(int64(min(done, total)))
-}
-
-func (b *terminalBar) finish() {
-	if b.bar == nil {
-		return
-	}
-	// A failed suite stops early; completing the bar lets mpb remove it.
-	b.bar.SetTotal(-1, true)
-	b.progress.Wait()
-}
-
-type plainProgress struct {
-	w          io.Writer
-	name, unit string
-	width      int
-	lastTenth  int
-}
-
-func (p *plainProgress) update(done, total int) {
-	done = min(done, total)
-	tenth := done * 10 / total
-	if tenth > p.lastTenth {
-		fmt.Fprintf(p.w, "%-*s  [%s%s] %d/%d %s\n", p.width, p.name,
-			strings.Repeat("#", tenth), strings.Repeat(".", 10-tenth), done, total, p.unit)
-	}
-	p.lastTenth = tenth
-}
-
-func (p *plainProgress) finish() {}
 
 // printSuiteResult prints a suite's line and, when it failed, everything
 // needed to act on it: the invariant, the shrunk steps and the replay line.

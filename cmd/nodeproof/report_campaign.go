@@ -60,7 +60,7 @@ type shardRecorder struct {
 // with run and their suites with suite, among all.
 func newShardRecorder(run simRunner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
 	return func(stderr io.Writer) campaign.Recorder {
-		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: isTerminal(stderr),
+		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: cli.IsTerminal(stderr),
 			suiteReports: []suiteReport{}}
 		for _, s := range all {
 			r.suites[s.Name] = s
@@ -88,15 +88,15 @@ func (r *shardRecorder) Sim(plan campaign.ResolvedSim, seed uint64) *campaign.Fa
 // checks; a log only the line of each unit.
 func (r *shardRecorder) Suite(plan campaign.ResolvedSuites, name string, seed uint64) *campaign.Failure {
 	runOpts := properties.RunOptions{Checks: plan.Checks, Steps: plan.Steps, Seed: seed}
-	var bar progress
+	var bar cli.Progress
 	if r.tty {
 		label := campaign.Unit{Kind: "suite", Suite: name, Seed: seed}.String()
-		bar = newProgress(r.stderr, r.tty, label, "checks", len(label))
-		runOpts.Progress = bar.update
+		bar = cli.NewProgress(r.stderr, r.tty, label, "checks", len(label))
+		runOpts.Progress = bar.Update
 	}
 	res := r.suite(r.suites[name], runOpts)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	sr := newSuiteReport(res)
 	r.suiteReports = append(r.suiteReports, sr)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/sim"
 )
@@ -27,8 +28,8 @@ const (
 // with its trace and replay line, on stderr.
 func simulate(opts reportOptions, seed uint64, stderr io.Writer, width int) *simSection {
 	started := time.Now()
-	tty := isTerminal(stderr)
-	bar := newProgress(stderr, tty, "sim", "seeds", width)
+	tty := cli.IsTerminal(stderr)
+	bar := cli.NewProgress(stderr, tty, "sim", "seeds", width)
 	def := sim.DefaultConfig()
 	runOpts := simOptions{duration: time.Duration(opts.simHours * float64(time.Hour)), pods: def.Pods, faults: def.Faults}
 	var runs []simRun
@@ -37,9 +38,9 @@ func simulate(opts reportOptions, seed uint64, stderr io.Writer, width int) *sim
 		start := time.Now()
 		s := sim.Run(cfg, func(sim.Stats) {})
 		runs = append(runs, simRun{config: cfg, summary: s, seconds: time.Since(start).Seconds()})
-		bar.update(i+1, opts.simSeeds)
+		bar.Update(i+1, opts.simSeeds)
 	}
-	bar.finish()
+	bar.Finish()
 	section := newSimSection(runs, time.Since(started).Seconds())
 	printSimSection(stderr, section, width)
 	return &section

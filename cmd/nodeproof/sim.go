@@ -187,7 +187,7 @@ type simRun struct {
 // delivered stops at the first such line rather than run on unseen.
 func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 	stdout := &cli.Writer{W: out}
-	tty := isTerminal(stderr)
+	tty := cli.IsTerminal(stderr)
 	width := len("seed ") + len(strconv.FormatUint(opts.last, 10))
 	started := time.Now()
 	var runs []simRun
@@ -224,17 +224,17 @@ func runSim(opts simOptions, run simRunner, out, stderr io.Writer) error {
 // nothing elsewhere: the summary lines say everything a log needs.
 func runSeed(cfg sim.Config, run simRunner, stderr io.Writer, tty bool, width int) simRun {
 	onProgress := func(sim.Stats) {}
-	var bar progress
+	var bar cli.Progress
 	if tty {
 		total := max(1, int(cfg.Duration/time.Minute))
-		bar = newProgress(stderr, tty, fmt.Sprintf("seed %d", cfg.Seed), "simulated min", width)
-		onProgress = func(st sim.Stats) { bar.update(min(int(st.Simulated/time.Minute), total), total) }
+		bar = cli.NewProgress(stderr, tty, fmt.Sprintf("seed %d", cfg.Seed), "simulated min", width)
+		onProgress = func(st sim.Stats) { bar.Update(min(int(st.Simulated/time.Minute), total), total) }
 	}
 	start := time.Now()
 	s := run(cfg, onProgress)
 	seconds := time.Since(start).Seconds()
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	return simRun{config: cfg, summary: s, seconds: seconds}
 }
