@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	agentprobe "github.com/nodeproof/nodeproof/agent/probe"
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/cli/admit"
@@ -26,6 +27,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/imagegc"
 	"github.com/nodeproof/nodeproof/cli/mutants"
+	"github.com/nodeproof/nodeproof/cli/probe"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
@@ -48,7 +50,7 @@ func defaultCommands() []*cobra.Command {
 		imagegc.NewCommand(time.Now),
 		mutants.NewCommand(),
 		newPluginCheckCommand(),
-		newProbeCommand(wallClock{}),
+		probe.NewCommand(agentprobe.WallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),
 		newSimCommand(sim.Run),
