@@ -15,6 +15,8 @@ import (
 	"os"
 	"time"
 
+	clisim "github.com/nodeproof/nodeproof/cli/sim"
+
 	"github.com/spf13/cobra"
 
 	agentprobe "github.com/nodeproof/nodeproof/agent/probe"
@@ -53,6 +55,6 @@ func defaultCommands() []*cobra.Command {
 		probe.NewCommand(agentprobe.WallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),
-		newSimCommand(sim.Run),
+		clisim.NewCommand(sim.Run),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // writePluginCheckReport writes index.html, report.md and report.json of
@@ -76,7 +77,7 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 		rows = append(rows, []string{c.ID, string(c.Severity), c.Rule, strconv.Itoa(c.Run), strconv.Itoa(c.Applied), c.Result})
 	}
 	mdTable(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
-	fmt.Fprintf(&b, "\n%d check evaluations, %s per second.\n", s.Evaluations, formatRate(float64(s.Evaluations), s.Seconds))
+	fmt.Fprintf(&b, "\n%d check evaluations, %s per second.\n", s.Evaluations, phrase.Rate(float64(s.Evaluations), s.Seconds))
 	b.WriteString("\n## Findings\n\n")
 	if len(s.Findings) == 0 {
 		b.WriteString("(none)\n")
@@ -107,7 +108,7 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 // pluginCheckPage is index.html: self-contained like the invariant
 // report's, with its style.
 var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
-	"rate": func(n int, seconds float64) string { return formatRate(float64(n), seconds) },
+	"rate": func(n int, seconds float64) string { return phrase.Rate(float64(n), seconds) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>

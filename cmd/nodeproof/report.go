@@ -22,7 +22,10 @@ import (
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // reportOptions are the validated flags of `nodeproof report`.
@@ -42,7 +45,7 @@ type reportOptions struct {
 	simHours float64
 	// sim is a sweep read from a file (nodeproof sim --json), shown instead
 	// of running simSeeds.
-	sim *simSection
+	sim *simreport.Section
 	// The optional sections to include, each already read and validated.
 	mutants         []mutantRow
 	linearizability *tableSection
@@ -187,7 +190,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		}
 		data.Linearizability = section
 	}
-	data.Seconds = roundMillis(time.Since(started).Seconds())
+	data.Seconds = phrase.RoundMilli(time.Since(started).Seconds())
 	data.finish(inventory.Subsystems(), opts.histories)
 
 	paths, err := writeReport(opts.out, data)
@@ -316,8 +319,8 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, fmt.Errorf("--sim-seeds must not be negative, got %d", opts.simSeeds)
 	case opts.simSeeds > maxReportSimSeeds:
 		return opts, fmt.Errorf("--sim-seeds: %d exceeds the bound of %d (nodeproof sim --seeds sweeps more, and report --sim includes it)", opts.simSeeds, maxReportSimSeeds)
-	case math.IsNaN(opts.simHours) || opts.simHours <= 0 || opts.simHours > maxSimHours:
-		return opts, fmt.Errorf("--sim-hours must be more than 0 and at most %d, got %v", maxSimHours, opts.simHours)
+	case math.IsNaN(opts.simHours) || opts.simHours <= 0 || opts.simHours > sim.MaxHours:
+		return opts, fmt.Errorf("--sim-hours must be more than 0 and at most %d, got %v", sim.MaxHours, opts.simHours)
 	}
 	re, err := regexp.Compile(f.suitePattern)
 	if err != nil {

@@ -14,12 +14,15 @@ import (
 	"strings"
 	"time"
 
+	clisim "github.com/nodeproof/nodeproof/cli/sim"
+
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The report's side of a campaign (package campaign): the shard file, whose
@@ -39,26 +42,26 @@ type shardReport struct {
 	Passed   bool                  `json:"passed"`
 	Campaign campaign.Info         `json:"campaign"`
 	Suites   []suiteReport         `json:"suites"`
-	Sim      *simSection           `json:"sim"`
+	Sim      *simreport.Section    `json:"sim"`
 	Fuzz     []campaign.FuzzResult `json:"fuzz"`
 }
 
 // shardRecorder keeps one shard's simulation seeds and suite runs as the
 // report's sections, with a bar on a terminal as sim and report draw it.
 type shardRecorder struct {
-	sim    simRunner
+	sim    clisim.Runner
 	suite  func(properties.Suite, properties.RunOptions) properties.Result
 	suites map[string]properties.Suite
 	stderr io.Writer
 	tty    bool
 
 	suiteReports []suiteReport
-	simRuns      []simRun
+	simRuns      []simreport.Seed
 }
 
 // newShardRecorder is the campaign's NewRecorder: shards run their seeds
 // with run and their suites with suite, among all.
-func newShardRecorder(run simRunner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
+func newShardRecorder(run clisim.Runner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
 	return func(stderr io.Writer) campaign.Recorder {
 		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: cli.IsTerminal(stderr),
 			suiteReports: []suiteReport{}}
@@ -75,11 +78,11 @@ func (r *shardRecorder) Sim(plan campaign.ResolvedSim, seed uint64) *campaign.Fa
 	// The plan was validated when it was resolved, so the rates parse.
 	rates, _ := sim.ParseRates(plan.Faults)
 	// Known findings are counted, not stopped at, as in nodeproof sim.
-	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: simExplained()}
-	run := runSeed(cfg, r.sim, r.stderr, r.tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
+	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: simreport.Explained()}
+	run := clisim.RunSeed(cfg, r.sim, r.stderr, r.tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
 	r.simRuns = append(r.simRuns, run)
-	if v := run.summary.Violation; v != nil {
-		return &campaign.Failure{Invariant: v.Invariant, Replay: run.summary.Replay}
+	if v := run.Summary.Violation; v != nil {
+		return &campaign.Failure{Invariant: v.Invariant, Replay: run.Summary.Replay}
 	}
 	return nil
 }
@@ -113,9 +116,9 @@ func (r *shardRecorder) File(o campaign.Outcome) any {
 	if len(r.simRuns) > 0 {
 		seconds := 0.0
 		for _, run := range r.simRuns {
-			seconds += run.seconds
+			seconds += run.Seconds
 		}
-		section := newSimSection(r.simRuns, seconds)
+		section := simreport.NewSection(r.simRuns, seconds)
 		rep.Sim = &section
 	}
 	return rep
@@ -175,7 +178,7 @@ func mergeShards(dir string) (*reportData, error) {
 		return nil, err
 	}
 	data := &reportData{Version: m.Version, Started: m.Started, Seconds: m.Seconds, Campaign: m.Section}
-	var sims []simSection
+	var sims []simreport.Section
 	var suites []suiteReport
 	for _, rec := range m.Records {
 		rep := files[rec.Path]
@@ -215,7 +218,7 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 			}
 			m.Checks += r.Checks
 			m.Steps += r.Steps
-			m.Seconds = roundMillis(m.Seconds + r.Seconds)
+			m.Seconds = phrase.RoundMilli(m.Seconds + r.Seconds)
 			m.Passed = m.Passed && r.Passed
 			if m.Failure == nil && r.Failure != nil {
 				m.Failure = r.Failure
@@ -240,7 +243,7 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 				}
 				// The mean of the merged samples, weighted by each run's count.
 				if total := sum.Samples + st.Samples; total > 0 {
-					sum.Mean = roundMicro((sum.Mean*float64(sum.Samples) + st.Mean*float64(st.Samples)) / float64(total))
+					sum.Mean = phrase.RoundMicro((sum.Mean*float64(sum.Samples) + st.Mean*float64(st.Samples)) / float64(total))
 				}
 				sum.Samples += st.Samples
 				sum.Max = max(sum.Max, st.Max)
@@ -260,18 +263,18 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 
 // mergeSimSections combines the shards' simulation sections into one over
 // every seed, its runs in seed order and its sums taken again from them.
-func mergeSimSections(sections []simSection) simSection {
-	s := simSection{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
-		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []simViolation{}}
+func mergeSimSections(sections []simreport.Section) simreport.Section {
+	s := simreport.Section{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
+		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []simreport.Violation{}}
 	for _, sec := range sections {
 		s.Runs = append(s.Runs, sec.Runs...)
 		s.Seconds += sec.Seconds
 	}
 	sort.Slice(s.Runs, func(i, j int) bool { return s.Runs[i].Seed < s.Runs[j].Seed })
-	s.sumRuns()
+	s.SumRuns()
 	s.Seeds = len(s.Runs)
 	s.FirstSeed, s.LastSeed = s.Runs[0].Seed, s.Runs[len(s.Runs)-1].Seed
-	s.Seconds = roundMicro(s.Seconds)
+	s.Seconds = phrase.RoundMicro(s.Seconds)
 	return s
 }
 

@@ -54,7 +54,7 @@ var reportPage = template.Must(template.New("index.html").Funcs(template.FuncMap
 	"killed":          killed,
 	"sources":         sourceCellHTML,
 	"localPage":       localPage,
-	"stat":            formatStat,
+	"stat":            phrase.Stat,
 	"verdict":         verdict,
 	"layers":          func() []string { return coverage.Layers },
 	"legend":          func() []coverage.State { return coverage.Legend },

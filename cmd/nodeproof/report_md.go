@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -217,11 +216,6 @@ func survivorRows(mutants []mutantRow) [][]string {
 		}
 	}
 	return rows
-}
-
-// formatStat prints a statistic with at most four decimals and no trailing zeros.
-func formatStat(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
 }
 
 func killed(mutants []mutantRow) int {

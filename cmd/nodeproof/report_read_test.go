@@ -18,6 +18,7 @@ import (
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The tests of issue #26 item 7: the report as a reviewer reads it.
@@ -69,11 +70,11 @@ func fullReport(t *testing.T, failing bool) *reportData {
 	data.Sim = syntheticSim()
 	data.Sim.Checks = nil
 	for _, inv := range sim.Invariants() {
-		data.Sim.Checks = append(data.Sim.Checks, simCheck{ID: inv.ID, Statement: inv.Statement, Checked: 123456, Applied: 4567})
+		data.Sim.Checks = append(data.Sim.Checks, simreport.Check{ID: inv.ID, Statement: inv.Statement, Checked: 123456, Applied: 4567})
 	}
 	if failing {
 		data.Sim.Passed = false
-		data.Sim.Violations = []simViolation{{Seed: 43, Invariant: sim.InvCgroups, Message: sim.InvCgroups + ": pod p1's cgroup is left",
+		data.Sim.Violations = []simreport.Violation{{Seed: 43, Invariant: sim.InvCgroups, Message: sim.InvCgroups + ": pod p1's cgroup is left",
 			Trace: []string{"#8 50s pod-arrive: p1", "#9 1m0s kubelet-restart"}, Replay: "nodeproof sim --seed 43 --hours 2"}}
 	}
 	var histories []linearizability.Result
