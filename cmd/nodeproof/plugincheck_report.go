@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/plugincheck"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/reportview"
 )
 
 // writePluginCheckReport writes index.html, report.md and report.json of
@@ -57,7 +58,7 @@ func writePluginCheckJSON(w io.Writer, s plugincheck.Report) error {
 
 // renderPluginCheckMarkdown is report.md: sized for a pull-request comment
 // like the invariant report's, each finding's message cut at
-// mdMessageLimit.
+// reportview.MarkdownMessageLimit.
 func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	var b strings.Builder
 	verdict := s.Verdict + "."
@@ -66,9 +67,9 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	}
 	b.WriteString("# nodeproof plugin-check\n\n")
 	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs, plugin %s, seed %d.\n\nReplay: %s\n\n",
-		mdEscape(verdict), mdInline(s.Version), s.Started, s.Seconds, mdInline(s.Target), s.Seed, mdInline(s.Replay))
+		reportview.MarkdownEscape(verdict), reportview.MarkdownInline(s.Version), s.Started, s.Seconds, reportview.MarkdownInline(s.Target), s.Seed, reportview.MarkdownInline(s.Replay))
 	p := s.Plugin
-	mdTable(&b, []string{"Resource", "Endpoint", "Version", "PreStartRequired", "GetPreferredAllocationAvailable", "Devices", "Healthy"},
+	reportview.MarkdownTable(&b, []string{"Resource", "Endpoint", "Version", "PreStartRequired", "GetPreferredAllocationAvailable", "Devices", "Healthy"},
 		[][]string{{p.ResourceName, p.Endpoint, p.Version, strconv.FormatBool(p.Options.PreStartRequired),
 			strconv.FormatBool(p.Options.GetPreferredAllocationAvailable), strconv.Itoa(p.Devices), strconv.Itoa(p.Healthy)}})
 	b.WriteString("\n## Checks\n\n")
@@ -76,31 +77,31 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	for _, c := range s.Checks {
 		rows = append(rows, []string{c.ID, string(c.Severity), c.Rule, strconv.Itoa(c.Run), strconv.Itoa(c.Applied), c.Result})
 	}
-	mdTable(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
+	reportview.MarkdownTable(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
 	fmt.Fprintf(&b, "\n%d check evaluations, %s per second.\n", s.Evaluations, phrase.Rate(float64(s.Evaluations), s.Seconds))
 	b.WriteString("\n## Findings\n\n")
 	if len(s.Findings) == 0 {
 		b.WriteString("(none)\n")
 	}
 	for _, f := range s.Findings {
-		fmt.Fprintf(&b, "### %s (%s)\n\n", mdEscape(f.Check), mdEscape(string(f.Severity)))
+		fmt.Fprintf(&b, "### %s (%s)\n\n", reportview.MarkdownEscape(f.Check), reportview.MarkdownEscape(string(f.Severity)))
 		message := f.Message
-		if len(message) > mdMessageLimit {
-			message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
+		if len(message) > reportview.MarkdownMessageLimit {
+			message = strings.ToValidUTF8(message[:reportview.MarkdownMessageLimit], "") + "\n… (cut; index.html has the whole message)"
 		}
-		mdCodeBlock(&b, message)
+		reportview.MarkdownCodeBlock(&b, message)
 		if len(f.Steps) > 0 {
 			b.WriteString("\nKubelet calls:\n\n")
-			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+			reportview.MarkdownCodeBlock(&b, strings.Join(f.Steps, "\n"))
 		}
 		if f.Replay != "" {
-			fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+			fmt.Fprintf(&b, "\nReplay: %s\n", reportview.MarkdownInline(f.Replay))
 		}
 		b.WriteString("\n")
 	}
 	out := b.String()
-	if len(out) > mdLimit {
-		out = strings.ToValidUTF8(out[:mdLimit-mdTruncationReserve], "") + "\n\n**Truncated:** index.html and report.json have everything.\n"
+	if len(out) > reportview.MarkdownLimit {
+		out = strings.ToValidUTF8(out[:reportview.MarkdownLimit-reportview.MarkdownTruncationReserve], "") + "\n\n**Truncated:** index.html and report.json have everything.\n"
 	}
 	return out
 }
@@ -116,7 +117,7 @@ var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.Fu
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nodeproof plugin-check</title>
 <style>
-` + reportStyle + `</style>
+` + reportview.Style + `</style>
 </head>
 <body>
 <h1>nodeproof plugin-check</h1>

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	clisim "github.com/nodeproof/nodeproof/cli/sim"
+	"github.com/nodeproof/nodeproof/reportview"
 
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
@@ -290,7 +291,7 @@ func markdownCampaign(c *campaign.Section) string {
 		}
 		rows = append(rows, []string{strconv.Itoa(r.Shard), r.File, strconv.Itoa(r.Units), strconv.FormatFloat(r.Seconds, 'f', 1, 64), result})
 	}
-	mdTable(&b, []string{"Shard", "File", "Units", "Seconds", "Result"}, rows)
+	reportview.MarkdownTable(&b, []string{"Shard", "File", "Units", "Seconds", "Result"}, rows)
 	b.WriteString("\n### Failures\n\n")
 	if len(c.Failures) == 0 {
 		b.WriteString("None: every unit passed.\n")
@@ -298,7 +299,7 @@ func markdownCampaign(c *campaign.Section) string {
 		// A list, not a table: a table cell would escape the replay line's
 		// characters inside its code span.
 		for _, f := range c.Failures {
-			fmt.Fprintf(&b, "- shard %d, %s: %s; replay: %s\n", f.Shard, mdEscape(f.Unit), mdEscape(f.Invariant), mdInline(orDash(f.Replay)))
+			fmt.Fprintf(&b, "- shard %d, %s: %s; replay: %s\n", f.Shard, reportview.MarkdownEscape(f.Unit), reportview.MarkdownEscape(f.Invariant), reportview.MarkdownInline(orDash(f.Replay)))
 		}
 	}
 	if len(c.Fuzz) > 0 {
@@ -311,7 +312,7 @@ func markdownCampaign(c *campaign.Section) string {
 			}
 			rows = append(rows, []string{f.Target, "./" + f.Package, strconv.Itoa(f.Shard), strconv.FormatFloat(f.Seconds, 'f', 1, 64), result})
 		}
-		mdTable(&b, []string{"Target", "Package", "Shard", "Seconds", "Result"}, rows)
+		reportview.MarkdownTable(&b, []string{"Target", "Package", "Shard", "Seconds", "Result"}, rows)
 	}
 	return b.String()
 }

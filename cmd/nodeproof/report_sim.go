@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/simreport"
 )
@@ -149,9 +150,9 @@ func markdownSim(s *simreport.Section, notRun string) string {
 	if !s.Passed {
 		result = "FAILED"
 	}
-	mdTable(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
+	reportview.MarkdownTable(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
 		[][]string{{result, fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), phrase.Stat(s.Hours), phrase.Stat(s.SimulatedHours),
 			strconv.Itoa(s.Events), strconv.Itoa(s.Pods), strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.Itoa(len(s.Violations))}})
-	fmt.Fprintf(&b, "\nFaults injected: %s.\n", mdEscape(simFaultsText(s.Injected)))
+	fmt.Fprintf(&b, "\nFaults injected: %s.\n", reportview.MarkdownEscape(simFaultsText(s.Injected)))
 	return b.String()
 }
