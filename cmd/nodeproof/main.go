@@ -29,6 +29,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/imagegc"
 	"github.com/nodeproof/nodeproof/cli/mutants"
+	"github.com/nodeproof/nodeproof/cli/plugincheck"
 	"github.com/nodeproof/nodeproof/cli/probe"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/properties"
@@ -51,7 +52,7 @@ func defaultCommands() []*cobra.Command {
 		checkpoint.NewCommand(),
 		imagegc.NewCommand(time.Now),
 		mutants.NewCommand(),
-		newPluginCheckCommand(),
+		plugincheck.NewCommand(),
 		probe.NewCommand(agentprobe.WallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),
 		newReportCommand(),

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
@@ -116,20 +115,11 @@ be included or written.`,
 	return cmd
 }
 
-// checkOutDir creates dir and proves it writable, so that a bad --out fails
-// at once rather than after every suite has run.
-func checkOutDir(dir string) error {
-	if err := outpath.Dir(dir); err != nil {
-		return fmt.Errorf("--out %q must be a writable directory nodeproof can create: %v", dir, err)
-	}
-	return nil
-}
-
 // report runs the suites and records the linearizability histories,
 // shows their progress on stderr, writes the report and returns the exit
 // status: 1 when anything the report shows failed.
 func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Writer) int {
-	if err := checkOutDir(opts.out); err != nil {
+	if err := cli.OutDir(opts.out); err != nil {
 		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
 		return 2
 	}

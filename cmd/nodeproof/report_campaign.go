@@ -337,7 +337,7 @@ func mergeReport(dir string, opts reportOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return cli.UsageError(fmt.Errorf("--merge: %v", err))
 	}
-	if err := checkOutDir(opts.out); err != nil {
+	if err := cli.OutDir(opts.out); err != nil {
 		return cli.UsageError(err)
 	}
 	data.Mutants, data.Conformance, data.PluginCheck = opts.mutants, opts.conformance, opts.pluginCheck

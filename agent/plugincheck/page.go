@@ -1,65 +1,24 @@
-package main
+package plugincheck
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/nodeproof/nodeproof/agent/plugincheck"
 	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/reportview"
 )
 
-// writePluginCheckReport writes index.html, report.md and report.json of
-// one run into dir and returns their paths.
-func writePluginCheckReport(dir string, s plugincheck.Report) ([]string, error) {
-	renderers := []struct {
-		name   string
-		render func(io.Writer, plugincheck.Report) error
-	}{
-		{"index.html", func(w io.Writer, s plugincheck.Report) error { return pluginCheckPage.Execute(w, s) }},
-		{"report.md", func(w io.Writer, s plugincheck.Report) error {
-			_, err := io.WriteString(w, renderPluginCheckMarkdown(s))
-			return err
-		}},
-		{"report.json", writePluginCheckJSON},
-	}
-	var paths []string
-	for _, r := range renderers {
-		path := filepath.Join(dir, r.name)
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.render(f, s); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return nil, err
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
-}
+// WriteHTML writes index.html: self-contained like the invariant report's,
+// with its style.
+func (s Report) WriteHTML(w io.Writer) error { return page.Execute(w, s) }
 
-func writePluginCheckJSON(w io.Writer, s plugincheck.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	// Messages quote plugin answers and shell commands; keep <, > and & readable.
-	enc.SetEscapeHTML(false)
-	return enc.Encode(s)
-}
-
-// renderPluginCheckMarkdown is report.md: sized for a pull-request comment
-// like the invariant report's, each finding's message cut at
+// Markdown is report.md: sized for a pull-request comment like the
+// invariant report's, each finding's message cut at
 // reportview.MarkdownMessageLimit.
-func renderPluginCheckMarkdown(s plugincheck.Report) string {
+func (s Report) Markdown() string {
 	var b strings.Builder
 	verdict := s.Verdict + "."
 	if s.Passed {
@@ -106,9 +65,9 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	return out
 }
 
-// pluginCheckPage is index.html: self-contained like the invariant
+// page is index.html: self-contained like the invariant
 // report's, with its style.
-var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
+var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"rate": func(n int, seconds float64) string { return phrase.Rate(float64(n), seconds) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
