@@ -140,7 +140,7 @@ CONTAINERD_PINNED_VERSION := v1.7.35
 CONTAINERD_PINNED := $(CURDIR)/bin/containerd-$(CONTAINERD_PINNED_VERSION)/containerd
 
 containerd-pinned: $(CONTAINERD_PINNED)
-	@status=0; NODEPROOF_CONTAINERD=$(CONTAINERD_PINNED) $(GO) test -count=1 -v -run 'Containerd' ./integration/ ./cmd/nodeproof/ \
+	@status=0; NODEPROOF_CONTAINERD=$(CONTAINERD_PINNED) $(GO) test -count=1 -v -run 'Containerd' ./integration/ ./cli/imagegc/ \
 		> bin/containerd-pinned.log 2>&1 || status=$$?; \
 	grep -E '^(--- |ok|FAIL)|pinned' bin/containerd-pinned.log; \
 	if [ $$status -ne 0 ]; then cat bin/containerd-pinned.log; exit $$status; fi; \

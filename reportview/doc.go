@@ -3,5 +3,9 @@
 // sized from their text, drawn as inline SVG, and the tables of result
 // files whose shape the report does not own (linearizability, conformance,
 // the plugin check), with headings and figures a reviewer reads at a
-// glance. cmd/nodeproof renders index.html and report.md with them.
+// glance; the Markdown of report.md (tables, escaping, inline code and code
+// blocks that no text can break out of, the size a pull-request comment
+// allows) and the style of every page. cmd/nodeproof renders the invariant
+// report's index.html and report.md with them, agent/plugincheck the
+// plugin check's.
 package reportview

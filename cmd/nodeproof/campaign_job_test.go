@@ -18,6 +18,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -235,10 +236,10 @@ fuzz:
 	code, _, stderr := runNodeproof("", "report", "--merge", results, "--out", report)
 	require.Equal(t, cli.StatusOK, code, stderr)
 	var merged struct {
-		Passed   bool             `json:"passed"`
-		Suites   []suiteReport    `json:"suites"`
-		Sim      simSection       `json:"sim"`
-		Campaign campaign.Section `json:"campaign"`
+		Passed   bool              `json:"passed"`
+		Suites   []suiteReport     `json:"suites"`
+		Sim      simreport.Section `json:"sim"`
+		Campaign campaign.Section  `json:"campaign"`
 	}
 	data, err := os.ReadFile(filepath.Join(report, "report.json"))
 	require.NoError(t, err)

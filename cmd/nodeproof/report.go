@@ -15,16 +15,16 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"github.com/vbauerster/mpb/v8"
-	"github.com/vbauerster/mpb/v8/decor"
 
-	"github.com/nodeproof/nodeproof/agent/outpath"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // reportOptions are the validated flags of `nodeproof report`.
@@ -44,7 +44,7 @@ type reportOptions struct {
 	simHours float64
 	// sim is a sweep read from a file (nodeproof sim --json), shown instead
 	// of running simSeeds.
-	sim *simSection
+	sim *simreport.Section
 	// The optional sections to include, each already read and validated.
 	mutants         []mutantRow
 	linearizability *tableSection
@@ -115,20 +115,11 @@ be included or written.`,
 	return cmd
 }
 
-// checkOutDir creates dir and proves it writable, so that a bad --out fails
-// at once rather than after every suite has run.
-func checkOutDir(dir string) error {
-	if err := outpath.Dir(dir); err != nil {
-		return fmt.Errorf("--out %q must be a writable directory nodeproof can create: %v", dir, err)
-	}
-	return nil
-}
-
 // report runs the suites and records the linearizability histories,
 // shows their progress on stderr, writes the report and returns the exit
 // status: 1 when anything the report shows failed.
 func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Writer) int {
-	if err := checkOutDir(opts.out); err != nil {
+	if err := cli.OutDir(opts.out); err != nil {
 		fmt.Fprintf(stderr, "nodeproof report: %v\n", err)
 		return 2
 	}
@@ -150,7 +141,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	for _, s := range suites {
 		width = max(width, len(s.Name))
 	}
-	tty := isTerminal(stderr)
+	tty := cli.IsTerminal(stderr)
 	seed := opts.seed
 	if seed == 0 {
 		seed = properties.ClockSeed()
@@ -158,14 +149,14 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 	// Before the work: an interrupted report can be repeated.
 	fmt.Fprintf(stderr, "base seed %d (rerun with --seed %d)\n", seed, seed)
 	for _, s := range suites {
-		bar := newProgress(stderr, tty, s.Name, "checks", width)
+		bar := cli.NewProgress(stderr, tty, s.Name, "checks", width)
 		res := properties.Run(s, properties.RunOptions{
 			Checks:   opts.checks,
 			Steps:    opts.steps,
 			Seed:     seed,
-			Progress: bar.update,
+			Progress: bar.Update,
 		})
-		bar.finish()
+		bar.Finish()
 		// Every suite runs from the same seed, so one number repeats the report.
 		seed = res.Seed
 		sr := newSuiteReport(res)
@@ -189,7 +180,7 @@ func report(opts reportOptions, suites []properties.Suite, stdout, stderr io.Wri
 		}
 		data.Linearizability = section
 	}
-	data.Seconds = roundMillis(time.Since(started).Seconds())
+	data.Seconds = phrase.RoundMilli(time.Since(started).Seconds())
 	data.finish(inventory.Subsystems(), opts.histories)
 
 	paths, err := writeReport(opts.out, data)
@@ -225,11 +216,11 @@ func printNotRun(w io.Writer, list []coverage.NotRun) {
 // their visualizations beside the report and returns the section.
 func recordHistories(opts reportOptions, stderr io.Writer, tty bool, width int) (*tableSection, error) {
 	started := time.Now()
-	bar := newProgress(stderr, tty, "linearizability", "histories", width)
+	bar := cli.NewProgress(stderr, tty, "linearizability", "histories", width)
 	results, err := linearizability.RecordHistories(context.Background(), linearizability.Histories{
-		Count: opts.histories, Dir: opts.out, Progress: bar.update,
+		Count: opts.histories, Dir: opts.out, Progress: bar.Update,
 	})
-	bar.finish()
+	bar.Finish()
 	if err != nil {
 		return nil, err
 	}
@@ -318,8 +309,8 @@ func (f reportFlags) options() (reportOptions, error) {
 		return opts, fmt.Errorf("--sim-seeds must not be negative, got %d", opts.simSeeds)
 	case opts.simSeeds > maxReportSimSeeds:
 		return opts, fmt.Errorf("--sim-seeds: %d exceeds the bound of %d (nodeproof sim --seeds sweeps more, and report --sim includes it)", opts.simSeeds, maxReportSimSeeds)
-	case math.IsNaN(opts.simHours) || opts.simHours <= 0 || opts.simHours > maxSimHours:
-		return opts, fmt.Errorf("--sim-hours must be more than 0 and at most %d, got %v", maxSimHours, opts.simHours)
+	case math.IsNaN(opts.simHours) || opts.simHours <= 0 || opts.simHours > sim.MaxHours:
+		return opts, fmt.Errorf("--sim-hours must be more than 0 and at most %d, got %v", sim.MaxHours, opts.simHours)
 	}
 	re, err := regexp.Compile(f.suitePattern)
 	if err != nil {
@@ -417,84 +408,6 @@ func writeFile(path string, data *reportData, render func(io.Writer, *reportData
 	}
 	return f.Close()
 }
-
-// isTerminal reports whether w is a character device, where progress can
-// redraw one line instead of printing many.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
-}
-
-// progress shows one job's progress on stderr: the suite's checks or the
-// linearizability histories.
-type progress interface {
-	update(done, total int)
-	// finish removes what update drew, before the job's result is printed.
-	finish()
-}
-
-// newProgress returns a bar redrawn in place on a terminal, otherwise plain
-// lines at every tenth of the work, so that CI logs stay short.
-func newProgress(w io.Writer, tty bool, name, unit string, width int) progress {
-	if tty {
-		return &terminalBar{w: w, name: name, unit: unit, width: width}
-	}
-	return &plainProgress{w: w, name: name, unit: unit, width: width}
-}
-
-// terminalBar draws with mpb. The bar is made at the first update, when the
-// total is known.
-type terminalBar struct {
-	w          io.Writer
-	name, unit string
-	width      int
-	progress   *mpb.Progress
-	bar        *mpb.Bar
-}
-
-func (b *terminalBar) update(done, total int) {
-	if b.bar == nil {
-		b.progress = mpb.New(mpb.WithOutput(b.w), mpb.WithWidth(40))
-		b.bar = b.progress.AddBar(int64(total),
-			mpb.PrependDecorators(decor.Name(b.name, decor.WC{W: b.width + 2, C: decor.DindentRight})),
-			mpb.AppendDecorators(decor.CountersNoUnit("%d/%d "+b.unit)),
-			mpb.BarRemoveOnComplete())
-	}
-	// rapid may run more cases than checks (it discards invalid ones).
-	b.bar.SetCurrent(int64(min(done, total)))
-}
-
-func (b *terminalBar) finish() {
-	if b.bar == nil {
-		return
-	}
-	// A failed suite stops early; completing the bar lets mpb remove it.
-	b.bar.SetTotal(-1, true)
-	b.progress.Wait()
-}
-
-type plainProgress struct {
-	w          io.Writer
-	name, unit string
-	width      int
-	lastTenth  int
-}
-
-func (p *plainProgress) update(done, total int) {
-	done = min(done, total)
-	tenth := done * 10 / total
-	if tenth > p.lastTenth {
-		fmt.Fprintf(p.w, "%-*s  [%s%s] %d/%d %s\n", p.width, p.name,
-			strings.Repeat("#", tenth), strings.Repeat(".", 10-tenth), done, total, p.unit)
-	}
-	p.lastTenth = tenth
-}
-
-func (p *plainProgress) finish() {}
 
 // printSuiteResult prints a suite's line and, when it failed, everything
 // needed to act on it: the invariant, the shrunk steps and the replay line.

@@ -14,12 +14,16 @@ import (
 	"strings"
 	"time"
 
+	clisim "github.com/nodeproof/nodeproof/cli/sim"
+	"github.com/nodeproof/nodeproof/reportview"
+
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The report's side of a campaign (package campaign): the shard file, whose
@@ -39,28 +43,28 @@ type shardReport struct {
 	Passed   bool                  `json:"passed"`
 	Campaign campaign.Info         `json:"campaign"`
 	Suites   []suiteReport         `json:"suites"`
-	Sim      *simSection           `json:"sim"`
+	Sim      *simreport.Section    `json:"sim"`
 	Fuzz     []campaign.FuzzResult `json:"fuzz"`
 }
 
 // shardRecorder keeps one shard's simulation seeds and suite runs as the
 // report's sections, with a bar on a terminal as sim and report draw it.
 type shardRecorder struct {
-	sim    simRunner
+	sim    clisim.Runner
 	suite  func(properties.Suite, properties.RunOptions) properties.Result
 	suites map[string]properties.Suite
 	stderr io.Writer
 	tty    bool
 
 	suiteReports []suiteReport
-	simRuns      []simRun
+	simRuns      []simreport.Seed
 }
 
 // newShardRecorder is the campaign's NewRecorder: shards run their seeds
 // with run and their suites with suite, among all.
-func newShardRecorder(run simRunner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
+func newShardRecorder(run clisim.Runner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
 	return func(stderr io.Writer) campaign.Recorder {
-		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: isTerminal(stderr),
+		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: cli.IsTerminal(stderr),
 			suiteReports: []suiteReport{}}
 		for _, s := range all {
 			r.suites[s.Name] = s
@@ -75,11 +79,11 @@ func (r *shardRecorder) Sim(plan campaign.ResolvedSim, seed uint64) *campaign.Fa
 	// The plan was validated when it was resolved, so the rates parse.
 	rates, _ := sim.ParseRates(plan.Faults)
 	// Known findings are counted, not stopped at, as in nodeproof sim.
-	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: simExplained()}
-	run := runSeed(cfg, r.sim, r.stderr, r.tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
+	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: simreport.Explained()}
+	run := clisim.RunSeed(cfg, r.sim, r.stderr, r.tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
 	r.simRuns = append(r.simRuns, run)
-	if v := run.summary.Violation; v != nil {
-		return &campaign.Failure{Invariant: v.Invariant, Replay: run.summary.Replay}
+	if v := run.Summary.Violation; v != nil {
+		return &campaign.Failure{Invariant: v.Invariant, Replay: run.Summary.Replay}
 	}
 	return nil
 }
@@ -88,15 +92,15 @@ func (r *shardRecorder) Sim(plan campaign.ResolvedSim, seed uint64) *campaign.Fa
 // checks; a log only the line of each unit.
 func (r *shardRecorder) Suite(plan campaign.ResolvedSuites, name string, seed uint64) *campaign.Failure {
 	runOpts := properties.RunOptions{Checks: plan.Checks, Steps: plan.Steps, Seed: seed}
-	var bar progress
+	var bar cli.Progress
 	if r.tty {
 		label := campaign.Unit{Kind: "suite", Suite: name, Seed: seed}.String()
-		bar = newProgress(r.stderr, r.tty, label, "checks", len(label))
-		runOpts.Progress = bar.update
+		bar = cli.NewProgress(r.stderr, r.tty, label, "checks", len(label))
+		runOpts.Progress = bar.Update
 	}
 	res := r.suite(r.suites[name], runOpts)
 	if bar != nil {
-		bar.finish()
+		bar.Finish()
 	}
 	sr := newSuiteReport(res)
 	r.suiteReports = append(r.suiteReports, sr)
@@ -113,9 +117,9 @@ func (r *shardRecorder) File(o campaign.Outcome) any {
 	if len(r.simRuns) > 0 {
 		seconds := 0.0
 		for _, run := range r.simRuns {
-			seconds += run.seconds
+			seconds += run.Seconds
 		}
-		section := newSimSection(r.simRuns, seconds)
+		section := simreport.NewSection(r.simRuns, seconds)
 		rep.Sim = &section
 	}
 	return rep
@@ -175,7 +179,7 @@ func mergeShards(dir string) (*reportData, error) {
 		return nil, err
 	}
 	data := &reportData{Version: m.Version, Started: m.Started, Seconds: m.Seconds, Campaign: m.Section}
-	var sims []simSection
+	var sims []simreport.Section
 	var suites []suiteReport
 	for _, rec := range m.Records {
 		rep := files[rec.Path]
@@ -215,7 +219,7 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 			}
 			m.Checks += r.Checks
 			m.Steps += r.Steps
-			m.Seconds = roundMillis(m.Seconds + r.Seconds)
+			m.Seconds = phrase.RoundMilli(m.Seconds + r.Seconds)
 			m.Passed = m.Passed && r.Passed
 			if m.Failure == nil && r.Failure != nil {
 				m.Failure = r.Failure
@@ -240,7 +244,7 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 				}
 				// The mean of the merged samples, weighted by each run's count.
 				if total := sum.Samples + st.Samples; total > 0 {
-					sum.Mean = roundMicro((sum.Mean*float64(sum.Samples) + st.Mean*float64(st.Samples)) / float64(total))
+					sum.Mean = phrase.RoundMicro((sum.Mean*float64(sum.Samples) + st.Mean*float64(st.Samples)) / float64(total))
 				}
 				sum.Samples += st.Samples
 				sum.Max = max(sum.Max, st.Max)
@@ -260,18 +264,18 @@ func mergeSuites(names []string, runs []suiteReport) []suiteReport {
 
 // mergeSimSections combines the shards' simulation sections into one over
 // every seed, its runs in seed order and its sums taken again from them.
-func mergeSimSections(sections []simSection) simSection {
-	s := simSection{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
-		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []simViolation{}}
+func mergeSimSections(sections []simreport.Section) simreport.Section {
+	s := simreport.Section{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
+		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []simreport.Violation{}}
 	for _, sec := range sections {
 		s.Runs = append(s.Runs, sec.Runs...)
 		s.Seconds += sec.Seconds
 	}
 	sort.Slice(s.Runs, func(i, j int) bool { return s.Runs[i].Seed < s.Runs[j].Seed })
-	s.sumRuns()
+	s.SumRuns()
 	s.Seeds = len(s.Runs)
 	s.FirstSeed, s.LastSeed = s.Runs[0].Seed, s.Runs[len(s.Runs)-1].Seed
-	s.Seconds = roundMicro(s.Seconds)
+	s.Seconds = phrase.RoundMicro(s.Seconds)
 	return s
 }
 
@@ -287,7 +291,7 @@ func markdownCampaign(c *campaign.Section) string {
 		}
 		rows = append(rows, []string{strconv.Itoa(r.Shard), r.File, strconv.Itoa(r.Units), strconv.FormatFloat(r.Seconds, 'f', 1, 64), result})
 	}
-	mdTable(&b, []string{"Shard", "File", "Units", "Seconds", "Result"}, rows)
+	reportview.MarkdownTable(&b, []string{"Shard", "File", "Units", "Seconds", "Result"}, rows)
 	b.WriteString("\n### Failures\n\n")
 	if len(c.Failures) == 0 {
 		b.WriteString("None: every unit passed.\n")
@@ -295,7 +299,7 @@ func markdownCampaign(c *campaign.Section) string {
 		// A list, not a table: a table cell would escape the replay line's
 		// characters inside its code span.
 		for _, f := range c.Failures {
-			fmt.Fprintf(&b, "- shard %d, %s: %s; replay: %s\n", f.Shard, mdEscape(f.Unit), mdEscape(f.Invariant), mdInline(orDash(f.Replay)))
+			fmt.Fprintf(&b, "- shard %d, %s: %s; replay: %s\n", f.Shard, reportview.MarkdownEscape(f.Unit), reportview.MarkdownEscape(f.Invariant), reportview.MarkdownInline(orDash(f.Replay)))
 		}
 	}
 	if len(c.Fuzz) > 0 {
@@ -308,7 +312,7 @@ func markdownCampaign(c *campaign.Section) string {
 			}
 			rows = append(rows, []string{f.Target, "./" + f.Package, strconv.Itoa(f.Shard), strconv.FormatFloat(f.Seconds, 'f', 1, 64), result})
 		}
-		mdTable(&b, []string{"Target", "Package", "Shard", "Seconds", "Result"}, rows)
+		reportview.MarkdownTable(&b, []string{"Target", "Package", "Shard", "Seconds", "Result"}, rows)
 	}
 	return b.String()
 }
@@ -333,7 +337,7 @@ func mergeReport(dir string, opts reportOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return cli.UsageError(fmt.Errorf("--merge: %v", err))
 	}
-	if err := checkOutDir(opts.out); err != nil {
+	if err := cli.OutDir(opts.out); err != nil {
 		return cli.UsageError(err)
 	}
 	data.Mutants, data.Conformance, data.PluginCheck = opts.mutants, opts.conformance, opts.pluginCheck

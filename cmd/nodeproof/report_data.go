@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"sort"
 
@@ -13,8 +12,10 @@ import (
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/mutants"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/reportview"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
@@ -34,7 +35,7 @@ type reportData struct {
 	Findings []findingReport `json:"findings"`
 	Suites   []suiteReport   `json:"suites"`
 	// Sim is the node simulation's seeds; null when not run.
-	Sim *simSection `json:"sim"`
+	Sim *simreport.Section `json:"sim"`
 	// The optional sections are null when not given, which tells a reader
 	// "not run" apart from "ran and found nothing".
 	Linearizability *tableSection `json:"linearizability"`
@@ -164,7 +165,7 @@ func newSuiteReport(res properties.Result) suiteReport {
 		Subsystem: res.Suite.Subsystem,
 		Checks:    res.Tally.Cases,
 		Steps:     res.Tally.Steps,
-		Seconds:   roundMillis(res.Seconds),
+		Seconds:   phrase.RoundMilli(res.Seconds),
 		Passed:    res.Passed,
 		Seed:      res.Seed,
 		Actions:   res.Tally.Actions,
@@ -187,16 +188,12 @@ func newSuiteReport(res properties.Result) suiteReport {
 	for _, name := range names {
 		st := res.Tally.Stats[name]
 		sr.Statistics = append(sr.Statistics, statisticReport{Name: name, Samples: st.Samples,
-			Mean: roundMicro(st.Mean()), Max: roundMicro(st.Max), Nonzero: st.Nonzero})
+			Mean: phrase.RoundMicro(st.Mean()), Max: phrase.RoundMicro(st.Max), Nonzero: st.Nonzero})
 	}
 	if f := res.Failure; f != nil {
 		sr.Failure = &failureReport{Invariant: f.Invariant, Message: f.Message, Steps: f.Steps, Replay: f.Replay}
 	}
 	return sr
-}
-
-func roundMillis(seconds float64) float64 {
-	return math.Round(seconds*1000) / 1000
 }
 
 // orDash writes an empty string as "-".
@@ -205,11 +202,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// roundMicro keeps six decimals of a statistic: enough to read, short in JSON.
-func roundMicro(v float64) float64 {
-	return math.Round(v*1e6) / 1e6
 }
 
 // loadMutants reads a kill matrix written by `nodeproof mutants --json`.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -149,8 +150,8 @@ func markdownFindings(findings []findingReport) string {
 		len(findings), phrase.Noun(len(findings), "promise", "promises"))
 	var rows [][]string
 	for _, f := range findings {
-		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, f.SearchText(), mdInline(f.Replay), f.Confirmation, f.TrackerText()})
+		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, f.SearchText(), reportview.MarkdownInline(f.Replay), f.Confirmation, f.TrackerText()})
 	}
-	mdTable(&b, []string{"ID", "Subsystem", "Broken promise", "Search", "Replay", "Confirmed by", "Upstream tracker"}, rows)
+	reportview.MarkdownTable(&b, []string{"ID", "Subsystem", "Broken promise", "Search", "Replay", "Confirmed by", "Upstream tracker"}, rows)
 	return b.String()
 }

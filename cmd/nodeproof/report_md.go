@@ -3,25 +3,17 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
+	"github.com/nodeproof/nodeproof/reportview"
 )
-
-// mdLimit bounds report.md: GitHub refuses a pull-request comment longer
-// than 65536 characters, and a byte is never fewer than a character.
-const mdLimit = 65536
-
-// mdMessageLimit bounds each failure's full message, which the shrunk steps
-// above it already summarise.
-const mdMessageLimit = 4000
 
 // writeMarkdown writes report.md, a summary sized for a pull-request
 // comment, in the order of index.html.
 func writeMarkdown(w io.Writer, data *reportData) error {
-	_, err := io.WriteString(w, renderMarkdown(data, mdLimit))
+	_, err := io.WriteString(w, renderMarkdown(data, reportview.MarkdownLimit))
 	return err
 }
 
@@ -31,7 +23,7 @@ func renderMarkdown(data *reportData, limit int) string {
 	blocks := markdownBlocks(data)
 	var b strings.Builder
 	for i, block := range blocks {
-		if b.Len()+len(block) > limit-mdTruncationReserve {
+		if b.Len()+len(block) > limit-reportview.MarkdownTruncationReserve {
 			fmt.Fprintf(&b, "\n**Truncated:** %d more parts of the report do not fit a pull-request comment; "+
 				"index.html and report.json have everything.\n", len(blocks)-i)
 			break
@@ -40,9 +32,6 @@ func renderMarkdown(data *reportData, limit int) string {
 	}
 	return b.String()
 }
-
-// mdTruncationReserve keeps room for the truncation note.
-const mdTruncationReserve = 256
 
 // markdownBlocks are the report's parts in page order: the verdict, the
 // matrix, the failures and the findings first, so that truncation only
@@ -63,9 +52,9 @@ func markdownBlocks(data *reportData) []string {
 
 	v := verdict(data)
 	b.WriteString("# nodeproof invariant report\n\n")
-	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs.\n", mdEscape(v.Headline), mdInline(data.Version), data.Started, data.Seconds)
+	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs.\n", reportview.MarkdownEscape(v.Headline), reportview.MarkdownInline(data.Version), data.Started, data.Seconds)
 	for _, p := range v.Problems {
-		fmt.Fprintf(&b, "- %s\n", mdEscape(p))
+		fmt.Fprintf(&b, "- %s\n", reportview.MarkdownEscape(p))
 	}
 	flush()
 
@@ -79,7 +68,7 @@ func markdownBlocks(data *reportData) []string {
 		}
 		rows = append(rows, row)
 	}
-	mdTable(&b, header, rows)
+	reportview.MarkdownTable(&b, header, rows)
 	flush()
 
 	if counterexamples(data) > 0 {
@@ -87,26 +76,26 @@ func markdownBlocks(data *reportData) []string {
 	}
 	for _, s := range data.Suites {
 		if f := s.Failure; f != nil {
-			fmt.Fprintf(&b, "\n### Counterexample: suite %s, %s\n\nShrunk steps:\n\n", mdEscape(s.Name), mdEscape(f.Invariant))
-			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+			fmt.Fprintf(&b, "\n### Counterexample: suite %s, %s\n\nShrunk steps:\n\n", reportview.MarkdownEscape(s.Name), reportview.MarkdownEscape(f.Invariant))
+			reportview.MarkdownCodeBlock(&b, strings.Join(f.Steps, "\n"))
 			if f.Replay != "" {
-				fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+				fmt.Fprintf(&b, "\nReplay: %s\n", reportview.MarkdownInline(f.Replay))
 			}
 			message := f.Message
-			if len(message) > mdMessageLimit {
-				message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
+			if len(message) > reportview.MarkdownMessageLimit {
+				message = strings.ToValidUTF8(message[:reportview.MarkdownMessageLimit], "") + "\n… (cut; index.html has the whole message)"
 			}
 			b.WriteString("\n<details><summary>Full message</summary>\n\n")
-			mdCodeBlock(&b, message)
+			reportview.MarkdownCodeBlock(&b, message)
 			b.WriteString("\n</details>\n")
 			flush()
 		}
 	}
 	if data.Sim != nil {
 		for _, v := range data.Sim.Violations {
-			fmt.Fprintf(&b, "\n### Counterexample: seed %d, %s\n\n", v.Seed, mdEscape(v.Invariant))
-			mdCodeBlock(&b, v.Message+"\n\n"+strings.Join(v.Trace, "\n"))
-			fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(v.Replay))
+			fmt.Fprintf(&b, "\n### Counterexample: seed %d, %s\n\n", v.Seed, reportview.MarkdownEscape(v.Invariant))
+			reportview.MarkdownCodeBlock(&b, v.Message+"\n\n"+strings.Join(v.Trace, "\n"))
+			fmt.Fprintf(&b, "\nReplay: %s\n", reportview.MarkdownInline(v.Replay))
 			flush()
 		}
 	}
@@ -130,7 +119,7 @@ func markdownBlocks(data *reportData) []string {
 	}
 
 	b.WriteString("\n## Suites\n\n")
-	mdTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
+	reportview.MarkdownTable(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(data.Suites))
 	flush()
 
 	b.WriteString(markdownSim(data.Sim, mdNotRunNote(data.NotRun, coverage.SimID)))
@@ -148,7 +137,7 @@ func markdownBlocks(data *reportData) []string {
 		if section.table == nil {
 			b.WriteString(mdNotRunNote(data.NotRun, section.id))
 		} else {
-			mdTable(&b, section.table.Headings, section.table.Figures)
+			reportview.MarkdownTable(&b, section.table.Headings, section.table.Figures)
 		}
 		flush()
 	}
@@ -161,7 +150,7 @@ func markdownBlocks(data *reportData) []string {
 		fmt.Fprintf(&b, "%d of %d killed.\n", killed(data.Mutants), len(data.Mutants))
 		if survivors := survivorRows(data.Mutants); len(survivors) > 0 {
 			b.WriteString("\n")
-			mdTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, survivors)
+			reportview.MarkdownTable(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, survivors)
 		}
 	}
 	flush()
@@ -179,11 +168,13 @@ func mdLegend() string {
 	for i, s := range coverage.Legend {
 		parts[i] = "*" + s.Status + "*: " + s.Meaning
 	}
-	return "**Legend** (index.html colours each state): " + mdEscape(strings.Join(parts, "; ")) + "."
+	return "**Legend** (index.html colours each state): " + reportview.MarkdownEscape(strings.Join(parts, "; ")) + "."
 }
 
 // mdNotRun words an entry of the not-run list for report.md.
-func mdNotRun(n coverage.NotRun) string { return n.Words(mdEscape, mdInline) }
+func mdNotRun(n coverage.NotRun) string {
+	return n.Words(reportview.MarkdownEscape, reportview.MarkdownInline)
+}
 
 // mdNotRunNote is the body of a section the report lacks: its entry of the
 // not-run list.
@@ -219,11 +210,6 @@ func survivorRows(mutants []mutantRow) [][]string {
 	return rows
 }
 
-// formatStat prints a statistic with at most four decimals and no trailing zeros.
-func formatStat(v float64) string {
-	return strconv.FormatFloat(math.Round(v*1e4)/1e4, 'f', -1, 64)
-}
-
 func killed(mutants []mutantRow) int {
 	n := 0
 	for _, m := range mutants {
@@ -232,58 +218,4 @@ func killed(mutants []mutantRow) int {
 		}
 	}
 	return n
-}
-
-func mdTable(b *strings.Builder, header []string, rows [][]string) {
-	if len(rows) == 0 {
-		b.WriteString("(none)\n")
-		return
-	}
-	writeRow := func(cells []string) {
-		b.WriteString("|")
-		for _, c := range cells {
-			b.WriteString(" " + mdEscape(c) + " |")
-		}
-		b.WriteString("\n")
-	}
-	writeRow(header)
-	b.WriteString(strings.Repeat("|---", len(header)) + "|\n")
-	for _, r := range rows {
-		writeRow(r)
-	}
-}
-
-var mdEscaper = strings.NewReplacer("\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "&", "&amp;", "\r", "", "\n", " ")
-
-// mdEscape makes text safe in a table cell or heading: pipes would split the
-// cell, and HTML would be interpreted by the pull-request renderer.
-func mdEscape(s string) string { return mdEscaper.Replace(s) }
-
-// mdInline formats s as inline code, with a backtick run longer than any in s.
-func mdInline(s string) string {
-	fence := strings.Repeat("`", longestRun(s, '`')+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		// CommonMark strips one space on each side, so the fence stays apart.
-		s = " " + s + " "
-	}
-	return fence + s + fence
-}
-
-// mdCodeBlock writes s as a fenced block whose fence no line of s can close.
-func mdCodeBlock(b *strings.Builder, s string) {
-	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
-	fmt.Fprintf(b, "%stext\n%s\n%s\n", fence, strings.TrimSuffix(s, "\n"), fence)
-}
-
-func longestRun(s string, r rune) int {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == r {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return longest
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/reportview"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // TestReportRejectsOutBeforeRunning: a bad --out used to surface only after
@@ -87,10 +89,10 @@ func TestReportRecordsHistories(t *testing.T) {
 	assert.Contains(t, stderr.String(), "sim              passed  1 seed × 0.1 simulated hours (seeds 1..1), ")
 
 	var data struct {
-		Passed          bool              `json:"passed"`
-		Linearizability []map[string]any  `json:"linearizability"`
-		NotRun          []coverage.NotRun `json:"not_run"`
-		Sim             *simSection       `json:"sim"`
+		Passed          bool               `json:"passed"`
+		Linearizability []map[string]any   `json:"linearizability"`
+		NotRun          []coverage.NotRun  `json:"not_run"`
+		Sim             *simreport.Section `json:"sim"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &data))
 	assert.True(t, data.Passed)
@@ -124,8 +126,8 @@ func TestMarkdownFitsAPullRequestComment(t *testing.T) {
 		s.Name = fmt.Sprintf("suite-%03d", i)
 		data.Suites = append(data.Suites, s)
 	}
-	md := renderMarkdown(data, mdLimit)
-	assert.LessOrEqual(t, len(md), mdLimit)
+	md := renderMarkdown(data, reportview.MarkdownLimit)
+	assert.LessOrEqual(t, len(md), reportview.MarkdownLimit)
 	assert.True(t, strings.HasPrefix(md, "# nodeproof invariant report\n\n**FAILED: "), md[:200])
 	assert.Contains(t, md, "| Subsystem | core |")
 	assert.Contains(t, md, "### Counterexample: suite devicemanager, DM-EXCLUSIVE")
@@ -133,7 +135,7 @@ func TestMarkdownFitsAPullRequestComment(t *testing.T) {
 	assert.Contains(t, md, "(cut; index.html has the whole message)")
 	assert.Regexp(t, `\*\*Truncated:\*\* \d+ more parts of the report do not fit a pull-request comment`, md)
 
-	small := renderMarkdown(finishedReport(t), mdLimit)
+	small := renderMarkdown(finishedReport(t), reportview.MarkdownLimit)
 	assert.NotContains(t, small, "Truncated")
 }
 
@@ -156,15 +158,15 @@ func TestReportFailsOnSimViolation(t *testing.T) {
 	data.Suites = data.Suites[:1] // the passing suite only
 	data.Mutants = nil
 	replay := "nodeproof sim --seed 43 --hours 2 --pods 20 --faults 'plugin-crash=0.01'"
-	v := simViolation{Seed: 43, Invariant: "SIM-DEVICES", Message: "SIM-DEVICES: device d1 held by <p1> and p2",
+	v := simreport.Violation{Seed: 43, Invariant: "SIM-DEVICES", Message: "SIM-DEVICES: device d1 held by <p1> and p2",
 		Event: "#9 1m0s plugin-crash: p", Trace: []string{"#8 50s pod-arrive: p1", "#9 1m0s plugin-crash: p"}, Replay: replay}
 	data.Sim.Passed = false
-	data.Sim.Violations = []simViolation{v}
+	data.Sim.Violations = []simreport.Violation{v}
 	data.finish(testInventory, 3)
 	assert.False(t, data.Passed, "a report whose simulation broke an invariant passes")
 	assert.Equal(t, []string{"sim: seed 43: SIM-DEVICES violated; replay: " + replay}, verdict(data).Problems)
 
-	md := renderMarkdown(data, mdLimit)
+	md := renderMarkdown(data, reportview.MarkdownLimit)
 	assert.Contains(t, md, "| FAILED | 2 (42..43) |")
 	assert.Contains(t, md, "### Counterexample: seed 43, SIM-DEVICES\n\n```text\nSIM-DEVICES: device d1 held by <p1> and p2\n\n#8 50s pod-arrive: p1\n#9 1m0s plugin-crash: p\n```")
 	assert.Contains(t, md, "Replay: `"+replay+"`")

@@ -5,14 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The report's node simulation budget: a few seconds of `make report` on
@@ -25,29 +30,29 @@ const (
 // simulate runs the report's node simulation seeds, from seed on, with the
 // default pods and fault rates, and prints their line, or each violation
 // with its trace and replay line, on stderr.
-func simulate(opts reportOptions, seed uint64, stderr io.Writer, width int) *simSection {
+func simulate(opts reportOptions, seed uint64, stderr io.Writer, width int) *simreport.Section {
 	started := time.Now()
-	tty := isTerminal(stderr)
-	bar := newProgress(stderr, tty, "sim", "seeds", width)
+	tty := cli.IsTerminal(stderr)
+	bar := cli.NewProgress(stderr, tty, "sim", "seeds", width)
 	def := sim.DefaultConfig()
-	runOpts := simOptions{duration: time.Duration(opts.simHours * float64(time.Hour)), pods: def.Pods, faults: def.Faults}
-	var runs []simRun
+	duration := time.Duration(opts.simHours * float64(time.Hour))
+	var runs []simreport.Seed
 	for i := range opts.simSeeds {
-		cfg := runOpts.config(seed + uint64(i))
+		cfg := sim.Config{Seed: seed + uint64(i), Duration: duration, Pods: def.Pods, Faults: def.Faults, Explained: simreport.Explained()}
 		start := time.Now()
 		s := sim.Run(cfg, func(sim.Stats) {})
-		runs = append(runs, simRun{config: cfg, summary: s, seconds: time.Since(start).Seconds()})
-		bar.update(i+1, opts.simSeeds)
+		runs = append(runs, simreport.Seed{Config: cfg, Summary: s, Seconds: time.Since(start).Seconds()})
+		bar.Update(i+1, opts.simSeeds)
 	}
-	bar.finish()
-	section := newSimSection(runs, time.Since(started).Seconds())
+	bar.Finish()
+	section := simreport.NewSection(runs, time.Since(started).Seconds())
 	printSimSection(stderr, section, width)
 	return &section
 }
 
 // printSimSection prints the section's verdict line and, when it failed,
 // each violation with its replay line.
-func printSimSection(stderr io.Writer, section simSection, width int) {
+func printSimSection(stderr io.Writer, section simreport.Section, width int) {
 	if section.Passed {
 		fmt.Fprintf(stderr, "%-*s  passed  %s\n", width, "sim", simBudget(section))
 		return
@@ -56,21 +61,21 @@ func printSimSection(stderr io.Writer, section simSection, width int) {
 	indent := strings.Repeat(" ", width+2)
 	for _, v := range section.Violations {
 		fmt.Fprintf(stderr, "%sseed %d: %s\n", indent, v.Seed, v.Invariant)
-		printSimViolation(stderr, indent+"  ", v)
+		simreport.WriteViolation(stderr, indent+"  ", v)
 	}
 }
 
 // loadSim reads a sweep nodeproof sim --json wrote. The file is decoded
 // strictly and its totals checked against its runs, so that a hand-edited or
 // truncated file cannot make the report claim a sweep that did not happen.
-func loadSim(path string) (*simSection, error) {
+func loadSim(path string) (*simreport.Section, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var s simSection
+	var s simreport.Section
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: want the JSON object nodeproof sim --json writes: %v", path, err)
 	}
@@ -85,8 +90,8 @@ func loadSim(path string) (*simSection, error) {
 		return nil, fmt.Errorf("%s: events is %d but the runs add up to %d", path, s.Events, events)
 	case s.Passed != (len(s.Violations) == 0):
 		return nil, fmt.Errorf("%s: passed is %v with %d violations", path, s.Passed, len(s.Violations))
-	case math.IsNaN(s.Hours) || s.Hours <= 0 || s.Hours > maxSimHours:
-		return nil, fmt.Errorf("%s: hours: %v is not a simulated duration (more than 0, at most %d)", path, s.Hours, maxSimHours)
+	case math.IsNaN(s.Hours) || s.Hours <= 0 || s.Hours > sim.MaxHours:
+		return nil, fmt.Errorf("%s: hours: %v is not a simulated duration (more than 0, at most %d)", path, s.Hours, sim.MaxHours)
 	}
 	for i, r := range s.Runs {
 		switch {
@@ -102,13 +107,13 @@ func loadSim(path string) (*simSection, error) {
 }
 
 // simBudget says what a simulation section ran, in a line.
-func simBudget(s simSection) string {
+func simBudget(s simreport.Section) string {
 	return fmt.Sprintf("%s × %s simulated hours (seeds %d..%d), %d events, %.1fs",
-		phrase.Count(s.Seeds, "seed"), formatStat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
+		phrase.Count(s.Seeds, "seed"), phrase.Stat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
 }
 
 // simProblems are the verdict's lines for the simulation's violations.
-func simProblems(s *simSection) []string {
+func simProblems(s *simreport.Section) []string {
 	if s == nil {
 		return nil
 	}
@@ -125,7 +130,7 @@ func simFaultsText(injected map[string]int) string {
 		return "none"
 	}
 	var parts []string
-	for _, k := range sortedKeys(injected) {
+	for _, k := range slices.Sorted(maps.Keys(injected)) {
 		parts = append(parts, k+" "+strconv.Itoa(injected[k]))
 	}
 	return strings.Join(parts, ", ")
@@ -134,7 +139,7 @@ func simFaultsText(injected map[string]int) string {
 // markdownSim is the simulation's block of report.md; notRun is its body
 // when the report lacks it. Its counterexamples are under Failures, its
 // invariants' counts in index.html.
-func markdownSim(s *simSection, notRun string) string {
+func markdownSim(s *simreport.Section, notRun string) string {
 	var b strings.Builder
 	b.WriteString("\n## Node simulation\n\n")
 	if s == nil {
@@ -145,9 +150,9 @@ func markdownSim(s *simSection, notRun string) string {
 	if !s.Passed {
 		result = "FAILED"
 	}
-	mdTable(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
-		[][]string{{result, fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), formatStat(s.Hours), formatStat(s.SimulatedHours),
+	reportview.MarkdownTable(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
+		[][]string{{result, fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), phrase.Stat(s.Hours), phrase.Stat(s.SimulatedHours),
 			strconv.Itoa(s.Events), strconv.Itoa(s.Pods), strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.Itoa(len(s.Violations))}})
-	fmt.Fprintf(&b, "\nFaults injected: %s.\n", mdEscape(simFaultsText(s.Injected)))
+	fmt.Fprintf(&b, "\nFaults injected: %s.\n", reportview.MarkdownEscape(simFaultsText(s.Injected)))
 	return b.String()
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -92,12 +93,12 @@ func syntheticReport(t *testing.T) *reportData {
 }
 
 // syntheticSim is a passing node simulation section of two seeds.
-func syntheticSim() *simSection {
-	return &simSection{
+func syntheticSim() *simreport.Section {
+	return &simreport.Section{
 		Seeds: 2, FirstSeed: 42, LastSeed: 43, Hours: 2, Pods: 20, Faults: "plugin-crash=0.01",
 		Events: 123456, SimulatedHours: 4, Seconds: 0.75, Injected: map[string]int{"plugin-crash": 7, "kubelet-restart": 2},
-		Checks:   []simCheck{{ID: "SIM-DEVICES", Statement: "The devices held are the <admitted> pods'.", Checked: 123456, Applied: 4567}},
-		Observed: map[string]int{}, Passed: true, Violations: []simViolation{}, Runs: []simRunReport{},
+		Checks:   []simreport.Check{{ID: "SIM-DEVICES", Statement: "The devices held are the <admitted> pods'.", Checked: 123456, Applied: 4567}},
+		Observed: map[string]int{}, Passed: true, Violations: []simreport.Violation{}, Runs: []simreport.Run{},
 	}
 }
 
@@ -271,19 +272,19 @@ func checkReportJSON(t *testing.T, data string) {
 		Failure    *failure       `json:"failure"`
 	}
 	var report struct {
-		Version         string            `json:"version"`
-		Started         string            `json:"started"`
-		Seconds         float64           `json:"seconds"`
-		Suites          []suite           `json:"suites"`
-		Linearizability []map[string]any  `json:"linearizability"`
-		Mutants         []map[string]any  `json:"mutants"`
-		Conformance     []map[string]any  `json:"conformance"`
-		PluginCheck     []map[string]any  `json:"plugin_check"`
-		Passed          bool              `json:"passed"`
-		Matrix          []coverage.Row    `json:"matrix"`
-		NotRun          []coverage.NotRun `json:"not_run"`
-		Sim             *simSection       `json:"sim"`
-		Findings        []findingReport   `json:"findings"`
+		Version         string             `json:"version"`
+		Started         string             `json:"started"`
+		Seconds         float64            `json:"seconds"`
+		Suites          []suite            `json:"suites"`
+		Linearizability []map[string]any   `json:"linearizability"`
+		Mutants         []map[string]any   `json:"mutants"`
+		Conformance     []map[string]any   `json:"conformance"`
+		PluginCheck     []map[string]any   `json:"plugin_check"`
+		Passed          bool               `json:"passed"`
+		Matrix          []coverage.Row     `json:"matrix"`
+		NotRun          []coverage.NotRun  `json:"not_run"`
+		Sim             *simreport.Section `json:"sim"`
+		Findings        []findingReport    `json:"findings"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -1,6 +1,7 @@
-package main
+package imagegc
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeproof/nodeproof/agent/cri"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/imagegc"
 	"github.com/nodeproof/nodeproof/integration/containerdtest"
@@ -21,29 +23,31 @@ var imagegcNow = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // runImageGCCommand runs `nodeproof imagegc args` on the injected clock.
 func runImageGCCommand(args ...string) (code int, stdout, stderr string) {
-	root := cli.NewRoot(newImageGCCommand(func() time.Time { return imagegcNow }))
-	return runRoot(root, "", append([]string{"imagegc"}, args...)...)
+	var out, errOut bytes.Buffer
+	root := cli.NewRoot(NewCommand(func() time.Time { return imagegcNow }))
+	code = cli.Execute(root, append([]string{"imagegc"}, args...), strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
 }
 
 func TestImageGCFlagDefaults(t *testing.T) {
-	cmd := newImageGCCommand(time.Now)
+	cmd := NewCommand(time.Now)
 	require.NoError(t, cmd.ParseFlags(nil))
 	for flag, want := range map[string]string{"cri-socket": "/run/containerd/containerd.sock", "high": "85", "low": "80",
 		"min-age": "2m0s", "max-age": "0s", "timeout": "2m0s", "kubelet-uptime": "0s"} {
 		assert.Equal(t, want, cmd.Flags().Lookup(flag).DefValue, flag)
 	}
-	opts, err := imagegcFlags{socket: defaultCRISocket, high: 85, low: 80, minAge: 2 * time.Minute, timeout: time.Minute}.options(func(string) bool { return false })
-	require.NoError(t, err)
+	opts := Options{Socket: defaultCRISocket, High: 85, Low: 80, MinAge: 2 * time.Minute, Timeout: time.Minute}
+	require.NoError(t, opts.Validate())
 	assert.Equal(t, imagegc.DefaultPolicy(), opts.policy)
-	assert.Equal(t, 7*time.Minute, opts.uptime, "long enough: above the min age by one GC period")
+	assert.Equal(t, 7*time.Minute, opts.Uptime, "long enough: above the min age by one GC period")
 	assert.False(t, opts.uptimeGiven)
 
-	opts, err = imagegcFlags{socket: defaultCRISocket, high: 85, low: 80, minAge: time.Minute, maxAge: time.Hour, timeout: time.Minute}.options(func(string) bool { return false })
-	require.NoError(t, err)
-	assert.Equal(t, time.Hour+imagegc.GCPeriod, opts.uptime, "long enough: past the max-age wait")
-	opts, err = imagegcFlags{socket: defaultCRISocket, high: 85, low: 80, timeout: time.Minute}.options(func(name string) bool { return name == "kubelet-uptime" })
-	require.NoError(t, err)
-	assert.Zero(t, opts.uptime, "an explicit 0: the kubelet has just started")
+	opts = Options{Socket: defaultCRISocket, High: 85, Low: 80, MinAge: time.Minute, MaxAge: time.Hour, Timeout: time.Minute}
+	require.NoError(t, opts.Validate())
+	assert.Equal(t, time.Hour+imagegc.GCPeriod, opts.Uptime, "long enough: past the max-age wait")
+	opts = Options{Socket: defaultCRISocket, High: 85, Low: 80, Timeout: time.Minute, uptimeGiven: true}
+	require.NoError(t, opts.Validate())
+	assert.Zero(t, opts.Uptime, "an explicit 0: the kubelet has just started")
 	assert.True(t, opts.uptimeGiven)
 }
 
@@ -126,20 +130,20 @@ func TestImageGCAgainstContainerd(t *testing.T) {
 	t.Run("space", func(t *testing.T) {
 		code, stdout, stderr := runImageGCCommand("--cri-socket", ctrd.Socket, "--json")
 		require.Equal(t, cli.StatusOK, code, stderr)
-		var got imagegcPrediction
+		var got cri.GCPrediction
 		require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 		require.NotNil(t, got.UsageBefore)
 		assert.Equal(t, 87, got.UsageBefore.Percent)
 		// The removals are the shortest prefix of the order whose sizes
 		// reach capacity*(100-low)/100 - available.
 		toFree := got.UsageBefore.CapacityBytes*20/100 - got.UsageBefore.AvailableBytes
-		var want []removalJSON
+		var want []cri.GCRemoval
 		var freed int64
 		for _, id := range candidates {
 			if freed >= toFree {
 				break
 			}
-			want = append(want, removalJSON{ImageID: id, Tag: tags[id], SizeBytes: sizes[id], Size: imagegc.FormatSize(sizes[id]), Reason: imagegc.RemovedForSpace})
+			want = append(want, cri.GCRemoval{ImageID: id, Tag: tags[id], SizeBytes: sizes[id], Size: imagegc.FormatSize(sizes[id]), Reason: imagegc.RemovedForSpace})
 			freed += sizes[id]
 		}
 		require.GreaterOrEqual(t, freed, toFree, "the images chosen hold enough")
@@ -148,7 +152,7 @@ func TestImageGCAgainstContainerd(t *testing.T) {
 		assert.Less(t, got.UsageAfter.Percent, 81, "at or below low after the kubelet's arithmetic")
 		assert.Empty(t, got.Error)
 		assert.Empty(t, got.Events)
-		assert.Equal(t, assumptionsJSON{KubeletStarted: imagegcNow.Add(-7 * time.Minute), KubeletUptime: "7m0s",
+		assert.Equal(t, cri.GCAssumptions{KubeletStarted: imagegcNow.Add(-7 * time.Minute), KubeletUptime: "7m0s",
 			ImagesInUse: 1, ImagesNotInUse: 3, Notes: got.Assumptions.Notes}, got.Assumptions)
 		assert.Contains(t, got.Assumptions.Notes, "last used: now for the 1 image(s) a listed container uses (exited containers included); unknown, so zero as after a kubelet restart, for the other 3")
 		assert.Equal(t, imagegcNow, got.Now)
@@ -201,7 +205,7 @@ func TestCRISocketFlag(t *testing.T) {
 		_, err := criSocketPath(flag)
 		assert.ErrorContains(t, err, want, flag)
 	}
-	status, _, stderr := runNodeproof("", "imagegc", "--cri-socket", "tcp://127.0.0.1:1")
+	status, _, stderr := runImageGCCommand("--cri-socket", "tcp://127.0.0.1:1")
 	assert.Equal(t, cli.StatusUsage, status)
 	assert.Contains(t, stderr, "nodeproof imagegc: --cri-socket \"tcp://127.0.0.1:1\": only a Unix socket")
 	assert.NotContains(t, stderr, "Options.Socket", "no internal name")

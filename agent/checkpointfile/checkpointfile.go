@@ -1,108 +1,21 @@
-package main
+package checkpointfile
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strings"
 
-	"github.com/spf13/cobra"
-
-	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
 
-// checkpointOptions are the validated arguments of `nodeproof checkpoint`.
-type checkpointOptions struct {
-	file   string // "-" is stdin
-	asJSON bool
-}
-
-// runCheckpoint exits 0 when the kubelet would load the file and it breaks
-// no invariant (a note, such as non-canonical bytes, keeps 0), 1 when the
-// kubelet would refuse it or an invariant is broken, and 2 on a usage error
-// or a file that cannot be read.
-func newCheckpointCommand() *cobra.Command {
-	var opts checkpointOptions
-	cmd := &cobra.Command{
-		Use:   "checkpoint FILE [--json]",
-		Short: "decode a device manager checkpoint file (kubelet_internal_checkpoint) and check its invariants",
-		Long: `Decodes a device manager checkpoint as the kubelet reads it (FILE - reads stdin), prints
-its devices and entries, and exits 1 when the kubelet would refuse it or it breaks an
-invariant of the kubelet's allocation state, 2 when it cannot be read. A file the
-kubelet loads that is not byte for byte what it would write is noted as
-non-canonical, and still exits 0.`,
-		DisableFlagsInUseLine: true,
-		Args: func(_ *cobra.Command, args []string) error {
-			switch len(args) {
-			case 0:
-				return cli.UsageError(errors.New("FILE is required (- reads stdin)"))
-			case 1:
-				return nil
-			}
-			return cli.UsageError(fmt.Errorf("unexpected argument %q", args[1]))
-		},
-		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.file = args[0]
-			return cli.Exit(runCheckpoint(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
-		},
-	}
-	cmd.Flags().BoolVar(&opts.asJSON, "json", false, "print the result as JSON")
-	return cmd
-}
-
-// runCheckpoint exits 0 when the kubelet would load the file and it breaks
-// no invariant (a note, such as non-canonical bytes, keeps 0), 1 when the
-// kubelet would refuse it or an invariant is broken, and 2 on a usage error
-// or a file that cannot be read.
-func runCheckpoint(opts checkpointOptions, stdin io.Reader, stdout, stderr io.Writer) int {
-	name, b, err := readCheckpointFile(opts.file, stdin)
-	var r checkpointReport
-	if err != nil {
-		r = checkpointReport{name: name, problem: err.Error()}
-	} else {
-		r = examineCheckpoint(name, b)
-	}
-	if opts.asJSON {
-		// A script reading --json gets a document for every file, one that
-		// cannot be read or does not decode included.
-		if err := writeCheckpointJSON(stdout, r.json()); err != nil {
-			fmt.Fprintf(stderr, "nodeproof checkpoint: writing JSON: %v\n", err)
-			return 1
-		}
-	} else if err := r.print(stdout); err != nil {
-		// A report nobody can read is no report: a full disk or a closed
-		// pipe fails the command (exit 1, as a failed check does).
-		fmt.Fprintf(stderr, "nodeproof checkpoint: writing the output: %v\n", err)
-		return 1
-	}
-	if r.problem != "" {
-		fmt.Fprintf(stderr, "nodeproof checkpoint: %s\n", r.problem)
-	}
-	switch {
-	case err != nil:
-		return 2
-	case r.problem != "" || len(r.violations) > 0:
-		return 1
-	}
-	return 0
-}
-
-// readCheckpointFile reads FILE, or stdin for "-", and returns the name to
-// report it by. It reads one byte over checkpoint.MaxFileBytes, enough for
-// Read to refuse the file, so that a path such as /dev/zero is not read
-// without end.
-func readCheckpointFile(path string, stdin io.Reader) (string, []byte, error) {
-	return cli.ReadInput(path, stdin, checkpoint.MaxFileBytes)
-}
-
-// checkpointReport is everything the command says about one file. The text
-// and the --json output are both rendered from it, so they cannot disagree.
-type checkpointReport struct {
+// Report is everything there is to say about one file. The text and the
+// JSON form are both rendered from it, so they cannot disagree.
+type Report struct {
+	// name is what the file is called in every message: its path, or
+	// "stdin".
 	name string
 	// decoded is set when the file parses as the kubelet parses it; file
 	// and inspection are then filled in, even when the checksum fails.
@@ -114,14 +27,28 @@ type checkpointReport struct {
 	inspection
 }
 
-// examineCheckpoint reads b as the kubelet does and inspects the content it
+// Unreadable is the report on a file that could not be read; err says why
+// and names the file.
+func Unreadable(name string, err error) Report {
+	return Report{name: name, problem: err.Error()}
+}
+
+// Problem says why the kubelet would refuse the file, or why it could not
+// be read; "" when the kubelet loads it.
+func (r Report) Problem() string { return r.problem }
+
+// Broken reports whether the kubelet would refuse the file or its content
+// breaks an invariant; a note (non-canonical bytes, say) is not.
+func (r Report) Broken() bool { return r.problem != "" || len(r.violations) > 0 }
+
+// Examine reads b as the kubelet does and inspects the content it
 // holds, whether or not its checksum verifies.
-func examineCheckpoint(name string, b []byte) checkpointReport {
+func Examine(name string, b []byte) Report {
 	f, err := checkpoint.Read(b)
 	if err != nil {
-		return checkpointReport{name: name, problem: fmt.Sprintf("%s: %v", name, err)}
+		return Report{name: name, problem: fmt.Sprintf("%s: %v", name, err)}
 	}
-	r := checkpointReport{name: name, decoded: true, file: f, inspection: inspect(f.Data)}
+	r := Report{name: name, decoded: true, file: f, inspection: inspect(f.Data)}
 	if f.Verify() != nil {
 		r.problem = fmt.Sprintf("%s: checkpoint is corrupted: the file stores checksum %d, its content has checksum %d; the kubelet would refuse it and start with no allocations",
 			name, f.StoredChecksum, f.ComputedChecksum)
@@ -136,7 +63,7 @@ func examineCheckpoint(name string, b []byte) checkpointReport {
 	return r
 }
 
-// inspection is what the command reports about a checkpoint that decodes.
+// inspection is what a report says about a checkpoint that decodes.
 type inspection struct {
 	data       checkpoint.Data
 	responses  []decodedResponse // one per entry of data.PodDeviceEntries
@@ -273,9 +200,13 @@ func joinAnd(items []string) string {
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
-func (r checkpointReport) print(w io.Writer) error {
+// WriteText writes the report for a reader: the checksum, the devices and
+// entries, the notes and the violations. A file that does not decode has
+// only its Problem, which the caller reports (on stderr), so nothing is
+// written.
+func (r Report) WriteText(w io.Writer) error {
 	if !r.decoded {
-		return nil // there is only the problem, which goes to stderr
+		return nil
 	}
 	in := r.inspection
 	var b strings.Builder
@@ -358,8 +289,9 @@ func idList(ids []string) string {
 	return strings.Join(ids, " ")
 }
 
-// checkpointJSON is the --json output.
-type checkpointJSON struct {
+// Document is the JSON form of a Report, the output of `nodeproof
+// checkpoint --json`.
+type Document struct {
 	File string `json:"file"`
 	// Loads says whether the kubelet would load the file; Error says why
 	// not, or why the file could not be read.
@@ -383,8 +315,9 @@ type entryJSON struct {
 	DeviceIDs     checkpoint.DevicesPerNUMA `json:"deviceIDs"`
 }
 
-func (r checkpointReport) json() checkpointJSON {
-	out := checkpointJSON{
+// Document is the report's JSON form.
+func (r Report) Document() Document {
+	out := Document{
 		File:  r.name,
 		Loads: r.decoded && r.problem == "",
 		Error: r.problem,
@@ -407,14 +340,4 @@ func (r checkpointReport) json() checkpointJSON {
 		out.PodDeviceEntries = append(out.PodDeviceEntries, entryJSON{e.PodUID, e.ContainerName, e.ResourceName, e.DeviceIDs})
 	}
 	return out
-}
-
-// writeCheckpointJSON fails only when w does: the document holds nothing that
-// cannot encode.
-func writeCheckpointJSON(w io.Writer, v checkpointJSON) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	// Device IDs and resource names are read more often than embedded in HTML.
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
 }

@@ -1,9 +1,12 @@
-package main
+// Package probe is `nodeproof probe -f FILE`: the timeline of each pod's
+// probes, as the v1.36 kubelet's prober (core/prober/timeline) plays it on
+// a virtual clock against scripted outcomes, or live against a host
+// (agent/probe.PlayLive); printed as text or JSON.
+package probe
 
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,47 +23,33 @@ import (
 	"github.com/nodeproof/nodeproof/core/prober/timeline"
 )
 
-// errExecNotLive is the outcome of an exec probe in a --live run: the
-// kubelet runs it through the container runtime (CRI ExecSync) inside the
-// container, which a probe against a host cannot reach. It is an error, so
-// the timeline retries it and discards it as the kubelet does with a probe
-// that cannot run: it changes no result.
-var errExecNotLive = errors.New("exec probes are not run live: they run inside the container through the container runtime (CRI ExecSync), which --live HOST does not reach")
+// Options are the flags of `nodeproof probe`, as typed, and what Validate
+// reads them as.
+type Options struct {
+	// File holds the Pod manifests; "-" is stdin.
+	File string
+	// Outcomes is the script of what the probe targets answer; "" is
+	// every probe healthy.
+	Outcomes string
+	// Duration is how long the timeline runs from AddPod, StartDelay the
+	// time to the containers running, Jitter the start-up jitter draw.
+	Duration, StartDelay time.Duration
+	Jitter               float64
+	// Live is the HOST to probe for real; "" for a scripted run.
+	Live string
+	// JSON prints the timelines as JSON.
+	JSON bool
 
-// probeOptions are the validated arguments of `nodeproof probe`.
-type probeOptions struct {
-	file     string
-	script   string
+	// outcomes and timeline are Outcomes and the timing flags read
+	// (Validate).
 	outcomes timeline.Outcomes
 	timeline timeline.Options
-	asJSON   bool
-	live     string // HOST, "" for a scripted run
 }
 
-// liveClock is the wall clock of a --live run; tests give one that jumps.
-type liveClock interface {
-	Now() time.Time
-	// WaitUntil returns at t, or earlier with ctx's error.
-	WaitUntil(ctx context.Context, t time.Time) error
-}
-
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-
-func (wallClock) WaitUntil(ctx context.Context, t time.Time) error {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func newProbeCommand(clock liveClock) *cobra.Command {
-	var f probeFlags
+// NewCommand is `nodeproof probe`; clock is the wall clock of a --live run
+// (probe.WallClock, or a test's that jumps).
+func NewCommand(clock probe.Clock) *cobra.Command {
+	var o Options
 	cmd := &cobra.Command{
 		Use:   "probe -f FILE [--outcomes SCRIPT] [--duration D] [--start-delay D] [--jitter F] [--live HOST] [--json]",
 		Short: "show the timeline of a pod's probes: each probe, result, restart and Ready change the v1.36 kubelet produces",
@@ -91,74 +80,113 @@ rule.`,
 		DisableFlagsInUseLine: true,
 		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts, err := f.options()
-			if err != nil {
-				return cli.UsageError(err)
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			return runProbe(cmd.Context(), opts, clock, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
+			return o.Run(cmd.Context(), clock, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&f.file, "filename", "f", "", "`FILE` of Pod manifests (YAML or JSON, several documents, a v1 List); - reads stdin")
-	fl.StringVar(&f.outcomes, "outcomes", "", "what the probe targets answer over each container's life, a `SCRIPT` such as \"liveness=healthy 30s, failing\" (default: every probe healthy)")
-	fl.DurationVar(&f.duration, "duration", 3*time.Minute, "how long the timeline runs from the pod's AddPod (real time with --live)")
-	fl.DurationVar(&f.startDelay, "start-delay", 0, "time from the pod's AddPod to its containers running")
-	fl.Float64Var(&f.jitter, "jitter", 0, "the kubelet's start-up jitter draw in [0, 1): each worker's first doProbe comes this fraction of its period late (0: no delay, as with a kubelet already running; just under 1: the worst case, a whole period)")
-	fl.StringVar(&f.live, "live", "", "run the HTTP, TCP and gRPC probes for real against `HOST` (the pod's IP) over --duration of real time")
-	fl.BoolVar(&f.asJSON, "json", false, "print the timelines as JSON (docs/commands/probe.md)")
+	fl.StringVarP(&o.File, "filename", "f", "", "`FILE` of Pod manifests (YAML or JSON, several documents, a v1 List); - reads stdin")
+	fl.StringVar(&o.Outcomes, "outcomes", "", "what the probe targets answer over each container's life, a `SCRIPT` such as \"liveness=healthy 30s, failing\" (default: every probe healthy)")
+	fl.DurationVar(&o.Duration, "duration", 3*time.Minute, "how long the timeline runs from the pod's AddPod (real time with --live)")
+	fl.DurationVar(&o.StartDelay, "start-delay", 0, "time from the pod's AddPod to its containers running")
+	fl.Float64Var(&o.Jitter, "jitter", 0, "the kubelet's start-up jitter draw in [0, 1): each worker's first doProbe comes this fraction of its period late (0: no delay, as with a kubelet already running; just under 1: the worst case, a whole period)")
+	fl.StringVar(&o.Live, "live", "", "run the HTTP, TCP and gRPC probes for real against `HOST` (the pod's IP) over --duration of real time")
+	fl.BoolVar(&o.JSON, "json", false, "print the timelines as JSON (docs/commands/probe.md)")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }
 
-// probeFlags are the flags of `nodeproof probe` as typed.
-type probeFlags struct {
-	file, outcomes, live string
-	duration, startDelay time.Duration
-	jitter               float64
-	asJSON               bool
+// Validate reads the flags, refusing a bad one with a usage error naming
+// it and the rule.
+func (o *Options) Validate() error {
+	if err := o.validate(); err != nil {
+		return cli.UsageError(err)
+	}
+	return nil
 }
 
-func (f probeFlags) options() (probeOptions, error) {
-	opts := probeOptions{file: f.file, script: f.outcomes, asJSON: f.asJSON, live: f.live}
-	if f.file == "" {
-		return opts, errors.New("-f FILE is required (- reads stdin)")
+func (o *Options) validate() error {
+	if o.File == "" {
+		return errors.New("-f FILE is required (- reads stdin)")
 	}
-	if strings.TrimSpace(f.outcomes) != "" {
+	if strings.TrimSpace(o.Outcomes) != "" {
 		var err error
-		if opts.outcomes, err = timeline.ParseOutcomes(f.outcomes); err != nil {
-			return opts, fmt.Errorf("--outcomes %q: %v", f.outcomes, err)
+		if o.outcomes, err = timeline.ParseOutcomes(o.Outcomes); err != nil {
+			return fmt.Errorf("--outcomes %q: %v", o.Outcomes, err)
 		}
 	}
-	if f.duration <= 0 || f.duration > timeline.MaxDuration {
-		return opts, fmt.Errorf("--duration %v: must be more than 0 and at most %v", f.duration, timeline.MaxDuration)
+	if o.Duration <= 0 || o.Duration > timeline.MaxDuration {
+		return fmt.Errorf("--duration %v: must be more than 0 and at most %v", o.Duration, timeline.MaxDuration)
 	}
-	if f.startDelay < 0 || f.startDelay > f.duration {
-		return opts, fmt.Errorf("--start-delay %v: must be at least 0 and at most --duration %v", f.startDelay, f.duration)
+	if o.StartDelay < 0 || o.StartDelay > o.Duration {
+		return fmt.Errorf("--start-delay %v: must be at least 0 and at most --duration %v", o.StartDelay, o.Duration)
 	}
-	if !(f.jitter >= 0 && f.jitter < 1) {
-		return opts, fmt.Errorf("--jitter %v: must be at least 0 and less than 1 (a fraction of the period)", f.jitter)
+	if !(o.Jitter >= 0 && o.Jitter < 1) {
+		return fmt.Errorf("--jitter %v: must be at least 0 and less than 1 (a fraction of the period)", o.Jitter)
 	}
-	if f.live != "" {
-		if strings.ContainsAny(f.live, "/ ") || strings.Contains(f.live, "://") {
-			return opts, fmt.Errorf("--live %q: must be a host name or IP address, without scheme, port or path", f.live)
+	if o.Live != "" {
+		if strings.ContainsAny(o.Live, "/ ") || strings.Contains(o.Live, "://") {
+			return fmt.Errorf("--live %q: must be a host name or IP address, without scheme, port or path", o.Live)
 		}
-		if f.outcomes != "" {
-			return opts, fmt.Errorf("--outcomes and --live: a live run takes the answers of the real targets, not a script")
+		if o.Outcomes != "" {
+			return fmt.Errorf("--outcomes and --live: a live run takes the answers of the real targets, not a script")
 		}
 	}
-	opts.timeline = timeline.Options{Duration: f.duration, StartDelay: f.startDelay, Jitter: f.jitter, PodIP: f.live}
-	return opts, nil
+	o.timeline = timeline.Options{Duration: o.Duration, StartDelay: o.StartDelay, Jitter: o.Jitter, PodIP: o.Live}
+	return nil
 }
 
-// probePods reads the file's pods as the prober reads them.
-func probePods(opts probeOptions, stdin io.Reader, stderr io.Writer) ([]prober.Pod, []kube.Origin, error) {
-	data, err := readManifestFile(opts.file, stdin)
+// Run plays each pod's timeline and prints them. A bad file is a usage
+// error; a timeline that cannot be played, or output that cannot be
+// written, fails the command.
+func (o *Options) Run(ctx context.Context, clock probe.Clock, stdin io.Reader, stdout, stderr io.Writer) error {
+	pods, origins, err := readPods(o.File, stdin, stderr)
+	if err != nil {
+		return cli.UsageError(err)
+	}
+	if err := o.outcomes.Check(pods...); err != nil {
+		return cli.Usagef("--outcomes %q: %v", o.Outcomes, err)
+	}
+	var results []podTimeline
+	for i, p := range pods {
+		tl, err := timeline.New(p, o.timeline)
+		if err != nil {
+			return cli.UsageError(origins[i].Errorf("", "%v", err))
+		}
+		if o.Live != "" {
+			err = o.playLive(ctx, tl, clock, stderr)
+		} else {
+			err = timeline.Play(tl, o.outcomes)
+		}
+		if err != nil {
+			return cli.Failed(fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, err))
+		}
+		results = append(results, newPodTimeline(tl, o))
+	}
+	if o.JSON {
+		err = cli.WriteJSON(stdout, map[string]any{"pods": results})
+	} else {
+		err = writeText(stdout, results, o)
+	}
+	if err != nil {
+		return cli.Failed(fmt.Errorf("writing the output: %v", err))
+	}
+	return nil
+}
+
+// readPods reads the file's pods as the prober reads them, with the API
+// server's probe defaults and validation. Notes on what it skipped go to
+// stderr; every error names the file.
+func readPods(file string, stdin io.Reader, stderr io.Writer) ([]prober.Pod, []kube.Origin, error) {
+	name, data, err := cli.ReadManifest(file, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
 	m, err := kube.Decode(data, kube.Options{SkipUnknownKinds: true})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %v", name, err)
 	}
 	for _, s := range m.Skipped {
 		fmt.Fprintf(stderr, "nodeproof probe: note: %s\n", s.Note())
@@ -167,97 +195,22 @@ func probePods(opts probeOptions, stdin io.Reader, stderr io.Writer) ([]prober.P
 		fmt.Fprintf(stderr, "nodeproof probe: note: skipped %d Node(s): probes do not depend on the node\n", len(m.Nodes))
 	}
 	if len(m.ProberPods) == 0 {
-		return nil, nil, errors.New("the file holds no Pod")
+		return nil, nil, fmt.Errorf("%s: the file holds no Pod", name)
 	}
 	for i, p := range m.ProberPods {
 		if err := p.WithDefaults().Validate(); err != nil {
-			return nil, nil, m.PodOrigins[i].Errorf("", "%v", err)
+			return nil, nil, fmt.Errorf("%s: %v", name, m.PodOrigins[i].Errorf("", "%v", err))
 		}
 	}
 	return m.ProberPods, m.PodOrigins, nil
 }
 
-func runProbe(ctx context.Context, opts probeOptions, clock liveClock, stdin io.Reader, stdout, stderr io.Writer) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	pods, origins, err := probePods(opts, stdin, stderr)
-	if err != nil {
-		return cli.UsageError(fmt.Errorf("%s: %v", displayName(opts.file), err))
-	}
-	if err := opts.outcomes.Check(pods...); err != nil {
-		return cli.UsageError(fmt.Errorf("--outcomes %q: %v", opts.script, err))
-	}
-	var results []podTimeline
-	for i, p := range pods {
-		tl, err := timeline.New(p, opts.timeline)
-		if err != nil {
-			return cli.UsageError(origins[i].Errorf("", "%v", err))
-		}
-		if opts.live != "" {
-			err = playLive(ctx, tl, opts, clock, stderr)
-		} else {
-			err = timeline.Play(tl, opts.outcomes)
-		}
-		if err != nil {
-			return &cli.ExitError{Status: cli.StatusFailed, Err: fmt.Errorf("pod %s/%s: %v", p.Namespace, p.Name, err)}
-		}
-		results = append(results, newPodTimeline(tl, opts))
-	}
-	if opts.asJSON {
-		err = writeProbeJSON(stdout, results)
-	} else {
-		err = writeProbeText(stdout, results, opts)
-	}
-	if err != nil {
-		return &cli.ExitError{Status: cli.StatusFailed, Err: fmt.Errorf("writing the output: %v", err)}
-	}
-	return nil
-}
-
-func displayName(file string) string {
-	if file == "-" {
-		return "stdin"
-	}
-	return file
-}
-
-// playLive answers the timeline's probes with real probes against the
-// host, each when its time comes on the clock.
-func playLive(ctx context.Context, tl *timeline.Timeline, opts probeOptions, clock liveClock, stderr io.Writer) error {
-	p := probe.New(nil)
-	defer p.Close()
-	start := clock.Now()
-	total := int(opts.timeline.Duration / time.Second)
-	bar := newProgress(stderr, isTerminal(stderr), "live "+tl.Pod().Name, "s", len(tl.Pod().Name)+5)
-	defer bar.finish()
-	for {
-		req, ok, err := tl.Next()
-		if err != nil || !ok {
-			return err
-		}
-		if err := clock.WaitUntil(ctx, start.Add(req.At)); err != nil {
-			return err
-		}
-		var out prober.Outcome
-		if req.Run.Probe.Handler.Exec != nil {
-			out = prober.Outcome{Result: prober.ProbeUnknown, Err: errExecNotLive}
-		} else {
-			target := probe.TargetOf(req.Run)
-			res := p.Run(ctx, probe.SpecOf(req.Run.Probe), target)
-			out = prober.Outcome{Result: prober.ProbeResult(res.Kind), Output: res.Output, Err: res.Err}
-		}
-		end := clock.Now().Sub(start)
-		if end < req.At {
-			end = req.At
-		}
-		if total > 0 {
-			bar.update(min(int(end/time.Second), total), total)
-		}
-		if err := tl.Done(req, end, out); err != nil {
-			return err
-		}
-	}
+// playLive plays the timeline against --live's host, with a bar over its
+// seconds on stderr.
+func (o *Options) playLive(ctx context.Context, tl *timeline.Timeline, clock probe.Clock, stderr io.Writer) error {
+	bar := cli.NewProgress(stderr, cli.IsTerminal(stderr), "live "+tl.Pod().Name, "s", len(tl.Pod().Name)+5)
+	defer bar.Finish()
+	return probe.PlayLive(ctx, tl, o.timeline.Duration, clock, bar.Update)
 }
 
 // podTimeline is one pod's result, as printed.
@@ -304,9 +257,9 @@ type timelineRecord struct {
 
 func seconds(d time.Duration) float64 { return d.Seconds() }
 
-func newPodTimeline(tl *timeline.Timeline, opts probeOptions) podTimeline {
+func newPodTimeline(tl *timeline.Timeline, opts *Options) podTimeline {
 	p := tl.Pod()
-	out := podTimeline{Pod: p.Namespace + "/" + p.Name, UID: p.UID, Seconds: seconds(opts.timeline.Duration), Live: opts.live, Restarts: tl.Restarts()}
+	out := podTimeline{Pod: p.Namespace + "/" + p.Name, UID: p.UID, Seconds: seconds(opts.timeline.Duration), Live: opts.Live, Restarts: tl.Restarts()}
 	containers := append(append([]prober.Container(nil), p.Containers...), p.InitContainers...)
 	for _, c := range containers {
 		for _, t := range []prober.ProbeType{prober.Startup, prober.Liveness, prober.Readiness} {
@@ -318,7 +271,7 @@ func newPodTimeline(tl *timeline.Timeline, opts probeOptions) podTimeline {
 				InitialDelaySeconds: pr.InitialDelaySeconds, PeriodSeconds: pr.PeriodSeconds, TimeoutSeconds: pr.TimeoutSeconds,
 				SuccessThreshold: pr.SuccessThreshold, FailureThreshold: pr.FailureThreshold,
 				WorstCaseDetection: seconds(timeline.WorstCaseDetection(*pr))}
-			if opts.live == "" {
+			if opts.Live == "" {
 				s.Pattern = opts.outcomes.PatternFor(c.Name, t).String()
 			}
 			out.Probes = append(out.Probes, s)
@@ -334,7 +287,7 @@ func newPodTimeline(tl *timeline.Timeline, opts probeOptions) podTimeline {
 			age := seconds(e.Age)
 			r.Age = &age
 		}
-		if opts.live == "" && e.Kind == timeline.KindResult && e.Value == prober.Failure.String() && e.Type != nil {
+		if opts.Live == "" && e.Kind == timeline.KindResult && e.Value == prober.Failure.String() && e.Type != nil {
 			if since, ok := opts.outcomes.PatternFor(e.Container, *e.Type).UnhealthySince(e.Age); ok {
 				s := seconds(since)
 				r.UnhealthySince = &s
@@ -371,28 +324,19 @@ func describeHandler(h prober.Handler) string {
 	return "none"
 }
 
-func writeProbeJSON(w io.Writer, pods []podTimeline) error {
-	b, err := json.MarshalIndent(map[string]any{"pods": pods}, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
 func formatAt(s float64) string {
 	return time.Duration(s * float64(time.Second)).String()
 }
 
-func writeProbeText(w io.Writer, pods []podTimeline, opts probeOptions) error {
+func writeText(w io.Writer, pods []podTimeline, opts *Options) error {
 	bw := bufio.NewWriter(w)
 	for i, p := range pods {
 		if i > 0 {
 			fmt.Fprintln(bw)
 		}
 		source := "outcomes: every probe healthy"
-		if opts.script != "" {
-			source = fmt.Sprintf("outcomes %q", opts.script)
+		if opts.Outcomes != "" {
+			source = fmt.Sprintf("outcomes %q", opts.Outcomes)
 		}
 		if p.Live != "" {
 			source = "live against " + p.Live

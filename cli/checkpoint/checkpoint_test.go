@@ -1,8 +1,10 @@
-package main
+package checkpoint
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,7 +20,11 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 )
 
-const checkpointDir = "testdata/checkpoint"
+const checkpointDir = "testdata"
+
+// update rewrites the files under testdata from their sources, as -update
+// does in every package of the module that keeps golden files.
+var update = flag.Bool("update", false, "rewrite the checkpoint files under testdata/ from their sources")
 
 // specCheckpoint is the worked example of spec 1.10. Its AllocResp, bytes
 // 10 1 255, is a map entry whose content is a truncated varint, so it does
@@ -71,7 +77,7 @@ func mustEncode(t *testing.T, d checkpoint.Data) []byte {
 	return b
 }
 
-// checkpointTestdata derives every file under testdata/checkpoint from the
+// checkpointTestdata derives every file under testdata from the
 // data above, so the committed files cannot drift from what Encode writes.
 func checkpointTestdata(t *testing.T) map[string][]byte {
 	valid := mustEncode(t, specCheckpoint)
@@ -119,7 +125,9 @@ func runCheckpointCmd(args ...string) (code int, stdout, stderr string) {
 }
 
 func runCheckpointStdin(stdin string, args ...string) (code int, stdout, stderr string) {
-	return runNodeproof(stdin, append([]string{"checkpoint"}, args...)...)
+	var out, errOut bytes.Buffer
+	code = cli.Execute(cli.NewRoot(NewCommand()), append([]string{"checkpoint"}, args...), strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
 }
 
 func TestCheckpointText(t *testing.T) {
@@ -487,7 +495,12 @@ func TestCheckpointUsage(t *testing.T) {
 // says why, instead of 0 with nothing written.
 func TestCheckpointFailedWrite(t *testing.T) {
 	var stderr strings.Builder
-	status := runCheckpoint(checkpointOptions{file: "testdata/checkpoint/valid.json"}, nil, failingWriter{}, &stderr)
+	status := cli.Execute(cli.NewRoot(NewCommand()), []string{"checkpoint", "testdata/valid.json"}, strings.NewReader(""), failingWriter{}, &stderr)
 	assert.Equal(t, cli.StatusFailed, status)
 	assert.Contains(t, stderr.String(), "nodeproof checkpoint: writing the output: disk full")
 }
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

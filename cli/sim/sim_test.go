@@ -1,8 +1,9 @@
-package main
+package sim
 
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,11 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -47,7 +50,7 @@ func TestSimFlagErrors(t *testing.T) {
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			ran := false
-			root := cli.NewRoot(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+			root := cli.NewRoot(NewCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
 				ran = true
 				return sim.Summary{Config: cfg}
 			}))
@@ -63,7 +66,7 @@ func TestSimFlagErrors(t *testing.T) {
 // TestSimCleanRun runs the real simulation of seed 1 for half an hour: it
 // passes and prints the seed's line and the totals, with every invariant.
 func TestSimCleanRun(t *testing.T) {
-	code, stdout, stderr := runNodeproof("", "sim", "--seed", "1", "--hours", "0.5")
+	code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(sim.Run)), "", "sim", "--seed", "1", "--hours", "0.5")
 	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Empty(t, stderr, "no progress off a terminal")
 	assert.Regexp(t, `^seed 1  passed  \d+ events, 30m0s simulated, `, stdout)
@@ -80,7 +83,7 @@ func TestSimCleanRun(t *testing.T) {
 // with its replay line, and totals that are the runs' sums.
 func TestSimSweep(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "out", "sim.json")
-	code, stdout, stderr := runNodeproof("", "sim", "--seeds", "3..5", "--hours", "0.25", "--pods", "5", "--faults", "plugin-crash=0.2,kubelet-restart=0.01", "--json", path)
+	code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(sim.Run)), "", "sim", "--seeds", "3..5", "--hours", "0.25", "--pods", "5", "--faults", "plugin-crash=0.2,kubelet-restart=0.01", "--json", path)
 	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	for _, seed := range []string{"3", "4", "5"} {
 		assert.Contains(t, stdout, "seed "+seed+"  passed  ")
@@ -89,7 +92,7 @@ func TestSimSweep(t *testing.T) {
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var got simSection
+	var got simreport.Section
 	dec := json.NewDecoder(strings.NewReader(string(raw)))
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&got), "%s", raw)
@@ -146,7 +149,7 @@ func TestSimViolation(t *testing.T) {
 		return s
 	}
 	path := filepath.Join(t.TempDir(), "sim.json")
-	code, stdout, stderr := runRoot(cli.NewRoot(newSimCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
+	code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
 	assert.Equal(t, cli.StatusFailed, code)
 	assert.Empty(t, stderr)
 	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults 'none'"
@@ -163,10 +166,10 @@ func TestSimViolation(t *testing.T) {
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var got simSection
+	var got simreport.Section
 	require.NoError(t, json.Unmarshal(raw, &got))
 	assert.False(t, got.Passed)
-	assert.Equal(t, []simViolation{{Seed: 8, Invariant: "SIM-X", Message: "SIM-X: device d1 held twice", Event: "#2 2m0s plugin-crash: a.com/gpu",
+	assert.Equal(t, []simreport.Violation{{Seed: 8, Invariant: "SIM-X", Message: "SIM-X: device d1 held twice", Event: "#2 2m0s plugin-crash: a.com/gpu",
 		Trace: []string{"#1 1m0s pod-arrive: p1", "#2 2m0s plugin-crash: a.com/gpu"}, Replay: replay}}, got.Violations)
 	require.Len(t, got.Runs, 2)
 	assert.Equal(t, &got.Violations[0], got.Runs[0].Violation)
@@ -175,7 +178,7 @@ func TestSimViolation(t *testing.T) {
 }
 
 // countingSimRunner is a clean run that counts the seeds it ran.
-func countingSimRunner(ran *int) simRunner {
+func countingSimRunner(ran *int) Runner {
 	return func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
 		*ran++
 		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
@@ -194,7 +197,7 @@ func TestSimJSONPathCheckedFirst(t *testing.T) {
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			ran := 0
-			code, stdout, stderr := runRoot(cli.NewRoot(newSimCommand(countingSimRunner(&ran))), "", "sim", "--seeds", "1..100", "--json", tc.path)
+			code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(countingSimRunner(&ran))), "", "sim", "--seeds", "1..100", "--json", tc.path)
 			assert.Equal(t, cli.StatusUsage, code)
 			assert.Contains(t, stderr, tc.want)
 			assert.Empty(t, stdout)
@@ -213,7 +216,7 @@ func TestSimJSONWriteFails(t *testing.T) {
 		require.NoError(t, os.WriteFile(dir, nil, 0o644))
 		return sim.Summary{Config: cfg, Replay: cfg.ReplayCommand()}
 	}
-	code, stdout, stderr := runRoot(cli.NewRoot(newSimCommand(run)), "", "sim", "--json", filepath.Join(dir, "sim.json"))
+	code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(run)), "", "sim", "--json", filepath.Join(dir, "sim.json"))
 	assert.Equal(t, cli.StatusFailed, code)
 	assert.Contains(t, stdout, "total: 1 seed, passed")
 	assert.Contains(t, stderr, "nodeproof sim: writing the output: --json: mkdir "+dir+": not a directory")
@@ -225,7 +228,7 @@ func TestSimJSONWriteFails(t *testing.T) {
 func TestSimStdoutWriteFails(t *testing.T) {
 	ran := 0
 	var stderr bytes.Buffer
-	code := cli.Execute(cli.NewRoot(newSimCommand(countingSimRunner(&ran))), []string{"sim", "--seeds", "1..3"}, strings.NewReader(""), failingWriter{}, &stderr)
+	code := cli.Execute(cli.NewRoot(NewCommand(countingSimRunner(&ran))), []string{"sim", "--seeds", "1..3"}, strings.NewReader(""), failingWriter{}, &stderr)
 	assert.Equal(t, cli.StatusFailed, code)
 	assert.Equal(t, "nodeproof sim: writing the output: disk full\n", stderr.String())
 	assert.Equal(t, 1, ran, "the sweep stops at the first line it cannot write")
@@ -243,7 +246,7 @@ func TestSimExplainsKnownFindings(t *testing.T) {
 	}
 	require.NotEmpty(t, want, "the sim has known findings")
 	var got [][]string
-	root := cli.NewRoot(newSimCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
+	root := cli.NewRoot(NewCommand(func(cfg sim.Config, _ func(sim.Stats)) sim.Summary {
 		got = append(got, cfg.Explained)
 		return sim.Summary{Config: cfg, Stats: sim.Stats{Explained: map[string]int{want[0]: 3}}}
 	}))
@@ -252,3 +255,16 @@ func TestSimExplainsKnownFindings(t *testing.T) {
 	require.Equal(t, [][]string{want, want}, got)
 	assert.Contains(t, stdout, want[0]+" broken 3 times: a known finding (nodeproof findings --list)\n")
 }
+
+// runRoot runs a command line against root, as main does, and returns the
+// exit status and what was printed.
+func runRoot(root *cobra.Command, stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Execute(root, args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// failingWriter fails every write, as a full disk does.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }

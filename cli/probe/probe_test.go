@@ -1,6 +1,7 @@
-package main
+package probe
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,10 +34,12 @@ func (c *jumpClock) WaitUntil(ctx context.Context, t time.Time) error {
 
 func runProbeCommand(stdin string, args ...string) (code int, stdout, stderr string) {
 	clock := &jumpClock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	return runRoot(cli.NewRoot(newProbeCommand(clock)), stdin, append([]string{"probe"}, args...)...)
+	var out, errOut bytes.Buffer
+	code = cli.Execute(cli.NewRoot(NewCommand(clock)), append([]string{"probe"}, args...), strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
 }
 
-const webManifest = "testdata/probe/web.yaml"
+const webManifest = "testdata/web.yaml"
 
 func TestProbeTimelineText(t *testing.T) {
 	code, stdout, stderr := runProbeCommand("", "-f", webManifest, "--outcomes", "liveness=healthy 30s, failing", "--duration", "70s")

@@ -1,7 +1,9 @@
-package main
+// Package admit is `nodeproof admit -f FILE`: it plays a node file
+// through the kubelet's admission (agent/kube.PlayNode) and prints each
+// decision, as text or as a JSON array.
+package admit
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,77 +18,87 @@ import (
 	"github.com/nodeproof/nodeproof/phrase"
 )
 
-// admitOptions are the validated flags of `nodeproof admit`.
-type admitOptions struct {
-	file   string // "-" is stdin
-	asJSON bool
+// Options are the flags of `nodeproof admit`.
+type Options struct {
+	// File is the node file; "-" is stdin.
+	File string
+	// JSON prints the decisions as a JSON array.
+	JSON bool
 }
 
-func newAdmitCommand() *cobra.Command {
-	var opts admitOptions
+// NewCommand is `nodeproof admit`.
+func NewCommand() *cobra.Command {
+	var o Options
 	cmd := &cobra.Command{
 		Use:                   "admit -f FILE [--json]",
 		Short:                 "admit the pods of a manifest file to its Node in order, with critical pod preemption",
-		Long:                  admitLong,
+		Long:                  long,
 		DisableFlagsInUseLine: true,
 		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.file == "" {
-				return cli.UsageError(errors.New("-f FILE is required (- reads stdin)"))
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			return cli.Exit(runAdmit(opts, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr()))
+			return o.Run(cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.file, "filename", "f", "", "manifest `FILE` holding one Node and its pods (- reads stdin)")
-	fl.BoolVar(&opts.asJSON, "json", false, "print the decisions as a JSON array")
+	fl.StringVarP(&o.File, "filename", "f", "", "manifest `FILE` holding one Node and its pods (- reads stdin)")
+	fl.BoolVar(&o.JSON, "json", false, "print the decisions as a JSON array")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }
 
-func runAdmit(opts admitOptions, stdin io.Reader, stdout, stderr io.Writer) int {
-	data, err := readManifestFile(opts.file, stdin)
-	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
-		return 2
+// Validate refuses a run without a file.
+func (o *Options) Validate() error {
+	if o.File == "" {
+		return cli.UsageError(errors.New("-f FILE is required (- reads stdin)"))
 	}
-	name := opts.file
-	if name == "-" {
-		name = "stdin"
-	}
-	sc, err := newAdmitScenario(data)
-	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", name, err)
-		return 2
-	}
-	run, err := sc.play()
-	if err != nil {
-		fmt.Fprintf(stderr, "nodeproof admit: %s: %v\n", name, err)
-		var input *kube.Error
-		if errors.As(err, &input) {
-			return 2
-		}
-		return 1
-	}
-	if opts.asJSON {
-		// stdout holds the JSON array alone; what the reading left out
-		// is still worth a word.
-		noteSkipped(stderr, "admit", sc.file)
-		if err := writeAdmitJSON(stdout, run); err != nil {
-			fmt.Fprintf(stderr, "nodeproof admit: writing JSON: %v\n", err)
-			return 1
-		}
-		return 0
-	}
-	if _, err := io.WriteString(stdout, sc.render(run)); err != nil {
-		fmt.Fprintf(stderr, "nodeproof admit: %v\n", err)
-		return 1
-	}
-	return 0
+	return nil
 }
 
-// admitLong is the help of `nodeproof admit`.
-const admitLong = `Plays the kubelet's (v1.36) admission of pods to one node, with critical pod
+// Run reads the node file and prints the decisions. A file that cannot be
+// read or describes no node is a usage error; output that cannot be
+// written fails the command.
+func (o *Options) Run(stdin io.Reader, stdout, stderr io.Writer) error {
+	name, data, err := cli.ReadManifest(o.File, stdin)
+	if err != nil {
+		return cli.UsageError(err)
+	}
+	nf, err := kube.ReadNodeFile(data)
+	if err == nil && nf.Node == nil {
+		err = errors.New("no Node: the file must hold the Node the pods are admitted to (kind: Node, with status.allocatable)")
+	}
+	if err != nil {
+		return cli.UsageError(fmt.Errorf("%s: %w", name, err))
+	}
+	play, err := kube.PlayNode(nf, nf.Allocatable, nf.NodeOrigin, nf.AllocatableField)
+	if err != nil {
+		var input *kube.Error
+		if errors.As(err, &input) {
+			return cli.UsageError(fmt.Errorf("%s: %w", name, err))
+		}
+		return cli.Failed(fmt.Errorf("%s: %w", name, err))
+	}
+	if o.JSON {
+		// stdout holds the JSON array alone; what the reading left out
+		// is still worth a word.
+		for _, note := range nf.Notes() {
+			fmt.Fprintf(stderr, "nodeproof admit: note: %s\n", note)
+		}
+		if err := cli.WriteJSON(stdout, decisionsJSON(play.Decisions)); err != nil {
+			return cli.Failed(fmt.Errorf("writing JSON: %w", err))
+		}
+		return nil
+	}
+	if _, err := io.WriteString(stdout, render(nf, play.Decisions)); err != nil {
+		return cli.Failed(err)
+	}
+	return nil
+}
+
+// long is the help of `nodeproof admit`.
+const long = `Plays the kubelet's (v1.36) admission of pods to one node, with critical pod
 preemption, and prints each decision.
 
 FILE is a node file (docs/node-file.md, the reading nodeproof cgroups shares):
@@ -118,40 +130,11 @@ arrival was decided, rejections included; 2 for bad flags or input (a
 manifest that does not decode, no Node or two, duplicate pods, running pods
 that do not fit); 1 when the output cannot be written.`
 
-// admitScenario is a node file read for admission: it must hold a Node.
-type admitScenario struct {
-	file *kube.NodeFile
-}
-
-// newAdmitScenario reads the node file (kube.ReadNodeFile, shared with
-// `nodeproof cgroups`). Every error names the document.
-func newAdmitScenario(data []byte) (*admitScenario, error) {
-	nf, err := kube.ReadNodeFile(data)
-	if err != nil {
-		return nil, err
-	}
-	if nf.Node == nil {
-		return nil, errors.New("no Node: the file must hold the Node the pods are admitted to (kind: Node, with status.allocatable)")
-	}
-	return &admitScenario{file: nf}, nil
-}
-
-// play admits the arrivals in order (playNode, shared with `nodeproof
-// cgroups`).
-func (sc *admitScenario) play() ([]admitDecision, error) {
-	p, err := playNode(sc.file, sc.file.Allocatable, sc.file.NodeOrigin, sc.file.AllocatableField)
-	if err != nil {
-		return nil, err
-	}
-	return p.decisions, nil
-}
-
 // render is the human-readable report: the node, the pods running before
 // the first arrival, then each decision in arrival order.
-func (sc *admitScenario) render(run []admitDecision) string {
+func render(nf *kube.NodeFile, run []kube.Decision) string {
 	var b strings.Builder
-	nf := sc.file
-	fmt.Fprintf(&b, "node %s, %s: %s\n", nf.Node.Name, allocatableSource(nf), formatResources(nf.Allocatable))
+	fmt.Fprintf(&b, "node %s, %s: %s\n", nf.Node.Name, nf.AllocatableSource(), kube.FormatResources(nf.Allocatable))
 
 	fmt.Fprintf(&b, "running before the first arrival: %d\n", len(nf.Running))
 	width := 0
@@ -165,8 +148,8 @@ func (sc *admitScenario) render(run []admitDecision) string {
 	fmt.Fprintf(&b, "arrivals: %d\n", len(run))
 	admitted, preempted := 0, 0
 	for i, d := range run {
-		r := d.result
-		fmt.Fprintf(&b, "%d. %s (%s): ", i+1, d.pod.Key(), describePod(d.pod))
+		r := d.Result
+		fmt.Fprintf(&b, "%d. %s (%s): ", i+1, d.Pod.Key(), describePod(d.Pod))
 		if r.Admitted {
 			admitted++
 			b.WriteString("admitted")
@@ -188,11 +171,8 @@ func (sc *admitScenario) render(run []admitDecision) string {
 		}
 		preempted += len(r.Evicted)
 	}
-	for _, s := range nf.Skipped {
-		fmt.Fprintf(&b, "%s\n", s.Note())
-	}
-	for _, f := range nf.Finished {
-		fmt.Fprintf(&b, "%s\n", finishedNote(f))
+	for _, note := range nf.Notes() {
+		fmt.Fprintf(&b, "%s\n", note)
 	}
 	fmt.Fprintf(&b, "summary: %d admitted, %d rejected, %d preempted\n", admitted, len(run)-admitted, preempted)
 	return b.String()
@@ -216,14 +196,6 @@ func describePod(p *pod.Pod) string {
 	return fmt.Sprintf("%s, critical: %s", p.QOS(), strings.Join(why, ", "))
 }
 
-func formatResources(l pod.ResourceList) string {
-	parts := make([]string, 0, len(l))
-	for _, name := range l.Names() {
-		parts = append(parts, fmt.Sprintf("%s %s", name, kube.FormatQuantity(name, l[name])))
-	}
-	return strings.Join(parts, ", ")
-}
-
 // formatRequirements keeps the requirements' order, that of the failure
 // reasons.
 func formatRequirements(reqs preemption.Requirements) string {
@@ -234,8 +206,8 @@ func formatRequirements(reqs preemption.Requirements) string {
 	return strings.Join(parts, ", ")
 }
 
-// admitJSON is one element of the --json array.
-type admitJSON struct {
+// decisionJSON is one element of the --json array.
+type decisionJSON struct {
 	Pod       string   `json:"pod"`
 	Admitted  bool     `json:"admitted"`
 	Reason    string   `json:"reason"`
@@ -243,21 +215,17 @@ type admitJSON struct {
 	Preempted []string `json:"preempted"`
 }
 
-// writeAdmitJSON writes the decisions; arrays are never null, so a script
+// decisionsJSON is the --json array; arrays are never null, so a script
 // needs no nil checks.
-func writeAdmitJSON(w io.Writer, run []admitDecision) error {
-	out := make([]admitJSON, 0, len(run))
+func decisionsJSON(run []kube.Decision) []decisionJSON {
+	out := make([]decisionJSON, 0, len(run))
 	for _, d := range run {
-		e := admitJSON{Pod: d.pod.Key(), Admitted: d.result.Admitted, Reason: d.result.Reason,
-			Message: d.result.Message, Preempted: []string{}}
-		for _, v := range d.result.Evicted {
+		e := decisionJSON{Pod: d.Pod.Key(), Admitted: d.Result.Admitted, Reason: d.Result.Reason,
+			Message: d.Result.Message, Preempted: []string{}}
+		for _, v := range d.Result.Evicted {
 			e.Preempted = append(e.Preempted, v.Key())
 		}
 		out = append(out, e)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	// Messages hold "<" and ">" rarely, but a reader should see them as is.
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return out
 }

@@ -1,6 +1,7 @@
-package main
+package plugincheck
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -15,8 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	pc "github.com/nodeproof/nodeproof/agent/plugincheck"
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // testpluginBinary builds cmd/testplugin once per test binary.
@@ -96,28 +98,28 @@ func TestPluginCheckCleanTestplugin(t *testing.T) {
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--checks", "30", "--out", out)
 	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Empty(t, stderr, "no progress off a terminal, no plugin output on success")
-	for _, c := range plugincheck.Checks() {
+	for _, c := range pc.Checks() {
 		assert.Regexp(t, `\n`+c.ID+` +`+string(c.Severity)+` +\d+ +\d+  passed\n`, stdout)
 	}
 	assert.Contains(t, stdout, "plugin example.com/testplugin on testplugin.sock, version v1beta1,")
 	assert.Regexp(t, `\npassed; \d+ check evaluations in `, stdout)
 
-	var report plugincheck.Report
+	var report pc.Report
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &report))
 	assert.True(t, report.Passed)
 	assert.Equal(t, uint64(1), report.Seed)
-	assert.Equal(t, "--exec "+shellQuote(bin), report.Target)
-	assert.Equal(t, "nodeproof plugin-check --exec "+shellQuote(bin)+" --checks 30 --seed 1", report.Replay)
-	assert.Equal(t, plugincheck.Plugin{ResourceName: "example.com/testplugin", Endpoint: "testplugin.sock", Version: "v1beta1",
-		Options: plugincheck.PluginOptions{PreStartRequired: true, GetPreferredAllocationAvailable: true}, Devices: 5, Healthy: 4}, report.Plugin)
-	require.Len(t, report.Checks, len(plugincheck.Checks()))
+	assert.Equal(t, "--exec "+verify.Quote(bin), report.Target)
+	assert.Equal(t, "nodeproof plugin-check --exec "+verify.Quote(bin)+" --checks 30 --seed 1", report.Replay)
+	assert.Equal(t, pc.Plugin{ResourceName: "example.com/testplugin", Endpoint: "testplugin.sock", Version: "v1beta1",
+		Options: pc.PluginOptions{PreStartRequired: true, GetPreferredAllocationAvailable: true}, Devices: 5, Healthy: 4}, report.Plugin)
+	require.Len(t, report.Checks, len(pc.Checks()))
 	assert.Empty(t, report.Findings)
 	assert.Contains(t, string(data), `"findings": []`, "no findings is [], not null")
 	// The restart ran by default with --exec.
 	for _, c := range report.Checks {
-		if c.ID == plugincheck.RestartReregister {
+		if c.ID == pc.RestartReregister {
 			assert.Equal(t, 1, c.Run)
 		}
 	}
@@ -140,7 +142,7 @@ func TestPluginCheckLegalKnobs(t *testing.T) {
 	bin := buildTestplugin(t)
 	for flags, advice := range map[string]string{
 		"--fail-device-after 3 --reregister-endpoint again.sock --ids-per-host-device 2": "",
-		"--fault Allocate=reversed-container-responses":                                  plugincheck.AllocOrder,
+		"--fault Allocate=reversed-container-responses":                                  pc.AllocOrder,
 	} {
 		t.Run(flags, func(t *testing.T) {
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+flags, "--seed", "1", "--checks", "30")
@@ -163,10 +165,10 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 	// findings: only the wait that must run out (the registration that
 	// never comes again) gets a short one.
 	for _, tc := range []struct{ flags, check, registerTimeout string }{
-		{"--fault GetPreferredAllocation=missing-must-include", plugincheck.PrefMustInclude, "30s"},
-		{"--fault Allocate=no-container-responses", plugincheck.AllocAnswer, "30s"},
-		{"--fault ListAndWatch=duplicate-ids", plugincheck.LawIDs, "30s"},
-		{"--no-reregister", plugincheck.RestartReregister, "3s"},
+		{"--fault GetPreferredAllocation=missing-must-include", pc.PrefMustInclude, "30s"},
+		{"--fault Allocate=no-container-responses", pc.AllocAnswer, "30s"},
+		{"--fault ListAndWatch=duplicate-ids", pc.LawIDs, "30s"},
+		{"--no-reregister", pc.RestartReregister, "3s"},
 	} {
 		t.Run(tc.flags, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "report")
@@ -181,7 +183,7 @@ func TestPluginCheckFaultyKnobs(t *testing.T) {
 			assert.Contains(t, stderr, "the plugin's output ("+bin+" "+tc.flags+"):\n")
 			assert.Contains(t, stderr, "msg=serving")
 
-			var report plugincheck.Report
+			var report pc.Report
 			data, err := os.ReadFile(filepath.Join(out, "report.json"))
 			require.NoError(t, err)
 			require.NoError(t, json.Unmarshal(data, &report))
@@ -205,7 +207,7 @@ func TestPluginCheckAdviceOnly(t *testing.T) {
 	bin := buildTestplugin(t)
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" --accept-unknown", "--seed", "1", "--checks", "10", "--restart=false", "--shrink-time", "5s")
 	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Regexp(t, `\n`+plugincheck.AllocUnknown+` \(advice\): Allocate\(\[plugincheck-unknown-\d\]\) of devices `, stdout)
+	assert.Regexp(t, `\n`+pc.AllocUnknown+` \(advice\): Allocate\(\[plugincheck-unknown-\d\]\) of devices `, stdout)
 	assert.Regexp(t, `\npassed, with 1 piece of advice; \d+ check evaluations in `, stdout)
 	assert.Regexp(t, `\n  replay: nodeproof plugin-check --exec '[^']+' --checks 10 --restart=false --shrink-time 5s --seed \d+\n`, stdout)
 }
@@ -217,8 +219,8 @@ func TestPluginCheckRegistrationKnobs(t *testing.T) {
 	bin := buildTestplugin(t)
 	// Only the dial of an endpoint nobody serves must run out of its bound.
 	for _, tc := range []struct{ flags, check, callTimeout string }{
-		{"--register-endpoint elsewhere.sock", plugincheck.RegEndpoint, "3s"},
-		{"--register-options none", plugincheck.RegOptions, "30s"},
+		{"--register-endpoint elsewhere.sock", pc.RegEndpoint, "3s"},
+		{"--register-options none", pc.RegOptions, "30s"},
 	} {
 		t.Run(tc.flags, func(t *testing.T) {
 			code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin+" "+tc.flags, "--seed", "1", "--checks", "10",
@@ -237,18 +239,18 @@ func TestPluginCheckEveryFinding(t *testing.T) {
 	plugin := bin + " --accept-unknown --fault GetPreferredAllocation=missing-must-include"
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", plugin, "--seed", "1", "--checks", "30", "--restart=false")
 	require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	prefix := regexp.QuoteMeta("nodeproof plugin-check --exec " + shellQuote(plugin) + " --checks 30 --restart=false --seed ")
+	prefix := regexp.QuoteMeta("nodeproof plugin-check --exec " + verify.Quote(plugin) + " --checks 30 --restart=false --seed ")
 	replays := map[string][]string{}
-	for _, check := range []string{plugincheck.PrefMustInclude, plugincheck.AllocUnknown} {
+	for _, check := range []string{pc.PrefMustInclude, pc.AllocUnknown} {
 		finding := regexp.MustCompile(`\n` + check + ` \(\w+\): [^\n]+\n  kubelet calls:\n(    step [^\n]+\n(?:      [^\n]+\n)*)+  replay: ` +
 			prefix + `(\d+)(?: --mute (\S+))?\n`).FindStringSubmatch(stdout)
 		require.NotNil(t, finding, "%s with its calls and replay line in:\n%s", check, stdout)
 		replays[check] = finding[2:]
 	}
 	// One of the two was found with the other muted.
-	second := plugincheck.AllocUnknown
+	second := pc.AllocUnknown
 	if replays[second][1] == "" {
-		second = plugincheck.PrefMustInclude
+		second = pc.PrefMustInclude
 	}
 	seed, muted := replays[second][0], replays[second][1]
 	require.NotEmpty(t, muted, "replays %v", replays)
@@ -274,7 +276,7 @@ func TestPluginCheckInterrupted(t *testing.T) {
 	assert.Regexp(t, `\nINTERRUPTED before the run finished; \d+ check evaluations in `, stdout)
 	assert.NotContains(t, stdout, "FAILED")
 
-	var report plugincheck.Report
+	var report pc.Report
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &report))
@@ -303,16 +305,16 @@ func TestPluginCheckPluginExits(t *testing.T) {
 	code, stdout, stderr := runNodeproof("", "plugin-check", "--exec", bin, "--seed", "1", "--call-timeout", "1h", "--register-timeout", "1m", "--out", out)
 	require.Equal(t, cli.StatusFailed, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
 	assert.Less(t, time.Since(started), 30*time.Second, "the exit ends the run at once")
-	assert.Regexp(t, `\n`+plugincheck.PluginAlive+` \(kubelet\): the plugin exited \(exit status 3\) during the smoke pass, \S+ after it registered\n`, stdout)
+	assert.Regexp(t, `\n`+pc.PluginAlive+` \(kubelet\): the plugin exited \(exit status 3\) during the smoke pass, \S+ after it registered\n`, stdout)
 	assert.Contains(t, stdout, "\nFAILED: 1 finding; ")
 	assert.Contains(t, stderr, "crashplugin: crashing in Allocate\n", "the plugin's output is shown")
 
-	var report plugincheck.Report
+	var report pc.Report
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &report))
 	require.Len(t, report.Findings, 1, "findings: %+v", report.Findings)
-	assert.Equal(t, plugincheck.PluginAlive, report.Findings[0].Check)
+	assert.Equal(t, pc.PluginAlive, report.Findings[0].Check)
 	assert.False(t, report.Interrupted)
 }
 
@@ -345,5 +347,13 @@ func TestPluginCheckDirAndPlaceholder(t *testing.T) {
 	})
 	code, stdout, stderr = runNodeproof("", "plugin-check", "--dir", dir, "--seed", "3", "--checks", "10")
 	require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
-	assert.Regexp(t, `\n`+plugincheck.RestartReregister+` +kubelet +0 +0  not run\n`, stdout, "no restart by default with --dir")
+	assert.Regexp(t, `\n`+pc.RestartReregister+` +kubelet +0 +0  not run\n`, stdout, "no restart by default with --dir")
+}
+
+// runNodeproof runs `nodeproof plugin-check ...` as main does, reading
+// stdin, and returns the exit status and what was printed.
+func runNodeproof(stdin string, args ...string) (code int, stdout, stderr string) {
+	var out, errOut bytes.Buffer
+	code = cli.Execute(cli.NewRoot(NewCommand()), args, strings.NewReader(stdin), &out, &errOut)
+	return code, out.String(), errOut.String()
 }

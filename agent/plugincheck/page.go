@@ -1,63 +1,24 @@
-package main
+package plugincheck
 
 import (
-	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"github.com/nodeproof/nodeproof/agent/plugincheck"
+	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/reportview"
 )
 
-// writePluginCheckReport writes index.html, report.md and report.json of
-// one run into dir and returns their paths.
-func writePluginCheckReport(dir string, s plugincheck.Report) ([]string, error) {
-	renderers := []struct {
-		name   string
-		render func(io.Writer, plugincheck.Report) error
-	}{
-		{"index.html", func(w io.Writer, s plugincheck.Report) error { return pluginCheckPage.Execute(w, s) }},
-		{"report.md", func(w io.Writer, s plugincheck.Report) error {
-			_, err := io.WriteString(w, renderPluginCheckMarkdown(s))
-			return err
-		}},
-		{"report.json", writePluginCheckJSON},
-	}
-	var paths []string
-	for _, r := range renderers {
-		path := filepath.Join(dir, r.name)
-		f, err := os.Create(path)
-		if err != nil {
-			return nil, err
-		}
-		if err := r.render(f, s); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %v", path, err)
-		}
-		if err := f.Close(); err != nil {
-			return nil, err
-		}
-		paths = append(paths, path)
-	}
-	return paths, nil
-}
+// WriteHTML writes index.html: self-contained like the invariant report's,
+// with its style.
+func (s Report) WriteHTML(w io.Writer) error { return page.Execute(w, s) }
 
-func writePluginCheckJSON(w io.Writer, s plugincheck.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	// Messages quote plugin answers and shell commands; keep <, > and & readable.
-	enc.SetEscapeHTML(false)
-	return enc.Encode(s)
-}
-
-// renderPluginCheckMarkdown is report.md: sized for a pull-request comment
-// like the invariant report's, each finding's message cut at
-// mdMessageLimit.
-func renderPluginCheckMarkdown(s plugincheck.Report) string {
+// Markdown is report.md: sized for a pull-request comment like the
+// invariant report's, each finding's message cut at
+// reportview.MarkdownMessageLimit.
+func (s Report) Markdown() string {
 	var b strings.Builder
 	verdict := s.Verdict + "."
 	if s.Passed {
@@ -65,9 +26,9 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	}
 	b.WriteString("# nodeproof plugin-check\n\n")
 	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs, plugin %s, seed %d.\n\nReplay: %s\n\n",
-		mdEscape(verdict), mdInline(s.Version), s.Started, s.Seconds, mdInline(s.Target), s.Seed, mdInline(s.Replay))
+		reportview.MarkdownEscape(verdict), reportview.MarkdownInline(s.Version), s.Started, s.Seconds, reportview.MarkdownInline(s.Target), s.Seed, reportview.MarkdownInline(s.Replay))
 	p := s.Plugin
-	mdTable(&b, []string{"Resource", "Endpoint", "Version", "PreStartRequired", "GetPreferredAllocationAvailable", "Devices", "Healthy"},
+	reportview.MarkdownTable(&b, []string{"Resource", "Endpoint", "Version", "PreStartRequired", "GetPreferredAllocationAvailable", "Devices", "Healthy"},
 		[][]string{{p.ResourceName, p.Endpoint, p.Version, strconv.FormatBool(p.Options.PreStartRequired),
 			strconv.FormatBool(p.Options.GetPreferredAllocationAvailable), strconv.Itoa(p.Devices), strconv.Itoa(p.Healthy)}})
 	b.WriteString("\n## Checks\n\n")
@@ -75,39 +36,39 @@ func renderPluginCheckMarkdown(s plugincheck.Report) string {
 	for _, c := range s.Checks {
 		rows = append(rows, []string{c.ID, string(c.Severity), c.Rule, strconv.Itoa(c.Run), strconv.Itoa(c.Applied), c.Result})
 	}
-	mdTable(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
-	fmt.Fprintf(&b, "\n%d check evaluations, %s per second.\n", s.Evaluations, formatRate(float64(s.Evaluations), s.Seconds))
+	reportview.MarkdownTable(&b, []string{"Check", "Severity", "Rule", "Run", "Applied", "Result"}, rows)
+	fmt.Fprintf(&b, "\n%d check evaluations, %s per second.\n", s.Evaluations, phrase.Rate(float64(s.Evaluations), s.Seconds))
 	b.WriteString("\n## Findings\n\n")
 	if len(s.Findings) == 0 {
 		b.WriteString("(none)\n")
 	}
 	for _, f := range s.Findings {
-		fmt.Fprintf(&b, "### %s (%s)\n\n", mdEscape(f.Check), mdEscape(string(f.Severity)))
+		fmt.Fprintf(&b, "### %s (%s)\n\n", reportview.MarkdownEscape(f.Check), reportview.MarkdownEscape(string(f.Severity)))
 		message := f.Message
-		if len(message) > mdMessageLimit {
-			message = strings.ToValidUTF8(message[:mdMessageLimit], "") + "\n… (cut; index.html has the whole message)"
+		if len(message) > reportview.MarkdownMessageLimit {
+			message = strings.ToValidUTF8(message[:reportview.MarkdownMessageLimit], "") + "\n… (cut; index.html has the whole message)"
 		}
-		mdCodeBlock(&b, message)
+		reportview.MarkdownCodeBlock(&b, message)
 		if len(f.Steps) > 0 {
 			b.WriteString("\nKubelet calls:\n\n")
-			mdCodeBlock(&b, strings.Join(f.Steps, "\n"))
+			reportview.MarkdownCodeBlock(&b, strings.Join(f.Steps, "\n"))
 		}
 		if f.Replay != "" {
-			fmt.Fprintf(&b, "\nReplay: %s\n", mdInline(f.Replay))
+			fmt.Fprintf(&b, "\nReplay: %s\n", reportview.MarkdownInline(f.Replay))
 		}
 		b.WriteString("\n")
 	}
 	out := b.String()
-	if len(out) > mdLimit {
-		out = strings.ToValidUTF8(out[:mdLimit-mdTruncationReserve], "") + "\n\n**Truncated:** index.html and report.json have everything.\n"
+	if len(out) > reportview.MarkdownLimit {
+		out = strings.ToValidUTF8(out[:reportview.MarkdownLimit-reportview.MarkdownTruncationReserve], "") + "\n\n**Truncated:** index.html and report.json have everything.\n"
 	}
 	return out
 }
 
-// pluginCheckPage is index.html: self-contained like the invariant
+// page is index.html: self-contained like the invariant
 // report's, with its style.
-var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.FuncMap{
-	"rate": func(n int, seconds float64) string { return formatRate(float64(n), seconds) },
+var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
+	"rate": func(n int, seconds float64) string { return phrase.Rate(float64(n), seconds) },
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -115,7 +76,7 @@ var pluginCheckPage = template.Must(template.New("index.html").Funcs(template.Fu
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>nodeproof plugin-check</title>
 <style>
-` + reportStyle + `</style>
+` + reportview.Style + `</style>
 </head>
 <body>
 <h1>nodeproof plugin-check</h1>
