@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/nodeproof/nodeproof/agent/tail"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -137,7 +138,7 @@ func RunFuzz(job FuzzJob) (rep FuzzResult) {
 	rep = FuzzResult{Package: t.Package, Target: t.Name, Passed: true}
 	start := time.Now()
 	// Named, so that every return below carries the time.
-	defer func() { rep.Seconds = roundMillis(time.Since(start).Seconds()) }()
+	defer func() { rep.Seconds = phrase.RoundMilli(time.Since(start).Seconds()) }()
 	fail := func(msg string) FuzzResult {
 		rep.Passed = false
 		rep.Failure = &FuzzFailure{Message: msg}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // Section is the campaign a merged report comes from: report.json's
@@ -253,7 +255,7 @@ func merge(dir string, plan Resolved, shards []Record) Merged {
 	})
 	m.Records = shards
 	m.Started = start.Format(time.RFC3339)
-	m.Seconds = roundMillis(end.Sub(start).Seconds())
+	m.Seconds = phrase.RoundMilli(end.Sub(start).Seconds())
 	return m
 }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/manifest"
 	"github.com/nodeproof/nodeproof/properties"
+	// The suites register themselves with properties when imported.
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 	"github.com/nodeproof/nodeproof/seedrange"
 	"github.com/nodeproof/nodeproof/sim"
 )

@@ -3,7 +3,6 @@ package campaign
 import (
 	"fmt"
 	"io"
-	"math"
 	"path/filepath"
 	"time"
 
@@ -105,7 +104,7 @@ func Run(opts RunOptions) Outcome {
 		out.Passed = out.Passed && failed == nil
 		fmt.Fprintf(opts.Log, "[%d/%d] %s: %s\n", i+1, len(units), u, verdict)
 	}
-	out.Seconds = roundMillis(time.Since(started).Seconds())
+	out.Seconds = phrase.RoundMilli(time.Since(started).Seconds())
 	return out
 }
 
@@ -134,9 +133,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// roundMillis keeps the milliseconds of a wall time.
-func roundMillis(seconds float64) float64 {
-	return math.Round(seconds*1000) / 1000
 }

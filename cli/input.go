@@ -54,3 +54,22 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// MaxManifestBytes bounds what a command reads as manifests (-f, a
+// campaign's --plan): far more than the manifests of a node's 110 pods or a
+// campaign plan take, and a stop for a path such as /dev/zero.
+const MaxManifestBytes = 32 << 20
+
+// ReadManifest reads a manifest file, or stdin for "-", as ReadInput does,
+// and refuses one larger than MaxManifestBytes. It returns the name to
+// report the input by.
+func ReadManifest(path string, stdin io.Reader) (name string, data []byte, err error) {
+	name, data, err = ReadInput(path, stdin, MaxManifestBytes)
+	if err != nil {
+		return name, nil, err
+	}
+	if len(data) > MaxManifestBytes {
+		return name, nil, fmt.Errorf("%s: larger than %d MiB; the manifests of a whole node, or a plan, are far smaller", name, MaxManifestBytes>>20)
+	}
+	return name, data, nil
+}

@@ -22,16 +22,17 @@ func IsTerminal(w io.Writer) bool {
 }
 
 // Progress shows one job's progress on stderr: a suite's checks, the
-// linearizability histories, a simulation's seeds or simulated minutes.
+// linearizability histories, a simulation's minutes, a plugin check's
+// cases.
 type Progress interface {
+	// Update says done of total units are done.
 	Update(done, total int)
 	// Finish removes what Update drew, before the job's result is printed.
 	Finish()
 }
 
 // NewProgress returns a bar redrawn in place on a terminal, otherwise plain
-// lines at every tenth of the work, so that CI logs stay short. name is
-// padded to width, so that the bars of several jobs line up.
+// lines at every tenth of the work, so that CI logs stay short.
 func NewProgress(w io.Writer, tty bool, name, unit string, width int) Progress {
 	if tty {
 		return &terminalBar{w: w, name: name, unit: unit, width: width}
@@ -39,7 +40,7 @@ func NewProgress(w io.Writer, tty bool, name, unit string, width int) Progress {
 	return &plainProgress{w: w, name: name, unit: unit, width: width}
 }
 
-// terminalBar draws with mpb. The bar is made at the first update, when the
+// terminalBar draws with mpb. The bar is made at the first Update, when the
 // total is known.
 type terminalBar struct {
 	w          io.Writer

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/properties"
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
 

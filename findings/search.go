@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/nodeproof/nodeproof/properties"
+	// The suites register themselves with properties when imported.
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 	"github.com/nodeproof/nodeproof/verify"
 )
 

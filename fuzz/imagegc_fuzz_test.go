@@ -12,6 +12,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/imagegc"
 	"github.com/nodeproof/nodeproof/properties"
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 )
 
 // FuzzImageGCMachine lets the coverage-guided fuzzer choose the image GC

@@ -6,6 +6,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/properties"
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 )
 
 // FuzzProberMachine lets the coverage-guided fuzzer choose the prober state

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/properties"
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 )
 
 var update = flag.Bool("update", false, "rewrite subsystems.go from the source tree")

@@ -18,3 +18,13 @@ func TestNoun(t *testing.T) {
 	assert.Equal(t, "pieces", Noun(3, "piece", "pieces"))
 	assert.Equal(t, "pieces", Noun(0, "piece", "pieces"))
 }
+
+func TestFigures(t *testing.T) {
+	assert.Equal(t, "-", Rate(5, 0))
+	assert.Equal(t, "2.5", Rate(5, 2))
+	assert.Equal(t, "150", Rate(300, 2))
+	assert.Equal(t, "0.1235", Stat(0.123456))
+	assert.Equal(t, "2", Stat(2))
+	assert.Equal(t, 1.235, RoundMilli(1.23456))
+	assert.Equal(t, 1.234568, RoundMicro(1.2345678))
+}

@@ -17,7 +17,7 @@ func contractSuite() Suite {
 	return Suite{
 		Name:       "contract",
 		Subsystem:  "test",
-		Invariants: []Invariant{{ID: id, Subsystem: "test", Statement: "The counter stays below 3.", Kind: verify.Contract}},
+		Invariants: []verify.Property{{ID: id, Subsystem: "test", Statement: "The counter stays below 3.", Kind: verify.Contract}},
 		Property: func(t *rapid.T, tally *Tally) {
 			n := 0
 			t.Repeat(map[string]func(*rapid.T){
@@ -113,7 +113,7 @@ func TestSearchFinding(t *testing.T) {
 func TestSearchFindingOtherFailure(t *testing.T) {
 	withExplained(t, "TEST-CONTRACT")
 	s := contractSuite()
-	s.Invariants = append(s.Invariants, Invariant{ID: "TEST-FIRST", Subsystem: "test", Statement: "The counter stays below 2.", Kind: verify.Fidelity})
+	s.Invariants = append(s.Invariants, verify.Property{ID: "TEST-FIRST", Subsystem: "test", Statement: "The counter stays below 2.", Kind: verify.Fidelity})
 	// The counter reaches 2, and fails TEST-FIRST, before it reaches 3.
 	s.Property = func(rt *rapid.T, tally *Tally) {
 		n := 0
@@ -137,16 +137,16 @@ func TestSearchFindingOtherFailure(t *testing.T) {
 }
 
 // TestBreachReplayLine: a failure of a known finding's property offers
-// nodeproof replay only, since go test ./properties counts such breaches.
+// nodeproof replay only, since go test ./properties/suites counts such breaches.
 func TestBreachReplayLine(t *testing.T) {
 	withExplained(t, "TEST-CONTRACT")
 	res := Run(contractSuite(), RunOptions{Checks: 50, Steps: 20, Seed: 1, EnforceAll: true})
 	require.NotNil(t, res.Failure)
 	assert.Contains(t, res.Failure.Message, "replay: nodeproof replay --suite contract --seed ")
-	assert.NotContains(t, res.Failure.Message, "go test ./properties")
+	assert.NotContains(t, res.Failure.Message, "go test ./properties/suites")
 
 	withExplained(t)
 	res = Run(contractSuite(), RunOptions{Checks: 50, Steps: 20, Seed: 1})
 	require.NotNil(t, res.Failure)
-	assert.Contains(t, res.Failure.Message, "or: go test ./properties -run 'TestSuites/contract$'")
+	assert.Contains(t, res.Failure.Message, "or: go test ./properties/suites -run 'TestSuites/contract$'")
 }

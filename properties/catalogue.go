@@ -18,8 +18,8 @@ const catalogueDir = "docs"
 func CatalogueMarkdown() string {
 	var b strings.Builder
 	b.WriteString("# Invariant catalogue\n\n")
-	b.WriteString("Generated from the registry in `properties/` by `go test ./properties -run TestCatalogueDoc -update`;\n")
-	b.WriteString("`go test ./properties` fails when this file and the registry disagree.\n")
+	b.WriteString("Generated from the registry in `properties/` (its suites in `properties/<subsystem>/`) by `go test ./properties/suites -run TestCatalogueDoc -update`;\n")
+	b.WriteString("`go test ./properties/suites` fails when this file and the registry disagree.\n")
 	b.WriteString("Every invariant is evaluated after every step of its suite's state machine. A violation message\n")
 	b.WriteString("starts with the ID; `nodeproof report` counts how often each one was checked and how often it applied\n")
 	b.WriteString("(had something to compare, such as two holdings of one resource).\n\n")
@@ -31,7 +31,7 @@ func CatalogueMarkdown() string {
 	b.WriteString("one still reproduces.\n\n")
 	fmt.Fprintf(&b, "Sources link upstream code at the Kubernetes %s tag (naming the function), upstream issues, pull requests\n", cite.KubernetesTag)
 	b.WriteString("and KEPs, and nodeproof's own documents. The seed articles are not public: a seed source names the article's\n")
-	b.WriteString("subject and the section's title in English, without a link. `go test ./properties` checks every source's form;\n")
+	b.WriteString("subject and the section's title in English, without a link. `go test ./properties/suites` checks every source's form;\n")
 	b.WriteString("`conformance/` (TestCodeSourcesExistAtTag) checks that each cited file declares the function it names at that tag.\n")
 	for _, s := range Suites() {
 		fmt.Fprintf(&b, "\n## Suite `%s` (subsystem %s)\n\n", s.Name, s.Subsystem)

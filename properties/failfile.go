@@ -41,7 +41,7 @@ type FailFileCase struct {
 }
 
 // Suite is the suite the case's test ran: the last element of
-// TestSuites/<suite>, as `go test ./properties` names it.
+// TestSuites/<suite>, as `go test ./properties/suites` names it.
 func (c FailFileCase) Suite() string {
 	return c.Test[strings.LastIndex(c.Test, "/")+1:]
 }

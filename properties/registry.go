@@ -12,36 +12,21 @@ import (
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
-// Invariant is one statement a suite checks after every step.
-type Invariant struct {
-	// ID is stable and unique across all suites (for example "DM-EXCLUSIVE").
-	// A violation message starts with it, so tools can attribute a failure.
-	ID string
-	// Subsystem names the core package the invariant is about.
-	Subsystem string
-	// Statement is one sentence a reviewer can read without the code.
-	Statement string
-	// Sources say where the invariant comes from: upstream code at the tag
-	// nodeproof reproduces, upstream issues and pull requests, seed article
-	// sections or nodeproof's documents. Every invariant has at least one, and
-	// each passes cite's Validate (TestInvariantSources).
-	Sources []Source
-	// Kind says whether the statement is upstream's behaviour (fidelity) or
-	// Kubernetes' promise to its users (contract). A contract invariant
-	// cites the Kubernetes documentation or a KEP and never upstream's code
-	// (TestInvariantSources), and reports a violation through Tally.Breach.
-	Kind verify.Kind
-}
-
 // Source is one place an invariant comes from; build it with cite's
 // constructors (cite.Code, cite.Issue, cite.Seed, ...).
 type Source = cite.Source
 
 // Suite is one rapid state machine with the invariants it checks.
 type Suite struct {
-	Name       string
-	Subsystem  string
-	Invariants []Invariant
+	Name      string
+	Subsystem string
+	// Invariants are the statements the suite checks after every step. IDs
+	// are stable and unique across all suites (for example
+	// "DM-EXCLUSIVE"): a violation message starts with one, so tools can
+	// attribute a failure. Every invariant has at least one source, and a
+	// contract invariant cites the Kubernetes documentation or a KEP, never
+	// upstream's code, and reports a violation through Tally.Breach.
+	Invariants []verify.Property
 	// Property runs one generated case. It reports every action it takes and every
 	// invariant it checks to tally, which the report turns into its tables.
 	Property func(t *rapid.T, tally *Tally)
@@ -177,9 +162,10 @@ var explained = verify.Explains
 
 var registry []Suite
 
-// register adds a suite; suites call it from init so that the test binary and
-// the report see the same list.
-func register(s Suite) {
+// Register adds a suite. Each suite's package calls it from init, and
+// package properties/suites imports every suite's package, so that the test
+// binary and the report see the same list.
+func Register(s Suite) {
 	for _, existing := range registry {
 		if existing.Name == s.Name {
 			panic(fmt.Sprintf("properties: suite %q registered twice", s.Name))
@@ -234,8 +220,8 @@ func Select(re *regexp.Regexp, suites []Suite) ([]Suite, error) {
 }
 
 // Invariants returns every invariant of every suite, in suite order.
-func Invariants() []Invariant {
-	var all []Invariant
+func Invariants() []verify.Property {
+	var all []verify.Property
 	for _, s := range registry {
 		all = append(all, s.Invariants...)
 	}

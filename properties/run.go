@@ -113,9 +113,9 @@ func ClockSeed() uint64 {
 // runMu serialises Run: rapid reads its settings from process-wide flags.
 var runMu sync.Mutex
 
-// Run checks one suite in-process with rapid, as `go test ./properties` does,
-// and returns what ran and the shrunk counterexample, if any. It works both in
-// a test binary and in a plain program such as the nodeproof CLI.
+// Run checks one suite in-process with rapid, as `go test ./properties/suites`
+// does, and returns what ran and the shrunk counterexample, if any. It works
+// both in a test binary and in a plain program such as the nodeproof CLI.
 //
 // A suite's Property must not skip a whole case (t.Skip outside Repeat's
 // actions): the tally cannot tell a skipped case from a failed one and stops
@@ -417,13 +417,13 @@ func (r *recorder) failure(s Suite, steps int, replay func(seed uint64) string) 
 	case f.Seed != 0:
 		seed := strconv.FormatUint(f.Seed, 10)
 		f.Replay = verify.CommandLine("nodeproof", "replay", "--suite", s.Name, "--seed", seed, "--steps", strconv.Itoa(steps))
-		goTest = verify.CommandLine("go", "test", "./properties", "-run", "TestSuites/"+regexp.QuoteMeta(s.Name)+"$", "-rapid.seed="+seed, "-rapid.steps="+strconv.Itoa(steps))
+		goTest = verify.CommandLine("go", "test", "./properties/suites", "-run", "TestSuites/"+regexp.QuoteMeta(s.Name)+"$", "-rapid.seed="+seed, "-rapid.steps="+strconv.Itoa(steps))
 	case failFile != "":
 		f.Replay = verify.CommandLine("nodeproof", "replay", "--suite", s.Name, "--failfile", failFile, "--steps", strconv.Itoa(steps))
-		goTest = verify.CommandLine("go", "test", "./properties", "-run", "TestSuites/"+regexp.QuoteMeta(s.Name)+"$", "-rapid.failfile="+failFile, "-rapid.steps="+strconv.Itoa(steps))
+		goTest = verify.CommandLine("go", "test", "./properties/suites", "-run", "TestSuites/"+regexp.QuoteMeta(s.Name)+"$", "-rapid.failfile="+failFile, "-rapid.steps="+strconv.Itoa(steps))
 	}
 	if explained(f.Invariant) {
-		// go test ./properties counts a known finding's breaches and goes
+		// go test ./properties/suites counts a known finding's breaches and goes
 		// on, so only nodeproof replay, which enforces every contract
 		// property, reproduces such a failure.
 		goTest = ""

@@ -24,7 +24,7 @@ func counterSuite(limit int) Suite {
 	return Suite{
 		Name:      "counter",
 		Subsystem: "test",
-		Invariants: []Invariant{
+		Invariants: []verify.Property{
 			{ID: id, Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []Source{cite.Doc("properties/run_test.go", "")}, Kind: verify.Fidelity},
 		},
 		Property: func(t *rapid.T, tally *Tally) {
@@ -103,7 +103,7 @@ func TestRunFailingReplays(t *testing.T) {
 	assert.GreaterOrEqual(t, f.Seed, uint64(12345), "Seed = %d, Failure.Seed = %d; want 12345 and a failing seed derived from it", res.Seed, f.Seed)
 	wantReplay := fmt.Sprintf("nodeproof replay --suite counter --seed %d --steps 20", f.Seed)
 	assert.Equal(t, wantReplay, f.Replay, "Replay")
-	wantGoTest := fmt.Sprintf("go test ./properties -run 'TestSuites/counter$' -rapid.seed=%d -rapid.steps=20", f.Seed)
+	wantGoTest := fmt.Sprintf("go test ./properties/suites -run 'TestSuites/counter$' -rapid.seed=%d -rapid.steps=20", f.Seed)
 	require.True(t, strings.HasPrefix(f.Message, "TEST-BELOW-LIMIT: "), "Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
 	assert.Contains(t, f.Message, wantGoTest, "Message = %q; want the invariant ID first and %q", f.Message, wantGoTest)
 	assert.NotZero(t, res.Tally.Cases, "Tally.Cases = %d; want the cases up to the failing one", res.Tally.Cases)
@@ -139,7 +139,7 @@ func TestRunAttributesUndeclaredFailures(t *testing.T) {
 }
 
 func TestRunReplaysFailFile(t *testing.T) {
-	// Let rapid write a fail file, as `go test ./properties` does on a
+	// Let rapid write a fail file, as `go test ./properties/suites` does on a
 	// failure, into a directory of the test's own.
 	t.Chdir(t.TempDir())
 	s := counterSuite(2)

@@ -22,7 +22,7 @@ func NewSuite(res properties.Result) Suite {
 		Subsystem: res.Suite.Subsystem,
 		Checks:    res.Tally.Cases,
 		Steps:     res.Tally.Steps,
-		Seconds:   Millis(res.Seconds),
+		Seconds:   phrase.RoundMilli(res.Seconds),
 		Passed:    res.Passed,
 		Seed:      res.Seed,
 		Actions:   res.Tally.Actions,
@@ -45,7 +45,7 @@ func NewSuite(res properties.Result) Suite {
 	for _, name := range names {
 		st := res.Tally.Stats[name]
 		sr.Statistics = append(sr.Statistics, Statistic{Name: name, Samples: st.Samples,
-			Mean: Micro(st.Mean()), Max: Micro(st.Max), Nonzero: st.Nonzero})
+			Mean: phrase.RoundMicro(st.Mean()), Max: phrase.RoundMicro(st.Max), Nonzero: st.Nonzero})
 	}
 	if f := res.Failure; f != nil {
 		sr.Failure = &Failure{Invariant: f.Invariant, Message: f.Message, Steps: f.Steps, Replay: f.Replay}

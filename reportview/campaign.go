@@ -11,6 +11,8 @@ import (
 	"sort"
 
 	"github.com/nodeproof/nodeproof/campaign"
+	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The report's side of a campaign (package campaign): the shard file,
@@ -27,7 +29,7 @@ type ShardFile struct {
 	Passed   bool                  `json:"passed"`
 	Campaign campaign.Info         `json:"campaign"`
 	Suites   []Suite               `json:"suites"`
-	Sim      *Sim                  `json:"sim"`
+	Sim      *simreport.Section    `json:"sim"`
 	Fuzz     []campaign.FuzzResult `json:"fuzz"`
 }
 
@@ -85,7 +87,7 @@ func MergeShards(dir string) (*Report, error) {
 		return nil, err
 	}
 	r := &Report{Version: m.Version, Started: m.Started, Seconds: m.Seconds, Campaign: m.Section}
-	var sims []Sim
+	var sims []simreport.Section
 	var suites []Suite
 	for _, rec := range m.Records {
 		rep := files[rec.Path]
@@ -125,7 +127,7 @@ func mergeSuites(names []string, runs []Suite) []Suite {
 			}
 			m.Checks += r.Checks
 			m.Steps += r.Steps
-			m.Seconds = Millis(m.Seconds + r.Seconds)
+			m.Seconds = phrase.RoundMilli(m.Seconds + r.Seconds)
 			m.Passed = m.Passed && r.Passed
 			if m.Failure == nil && r.Failure != nil {
 				m.Failure = r.Failure
@@ -150,7 +152,7 @@ func mergeSuites(names []string, runs []Suite) []Suite {
 				}
 				// The mean of the merged samples, weighted by each run's count.
 				if total := sum.Samples + st.Samples; total > 0 {
-					sum.Mean = Micro((sum.Mean*float64(sum.Samples) + st.Mean*float64(st.Samples)) / float64(total))
+					sum.Mean = phrase.RoundMicro((sum.Mean*float64(sum.Samples) + st.Mean*float64(st.Samples)) / float64(total))
 				}
 				sum.Samples += st.Samples
 				sum.Max = max(sum.Max, st.Max)
@@ -170,17 +172,17 @@ func mergeSuites(names []string, runs []Suite) []Suite {
 
 // mergeSims combines the shards' simulation sections into one over every
 // seed, its runs in seed order and its sums taken again from them.
-func mergeSims(sections []Sim) Sim {
-	s := Sim{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
-		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []SimViolation{}}
+func mergeSims(sections []simreport.Section) simreport.Section {
+	s := simreport.Section{Hours: sections[0].Hours, Pods: sections[0].Pods, Faults: sections[0].Faults,
+		Injected: map[string]int{}, Observed: map[string]int{}, Passed: true, Violations: []simreport.Violation{}}
 	for _, sec := range sections {
 		s.Runs = append(s.Runs, sec.Runs...)
 		s.Seconds += sec.Seconds
 	}
 	sort.Slice(s.Runs, func(i, j int) bool { return s.Runs[i].Seed < s.Runs[j].Seed })
-	s.sumRuns()
+	s.SumRuns()
 	s.Seeds = len(s.Runs)
 	s.FirstSeed, s.LastSeed = s.Runs[0].Seed, s.Runs[len(s.Runs)-1].Seed
-	s.Seconds = Micro(s.Seconds)
+	s.Seconds = phrase.RoundMicro(s.Seconds)
 	return s
 }

@@ -12,13 +12,6 @@ import (
 	"github.com/nodeproof/nodeproof/phrase"
 )
 
-// Style is the style sheet of every page nodeproof writes (the invariant
-// report, plugin-check's report), put inline so that a page needs no
-// network.
-//
-//go:embed templates/style.css
-var Style string
-
 //go:embed templates/index.html templates/style.css
 var templates embed.FS
 
@@ -36,7 +29,7 @@ var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"killed":               killed,
 	"sources":              sourceCellHTML,
 	"localPage":            localPage,
-	"stat":                 Stat,
+	"stat":                 phrase.Stat,
 	"verdict":              func(r *Report) Verdict { return r.Verdict() },
 	"layers":               func() []string { return coverage.Layers },
 	"legend":               func() []coverage.State { return coverage.Legend },

@@ -2,285 +2,72 @@ package reportview
 
 import (
 	"fmt"
-	"io"
-	"strconv"
 	"strings"
-
-	"github.com/nodeproof/nodeproof/campaign"
-	"github.com/nodeproof/nodeproof/coverage"
-	"github.com/nodeproof/nodeproof/mutants"
-	"github.com/nodeproof/nodeproof/phrase"
-	"github.com/nodeproof/nodeproof/reportview/markdown"
 )
 
-// WriteMarkdown writes report.md, a summary sized for a pull-request
-// comment, in the order of index.html.
-func WriteMarkdown(w io.Writer, r *Report) error {
-	_, err := io.WriteString(w, RenderMarkdown(r, markdown.Limit))
-	return err
+// MarkdownLimit bounds report.md: GitHub refuses a pull-request comment longer
+// than 65536 characters, and a byte is never fewer than a character.
+const MarkdownLimit = 65536
+
+// MarkdownMessageLimit bounds each failure's full message, which the shrunk steps
+// above it already summarise.
+const MarkdownMessageLimit = 4000
+
+// MarkdownTruncationReserve keeps room for the truncation note.
+const MarkdownTruncationReserve = 256
+
+// MarkdownTable writes a table with a header row, each cell escaped;
+// "(none)" without rows.
+func MarkdownTable(b *strings.Builder, header []string, rows [][]string) {
+	if len(rows) == 0 {
+		b.WriteString("(none)\n")
+		return
+	}
+	writeRow := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" " + MarkdownEscape(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	writeRow(header)
+	b.WriteString(strings.Repeat("|---", len(header)) + "|\n")
+	for _, r := range rows {
+		writeRow(r)
+	}
 }
 
-// RenderMarkdown renders the report in blocks and stops before the block
-// that would take it past limit bytes, saying what was left out.
-func RenderMarkdown(r *Report, limit int) string {
-	blocks := markdownBlocks(r)
-	var b strings.Builder
-	for i, block := range blocks {
-		if b.Len()+len(block) > limit-markdown.TruncationReserve {
-			fmt.Fprintf(&b, "\n**Truncated:** %d more parts of the report do not fit a pull-request comment; "+
-				"index.html and report.json have everything.\n", len(blocks)-i)
-			break
-		}
-		b.WriteString(block)
+var markdownEscaper = strings.NewReplacer("\\", "\\\\", "|", "\\|", "<", "&lt;", ">", "&gt;", "&", "&amp;", "\r", "", "\n", " ")
+
+// MarkdownEscape makes text safe in a table cell or heading: pipes would split the
+// cell, and HTML would be interpreted by the pull-request renderer.
+func MarkdownEscape(s string) string { return markdownEscaper.Replace(s) }
+
+// MarkdownInline formats s as inline code, with a backtick run longer than any in s.
+func MarkdownInline(s string) string {
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		// CommonMark strips one space on each side, so the fence stays apart.
+		s = " " + s + " "
 	}
-	return b.String()
+	return fence + s + fence
 }
 
-// markdownBlocks are the report's parts in page order: the verdict, the
-// matrix, the failures and the findings first, so that truncation only
-// ever drops detail from the end. Each failure is a block of its own. What
-// a reviewer looks up rather than reads (each invariant, the statistics,
-// the actions drawn, the simulation's invariants, the inventory) is left
-// to index.html and report.json, so that a passing report fits a
-// pull-request comment with room to spare.
-func markdownBlocks(r *Report) []string {
-	var blocks []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			blocks = append(blocks, b.String())
-			b.Reset()
-		}
-	}
+// MarkdownCodeBlock writes s as a fenced block whose fence no line of s can close.
+func MarkdownCodeBlock(b *strings.Builder, s string) {
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	fmt.Fprintf(b, "%stext\n%s\n%s\n", fence, strings.TrimSuffix(s, "\n"), fence)
+}
 
-	v := r.Verdict()
-	b.WriteString("# nodeproof invariant report\n\n")
-	fmt.Fprintf(&b, "**%s** nodeproof %s, started %s, %.1fs.\n", markdown.Escape(v.Headline), markdown.Inline(r.Version), r.Started, r.Seconds)
-	for _, p := range v.Problems {
-		fmt.Fprintf(&b, "- %s\n", markdown.Escape(p))
-	}
-	flush()
-
-	b.WriteString("\n## Coverage\n\n" + markdownLegend() + "\n\n")
-	header := append([]string{"Subsystem"}, coverage.Layers...)
-	var rows [][]string
-	for _, row := range r.Matrix {
-		cells := []string{row.Subsystem}
-		for _, c := range row.Cells {
-			cells = append(cells, c.Text)
-		}
-		rows = append(rows, cells)
-	}
-	markdown.Table(&b, header, rows)
-	flush()
-
-	if r.counterexamples() > 0 {
-		b.WriteString("\n## Failures\n")
-	}
-	for _, s := range r.Suites {
-		if f := s.Failure; f != nil {
-			fmt.Fprintf(&b, "\n### Counterexample: suite %s, %s\n\nShrunk steps:\n\n", markdown.Escape(s.Name), markdown.Escape(f.Invariant))
-			markdown.CodeBlock(&b, strings.Join(f.Steps, "\n"))
-			if f.Replay != "" {
-				fmt.Fprintf(&b, "\nReplay: %s\n", markdown.Inline(f.Replay))
-			}
-			b.WriteString("\n<details><summary>Full message</summary>\n\n")
-			markdown.CodeBlock(&b, markdown.Cut(f.Message))
-			b.WriteString("\n</details>\n")
-			flush()
-		}
-	}
-	if r.Sim != nil {
-		for _, v := range r.Sim.Violations {
-			fmt.Fprintf(&b, "\n### Counterexample: seed %d, %s\n\n", v.Seed, markdown.Escape(v.Invariant))
-			markdown.CodeBlock(&b, v.Message+"\n\n"+strings.Join(v.Trace, "\n"))
-			fmt.Fprintf(&b, "\nReplay: %s\n", markdown.Inline(v.Replay))
-			flush()
-		}
-	}
-
-	if len(r.Findings) > 0 {
-		b.WriteString(markdownFindings(r.Findings))
-		flush()
-	}
-
-	if len(r.NotRun) > 0 {
-		b.WriteString("\n## Not run\n\n")
-		for _, n := range r.NotRun {
-			fmt.Fprintf(&b, "- %s\n", markdownNotRun(n))
-		}
-		flush()
-	}
-
-	if c := r.Campaign; c != nil {
-		b.WriteString(markdownCampaign(c))
-		flush()
-	}
-
-	b.WriteString("\n## Suites\n\n")
-	markdown.Table(&b, []string{"Suite", "Subsystem", "Result", "Checks", "Steps", "Seconds", "Seed"}, suiteRows(r.Suites))
-	flush()
-
-	b.WriteString(markdownSim(r.Sim, markdownNotRunNote(r.NotRun, coverage.SimID)))
-	flush()
-
-	var lin *Table
-	if r.Linearizability != nil {
-		t := LinearizabilityTable(r.Linearizability)
-		lin = &t
-	}
-	var conformance, pluginCheck *Table
-	if r.Conformance != nil {
-		conformance = &r.Conformance.Table
-	}
-	if r.PluginCheck != nil {
-		pluginCheck = &r.PluginCheck.Table
-	}
-	for _, section := range []struct {
-		title, id string
-		table     *Table
-	}{
-		{"Linearizability", coverage.LinearizabilityID, lin},
-		{"Conformance against upstream", coverage.ConformanceID, conformance},
-		{"Plugins nobody here wrote", coverage.PluginCheckID, pluginCheck},
-	} {
-		fmt.Fprintf(&b, "\n## %s\n\n", section.title)
-		if section.table == nil {
-			b.WriteString(markdownNotRunNote(r.NotRun, section.id))
+func longestRun(s string, r rune) int {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == r {
+			run++
+			longest = max(longest, run)
 		} else {
-			markdown.Table(&b, section.table.Headings, section.table.Figures)
-		}
-		flush()
-	}
-
-	b.WriteString("\n## Mutants\n\n")
-	if r.Mutants == nil {
-		b.WriteString(markdownNotRunNote(r.NotRun, coverage.MutantsID))
-	} else {
-		// The survivors are the failures; the killed are in index.html.
-		fmt.Fprintf(&b, "%d of %d killed.\n", killed(r.Mutants), len(r.Mutants))
-		if survivors := survivorRows(r.Mutants); len(survivors) > 0 {
-			b.WriteString("\n")
-			markdown.Table(&b, []string{"Mutant", "Subsystem", "Source", "Killed", "Killed by", "Seconds"}, survivors)
+			run = 0
 		}
 	}
-	flush()
-
-	b.WriteString("\nThe report's index.html and report.json hold the rest: each invariant (statement, source, checked, applied, " +
-		"violations), the statistics, the actions drawn, the node simulation's invariants, the mutants killed and the inventory.\n")
-	flush()
-	return blocks
-}
-
-// markdownLegend is the matrix's legend in the words of index.html's,
-// which colours the states that report.md can only name.
-func markdownLegend() string {
-	parts := make([]string, len(coverage.Legend))
-	for i, s := range coverage.Legend {
-		parts[i] = "*" + s.Status + "*: " + s.Meaning
-	}
-	return "**Legend** (index.html colours each state): " + markdown.Escape(strings.Join(parts, "; ")) + "."
-}
-
-// markdownNotRun words an entry of the not-run list for report.md.
-func markdownNotRun(n coverage.NotRun) string { return n.Words(markdown.Escape, markdown.Inline) }
-
-// markdownNotRunNote is the body of a section the report lacks: its entry
-// of the not-run list.
-func markdownNotRunNote(list []coverage.NotRun, id string) string {
-	if n := notRunEntry(list, id); n != nil {
-		return markdownNotRun(*n) + "\n"
-	}
-	return ""
-}
-
-// suiteRows are the rows of the suites' table.
-func suiteRows(suites []Suite) [][]string {
-	var rows [][]string
-	for _, s := range suites {
-		rows = append(rows, []string{s.Name, s.Subsystem, result(s.Passed), strconv.Itoa(s.Checks), strconv.Itoa(s.Steps),
-			strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.FormatUint(s.Seed, 10)})
-	}
-	return rows
-}
-
-// result is a table's word for a pass or a failure.
-func result(passed bool) string {
-	if passed {
-		return "passed"
-	}
-	return "FAILED"
-}
-
-// survivorRows are the kill matrix's rows of the mutants that survived.
-func survivorRows(matrix []mutants.Row) [][]string {
-	var rows [][]string
-	for _, m := range matrix {
-		if !m.Killed {
-			rows = append(rows, []string{m.ID, m.Subsystem, m.Source, "survived", m.Killers(), strconv.FormatFloat(m.Seconds, 'f', 1, 64)})
-		}
-	}
-	return rows
-}
-
-// markdownSim is the simulation's block of report.md; notRun is its body
-// when the report lacks it. Its counterexamples are under Failures, its
-// invariants' counts in index.html.
-func markdownSim(s *Sim, notRun string) string {
-	var b strings.Builder
-	b.WriteString("\n## Node simulation\n\n")
-	if s == nil {
-		b.WriteString(notRun)
-		return b.String()
-	}
-	markdown.Table(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
-		[][]string{{result(s.Passed), fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), Stat(s.Hours), Stat(s.SimulatedHours),
-			strconv.Itoa(s.Events), strconv.Itoa(s.Pods), strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.Itoa(len(s.Violations))}})
-	fmt.Fprintf(&b, "\nFaults injected: %s.\n", markdown.Escape(simFaultsText(s.Injected)))
-	return b.String()
-}
-
-// markdownFindings is the "Findings in the kubelet" part of report.md. The
-// promises' sources, a link or two each, are left to index.html: they
-// would double the table.
-func markdownFindings(list []Finding) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Findings in the kubelet\n\n%d known broken %s of the v1.36.3 kubelet, each confirmed on upstream's own code (docs/findings.md). A known finding does not fail the report.\n\n",
-		len(list), phrase.Noun(len(list), "promise", "promises"))
-	var rows [][]string
-	for _, f := range list {
-		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, f.SearchText(), markdown.Inline(f.Replay), f.Confirmation, f.TrackerText()})
-	}
-	markdown.Table(&b, []string{"ID", "Subsystem", "Broken promise", "Search", "Replay", "Confirmed by", "Upstream tracker"}, rows)
-	return b.String()
-}
-
-// markdownCampaign is the campaign's block of report.md.
-func markdownCampaign(c *campaign.Section) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "\n## Campaign\n\nMerged from %d shards of one plan (%d units), each unit run by exactly one shard.\n\n", c.Shards, c.Units)
-	var rows [][]string
-	for _, r := range c.ShardResults {
-		rows = append(rows, []string{strconv.Itoa(r.Shard), r.File, strconv.Itoa(r.Units), strconv.FormatFloat(r.Seconds, 'f', 1, 64), result(r.Passed)})
-	}
-	markdown.Table(&b, []string{"Shard", "File", "Units", "Seconds", "Result"}, rows)
-	b.WriteString("\n### Failures\n\n")
-	if len(c.Failures) == 0 {
-		b.WriteString("None: every unit passed.\n")
-	} else {
-		// A list, not a table: a table cell would escape the replay line's
-		// characters inside its code span.
-		for _, f := range c.Failures {
-			fmt.Fprintf(&b, "- shard %d, %s: %s; replay: %s\n", f.Shard, markdown.Escape(f.Unit), markdown.Escape(f.Invariant), markdown.Inline(OrDash(f.Replay)))
-		}
-	}
-	if len(c.Fuzz) > 0 {
-		b.WriteString("\n### Fuzz targets\n\n")
-		rows = nil
-		for _, f := range c.Fuzz {
-			rows = append(rows, []string{f.Target, "./" + f.Package, strconv.Itoa(f.Shard), strconv.FormatFloat(f.Seconds, 'f', 1, 64), result(f.Passed)})
-		}
-		markdown.Table(&b, []string{"Target", "Package", "Shard", "Seconds", "Result"}, rows)
-	}
-	return b.String()
+	return longest
 }

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/nodeproof/nodeproof/reportview/markdown"
 )
 
 // TestMarkdownFitsAPullRequestComment fills a report far past GitHub's
@@ -24,8 +23,8 @@ func TestMarkdownFitsAPullRequestComment(t *testing.T) {
 		s.Name = fmt.Sprintf("suite-%03d", i)
 		data.Suites = append(data.Suites, s)
 	}
-	md := RenderMarkdown(data, markdown.Limit)
-	assert.LessOrEqual(t, len(md), markdown.Limit)
+	md := RenderMarkdown(data, MarkdownLimit)
+	assert.LessOrEqual(t, len(md), MarkdownLimit)
 	assert.True(t, strings.HasPrefix(md, "# nodeproof invariant report\n\n**FAILED: "), md[:200])
 	assert.Contains(t, md, "| Subsystem | core |")
 	assert.Contains(t, md, "### Counterexample: suite devicemanager, DM-EXCLUSIVE")
@@ -33,7 +32,7 @@ func TestMarkdownFitsAPullRequestComment(t *testing.T) {
 	assert.Contains(t, md, "(cut; index.html has the whole message)")
 	assert.Regexp(t, `\*\*Truncated:\*\* \d+ more parts of the report do not fit a pull-request comment`, md)
 
-	small := RenderMarkdown(finishedReport(t), markdown.Limit)
+	small := RenderMarkdown(finishedReport(t), MarkdownLimit)
 	assert.NotContains(t, small, "Truncated")
 }
 
@@ -45,15 +44,15 @@ func TestReportFailsOnSimViolation(t *testing.T) {
 	data.Suites = data.Suites[:1] // the passing suite only
 	data.Mutants = nil
 	replay := "nodeproof sim --seed 43 --hours 2 --pods 20 --faults 'plugin-crash=0.01'"
-	v := SimViolation{Seed: 43, Invariant: "SIM-DEVICES", Message: "SIM-DEVICES: device d1 held by <p1> and p2",
+	v := simreport.Violation{Seed: 43, Invariant: "SIM-DEVICES", Message: "SIM-DEVICES: device d1 held by <p1> and p2",
 		Event: "#9 1m0s plugin-crash: p", Trace: []string{"#8 50s pod-arrive: p1", "#9 1m0s plugin-crash: p"}, Replay: replay}
 	data.Sim.Passed = false
-	data.Sim.Violations = []SimViolation{v}
+	data.Sim.Violations = []simreport.Violation{v}
 	data.Finish(testInventory, nil, 3)
 	assert.False(t, data.Passed, "a report whose simulation broke an invariant passes")
 	assert.Equal(t, []string{"sim: seed 43: SIM-DEVICES violated; replay: " + replay}, data.Verdict().Problems)
 
-	md := RenderMarkdown(data, markdown.Limit)
+	md := RenderMarkdown(data, MarkdownLimit)
 	assert.Contains(t, md, "| FAILED | 2 (42..43) |")
 	assert.Contains(t, md, "### Counterexample: seed 43, SIM-DEVICES\n\n```text\nSIM-DEVICES: device d1 held by <p1> and p2\n\n#8 50s pod-arrive: p1\n#9 1m0s plugin-crash: p\n```")
 	assert.Contains(t, md, "Replay: `"+replay+"`")

@@ -15,8 +15,8 @@ import (
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
-	"github.com/nodeproof/nodeproof/reportview/markdown"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -71,11 +71,11 @@ func fullReport(t *testing.T, failing bool) *Report {
 	data.Sim = syntheticSim()
 	data.Sim.Checks = nil
 	for _, inv := range sim.Invariants() {
-		data.Sim.Checks = append(data.Sim.Checks, SimCheck{ID: inv.ID, Statement: inv.Statement, Checked: 123456, Applied: 4567})
+		data.Sim.Checks = append(data.Sim.Checks, simreport.Check{ID: inv.ID, Statement: inv.Statement, Checked: 123456, Applied: 4567})
 	}
 	if failing {
 		data.Sim.Passed = false
-		data.Sim.Violations = []SimViolation{{Seed: 43, Invariant: sim.InvCgroups, Message: sim.InvCgroups + ": pod p1's cgroup is left",
+		data.Sim.Violations = []simreport.Violation{{Seed: 43, Invariant: sim.InvCgroups, Message: sim.InvCgroups + ": pod p1's cgroup is left",
 			Trace: []string{"#8 50s pod-arrive: p1", "#9 1m0s kubelet-restart"}, Replay: "nodeproof sim --seed 43 --hours 2"}}
 	}
 	var histories []linearizability.Result
@@ -129,7 +129,7 @@ func TestMarkdownOfAFullReportFitsAComment(t *testing.T) {
 	passing := fullReport(t, false)
 	require.True(t, passing.Passed, "%v", passing.Verdict().Problems)
 	require.Empty(t, passing.NotRun, "the fixture leaves nothing not run")
-	md := RenderMarkdown(passing, markdown.Limit)
+	md := RenderMarkdown(passing, MarkdownLimit)
 	assert.Less(t, len(md), commentTarget, "report.md of a passing full run, in bytes")
 	assert.NotContains(t, md, "Truncated")
 	assert.True(t, strings.HasPrefix(md, "# nodeproof invariant report\n\n**PASSED: "), md[:100])
@@ -144,7 +144,7 @@ func TestMarkdownOfAFullReportFitsAComment(t *testing.T) {
 
 	failing := fullReport(t, true)
 	require.False(t, failing.Passed)
-	md = RenderMarkdown(failing, markdown.Limit)
+	md = RenderMarkdown(failing, MarkdownLimit)
 	assert.NotContains(t, md, "Truncated")
 	_, failures, found := strings.Cut(md, "\n## Failures\n")
 	require.True(t, found, "report.md has no Failures section")
@@ -168,7 +168,7 @@ func TestMatrixLegend(t *testing.T) {
 	legend := regexp.MustCompile(`(?s)<ul class="legend" id="legend">.*?</ul>`).FindString(matrix)
 	require.NotEmpty(t, legend, "the legend, in the matrix's section")
 	assert.Less(t, strings.Index(matrix, legend), strings.Index(matrix, `<table class="matrix">`), "the legend above the matrix")
-	md := RenderMarkdown(data, markdown.Limit)
+	md := RenderMarkdown(data, MarkdownLimit)
 	mdMatrix := md[strings.Index(md, "## Coverage"):strings.Index(md, "| Subsystem |")]
 	require.Len(t, coverage.Legend, 5)
 	for _, s := range coverage.Legend {
@@ -209,7 +209,7 @@ func TestNoRepeatedHeadings(t *testing.T) {
 	assert.Contains(t, headings, "imagegc")
 	assert.Contains(t, headings, "devicemanager")
 	assert.Contains(t, headings, "imagegc-contract (imagegc)")
-	for _, line := range strings.Split(RenderMarkdown(data, markdown.Limit), "\n") {
+	for _, line := range strings.Split(RenderMarkdown(data, MarkdownLimit), "\n") {
 		if m := repeatedRE.FindStringSubmatch(strings.TrimLeft(line, "# ")); strings.HasPrefix(line, "#") && m != nil {
 			assert.NotEqual(t, m[1], m[2], "report.md heading %q repeats itself", line)
 		}
@@ -229,7 +229,7 @@ func TestLinearizabilityTableReadsAsWords(t *testing.T) {
 		"<th>Faults</th><th>Check time</th><th>Result</th><th>Visualization</th></tr>")
 	assert.Contains(t, section, `<td>seed 1</td><td>10</td><td>361</td><td>3</td><td>7</td><td>27</td><td>1.3 ms</td><td>Ok</td>`+
 		`<td><a href="linearizability-seed-1.html">linearizability-seed-1.html</a></td>`)
-	md := RenderMarkdown(data, markdown.Limit)
+	md := RenderMarkdown(data, MarkdownLimit)
 	assert.Contains(t, md, "| History | Clients | Operations | Partitions | Unknown outcomes | Faults | Check time | Result | Visualization |\n")
 	assert.Contains(t, md, "| seed 1 | 10 | 361 | 3 | 7 | 27 | 1.3 ms | Ok | linearizability-seed-1.html |\n")
 	for _, rendered := range []string{section, md} {

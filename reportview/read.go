@@ -10,6 +10,7 @@ import (
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The places other make targets leave their results, which nodeproof
@@ -101,14 +102,14 @@ func load[T any](path string, parse func([]byte) (T, error), count func(T) int) 
 // strictly and its totals checked against its runs, so that a hand-edited
 // or truncated file cannot make the report claim a sweep that did not
 // happen.
-func LoadSim(path string) (*Sim, error) {
+func LoadSim(path string) (*simreport.Section, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	var s Sim
+	var s simreport.Section
 	if err := dec.Decode(&s); err != nil {
 		return nil, fmt.Errorf("%s: want the JSON object nodeproof sim --json writes: %v", path, err)
 	}

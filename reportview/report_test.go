@@ -17,6 +17,7 @@ import (
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -90,12 +91,12 @@ func syntheticReport(t *testing.T) *Report {
 }
 
 // syntheticSim is a passing node simulation section of two seeds.
-func syntheticSim() *Sim {
-	return &Sim{
+func syntheticSim() *simreport.Section {
+	return &simreport.Section{
 		Seeds: 2, FirstSeed: 42, LastSeed: 43, Hours: 2, Pods: 20, Faults: "plugin-crash=0.01",
 		Events: 123456, SimulatedHours: 4, Seconds: 0.75, Injected: map[string]int{"plugin-crash": 7, "kubelet-restart": 2},
-		Checks:   []SimCheck{{ID: "SIM-DEVICES", Statement: "The devices held are the <admitted> pods'.", Checked: 123456, Applied: 4567}},
-		Observed: map[string]int{}, Passed: true, Violations: []SimViolation{}, Runs: []SimRun{},
+		Checks:   []simreport.Check{{ID: "SIM-DEVICES", Statement: "The devices held are the <admitted> pods'.", Checked: 123456, Applied: 4567}},
+		Observed: map[string]int{}, Passed: true, Violations: []simreport.Violation{}, Runs: []simreport.Run{},
 	}
 }
 
@@ -281,19 +282,19 @@ func checkReportJSON(t *testing.T, data string) {
 		Failure    *failure       `json:"failure"`
 	}
 	var report struct {
-		Version         string            `json:"version"`
-		Started         string            `json:"started"`
-		Seconds         float64           `json:"seconds"`
-		Suites          []suite           `json:"suites"`
-		Linearizability []map[string]any  `json:"linearizability"`
-		Mutants         []map[string]any  `json:"mutants"`
-		Conformance     []map[string]any  `json:"conformance"`
-		PluginCheck     []map[string]any  `json:"plugin_check"`
-		Passed          bool              `json:"passed"`
-		Matrix          []coverage.Row    `json:"matrix"`
-		NotRun          []coverage.NotRun `json:"not_run"`
-		Sim             *Sim              `json:"sim"`
-		Findings        []Finding         `json:"findings"`
+		Version         string             `json:"version"`
+		Started         string             `json:"started"`
+		Seconds         float64            `json:"seconds"`
+		Suites          []suite            `json:"suites"`
+		Linearizability []map[string]any   `json:"linearizability"`
+		Mutants         []map[string]any   `json:"mutants"`
+		Conformance     []map[string]any   `json:"conformance"`
+		PluginCheck     []map[string]any   `json:"plugin_check"`
+		Passed          bool               `json:"passed"`
+		Matrix          []coverage.Row     `json:"matrix"`
+		NotRun          []coverage.NotRun  `json:"not_run"`
+		Sim             *simreport.Section `json:"sim"`
+		Findings        []Finding          `json:"findings"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -10,7 +10,14 @@ import (
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
-	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/simreport"
+)
+
+// The report's node simulation budget: a few seconds of make report on the
+// CI machine (BENCHMARKS.md); nodeproof sim --seeds sweeps further.
+const (
+	DefaultSimSeeds = 2
+	DefaultSimHours = 2.0
 )
 
 // Progress shows one job's progress: a suite's checks, the simulation's
@@ -83,22 +90,22 @@ func Run(ctx context.Context, r *Report, o RunOptions) (uint64, error) {
 
 // simulate runs the report's node simulation seeds, from seed on, with the
 // default pods and fault rates.
-func simulate(o RunOptions, seed uint64, width int) *Sim {
+func simulate(o RunOptions, seed uint64, width int) *simreport.Section {
 	started := time.Now()
 	bar := o.NewProgress("sim", "seeds", width)
 	def := sim.DefaultConfig()
-	var runs []SimResult
+	var runs []simreport.Seed
 	for i := range o.SimSeeds {
 		// The known findings' invariants are counted, not stopped at.
 		cfg := sim.Config{Seed: seed + uint64(i), Duration: time.Duration(o.SimHours * float64(time.Hour)),
-			Pods: def.Pods, Faults: def.Faults, Explained: verify.ExplainedIn("sim")}
+			Pods: def.Pods, Faults: def.Faults, Explained: simreport.Explained()}
 		start := time.Now()
 		s := sim.Run(cfg, func(sim.Stats) {})
-		runs = append(runs, SimResult{Config: cfg, Summary: s, Seconds: time.Since(start).Seconds()})
+		runs = append(runs, simreport.Seed{Config: cfg, Summary: s, Seconds: time.Since(start).Seconds()})
 		bar.Update(i+1, o.SimSeeds)
 	}
 	bar.Finish()
-	section := NewSim(runs, time.Since(started).Seconds())
+	section := simreport.NewSection(runs, time.Since(started).Seconds())
 	return &section
 }
 

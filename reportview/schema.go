@@ -9,11 +9,12 @@ import (
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // Report is everything a report shows: report.json is its encoding, and
 // the Markdown, HTML and terminal renderers read nothing else, so that the
-// three agree. Build one from the results (NewSuite, NewSim, the Load
+// three agree. Build one from the results (NewSuite, simreport.NewSection, the Load
 // functions), then call Finish, which derives the verdict, the findings,
 // the matrix and the not-run list.
 type Report struct {
@@ -35,7 +36,7 @@ type Report struct {
 	// Suites are the invariant suites that ran, in the order they ran.
 	Suites []Suite `json:"suites"`
 	// Sim is the node simulation's seeds; null when not run.
-	Sim *Sim `json:"sim"`
+	Sim *simreport.Section `json:"sim"`
 	// Linearizability is porcupine's verdict on each recorded history;
 	// null when not run. It and the sections below are null when not given,
 	// which tells a reader "not run" apart from "ran and found nothing".

@@ -3,11 +3,14 @@ package reportview
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // PrintSuite prints a suite's line on the terminal, its name padded to
@@ -36,7 +39,7 @@ func PrintSuite(w io.Writer, s Suite, width int) {
 
 // PrintSim prints the simulation's verdict line and, when it failed, each
 // violation with its replay line.
-func PrintSim(w io.Writer, s Sim, width int) {
+func PrintSim(w io.Writer, s simreport.Section, width int) {
 	if s.Passed {
 		fmt.Fprintf(w, "%-*s  passed  %s\n", width, "sim", SimBudget(s))
 		return
@@ -45,27 +48,14 @@ func PrintSim(w io.Writer, s Sim, width int) {
 	indent := strings.Repeat(" ", width+2)
 	for _, v := range s.Violations {
 		fmt.Fprintf(w, "%sseed %d: %s\n", indent, v.Seed, v.Invariant)
-		PrintSimViolation(w, indent+"  ", v)
+		simreport.WriteViolation(w, indent+"  ", v)
 	}
-}
-
-// PrintSimViolation prints what a reader needs to act on a violation, each
-// line after indent: its message, the trace and the replay line.
-func PrintSimViolation(w io.Writer, indent string, v SimViolation) {
-	for _, line := range strings.Split(strings.TrimRight(v.Message, "\n"), "\n") {
-		fmt.Fprintf(w, "%s%s\n", indent, line)
-	}
-	fmt.Fprintf(w, "%strace (the %d events up to the violation, oldest first):\n", indent, len(v.Trace))
-	for _, e := range v.Trace {
-		fmt.Fprintf(w, "%s  %s\n", indent, e)
-	}
-	fmt.Fprintf(w, "%sreplay: %s\n", indent, v.Replay)
 }
 
 // SimBudget says what a simulation section ran, in a line.
-func SimBudget(s Sim) string {
+func SimBudget(s simreport.Section) string {
 	return fmt.Sprintf("%s × %s simulated hours (seeds %d..%d), %d events, %.1fs",
-		phrase.Count(s.Seeds, "seed"), Stat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
+		phrase.Count(s.Seeds, "seed"), phrase.Stat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
 }
 
 // simFaultsText lists the faults injected per kind, in kind order.
@@ -74,7 +64,7 @@ func simFaultsText(injected map[string]int) string {
 		return "none"
 	}
 	var parts []string
-	for _, k := range SortedKeys(injected) {
+	for _, k := range slices.Sorted(maps.Keys(injected)) {
 		parts = append(parts, k+" "+strconv.Itoa(injected[k]))
 	}
 	return strings.Join(parts, ", ")

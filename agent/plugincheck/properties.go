@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // propertyChecks are the checks the rapid property evaluates.
@@ -45,7 +46,7 @@ func (c *checker) properties(ctx context.Context, plugin v1beta1.DevicePluginCli
 		calls := kubeletCalls{c: c, ctx: ctx, plugin: shrink, shrink: shrink, options: res.Plugin.Options, w: w, muted: slices.Clone(muted)}
 		suite := properties.Suite{Name: "plugin-check", Subsystem: "deviceplugin", Property: calls.property}
 		for _, id := range propertyChecks {
-			suite.Invariants = append(suite.Invariants, properties.Invariant{ID: id, Subsystem: "deviceplugin"})
+			suite.Invariants = append(suite.Invariants, verify.Property{ID: id, Subsystem: "deviceplugin"})
 		}
 		var progress func(done, total int)
 		if c.opts.Progress != nil {

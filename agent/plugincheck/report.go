@@ -3,9 +3,9 @@ package plugincheck
 import (
 	"fmt"
 	"io"
-	"math"
-	"strconv"
 	"time"
+
+	"github.com/nodeproof/nodeproof/phrase"
 )
 
 // Report is one run as `nodeproof plugin-check` prints it and writes it
@@ -53,7 +53,7 @@ type CheckRow struct {
 // version against target.
 func NewReport(res *Result, started time.Time, version, target string) Report {
 	r := Report{
-		Version: version, Started: started.Format(time.RFC3339), Seconds: roundMillis(res.Seconds), Target: target,
+		Version: version, Started: started.Format(time.RFC3339), Seconds: phrase.RoundMilli(res.Seconds), Target: target,
 		Passed: res.Passed(), Interrupted: res.Interrupted, Verdict: res.Verdict(), Seed: res.Seed, Replay: res.Replay,
 		Plugin: res.Plugin, Findings: append([]Finding{}, res.Findings...),
 	}
@@ -74,7 +74,7 @@ func NewReport(res *Result, started time.Time, version, target string) Report {
 		r.Checks = append(r.Checks, row)
 	}
 	if res.Seconds > 0 {
-		r.PerSecond = roundMillis(float64(r.Evaluations) / res.Seconds)
+		r.PerSecond = phrase.RoundMilli(float64(r.Evaluations) / res.Seconds)
 	}
 	return r
 }
@@ -111,7 +111,7 @@ func (r Report) WriteText(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "\n%s; %d check evaluations in %.1fs (%s/s); seed %d (rerun: %s)\n", r.Verdict,
-		r.Evaluations, r.Seconds, rate(float64(r.Evaluations), r.Seconds), r.Seed, r.Replay)
+		r.Evaluations, r.Seconds, phrase.Rate(float64(r.Evaluations), r.Seconds), r.Seed, r.Replay)
 }
 
 func orDash(s string) string {
@@ -119,21 +119,4 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// roundMillis keeps three decimals of a number of seconds.
-func roundMillis(seconds float64) float64 {
-	return math.Round(seconds*1000) / 1000
-}
-
-// rate writes n per second of seconds: whole above 100, else one decimal.
-func rate(n, seconds float64) string {
-	if seconds <= 0 {
-		return "-"
-	}
-	r := n / seconds
-	if r >= 100 {
-		return strconv.FormatFloat(math.Round(r), 'f', 0, 64)
-	}
-	return strconv.FormatFloat(r, 'f', 1, 64)
 }

@@ -25,6 +25,11 @@
 // so probes do not pile up sockets in TIME_WAIT. An exec probe's timeout
 // is a Failure (ExecProbeTimeout is GA in v1.36).
 //
+// Prober.Answer is the one conversion of a Result into the prober.Outcome
+// core/prober takes back; the Runner drives the core's workers with it, and
+// PlayLive a core/prober/timeline against a real host on a Clock (the wall
+// clock, or a test's).
+//
 // Bad input — no handler or more than one, a port outside 1 to 65535, a
 // named port the container does not have, an invalid header name, a
 // negative timeout, an empty command — is Unknown with an *InputError

@@ -93,12 +93,19 @@ func (r *Runner) runAll(ctx context.Context, runs []prober.ProbeRun) []prober.Ou
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res := r.Prober.Run(ctx, SpecOf(run.Probe), TargetOf(run))
-			outcomes[i] = prober.Outcome{Result: prober.ProbeResult(res.Kind), Output: res.Output, Err: res.Err}
+			outcomes[i] = r.Prober.Answer(ctx, run)
 		}()
 	}
 	wg.Wait()
 	return outcomes
+}
+
+// Answer runs the probe of a core ProbeRun against its container and
+// returns the outcome as core/prober takes it back: the one conversion of
+// a Result into a prober.Outcome, shared by the Runner and live timelines.
+func (p *Prober) Answer(ctx context.Context, run prober.ProbeRun) prober.Outcome {
+	res := p.Run(ctx, SpecOf(run.Probe), TargetOf(run))
+	return prober.Outcome{Result: prober.ProbeResult(res.Kind), Output: res.Output, Err: res.Err}
 }
 
 // SpecOf is a core probe's handler and timeout as a Spec.

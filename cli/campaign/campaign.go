@@ -25,10 +25,6 @@ import (
 // index, the default of --index.
 const JobIndexEnv = "JOB_COMPLETION_INDEX"
 
-// maxPlanBytes bounds what --plan reads: far more than a plan takes, and a
-// stop for a path such as /dev/zero.
-const maxPlanBytes = 32 << 20
-
 // Deps are what a shard runs its units with: the real ones in nodeproof,
 // stand-ins in tests that need a failure the tree cannot produce.
 type Deps struct {
@@ -152,10 +148,7 @@ func (o *Options) Validate(deps Deps) error {
 
 // readPlan reads --plan, or stdin for "-", and decodes it strictly.
 func (o *Options) readPlan() (campaign.Plan, error) {
-	name, data, err := cli.ReadInput(o.PlanFile, o.stdin, maxPlanBytes)
-	if err == nil && len(data) > maxPlanBytes {
-		err = fmt.Errorf("%s: larger than %d MiB; the manifests of a whole node, or a plan, are far smaller", name, maxPlanBytes>>20)
-	}
+	_, data, err := cli.ReadManifest(o.PlanFile, o.stdin)
 	if err != nil {
 		return campaign.Plan{}, fmt.Errorf("--plan: %v", err)
 	}

@@ -21,6 +21,8 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
+	// The suites register themselves with properties when imported.
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 )
 
 // defaultSeed is the rapid seed `make mutants` runs every property with. A

@@ -13,6 +13,8 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
+	// The suites register themselves with properties when imported.
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 )
 
 // Options are the flags of `nodeproof replay`.
@@ -42,7 +44,7 @@ rapid wrote under testdata/rapid, and prints its shrunk steps and the violated i
 Exit status: 1 when the failure reproduces, 0 when it does not, 2 for bad flags or a fail
 file that cannot be replayed.`,
 		Example: `  nodeproof replay --suite devicemanager --seed 2946870663927987 --steps 100
-  nodeproof replay --suite cgroups --failfile properties/testdata/rapid/TestSuites_cgroups/X.fail`,
+  nodeproof replay --suite cgroups --failfile properties/suites/testdata/rapid/TestSuites_cgroups/X.fail`,
 		DisableFlagsInUseLine: true,
 		Args:                  cli.NoArguments,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -58,7 +60,7 @@ file that cannot be replayed.`,
 	fl.StringVar(&o.FailFile, "failfile", "", "rapid fail `FILE` to replay (from testdata/rapid)")
 	// rapid reads a seed or a fail file's draws through the number of steps,
 	// so the default is the one of the runs that print them: the report and
-	// go test ./properties.
+	// go test ./properties/suites.
 	fl.IntVar(&o.Steps, "steps", 100, "`N` actions per case, on average, as in the run that failed (0: rapid's own default, 30)")
 	_ = cmd.RegisterFlagCompletionFunc("suite", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return properties.SuiteNames(all), cobra.ShellCompDirectiveNoFileComp

@@ -46,7 +46,7 @@ func (q *quietTB) Fail()                 { q.failed = true }
 func (q *quietTB) Failed() bool          { return q.failed }
 
 // writeFailFile lets rapid find and shrink the failure of suite s, as `go
-// test ./properties` does under the test name TestSuites/<name> at its
+// test ./properties/suites` does under the test name TestSuites/<name> at its
 // default budget (100 steps), and returns the fail file it wrote. The working
 // directory is a temporary one.
 func writeFailFile(t *testing.T, s properties.Suite, name string) string {
@@ -103,7 +103,7 @@ func TestReplayFailFile(t *testing.T) {
 		want string
 	}{
 		{"reproduces", good, limited, []string{"--steps", "100"}, ""},
-		// go test ./properties and the report run 100 steps; so does replay.
+		// go test ./properties/suites and the report run 100 steps; so does replay.
 		{"reproduces at the default steps", good, limited, nil, ""},
 		{"missing", filepath.Join(dir, "missing.fail"), limited, nil, "--failfile " + filepath.Join(dir, "missing.fail") + ": no such file or directory"},
 		{"empty", write("empty.fail", ""), limited, nil, "empty.fail: empty: no recorded case"},
@@ -230,8 +230,8 @@ func counterSuite(name string, limit int) properties.Suite {
 	return properties.Suite{
 		Name:      name,
 		Subsystem: "test",
-		Invariants: []properties.Invariant{
-			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cli/replay/replay_test.go", "")}, Kind: verify.Fidelity},
+		Invariants: []verify.Property{
+			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []cite.Source{cite.Doc("cli/replay/replay_test.go", "")}, Kind: verify.Fidelity},
 		},
 		Property: func(t *rapid.T, tally *properties.Tally) {
 			n, step := 0, 0

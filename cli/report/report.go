@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/inventory"
+	"github.com/nodeproof/nodeproof/phrase"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/verify"
@@ -99,7 +100,7 @@ func (o *Options) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	if o.Merge != "" {
 		return o.runMerge(stdout, stderr)
 	}
-	if err := cli.CheckOutDir(o.Out); err != nil {
+	if err := cli.OutDir(o.Out); err != nil {
 		return cli.UsageError(err)
 	}
 	started := time.Now()
@@ -122,7 +123,7 @@ func (o *Options) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	if err != nil {
 		return cli.Failed(err)
 	}
-	r.Seconds = reportview.Millis(time.Since(started).Seconds())
+	r.Seconds = phrase.RoundMilli(time.Since(started).Seconds())
 	r.Finish(inventory.Subsystems(), o.known, o.Histories)
 	paths, err := write(o.Out, r)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/reportview"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 	"github.com/spf13/cobra"
@@ -108,8 +109,8 @@ func counterSuite(name string, limit int) properties.Suite {
 	return properties.Suite{
 		Name:      name,
 		Subsystem: "test",
-		Invariants: []properties.Invariant{
-			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []properties.Source{cite.Doc("cli/report/report_test.go", "")}, Kind: verify.Fidelity},
+		Invariants: []verify.Property{
+			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []cite.Source{cite.Doc("cli/report/report_test.go", "")}, Kind: verify.Fidelity},
 		},
 		Property: func(t *rapid.T, tally *properties.Tally) {
 			n, step := 0, 0
@@ -269,10 +270,10 @@ func TestReportRecordsHistories(t *testing.T) {
 	assert.Contains(t, stderr, "sim              passed  1 seed × 0.1 simulated hours (seeds 1..1), ")
 
 	var data struct {
-		Passed          bool              `json:"passed"`
-		Linearizability []map[string]any  `json:"linearizability"`
-		NotRun          []coverage.NotRun `json:"not_run"`
-		Sim             *reportview.Sim   `json:"sim"`
+		Passed          bool               `json:"passed"`
+		Linearizability []map[string]any   `json:"linearizability"`
+		NotRun          []coverage.NotRun  `json:"not_run"`
+		Sim             *simreport.Section `json:"sim"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(read(t, dir, "report.json")), &data))
 	assert.True(t, data.Passed)

@@ -19,7 +19,7 @@ func (o *Options) runMerge(stdout, stderr io.Writer) error {
 	if err != nil {
 		return cli.UsageError(fmt.Errorf("--merge: %v", err))
 	}
-	if err := cli.CheckOutDir(o.Out); err != nil {
+	if err := cli.OutDir(o.Out); err != nil {
 		return cli.UsageError(err)
 	}
 	r.Mutants, r.Conformance, r.PluginCheck = o.report.Mutants, o.report.Conformance, o.report.PluginCheck

@@ -19,6 +19,7 @@ import (
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/reportview"
+	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	batchv1 "k8s.io/api/batch/v1"
@@ -238,7 +239,7 @@ fuzz:
 	var merged struct {
 		Passed   bool               `json:"passed"`
 		Suites   []reportview.Suite `json:"suites"`
-		Sim      reportview.Sim     `json:"sim"`
+		Sim      simreport.Section  `json:"sim"`
 		Campaign campaign.Section   `json:"campaign"`
 	}
 	data, err := os.ReadFile(filepath.Join(report, "report.json"))

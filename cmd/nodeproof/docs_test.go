@@ -41,7 +41,7 @@ var documentedRuns = map[string]documentedRun{
 	"nodeproof admit -f docs/examples/admit-node.yaml": {cli.StatusOK, nil},
 	"nodeproof cgroups -f docs/examples/seed004-pods.yaml --node-cpu 3 --node-memory 8Gi --qos-reserved memory=100%": {cli.StatusOK, nil},
 	// The example file breaks an invariant, which is its point.
-	"nodeproof checkpoint cmd/nodeproof/testdata/checkpoint/double-allocation.json": {cli.StatusFailed, nil},
+	"nodeproof checkpoint cli/checkpoint/testdata/double-allocation.json": {cli.StatusFailed, nil},
 }
 
 // documentedNotRun are the commands shown with their output that the test

@@ -15,16 +15,28 @@ import (
 	"os"
 	"time"
 
+	clisim "github.com/nodeproof/nodeproof/cli/sim"
+
 	"github.com/spf13/cobra"
 
+	agentprobe "github.com/nodeproof/nodeproof/agent/probe"
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/admit"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
+	"github.com/nodeproof/nodeproof/cli/cgroups"
+	"github.com/nodeproof/nodeproof/cli/checkpoint"
 	"github.com/nodeproof/nodeproof/cli/findings"
+	"github.com/nodeproof/nodeproof/cli/imagegc"
 	"github.com/nodeproof/nodeproof/cli/mutants"
+	"github.com/nodeproof/nodeproof/cli/plugincheck"
+	"github.com/nodeproof/nodeproof/cli/probe"
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/cli/report"
 	"github.com/nodeproof/nodeproof/properties"
+
+	// Every suite, registered for properties.Suites and Lookup.
+	_ "github.com/nodeproof/nodeproof/properties/suites"
 	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
@@ -38,18 +50,18 @@ func main() {
 // under cli/ or its own file here.
 func defaultCommands() []*cobra.Command {
 	return []*cobra.Command{
-		newAdmitCommand(),
+		admit.NewCommand(),
 		campaigncmd.NewCommand(campaigncmd.Deps{Suites: properties.Suites(), ListFuzz: campaign.ListFuzzTargets, Fuzz: campaign.RunFuzz,
 			NewRecorder: newShardRecorder(sim.Run, properties.Run, properties.Suites())}),
-		newCgroupsCommand(),
+		cgroups.NewCommand(),
 		findings.NewCommand(properties.SearchFinding),
-		newCheckpointCommand(),
-		newImageGCCommand(time.Now),
+		checkpoint.NewCommand(),
+		imagegc.NewCommand(time.Now),
 		mutants.NewCommand(),
-		newPluginCheckCommand(),
-		newProbeCommand(wallClock{}),
+		plugincheck.NewCommand(),
+		probe.NewCommand(agentprobe.WallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),
 		report.NewCommand(properties.Suites(), verify.Findings(), reportview.MergeShards),
-		newSimCommand(sim.Run),
+		clisim.NewCommand(sim.Run),
 	}
 }

@@ -41,14 +41,11 @@ spec:
 // accepted the misspelt field (dropping it) and the repeated key (the last
 // one won), and named the wrong type's field without its list index.
 func TestManifestsReadStrictly(t *testing.T) {
-	verbs := map[string]func(file string) (int, string, string){
-		"admit":   func(file string) (int, string, string) { return runAdmitCmd("", "-f", file) },
-		"probe":   func(file string) (int, string, string) { return runProbeCommand("", "-f", file) },
-		"cgroups": func(file string) (int, string, string) { return runCgroupsCmd("-f", file) },
-	}
-	for verb, run := range verbs {
+	run := func(verb, file string) (int, string, string) { return runNodeproof("", verb, "-f", file) }
+	verbs := []string{"admit", "probe", "cgroups"}
+	for _, verb := range verbs {
 		t.Run(verb+"/the good file", func(t *testing.T) {
-			code, _, stderr := run(writeManifestNamed(t, "node.yaml", strictNodeFile))
+			code, _, stderr := run(verb, writeManifestNamed(t, "node.yaml", strictNodeFile))
 			assert.Equal(t, 0, code, "stderr:\n%s", stderr)
 		})
 	}
@@ -70,10 +67,10 @@ func TestManifestsReadStrictly(t *testing.T) {
 	} {
 		bad := strings.Replace(strictNodeFile, tc.old, tc.new, 1)
 		require.NotEqual(t, strictNodeFile, bad, "%s: the defect is not in the file", tc.name)
-		for verb, run := range verbs {
+		for _, verb := range verbs {
 			t.Run(verb+"/"+tc.name, func(t *testing.T) {
 				file := writeManifestNamed(t, "pods.yaml", bad)
-				code, stdout, stderr := run(file)
+				code, stdout, stderr := run(verb, file)
 				assert.Equal(t, cli.StatusUsage, code, "exit status")
 				assert.Empty(t, stdout, "stdout")
 				assert.Equal(t, fmt.Sprintf("nodeproof %s: %s: %s\n", verb, file, tc.want), stderr)

@@ -5,36 +5,38 @@ import (
 	"strconv"
 	"time"
 
+	clisim "github.com/nodeproof/nodeproof/cli/sim"
+
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
-	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The recorder that keeps a campaign shard's simulation seeds and suite
 // runs as the report's sections (reportview.ShardFile), which `nodeproof
 // campaign` is given (campaign.Recorder). It runs seeds as nodeproof sim
-// does (runSeed), so it moves with sim's command; the shard file and the
-// merge of shards are reportview's.
+// does (cli/sim's RunSeed); the shard file and the merge of shards are
+// reportview's.
 
 // shardRecorder keeps one shard's simulation seeds and suite runs as the
 // report's sections, with a bar on a terminal as sim and report draw it.
 type shardRecorder struct {
-	sim    simRunner
+	sim    clisim.Runner
 	suite  func(properties.Suite, properties.RunOptions) properties.Result
 	suites map[string]properties.Suite
 	stderr io.Writer
 	tty    bool
 
 	suiteReports []reportview.Suite
-	simRuns      []reportview.SimResult
+	simRuns      []simreport.Seed
 }
 
 // newShardRecorder is the campaign's NewRecorder: shards run their seeds
 // with run and their suites with suite, among all.
-func newShardRecorder(run simRunner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
+func newShardRecorder(run clisim.Runner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
 	return func(stderr io.Writer) campaign.Recorder {
 		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: cli.IsTerminal(stderr),
 			suiteReports: []reportview.Suite{}}
@@ -51,8 +53,8 @@ func (r *shardRecorder) Sim(plan campaign.ResolvedSim, seed uint64) *campaign.Fa
 	// The plan was validated when it was resolved, so the rates parse.
 	rates, _ := sim.ParseRates(plan.Faults)
 	// Known findings are counted, not stopped at, as in nodeproof sim.
-	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: verify.ExplainedIn("sim")}
-	run := runSeed(cfg, r.sim, r.stderr, r.tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
+	cfg := sim.Config{Seed: seed, Duration: time.Duration(plan.Hours * float64(time.Hour)), Pods: plan.Pods, Faults: rates, Explained: simreport.Explained()}
+	run := clisim.RunSeed(cfg, r.sim, r.stderr, r.tty, len("seed ")+len(strconv.FormatUint(seed, 10)))
 	r.simRuns = append(r.simRuns, run)
 	if v := run.Summary.Violation; v != nil {
 		return &campaign.Failure{Invariant: v.Invariant, Replay: run.Summary.Replay}
@@ -91,7 +93,7 @@ func (r *shardRecorder) File(o campaign.Outcome) any {
 		for _, run := range r.simRuns {
 			seconds += run.Seconds
 		}
-		section := reportview.NewSim(r.simRuns, seconds)
+		section := simreport.NewSection(r.simRuns, seconds)
 		rep.Sim = &section
 	}
 	return rep

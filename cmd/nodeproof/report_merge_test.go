@@ -15,8 +15,8 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
 	"github.com/nodeproof/nodeproof/properties"
-	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/simreport"
 )
 
 // The merge of a campaign's shards into one report (report --merge), end to
@@ -106,9 +106,9 @@ func TestCampaignMergePlantedFailure(t *testing.T) {
 	assert.Contains(t, stderr, "shard 1: fuzz FuzzY in ./fuzz/y failed; replay: "+fuzzReplay)
 
 	var rep struct {
-		Passed   bool             `json:"passed"`
-		Sim      reportview.Sim   `json:"sim"`
-		Campaign campaign.Section `json:"campaign"`
+		Passed   bool              `json:"passed"`
+		Sim      simreport.Section `json:"sim"`
+		Campaign campaign.Section  `json:"campaign"`
 	}
 	data, err := os.ReadFile(filepath.Join(out, "report.json"))
 	require.NoError(t, err)
@@ -130,7 +130,7 @@ func TestCampaignMergePlantedFailure(t *testing.T) {
 	}
 	assert.Equal(t, []uint64{1, 2, 3, 4, 5, 6}, seeds, "the merged simulation holds each seed once, in order")
 	assert.Equal(t, 11+12+13+14+15+16, rep.Sim.Events)
-	assert.Equal(t, []reportview.SimCheck{{ID: "SIM-X", Checked: 60, Applied: 30}}, rep.Sim.Checks)
+	assert.Equal(t, []simreport.Check{{ID: "SIM-X", Checked: 60, Applied: 30}}, rep.Sim.Checks)
 	require.Len(t, rep.Sim.Violations, 1)
 	assert.Equal(t, uint64(5), rep.Sim.Violations[0].Seed)
 

@@ -103,7 +103,7 @@ func FuzzAdmission(f *testing.F) {
 					continue
 				}
 				if chk.Applies(c) {
-					if err := chk.Check(c); err != nil {
+					if err := chk.Holds(c); err != nil {
 						t.Fatalf("%s: %v", chk.ID, err)
 					}
 				}
@@ -139,7 +139,7 @@ func FuzzPreemption(f *testing.F) {
 				continue
 			}
 			if chk.Applies(c) {
-				if err := chk.Check(c); err != nil {
+				if err := chk.Holds(c); err != nil {
 					t.Fatalf("%s: %v", chk.ID, err)
 				}
 			}

@@ -44,7 +44,7 @@ import (
 //     cgroup, through the property suite's own comparison
 //     (properties/cgroupscheck).
 //
-// The property suite (properties/cgroups.go) walks a node through admissions
+// The property suite (properties/cgroups) walks a node through admissions
 // and config changes with generators that stay close to real nodes; this
 // target reaches what those generators do not draw: zero quantities that are
 // present, values at and beyond core's bounds, hugepage sizes named two

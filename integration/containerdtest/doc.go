@@ -1,20 +1,8 @@
-// Package containerdtest runs a real containerd for tests: Debian's
-// containerd and runc, started as a child process with a config, root,
-// state, runc root and socket of its own under a temporary directory (never
-// the host's socket), containerd's root on a tmpfs of a chosen size so that
-// the image filesystem's capacity and availability are the kernel's own.
-// Start waits, bounded, until the CRI socket answers Version, and registers
-// a cleanup that always stops everything it started: the sandboxes and
-// containers left in the runtime, containerd, its shims, the mounts, the
-// cgroups below its own parent and the directory, then checks that no
-// process, mount or cgroup is left.
-//
-// It also builds OCI images in Go (layers of chosen sizes, some shared, and
-// a runnable one from busybox-static's binary) and imports them with
-// `ctr images import` into the k8s.io namespace the CRI plugin serves, so
-// nothing is pulled from a network. The sandbox (pause) image is one of
-// these, named in containerd's config.
-//
-// It installs nothing: a host without root, containerd, ctr, runc or
-// busybox-static skips with the reason; .ci/run installs the packages.
+// Package containerdtest ties a real containerd (agent/containerd) to a
+// test: Start skips the test with the reason a host cannot run one (not
+// root; containerd, ctr, runc or busybox-static not installed), fails it
+// when the containerd does not start, and registers a cleanup that stops
+// everything and fails the test if any process, mount, cgroup or goroutine
+// is left. The image builders and options are agent/containerd's, named
+// here too so that a test needs one import.
 package containerdtest

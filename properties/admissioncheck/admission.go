@@ -211,19 +211,6 @@ func shortfallText(s model.Shortfall) (reason, message string) {
 	return "OutOf" + s.Resource, fmt.Sprintf("Node didn't have enough resource: %s, requested: %d, used: %d, capacity: %d", s.Resource, s.Requested, s.Used, s.Capacity)
 }
 
-// AdmissionCheck is one invariant over admission cases.
-type AdmissionCheck struct {
-	ID, Statement string
-	// Sources say where the statement comes from (upstream code, issues, seed sections).
-	Sources []cite.Source
-	// Applies says whether the statement says anything about the case.
-	Applies func(*AdmissionCase) bool
-	Check   func(*AdmissionCase) error
-	// Kind says whether the statement is upstream's behaviour or
-	// Kubernetes' promise to its users.
-	Kind verify.Kind
-}
-
 func anyCase(*AdmissionCase) bool { return true }
 
 // preempted says admission ran preemption for the case.
@@ -248,27 +235,145 @@ const (
 )
 
 // AdmissionChecks are the admission invariants, sharpest first.
-var AdmissionChecks = []AdmissionCheck{
-	{ID: ADDevices, Statement: "Devices are allocated before the fit: a pod whose GPUs exceed the free ones, or whose Allocate RPC fails, is rejected with UnexpectedAdmissionError and upstream's message; every active pod holds exactly the GPUs its containers ask for, and no GPU is held twice.",
-		Sources: []cite.Source{cite.Code(kubeletMain, "NewMainKubelet").Noting("the order of the admit handlers"), cite.Code(deviceManager, "ManagerImpl.Allocate"), cite.Code(cmAdmission, "GetPodAdmitResult")}, Applies: anyCase, Check: checkDevices, Kind: verify.Fidelity},
-	{ID: ADFit, Statement: "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars by name), with requested, used and capacity, then the caller's other reasons; a scalar resource the node has none of is not checked.",
-		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, Applies: func(c *AdmissionCase) bool { return c.deviceFailure() == "" }, Check: checkFit, Kind: verify.Fidelity},
-	{ID: ADDecision, Statement: "The pod is admitted or rejected as the model says, with upstream's reason and message (OutOf<resource> and the first reason's text, the predicate's name, or UnexpectedAdmissionError); a critical pod short only of resources is admitted whenever preemption finds victims, whatever the kills' results.",
-		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Issue(78405), cite.PR(78493)}, Applies: anyCase, Check: checkDecision, Kind: verify.Fidelity},
-	{ID: ADNode, Statement: "After a decision the node runs the pods it ran before, minus the victims killed, plus the admitted pod; a victim whose kill failed stays, terminating.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: anyCase, Check: checkNode, Kind: verify.Fidelity},
-	{ID: ADNoOvercommit, Statement: "Admission never over-commits: the pods that are not terminating ask for at most allocatable of pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
-		Sources: []cite.Source{cite.Code(predicateHandler, "predicateAdmitHandler.Admit"), cite.Code(schedulerFit, "Fits")}, Applies: anyCase, Check: checkNoOvercommit, Kind: verify.Fidelity},
-	{ID: ADPreemption, Statement: "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active pods and the fit's reasons, and that choice passes every PR- fidelity invariant.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, Applies: preempted, Check: checkAdmissionPreemption, Kind: verify.Fidelity},
-	{ID: ADDeterministic, Statement: "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
-		Sources: []cite.Source{cite.DeterminismContract}, Applies: anyCase, Check: checkAdmissionDeterministic, Kind: verify.Fidelity},
-	{ID: ADCDevicesNotShared, Statement: "Devices cannot be shared between containers, and extended resources cannot be overcommitted: after every decision, admitted or rejected, no device is held by two containers that run at the same time on the node (in two pods, terminating victims included, or side by side in one pod), and the containers hold no more devices than the node has; only a regular init container, which finishes before the containers after it start, hands its devices on within its pod.",
-		Sources: []cite.Source{cite.KubernetesDoc(devicePluginsDoc, "Device Plugins", "Device plugin registration")},
-		Applies: func(c *AdmissionCase) bool { return len(c.runningGPUHoldings()) > 0 }, Check: checkDevicesNotShared, Kind: verify.Contract},
-	{ID: ADCDevicesAvailable, Statement: "The devices the node's pods do not use are available for other pods to use, whatever a pod the kubelet rejected was given before: a pod that asks for no more devices than the node has less those its running pods ask for (terminating victims included) is not rejected for want of devices.",
-		Sources: []cite.Source{cite.KubernetesDoc(devicePluginsDoc, "Device Plugins", "Device plugin registration").Noting("the example: the remainder would be available for other Pods to use")},
-		Applies: func(c *AdmissionCase) bool { return c.GPUs > 0 && podGPUs(c.Pod) > 0 }, Check: checkDevicesAvailable, Kind: verify.Contract},
+var AdmissionChecks = []verify.Check[*AdmissionCase]{
+	{
+		Property: verify.Property{
+			ID:        ADDevices,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "Devices are allocated before the fit: a pod whose GPUs exceed the free ones, or whose Allocate " +
+				"RPC fails, is rejected with UnexpectedAdmissionError and upstream's message; every active pod " +
+				"holds exactly the GPUs its containers ask for, and no GPU is held twice.",
+			Sources: []cite.Source{
+				cite.Code(kubeletMain, "NewMainKubelet").Noting("the order of the admit handlers"),
+				cite.Code(deviceManager, "ManagerImpl.Allocate"),
+				cite.Code(cmAdmission, "GetPodAdmitResult"),
+			},
+		},
+		Applies: anyCase,
+		Holds:   checkDevices,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADFit,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars " +
+				"by name), with requested, used and capacity, then the caller's other reasons; a scalar resource " +
+				"the node has none of is not checked.",
+			Sources: []cite.Source{
+				cite.Code(predicateHandler, "predicateAdmitHandler.Admit"),
+				cite.Code(schedulerFit, "Fits"),
+			},
+		},
+		Applies: func(c *AdmissionCase) bool { return c.deviceFailure() == "" },
+		Holds:   checkFit,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADDecision,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "The pod is admitted or rejected as the model says, with upstream's reason and message " +
+				"(OutOf<resource> and the first reason's text, the predicate's name, or " +
+				"UnexpectedAdmissionError); a critical pod short only of resources is admitted whenever " +
+				"preemption finds victims, whatever the kills' results.",
+			Sources: []cite.Source{
+				cite.Code(predicateHandler, "predicateAdmitHandler.Admit"),
+				cite.Issue(78405),
+				cite.PR(78493),
+			},
+		},
+		Applies: anyCase,
+		Holds:   checkDecision,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADNode,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "After a decision the node runs the pods it ran before, minus the victims killed, plus the " +
+				"admitted pod; a victim whose kill failed stays, terminating.",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
+			},
+		},
+		Applies: anyCase,
+		Holds:   checkNode,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADNoOvercommit,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "Admission never over-commits: the pods that are not terminating ask for at most allocatable of " +
+				"pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
+			Sources: []cite.Source{
+				cite.Code(predicateHandler, "predicateAdmitHandler.Admit"),
+				cite.Code(schedulerFit, "Fits"),
+			},
+		},
+		Applies: anyCase,
+		Holds:   checkNoOvercommit,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADPreemption,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "When admission preempts, it kills exactly what core/preemption chooses for the pod, the active " +
+				"pods and the fit's reasons, and that choice passes every PR- fidelity invariant.",
+			Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")},
+		},
+		Applies: preempted,
+		Holds:   checkAdmissionPreemption,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADDeterministic,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "A twin node fed the same arrivals and answers reaches the same decisions and device holdings.",
+			Sources:   []cite.Source{cite.DeterminismContract},
+		},
+		Applies: anyCase,
+		Holds:   checkAdmissionDeterministic,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADCDevicesNotShared,
+			Subsystem: "admission",
+			Kind:      verify.Contract,
+			Statement: "Devices cannot be shared between containers, and extended resources cannot be overcommitted: " +
+				"after every decision, admitted or rejected, no device is held by two containers that run at the " +
+				"same time on the node (in two pods, terminating victims included, or side by side in one pod), " +
+				"and the containers hold no more devices than the node has; only a regular init container, which " +
+				"finishes before the containers after it start, hands its devices on within its pod.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(devicePluginsDoc, "Device Plugins", "Device plugin registration"),
+			},
+		},
+		Applies: func(c *AdmissionCase) bool { return len(c.runningGPUHoldings()) > 0 },
+		Holds:   checkDevicesNotShared,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADCDevicesAvailable,
+			Subsystem: "admission",
+			Kind:      verify.Contract,
+			Statement: "The devices the node's pods do not use are available for other pods to use, whatever a pod the " +
+				"kubelet rejected was given before: a pod that asks for no more devices than the node has less " +
+				"those its running pods ask for (terminating victims included) is not rejected for want of " +
+				"devices.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(devicePluginsDoc, "Device Plugins", "Device plugin registration").Noting(
+					"the example: the remainder would be available for other Pods to use",
+				),
+			},
+		},
+		Applies: func(c *AdmissionCase) bool { return c.GPUs > 0 && podGPUs(c.Pod) > 0 },
+		Holds:   checkDevicesAvailable,
+	},
 }
 
 // podGPUs is how many devices a pod's containers ask for at once: the app
@@ -552,7 +657,7 @@ func checkAdmissionPreemption(c *AdmissionCase) error {
 			continue
 		}
 		if chk.Applies(pc) {
-			if err := chk.Check(pc); err != nil {
+			if err := chk.Holds(pc); err != nil {
 				return fmt.Errorf("%s: %v", chk.ID, err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	"github.com/nodeproof/nodeproof/verify"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +40,7 @@ func runChecks(c *PreemptionCase) map[string]error {
 	out := map[string]error{}
 	for _, chk := range PreemptionChecks {
 		if chk.Applies(c) {
-			out[chk.ID] = chk.Check(c)
+			out[chk.ID] = chk.Holds(c)
 		}
 	}
 	return out
@@ -104,13 +105,13 @@ func TestPreemptionChecksCanFail(t *testing.T) {
 	for _, tc := range tests {
 		c := upstreamCase(t, nil)
 		tc.tamper(c)
-		var check Check
+		var check verify.Check[*PreemptionCase]
 		for _, chk := range PreemptionChecks {
 			if chk.ID == tc.id {
 				check = chk
 			}
 		}
-		assert.Error(t, check.Check(c), "%s: passed a tampered case", tc.id)
+		assert.Error(t, check.Holds(c), "%s: passed a tampered case", tc.id)
 	}
 	// PR-NONRESOURCE needs a non-resource reason. (PR-VICTIM-STATUS reads
 	// the statuses core/preemption makes; only a changed core can fail it.)
@@ -142,7 +143,7 @@ func TestAdmissionChecksCanFail(t *testing.T) {
 	c := admitCase(t)
 	for _, chk := range AdmissionChecks {
 		if chk.Applies(c) {
-			assert.NoError(t, chk.Check(c), "%s", chk.ID)
+			assert.NoError(t, chk.Holds(c), "%s", chk.ID)
 		}
 	}
 	tests := []struct {

@@ -170,20 +170,6 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// Check is one invariant over preemption cases.
-type Check struct {
-	ID, Statement string
-	// Sources say where the statement comes from (upstream code, issues, seed sections).
-	Sources []cite.Source
-	// Applies says whether the statement says anything about the case; a
-	// check that does not apply is neither run nor counted.
-	Applies func(*PreemptionCase) bool
-	Check   func(*PreemptionCase) error
-	// Kind says whether the statement is upstream's behaviour or
-	// Kubernetes' promise to its users.
-	Kind verify.Kind
-}
-
 func always(*PreemptionCase) bool { return true }
 
 // Preemption invariant IDs.
@@ -211,51 +197,264 @@ const (
 // PreemptionChecks are the preemption invariants, sharpest first: a
 // failure is attributed to the first statement it breaks, and the broad
 // comparison with the model comes last.
-var PreemptionChecks = []Check{
-	{ID: PRVictims, Statement: "Victims are distinct active pods, never the preemptor, and a decision kills pods only when no reason stands and there is no error.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: always, Check: checkVictims, Kind: verify.Fidelity},
-	{ID: PRNonCritical, Statement: "The reasons come back unchanged, nothing is evicted and there is no error exactly when the preemptor is not critical (static, mirror or priority ≥ 2e9).",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"), cite.Code(podUpdate, "IsCriticalPod")}, Applies: always, Check: checkNonCritical, Kind: verify.Fidelity},
-	{ID: PRNonResource, Statement: "A critical pod with any non-resource reason gets exactly its non-resource reasons back, in order, and preempts nothing.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")}, Applies: func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }, Check: checkNonResource, Kind: verify.Fidelity},
-	{ID: PRPreemptable, Statement: "Every victim is a pod the preemptor may preempt: a non-critical pod, or one with a strictly lower priority.",
-		Sources: []cite.Source{cite.Code(podUpdate, "Preemptable"), cite.Issue(65372), cite.PR(65561)}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkPreemptable, Kind: verify.Fidelity},
-	{ID: PRFrees, Statement: "The victims' requests free at least every insufficient amount (Requested - (Capacity - Used)).",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "admissionRequirementList.subtract")}, Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, Check: checkFrees, Kind: verify.Fidelity},
-	{ID: PRErrorIff, Statement: "Preemption fails, with upstream's message, exactly when all preemptable pods together cannot free every insufficient amount.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt")}, Applies: func(c *PreemptionCase) bool { return c.preempts() }, Check: checkErrorIff, Kind: verify.Fidelity},
-	{ID: PRQoSOrder, Statement: "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 }, Check: checkQoSOrder, Kind: verify.Fidelity},
-	{ID: PRQoSLowest, Statement: "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, and no Burstable victim when the BestEffort pods alone do.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed("Classifying pods by QoS"), preemptionSeed(prSeedPerClass)}, Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil }, Check: checkQoSLowest, Kind: verify.Fidelity},
-	{ID: PR135857, Statement: "Upstream's behaviour (#135857, open): priority plays no part once a pod is preemptable; the same pods with every priority removed (all still preemptable) give the same victims, so a critical BestEffort pod goes before a priority-0 Burstable one. Among Guaranteed pods this breaks the promise PR-C-GUARANTEED-LOWEST states.",
-		Sources: []cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open; would change this")}, Applies: func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 }, Check: check135857, Kind: verify.Fidelity},
-	{ID: PRKillSkipped, Statement: "A failed kill never fails the admission: the critical pod is admitted, the failed victims are reported and stay, and only killed victims count in kubelet_preemptions.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"), cite.Issue(78405), cite.PR(78493)}, Applies: always, Check: checkKillSkipped, Kind: verify.Fidelity},
-	{ID: PRVictimStatus, Statement: "Every victim is evicted (isEvicted, no grace period override) as Failed with reason Preempting, upstream's message, a DisruptionTarget condition and a Warning event.",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests")}, Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkVictimStatus, Kind: verify.Fidelity},
-	{ID: PRModel, Statement: "The victims, in order, and the error text equal the model's sequential greedy (three passes, squared distance, smaller-request tie-break, swap-remove scan order).",
-		Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), cite.Code(kubeletPreemption, "getPodsToPreemptByDistance"), cite.Doc("models/preemption/doc.go", "")}, Applies: func(c *PreemptionCase) bool { return c.preempts() }, Check: checkModel, Kind: verify.Fidelity},
-	{ID: PRDeterministic, Statement: "A second call on copies of the same inputs gives the same decision.",
-		Sources: []cite.Source{cite.DeterminismContract}, Applies: always, Check: checkDeterministic, Kind: verify.Fidelity},
-	{ID: PRCStaticCritical, Statement: "A static pod marked as critical can't be evicted: the kubelet never preempts a static pod (one it runs from a manifest file or URL) whose priorityClassName is system-cluster-critical or system-node-critical, or whose priority field is set to a critical value (2000000000 or more), the way the documentation tells static pod owners to mark one.",
-		Sources: []cite.Source{cite.KubernetesDoc(critAddonPods, "Guaranteed Scheduling For Critical Add-On Pods", ""),
-			cite.KubernetesDoc(critAddonPods, "Guaranteed Scheduling For Critical Add-On Pods", "Marking pod as critical"),
-			cite.KubernetesDoc(nodePressureEviction, "Node-pressure Eviction", "Pod selection for kubelet eviction").Noting("static pods: set the priority field directly")},
-		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 }, Check: checkStaticCritical, Kind: verify.Contract},
-	{ID: PRCGuaranteedLowest, Statement: "Guaranteed pods are not killed until there are no lower-priority pods that can be preempted: a Guaranteed pod is a victim only when the pods the critical pod may preempt whose priority is lower than its own (an unset priority counts as zero; static pods marked as critical left out, see PR-C-STATIC-CRITICAL) could not, by the kubelet's own reckoning of what each frees, free every insufficient amount by themselves.",
-		Sources: []cite.Source{cite.KubernetesDoc(podQoS, "Pod Quality of Service Classes", "Guaranteed"),
-			cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pod priority").Noting("a pod without a priority class has priority zero"),
-			cite.Issue(135857).Noting("open; the same cause"), cite.PR(135866).Noting("open")},
-		Applies: func(c *PreemptionCase) bool {
+var PreemptionChecks = []verify.Check[*PreemptionCase]{
+	{
+		Property: verify.Property{
+			ID:        PRVictims,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "Victims are distinct active pods, never the preemptor, and a decision kills pods only when no " +
+				"reason stands and there is no error.",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "getPodsToPreempt"),
+				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
+			},
+		},
+		Applies: always,
+		Holds:   checkVictims,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRNonCritical,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "The reasons come back unchanged, nothing is evicted and there is no error exactly when the " +
+				"preemptor is not critical (static, mirror or priority ≥ 2e9).",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
+				cite.Code(podUpdate, "IsCriticalPod"),
+			},
+		},
+		Applies: always,
+		Holds:   checkNonCritical,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRNonResource,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "A critical pod with any non-resource reason gets exactly its non-resource reasons back, in " +
+				"order, and preempts nothing.",
+			Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")},
+		},
+		Applies: func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 },
+		Holds:   checkNonResource,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRPreemptable,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "Every victim is a pod the preemptor may preempt: a non-critical pod, or one with a strictly " +
+				"lower priority.",
+			Sources: []cite.Source{cite.Code(podUpdate, "Preemptable"), cite.Issue(65372), cite.PR(65561)},
+		},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 },
+		Holds:   checkPreemptable,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRFrees,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "The victims' requests free at least every insufficient amount (Requested - (Capacity - Used)).",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "getPodsToPreempt"),
+				cite.Code(kubeletPreemption, "admissionRequirementList.subtract"),
+			},
+		},
+		Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil },
+		Holds:   checkFrees,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRErrorIff,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "Preemption fails, with upstream's message, exactly when all preemptable pods together cannot " +
+				"free every insufficient amount.",
+			Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt")},
+		},
+		Applies: func(c *PreemptionCase) bool { return c.preempts() },
+		Holds:   checkErrorIff,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRQoSOrder,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
+			Sources:   []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)},
+		},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 },
+		Holds:   checkQoSOrder,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRQoSLowest,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "No Guaranteed victim when the preemptable BestEffort and Burstable pods together free enough, " +
+				"and no Burstable victim when the BestEffort pods alone do.",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "getPodsToPreempt"),
+				preemptionSeed("Classifying pods by QoS"),
+				preemptionSeed(prSeedPerClass),
+			},
+		},
+		Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil },
+		Holds:   checkQoSLowest,
+	},
+	{
+		Property: verify.Property{
+			ID:        PR135857,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "Upstream's behaviour (#135857, open): priority plays no part once a pod is preemptable; the same " +
+				"pods with every priority removed (all still preemptable) give the same victims, so a critical " +
+				"BestEffort pod goes before a priority-0 Burstable one. Among Guaranteed pods this breaks the " +
+				"promise PR-C-GUARANTEED-LOWEST states.",
+			Sources: []cite.Source{
+				cite.Issue(135857).Noting("open"),
+				cite.PR(135866).Noting("open; would change this"),
+			},
+		},
+		Applies: func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 },
+		Holds:   check135857,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRKillSkipped,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "A failed kill never fails the admission: the critical pod is admitted, the failed victims are " +
+				"reported and stay, and only killed victims count in kubelet_preemptions.",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
+				cite.Issue(78405),
+				cite.PR(78493),
+			},
+		},
+		Applies: always,
+		Holds:   checkKillSkipped,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRVictimStatus,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "Every victim is evicted (isEvicted, no grace period override) as Failed with reason Preempting, " +
+				"upstream's message, a DisruptionTarget condition and a Warning event.",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
+			},
+		},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 },
+		Holds:   checkVictimStatus,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRModel,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "The victims, in order, and the error text equal the model's sequential greedy (three passes, " +
+				"squared distance, smaller-request tie-break, swap-remove scan order).",
+			Sources: []cite.Source{
+				cite.Code(kubeletPreemption, "getPodsToPreempt"),
+				cite.Code(kubeletPreemption, "getPodsToPreemptByDistance"),
+				cite.Doc("models/preemption/doc.go", ""),
+			},
+		},
+		Applies: func(c *PreemptionCase) bool { return c.preempts() },
+		Holds:   checkModel,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRDeterministic,
+			Subsystem: "preemption",
+			Kind:      verify.Fidelity,
+			Statement: "A second call on copies of the same inputs gives the same decision.",
+			Sources:   []cite.Source{cite.DeterminismContract},
+		},
+		Applies: always,
+		Holds:   checkDeterministic,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRCStaticCritical,
+			Subsystem: "preemption",
+			Kind:      verify.Contract,
+			Statement: "A static pod marked as critical can't be evicted: the kubelet never preempts a static pod (one " +
+				"it runs from a manifest file or URL) whose priorityClassName is system-cluster-critical or " +
+				"system-node-critical, or whose priority field is set to a critical value (2000000000 or more), " +
+				"the way the documentation tells static pod owners to mark one.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(critAddonPods, "Guaranteed Scheduling For Critical Add-On Pods", ""),
+				cite.KubernetesDoc(
+					critAddonPods,
+					"Guaranteed Scheduling For Critical Add-On Pods",
+					"Marking pod as critical",
+				),
+				cite.KubernetesDoc(
+					nodePressureEviction,
+					"Node-pressure Eviction",
+					"Pod selection for kubelet eviction",
+				).Noting("static pods: set the priority field directly"),
+			},
+		},
+		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 },
+		Holds:   checkStaticCritical,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRCGuaranteedLowest,
+			Subsystem: "preemption",
+			Kind:      verify.Contract,
+			Statement: "Guaranteed pods are not killed until there are no lower-priority pods that can be preempted: a " +
+				"Guaranteed pod is a victim only when the pods the critical pod may preempt whose priority is " +
+				"lower than its own (an unset priority counts as zero; static pods marked as critical left out, " +
+				"see PR-C-STATIC-CRITICAL) could not, by the kubelet's own reckoning of what each frees, free " +
+				"every insufficient amount by themselves.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(podQoS, "Pod Quality of Service Classes", "Guaranteed"),
+				cite.KubernetesDoc(
+					priorityPreemption,
+					"Pod Priority and Preemption",
+					"Pod priority",
+				).Noting("a pod without a priority class has priority zero"),
+				cite.Issue(135857).Noting("open; the same cause"),
+				cite.PR(135866).Noting("open"),
+			},
+		},
+		Applies: func(
+			c *PreemptionCase,
+		) bool {
 			return c.preempts() && c.Decision.Err == nil && len(c.guaranteedVictims()) > 0
 		},
-		Check: checkGuaranteedLowest, Kind: verify.Contract},
-	{ID: PRCLowerPriority, Statement: "Preemption happens only when the priority of the pending pod is higher than the victims': a pod from the API server, whose priority its priority class sets (an unset one counts as zero), never preempts a pod of equal or higher priority, critical or not. (Static pods are left out: the kubelet treats every static pod as critical whatever its priority, a rule the documentation does not state either way.)",
-		Sources: []cite.Source{cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pods are preempted unnecessarily"),
-			cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pod priority").Noting("a pod without a priority class has priority zero")},
+		Holds: checkGuaranteedLowest,
+	},
+	{
+		Property: verify.Property{
+			ID:        PRCLowerPriority,
+			Subsystem: "preemption",
+			Kind:      verify.Contract,
+			Statement: "Preemption happens only when the priority of the pending pod is higher than the victims': a pod " +
+				"from the API server, whose priority its priority class sets (an unset one counts as zero), never " +
+				"preempts a pod of equal or higher priority, critical or not. (Static pods are left out: the " +
+				"kubelet treats every static pod as critical whatever its priority, a rule the documentation does " +
+				"not state either way.)",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(priorityPreemption, "Pod Priority and Preemption", "Pods are preempted unnecessarily"),
+				cite.KubernetesDoc(
+					priorityPreemption,
+					"Pod Priority and Preemption",
+					"Pod priority",
+				).Noting("a pod without a priority class has priority zero"),
+			},
+		},
 		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 && fromAPIServer(c.Preemptor) },
-		Check:   checkLowerPriority, Kind: verify.Contract},
+		Holds:   checkLowerPriority,
+	},
 }
 
 // fromAPIServer says whether the kubelet got the pod from the API server

@@ -1,0 +1,120 @@
+package admission
+
+import (
+	"fmt"
+
+	"pgregory.net/rapid"
+
+	core "github.com/nodeproof/nodeproof/core/admission"
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/properties/admissioncheck"
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// init registers the suite, so that importing the package is enough.
+func init() {
+	properties.Register(properties.Suite{
+		Name:       "admission",
+		Subsystem:  "admission",
+		Invariants: verify.Properties(admissioncheck.AdmissionChecks),
+		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally).run() },
+	})
+}
+
+// gpus is the node's GPU count: few enough that pods run out of them.
+const gpus = 3
+
+type machine struct {
+	t       *rapid.T
+	tally   *properties.Tally
+	step    int
+	uids    int
+	node    *core.Node
+	twin    *core.Node
+	devices *dm.Manager
+	twinDM  *dm.Manager
+	last    *admissioncheck.AdmissionCase
+}
+
+// gpuManager is a device manager with one GPU plugin of gpus healthy
+// devices, past the kubelet's start.
+func gpuManager(t *rapid.T) *dm.Manager {
+	m := dm.New(dm.DefaultLimits())
+	m.SetSourcesReady()
+	if _, err := m.Connected(string(admissioncheck.GPU), "gpu.sock", dm.PluginOptions{}); err != nil {
+		t.Fatalf("%s: connect: %v", admissioncheck.ADDevices, err)
+	}
+	var devs []dm.Device
+	for i := 0; i < gpus; i++ {
+		devs = append(devs, dm.Device{ID: fmt.Sprintf("gpu%d", i), Health: dm.Healthy})
+	}
+	if err := m.Update(string(admissioncheck.GPU), devs); err != nil {
+		t.Fatalf("%s: snapshot: %v", admissioncheck.ADDevices, err)
+	}
+	return m
+}
+
+func newMachine(t *rapid.T, tally *properties.Tally) *machine {
+	m := &machine{t: t, tally: tally, devices: gpuManager(t), twinDM: gpuManager(t)}
+	alloc := pod.ResourceList{
+		pod.Pods:             int64(rapid.IntRange(2, 8).Draw(t, "maxPods")),
+		pod.CPU:              rapid.SampledFrom([]int64{500, 1000, 2000}).Draw(t, "cpu"),
+		pod.Memory:           rapid.SampledFrom([]int64{256 << 20, 512 << 20, 1 << 30}).Draw(t, "memory"),
+		pod.EphemeralStorage: rapid.SampledFrom([]int64{2 << 30, 8 << 30}).Draw(t, "storage"),
+		admissioncheck.GPU:   gpus,
+	}
+	var err error
+	if m.node, err = core.NewNode(alloc, m.devices); err != nil {
+		t.Fatalf("%s: %v", admissioncheck.ADDecision, err)
+	}
+	if m.twin, err = core.NewNode(alloc, m.twinDM); err != nil {
+		t.Fatalf("%s: %v", admissioncheck.ADDecision, err)
+	}
+	t.Logf("node allocatable=%v gpus=%d", alloc, gpus)
+	return m
+}
+
+func (m *machine) run() {
+	m.t.Repeat(map[string]func(*rapid.T){
+		"podArrives":      func(t *rapid.T) { m.arrive(t, "podArrives", false) },
+		"criticalArrives": func(t *rapid.T) { m.arrive(t, "criticalArrives", true) },
+		"podLeaves":       m.podLeaves,
+		"killRetried":     m.killRetried,
+		"":                m.check,
+	})
+}
+
+func (m *machine) begin(action, format string, args ...any) {
+	m.step++
+	m.tally.Action(action)
+	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
+}
+
+func (m *machine) check(*rapid.T) {
+	c := m.last
+	if c == nil {
+		return
+	}
+	m.last = nil
+	for _, chk := range admissioncheck.AdmissionChecks {
+		// Every check is evaluated on every case; it applies where its
+		// Applies says the statement has something to say about the case,
+		// and only then is it run.
+		applies := chk.Applies(c)
+		m.tally.Check(chk.ID, applies)
+		if !applies {
+			continue
+		}
+		if err := chk.Holds(c); err != nil {
+			if chk.Kind == verify.Contract {
+				// A broken promise is a finding candidate: Breach fails the
+				// case unless a known finding explains it.
+				m.tally.Breach(m.t, chk.ID, "%v", err)
+				continue
+			}
+			m.t.Fatalf("%s: %v", chk.ID, err)
+		}
+	}
+}

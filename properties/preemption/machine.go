@@ -1,0 +1,86 @@
+package preemption
+
+import (
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/properties/admissioncheck"
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// init registers the suite, so that importing the package is enough.
+func init() {
+	properties.Register(properties.Suite{
+		Name:       "preemption",
+		Subsystem:  "preemption",
+		Invariants: verify.Properties(admissioncheck.PreemptionChecks),
+		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally).run() },
+	})
+}
+
+// maxActive keeps the candidate pods within the brute-force search, so
+// every successful preemption also measures the optimality gap.
+const maxActive = 10
+
+// minLeaving is how many pods the node keeps before one may leave: below
+// it a pod arrives instead, so a critical pod usually finds several
+// candidates and preemptions that need two or more victims are common
+// (PR-QOS-ORDER compares victims only then).
+const minLeaving = 4
+
+type machine struct {
+	t      *rapid.T
+	tally  *properties.Tally
+	step   int
+	uids   int
+	active []*pod.Pod
+	last   *admissioncheck.PreemptionCase
+}
+
+func newMachine(t *rapid.T, tally *properties.Tally) *machine {
+	return &machine{t: t, tally: tally}
+}
+
+func (m *machine) run() {
+	m.t.Repeat(map[string]func(*rapid.T){
+		"podArrives":      m.podArrives,
+		"podLeaves":       m.podLeaves,
+		"criticalArrives": func(t *rapid.T) { m.preempt(t, "criticalArrives", true) },
+		"podFailsFit":     func(t *rapid.T) { m.preempt(t, "podFailsFit", false) },
+		"":                m.check,
+	})
+}
+
+func (m *machine) begin(action, format string, args ...any) {
+	m.step++
+	m.tally.Action(action)
+	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
+}
+
+func (m *machine) check(*rapid.T) {
+	c := m.last
+	if c == nil {
+		return
+	}
+	m.last = nil
+	for _, chk := range admissioncheck.PreemptionChecks {
+		// Every check is evaluated on every case; it applies where its
+		// Applies says the statement has something to say about the case,
+		// and only then is it run.
+		applies := chk.Applies(c)
+		m.tally.Check(chk.ID, applies)
+		if !applies {
+			continue
+		}
+		if err := chk.Holds(c); err != nil {
+			if chk.Kind == verify.Contract {
+				// A broken promise is a finding candidate: Breach fails the
+				// case unless a known finding explains it.
+				m.tally.Breach(m.t, chk.ID, "%v", err)
+				continue
+			}
+			m.t.Fatalf("%s: %v", chk.ID, err)
+		}
+	}
+}
