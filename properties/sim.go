@@ -9,7 +9,6 @@ import (
 
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
-	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // simSubsystem is the subsystem of the node simulation's invariants: the
@@ -50,52 +49,6 @@ const simFaultRate = 0.05
 // mutant sim-stale-allocate-committed survived the default budget.
 const simSlowAllocateRate = 0.5
 
-// simSources are where each of the simulation's invariants comes from, by
-// ID. An invariant of sim.Invariants missing here has no sources, which
-// TestInvariantSources reports.
-var simSources = map[string][]cite.Source{
-	sim.InvDevicesHeld: {cite.Code(dmManager, "ManagerImpl.Allocate"), cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"),
-		cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(dmManager, "ManagerImpl.PluginDisconnected"),
-		cite.Code(dmManager, "ManagerImpl.GetDeviceRunContainerOptions"), simDoc},
-	sim.InvCgroups: {cite.Code(cmQoS, "qosContainerManagerImpl.UpdateCgroups"), cite.Code(cmPodContainer, "podContainerManagerImpl.GetPodContainerName"),
-		cite.Seed("pod and QoS cgroups", "How CPU requests are implemented"), simDoc},
-	sim.InvAllocatable: {cite.Code(simPredicate, "predicateAdmitHandler.Admit"), cite.Code(simPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
-		cite.Issue(78405), simDoc},
-	sim.InvGCInUse: {cite.Code(gcManager, "realImageGCManager.freeSpace"), cite.Code(gcManager, "realImageGCManager.detectImages"), cite.Issue(123631), simDoc},
-	// SIM-LIVENESS states the probes' documented promise, which upstream
-	// breaks for a replacement container (PB-F2); the simulation has not
-	// reached that case, and a breach would be the cross-subsystem face of
-	// PB-F2, to register as a finding of its own.
-	sim.InvLiveness: {cite.KubernetesDoc(pbProbesTask, pbProbesTitle, "Configure Probes"),
-		cite.KubernetesDoc(pbProbesTask, pbProbesTitle, ""), cite.Issue(117153), simDoc},
-	sim.InvPreemptedReleased: {cite.Code(simPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
-		cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"), cite.Code(pbManager, "manager.RemovePod"), simDoc},
-	sim.InvRestartKeeps: {cite.Code(dmManager, "ManagerImpl.readCheckpoint"), cite.Code(pbManager, "manager.setReadyStateOnKubeletRestart"),
-		cite.PR(126883), simDoc},
-	sim.InvCoresAccept: {cite.BadInput, simDoc},
-
-	// The contract invariants cite the promise, never upstream's code.
-	sim.InvCAllocatable: {cite.KubernetesDoc(devicePluginsPage, "Device Plugins", "Device plugin registration")},
-	sim.InvCRestartReady: {cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "Detection of kubelet restarts"),
-		cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
-		cite.KEP(4781, "Fix inconsistent container ready state after kubelet restart")},
-	sim.InvCRestartRuns: {cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
-		cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", "")},
-}
-
-// devicePluginsPage is the Kubernetes documentation's page on device
-// plugins.
-const devicePluginsPage = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
-
-// The simulation's own page, and the upstream files of admission and
-// preemption its invariants cite.
-var simDoc = cite.Doc("docs/commands/sim.md", "")
-
-const (
-	simPredicate  = "pkg/kubelet/lifecycle/predicate.go"
-	simPreemption = "pkg/kubelet/preemption/preemption.go"
-)
-
 // simContracts are the simulation's contract invariants, by ID: their
 // violations go through Tally.Breach.
 var simContracts = map[string]bool{}
@@ -103,12 +56,10 @@ var simContracts = map[string]bool{}
 func init() {
 	var invariants []Invariant
 	for _, inv := range sim.Invariants() {
-		kind := verify.Fidelity
-		if inv.Contract {
-			kind = verify.Contract
+		if inv.Kind == verify.Contract {
 			simContracts[inv.ID] = true
 		}
-		invariants = append(invariants, Invariant{ID: inv.ID, Subsystem: simSubsystem, Statement: inv.Statement, Sources: simSources[inv.ID], Kind: kind})
+		invariants = append(invariants, Invariant{ID: inv.ID, Subsystem: inv.Subsystem, Statement: inv.Statement, Sources: inv.Sources, Kind: inv.Kind})
 	}
 	register(Suite{
 		Name:       "sim",

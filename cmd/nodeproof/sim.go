@@ -427,7 +427,7 @@ func newSimSection(runs []simRun, seconds float64) simSection {
 // hours, faults, observations, checks and violations. A sweep and a merge
 // of campaign shards both take their totals this way.
 func (s *simSection) sumRuns() {
-	checks := map[string]sim.Count{}
+	checks := verify.Counts{}
 	simulated := 0.0
 	for _, r := range s.Runs {
 		s.Events += r.Events
@@ -471,7 +471,7 @@ func newSimRunReport(r simRun) simRunReport {
 
 // simChecks lists the counts in the order of sim.Invariants, then any
 // other ID in name order, so that every table reads the same way.
-func simChecks(counts map[string]sim.Count) []simCheck {
+func simChecks(counts verify.Counts) []simCheck {
 	order := map[string]int{}
 	statements := map[string]string{}
 	for i, inv := range sim.Invariants() {
