@@ -104,7 +104,7 @@ func TestSimSweep(t *testing.T) {
 	for i, r := range got.Runs {
 		seed := uint64(3 + i)
 		assert.Equal(t, seed, r.Seed)
-		assert.Equal(t, fmt.Sprintf("nodeproof sim --seed %d --hours 0.25 --pods 5 --faults 'kubelet-restart=0.01,plugin-crash=0.2'", seed), r.Replay)
+		assert.Equal(t, fmt.Sprintf("nodeproof sim --seed %d --hours 0.25 --pods 5 --faults kubelet-restart=0.01,plugin-crash=0.2", seed), r.Replay)
 		assert.True(t, r.Passed)
 		assert.Nil(t, r.Violation)
 		assert.Positive(t, r.Events)
@@ -140,7 +140,7 @@ func TestSimViolation(t *testing.T) {
 	trace := []sim.Event{{Seq: 1, At: time.Minute, Kind: "pod-arrive", Detail: "p1"}, {Seq: 2, At: 2 * time.Minute, Kind: "plugin-crash", Detail: "a.com/gpu"}}
 	run := func(cfg sim.Config, progress func(sim.Stats)) sim.Summary {
 		st := sim.Stats{Events: 2, Simulated: 2 * time.Minute, Faults: map[sim.Fault]int{sim.PluginCrash: 1},
-			Checks: map[string]sim.Count{"SIM-X": {Checked: 2, Applied: 1}}}
+			Checks: verify.Counts{"SIM-X": {Checked: 2, Applied: 1}}}
 		progress(st)
 		s := sim.Summary{Config: cfg, Stats: st, Replay: cfg.ReplayCommand()}
 		if cfg.Seed == 8 {
@@ -152,7 +152,7 @@ func TestSimViolation(t *testing.T) {
 	code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
 	assert.Equal(t, cli.StatusFailed, code)
 	assert.Empty(t, stderr)
-	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults 'none'"
+	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults none"
 	assert.Contains(t, stdout, "seed 8  FAILED  SIM-X after 2 events, 2m0s simulated, ")
 	assert.Contains(t, stdout, "\n                SIM-X: device d1 held twice\n"+
 		"                trace (the 2 events up to the violation, oldest first):\n"+
