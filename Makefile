@@ -64,12 +64,13 @@ test-busy:
 report:
 	$(GO) run ./cmd/nodeproof report --out report
 
-# A sweep of whole-node simulations, one seed after another; the summaries
-# land in report/sim.json. A violation stops nothing: every seed runs, and
-# the command exits 1 listing each failing seed with its replay line.
+# A sweep of whole-node simulations, a seed a core at once, printed in seed
+# order; the summaries land in report/sim.json. A violation stops nothing:
+# every seed runs, and the command exits 1 listing each failing seed with
+# its replay line.
 sim:
 	mkdir -p report
-	$(GO) run ./cmd/nodeproof sim --seeds 1..$(SIM_SEEDS) --hours $(SIM_HOURS) --json report/sim.json
+	$(GO) run ./cmd/nodeproof sim --seeds 1..$(SIM_SEEDS) --hours $(SIM_HOURS) --jobs $(shell nproc) --json report/sim.json
 
 # The known kubelet findings (docs/findings.md): each searched for from its
 # own seed at the suites' default budget with its contract property

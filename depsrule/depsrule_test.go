@@ -22,8 +22,12 @@ const (
 	corePath   = modulePath + "/core"
 	// simPath is the node simulation, deterministic under core's contract:
 	// it composes the cores, so it may import them (core may not import it).
-	simPath   = modulePath + "/sim"
-	rapidPath = "pgregory.net/rapid"
+	simPath = modulePath + "/sim"
+	// verifyPath is the spine every check shares (properties, cite). The
+	// simulation evaluates its invariants through it, so it keeps core's
+	// contract too.
+	verifyPath = modulePath + "/verify"
+	rapidPath  = "pgregory.net/rapid"
 	// testifyPath is allowed in core's and models' tests only: tests compare
 	// structured values with its require/assert diffs, while production code
 	// in core/ and models/ stays standard library only.
@@ -38,7 +42,8 @@ const (
 // DESIGN.md.
 const (
 	ruleCoreImports   = "core imports only the standard library and core/..."
-	ruleSimImports    = "sim imports only the standard library, core/... and sim/..."
+	ruleSimImports    = "sim imports only the standard library, core/..., sim/... and verify/..."
+	ruleVerifyImports = "verify imports only the standard library and verify/..."
 	ruleModelsImports = "models imports only the standard library"
 	ruleModelsNoCore  = "models never imports core"
 	ruleTestImports   = "tests in core/ and models/ may add only " + rapidPath + ", " + testifyPath + "/... and " + datadrivenPath
@@ -77,10 +82,11 @@ func (v violation) String() string {
 }
 
 // checkFile returns the rules that file breaks. name is the file's slash
-// separated path relative to the module root; its first element (core, sim
-// or models) and its _test.go suffix decide which rules apply. sim/ keeps
-// core's contract: a simulation is replayed from its seed only if nothing in
-// it reads the clock, schedules goroutines or draws ambient randomness.
+// separated path relative to the module root; its first element (core, sim,
+// verify or models) and its _test.go suffix decide which rules apply. sim/
+// keeps core's contract: a simulation is replayed from its seed only if
+// nothing in it reads the clock, schedules goroutines or draws ambient
+// randomness; verify/ keeps it because the simulation runs its checks.
 func checkFile(fset *token.FileSet, name string, file *ast.File) []violation {
 	tree, _, _ := strings.Cut(name, "/")
 	isTest := strings.HasSuffix(name, "_test.go")
@@ -101,6 +107,8 @@ func checkFile(fset *token.FileSet, name string, file *ast.File) []violation {
 			checkCoreImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
 		case "sim":
 			checkSimImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
+		case "verify":
+			checkVerifyImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
 		case "models":
 			checkModelsImport(importPath, isTest, func(rule, detail string) { report(spec.Pos(), rule, "%s", detail) })
 		}
@@ -111,7 +119,7 @@ func checkFile(fset *token.FileSet, name string, file *ast.File) []violation {
 			}
 		}
 	}
-	if (tree != "core" && tree != "sim") || isTest {
+	if (tree != "core" && tree != "sim" && tree != "verify") || isTest {
 		return found
 	}
 
@@ -162,14 +170,33 @@ func checkCoreImport(importPath string, isTest bool, report func(rule, detail st
 }
 
 // checkSimImport applies core's import rules to sim/, which may also import
-// core/ and itself.
+// core/, itself and verify/.
 func checkSimImport(importPath string, isTest bool, report func(rule, detail string)) {
-	if within(importPath, simPath) {
+	if within(importPath, simPath) || within(importPath, verifyPath) {
 		return
 	}
 	checkCoreImport(importPath, isTest, func(rule, detail string) {
 		if rule == ruleCoreImports {
 			rule = ruleSimImports
+		}
+		report(rule, detail)
+	})
+}
+
+// checkVerifyImport applies core's import rules to verify/, which may
+// import itself but not core/: the spine describes checks of every
+// subsystem and depends on none.
+func checkVerifyImport(importPath string, isTest bool, report func(rule, detail string)) {
+	if within(importPath, verifyPath) {
+		return
+	}
+	if within(importPath, corePath) {
+		report(ruleVerifyImports, importPath)
+		return
+	}
+	checkCoreImport(importPath, isTest, func(rule, detail string) {
+		if rule == ruleCoreImports {
+			rule = ruleVerifyImports
 		}
 		report(rule, detail)
 	})
@@ -188,7 +215,7 @@ func checkModelsImport(importPath string, isTest bool, report func(rule, detail 
 	}
 }
 
-// allowedInTests reports whether a _test.go file in core/, sim/ or models/ may
+// allowedInTests reports whether a _test.go file in core/, sim/, verify/ or models/ may
 // import importPath beyond the standard library: rapid for properties, and
 // testify's packages (require, assert) for comparisons with a readable diff.
 // A test binary is not part of what core ships, so neither breaks the
@@ -219,14 +246,15 @@ func checkSource(name, src string) ([]violation, error) {
 	return checkFile(fset, name, file), nil
 }
 
-// TestDependencyRules checks every Go file under core/, sim/ and models/.
+// TestDependencyRules checks every Go file under core/, sim/, verify/ and
+// models/.
 func TestDependencyRules(t *testing.T) {
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	_, err = os.Stat(filepath.Join(root, "go.mod"))
 	require.NoError(t, err, "module root not found above the test's directory")
 	checked := 0
-	for _, tree := range []string{"core", "sim", "models"} {
+	for _, tree := range []string{"core", "sim", "verify", "models"} {
 		dir := filepath.Join(root, tree)
 		if _, err := os.Stat(dir); os.IsNotExist(err) {
 			t.Logf("%s/ does not exist yet; nothing to check there", tree)
@@ -333,6 +361,37 @@ import (
 
 func Run(start time.Time, n *admission.Node) time.Time { return start.Add(internal.Step) }
 `},
+		{"sim/checks.go", `package sim
+
+import (
+	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
+)
+
+var checks = []verify.Check[*Sim]{{Property: verify.Property{ID: "SIM-X", Sources: []cite.Source{cite.Issue(1)}}}}
+`},
+		{"verify/ok.go", `package verify
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/nodeproof/nodeproof/verify/cite"
+)
+
+func Describe(s cite.Source, at time.Duration) string { return fmt.Sprint(s.Text, at) }
+`},
+		{"verify/ok_test.go", `package verify
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestX(t *testing.T) { _, err := os.ReadFile("x"); require.Error(t, err) }
+`},
 		{"models/devicemanager/ok.go", `package devicemanager
 
 import (
@@ -407,6 +466,26 @@ func TestX(t *testing.T) { rapid.Check(t, func(*rapid.T) { require.True(t, true)
 			`package x; import _ "math/rand/v2"`},
 		{"sim/x/sync.go", ruleNoIO,
 			`package x; import _ "sync"`},
+		{"verify/x/agent.go", ruleVerifyImports,
+			`package x; import _ "github.com/nodeproof/nodeproof/agent/cri"`},
+		{"verify/x/core.go", ruleVerifyImports,
+			`package x; import _ "github.com/nodeproof/nodeproof/core/pod"`},
+		{"verify/x/sim.go", ruleVerifyImports,
+			`package x; import _ "github.com/nodeproof/nodeproof/sim"`},
+		{"verify/x/testify.go", ruleVerifyImports,
+			`package x; import _ "github.com/stretchr/testify/assert"`},
+		{"verify/x/os.go", ruleNoIO,
+			`package x; import _ "os"`},
+		{"verify/x/rand.go", ruleNoIO,
+			`package x; import _ "math/rand/v2"`},
+		{"verify/x/now.go", ruleNoWallClock,
+			`package x; import "time"; func f() time.Time { return time.Now() }`},
+		{"verify/x/go.go", ruleNoGoroutines,
+			`package x; func f() { go f() }`},
+		{"verify/x/chan.go", ruleNoChannels,
+			`package x; var c chan int`},
+		{"core/x/verify.go", ruleCoreImports,
+			`package x; import _ "github.com/nodeproof/nodeproof/verify"`},
 		{"core/x/now.go", ruleNoWallClock,
 			`package x; import "time"; func f() time.Time { return time.Now() }`},
 		{"core/x/since.go", ruleNoWallClock,

@@ -3,8 +3,9 @@
 // `go test ./...` instead of waiting for a reviewer to notice it.
 //
 // The test parses every Go file under core/, sim/ (the node simulation, under
-// core's contract) and models/ with go/parser and
-// inspects imports and syntax only. It needs no type information, which keeps
+// core's contract), verify/ (the checks the simulation evaluates, under the
+// same contract) and models/ with go/parser and inspects imports and syntax
+// only. It needs no type information, which keeps
 // it fast and free of dependencies beyond the standard library. The package
 // has no code outside its test: nothing else should depend on it.
 package depsrule

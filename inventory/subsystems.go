@@ -8,11 +8,17 @@ var subsystems = []Subsystem{
 		CorePackages: []string{
 			"core/admission",
 		},
+		Models: []string{
+			"models/admission",
+		},
 		Suites: []string{
 			"admission",
 		},
 		FuzzTargets: []string{
 			"fuzz/admission.FuzzAdmission",
+		},
+		Conformance: []string{
+			"admission.Node",
 		},
 		Mutants: []string{
 			"ad-caller-active-pods-ignored",

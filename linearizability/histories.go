@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Histories says what RecordHistories records and checks. The zero value of
@@ -81,5 +82,6 @@ func RecordHistories(ctx context.Context, h Histories) ([]Result, error) {
 // the same operation mix. The interleaving is the scheduler's, so it
 // repeats the mix, not necessarily the failure.
 func ReplayCommand(seed uint64, opsPerClient int) string {
-	return fmt.Sprintf("go test ./linearizability -run 'TestAgentHistoriesLinearizable$' -lin.seed=%d -lin.ops=%d", seed, opsPerClient)
+	return verify.CommandLine("go", "test", "./linearizability", "-run", "TestAgentHistoriesLinearizable$",
+		fmt.Sprintf("-lin.seed=%d", seed), fmt.Sprintf("-lin.ops=%d", opsPerClient))
 }

@@ -49,3 +49,9 @@ func TestRecordHistoriesWritesVisualizations(t *testing.T) {
 		assert.FileExists(t, filepath.Join(dir, r.Visualization))
 	}
 }
+
+// TestReplayCommand: the replay line is one a shell reads back as the go
+// test command it names, the pattern quoted for its '$'.
+func TestReplayCommand(t *testing.T) {
+	assert.Equal(t, "go test ./linearizability -run 'TestAgentHistoriesLinearizable$' -lin.seed=3 -lin.ops=50", ReplayCommand(3, 50))
+}

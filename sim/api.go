@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"time"
+
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Source is where every choice of a simulation comes from. Its answers are
@@ -47,8 +49,8 @@ type Config struct {
 	TraceLen int
 	// Explained names the contract invariants whose violations a known
 	// finding explains (a broken promise of upstream's kubelet, confirmed
-	// on its code: the verify package's findings, which the caller passes
-	// in, as sim may not import it). Run counts their violations in
+	// on its code: the verify package's findings, which the caller
+	// chooses and passes in). Run counts their violations in
 	// Stats.Explained and goes on, instead of stopping at the first one;
 	// a violation of any other invariant still stops it. It does not
 	// change the events, so a replay line need not name it.
@@ -79,19 +81,6 @@ func (e Event) String() string {
 	return fmt.Sprintf("#%d %s %s: %s", e.Seq, e.At, e.Kind, e.Detail)
 }
 
-// Invariant is one cross-subsystem statement Check evaluates after every
-// event.
-type Invariant struct {
-	ID        string
-	Statement string
-	// Source says where the statement comes from: a seed section, an
-	// upstream issue or file (at the v1.36.3 tag), or a nodeproof document.
-	Source string
-	// Contract: the statement is a promise Kubernetes makes its users (its
-	// Source is the documentation or a KEP), not upstream's behaviour.
-	Contract bool
-}
-
 // CheckResult is one invariant's evaluation on one state.
 type CheckResult struct {
 	ID string
@@ -103,9 +92,6 @@ type CheckResult struct {
 	Err error
 }
 
-// Count is how often one invariant was evaluated and applied.
-type Count struct{ Checked, Applied int }
-
 // Stats is what a run has done so far.
 type Stats struct {
 	Events    int
@@ -114,7 +100,7 @@ type Stats struct {
 	ByKind map[string]int
 	Faults map[Fault]int
 	// Checks counts invariant evaluations by ID.
-	Checks map[string]Count
+	Checks verify.Counts
 	// Observed counts upstream behaviour the run saw and reports rather
 	// than judges, such as image GC removing an image a container started
 	// using after the pass's detection (#123631), by description.

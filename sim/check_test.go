@@ -2,6 +2,7 @@ package sim
 
 import (
 	"maps"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +13,8 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
 
 	"github.com/stretchr/testify/require"
 )
@@ -77,8 +80,25 @@ func TestCheckOrderIsInvariantsOrder(t *testing.T) {
 	require.Len(t, results, len(Invariants()))
 	for i, inv := range Invariants() {
 		require.Equal(t, inv.ID, results[i].ID)
+		require.Equal(t, subsystem, inv.Subsystem, inv.ID)
 		require.NotEmpty(t, inv.Statement)
-		require.NotEmpty(t, inv.Source)
+		require.NotEmpty(t, inv.Sources, inv.ID)
+	}
+}
+
+// TestInvariantSources: every source of an invariant is one a reader can
+// follow (cite's rules, with nodeproof's documents read from the
+// repository), and a contract invariant cites the promise, never upstream's
+// code.
+func TestInvariantSources(t *testing.T) {
+	repo := os.DirFS("..")
+	for _, inv := range Invariants() {
+		for _, src := range inv.Sources {
+			require.NoError(t, src.Validate(repo), inv.ID)
+			if inv.Kind == verify.Contract {
+				require.NotEqual(t, cite.KindCode, src.Kind, "%s is a contract invariant but cites %s", inv.ID, src.Text)
+			}
+		}
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // DefaultTraceLen is how many events a violation reports by default.
@@ -48,7 +50,7 @@ func (c Config) Validate() error {
 func (c Config) validateExplained() error {
 	contract := map[string]bool{}
 	for _, inv := range Invariants() {
-		contract[inv.ID] = inv.Contract
+		contract[inv.ID] = inv.Kind == verify.Contract
 	}
 	for _, id := range c.Explained {
 		known, ok := contract[id]
@@ -78,10 +80,10 @@ func (c Config) nodeMaxPods() int64 {
 
 // ReplayCommand is the nodeproof command line that reruns this config.
 func (c Config) ReplayCommand() string {
-	hours := strconv.FormatFloat(c.Duration.Hours(), 'f', -1, 64)
-	maxPods := ""
+	words := []string{"nodeproof", "sim", "--seed", strconv.FormatUint(c.Seed, 10),
+		"--hours", strconv.FormatFloat(c.Duration.Hours(), 'f', -1, 64), "--pods", strconv.Itoa(c.Pods)}
 	if c.NodeMaxPods != 0 {
-		maxPods = fmt.Sprintf(" --max-pods %d", c.NodeMaxPods)
+		words = append(words, "--max-pods", strconv.Itoa(c.NodeMaxPods))
 	}
-	return fmt.Sprintf("nodeproof sim --seed %d --hours %s --pods %d%s --faults '%s'", c.Seed, hours, c.Pods, maxPods, c.Faults.String())
+	return verify.CommandLine(append(words, "--faults", c.Faults.String())...)
 }

@@ -90,12 +90,12 @@ func TestValidate(t *testing.T) {
 func TestReplayCommand(t *testing.T) {
 	c := DefaultConfig()
 	c.Faults = Rates{KillError: 0.5}
-	require.Equal(t, "nodeproof sim --seed 1 --hours 24 --pods 20 --faults 'kill-error=0.5'", c.ReplayCommand())
+	require.Equal(t, "nodeproof sim --seed 1 --hours 24 --pods 20 --faults kill-error=0.5", c.ReplayCommand())
 	c.Duration = 90 * time.Minute
 	c.Seed, c.Pods = 7, 3
-	require.Equal(t, "nodeproof sim --seed 7 --hours 1.5 --pods 3 --faults 'kill-error=0.5'", c.ReplayCommand())
+	require.Equal(t, "nodeproof sim --seed 7 --hours 1.5 --pods 3 --faults kill-error=0.5", c.ReplayCommand())
 	c.NodeMaxPods = 2
-	require.Equal(t, "nodeproof sim --seed 7 --hours 1.5 --pods 3 --max-pods 2 --faults 'kill-error=0.5'", c.ReplayCommand())
+	require.Equal(t, "nodeproof sim --seed 7 --hours 1.5 --pods 3 --max-pods 2 --faults kill-error=0.5", c.ReplayCommand())
 }
 
 func TestSeededSource(t *testing.T) {

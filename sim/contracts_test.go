@@ -3,6 +3,7 @@ package sim
 import (
 	"testing"
 
+	"github.com/nodeproof/nodeproof/verify"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,7 +15,7 @@ import (
 func contracts() []string {
 	var ids []string
 	for _, inv := range Invariants() {
-		if inv.Contract {
+		if inv.Kind == verify.Contract {
 			ids = append(ids, inv.ID)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Sim is one simulated node: the world (pods, plugins, runtime, cgroupfs,
@@ -78,7 +79,7 @@ func New(cfg Config, src Source) (*Sim, error) {
 		images:  imagePool(),
 		runtime: newRuntime(),
 		fs:      &cgroupfs{dirs: map[string][]cgroups.File{}},
-		stats: Stats{ByKind: map[string]int{}, Faults: map[Fault]int{}, Checks: map[string]Count{},
+		stats: Stats{ByKind: map[string]int{}, Faults: map[Fault]int{}, Checks: verify.Counts{},
 			Observed: map[string]int{}, Explained: map[string]int{}},
 	}
 	s.cgCfg = cgroups.DefaultConfig()

@@ -215,7 +215,7 @@ func NewSection(runs []Seed, seconds float64) Section {
 // hours, faults, observations, checks and violations. A sweep and a merge
 // of campaign shards both take their totals this way.
 func (s *Section) SumRuns() {
-	checks := map[string]sim.Count{}
+	checks := verify.Counts{}
 	simulated := 0.0
 	for _, r := range s.Runs {
 		s.Events += r.Events
@@ -259,7 +259,7 @@ func newRun(r Seed) Run {
 
 // checkList lists the counts in the order of sim.Invariants, then any
 // other ID in name order, so that every table reads the same way.
-func checkList(counts map[string]sim.Count) []Check {
+func checkList(counts verify.Counts) []Check {
 	order := map[string]int{}
 	statements := map[string]string{}
 	for i, inv := range sim.Invariants() {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/nodeproof/nodeproof/sim"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // TestNewSectionSums: a sweep's totals are the sums of its runs, the checks
@@ -18,11 +19,11 @@ func TestNewSectionSums(t *testing.T) {
 	cfg := sim.Config{Seed: 4, Duration: 2 * time.Hour, Pods: 3, Faults: sim.DefaultRates()}
 	clean := Seed{Config: cfg, Seconds: 1, Summary: sim.Summary{Stats: sim.Stats{Events: 10, Simulated: 2 * time.Hour,
 		Faults: map[sim.Fault]int{sim.PluginCrash: 1},
-		Checks: map[string]sim.Count{"SIM-Z": {Checked: 1, Applied: 1}, second: {Checked: 2, Applied: 1}, first: {Checked: 3, Applied: 2}}}}}
+		Checks: verify.Counts{"SIM-Z": {Checked: 1, Applied: 1}, second: {Checked: 2, Applied: 1}, first: {Checked: 3, Applied: 2}}}}}
 	cfg.Seed = 5
 	trace := []sim.Event{{Seq: 1, At: time.Minute, Kind: "pod-arrive", Detail: "p1"}}
 	failed := Seed{Config: cfg, Seconds: 2, Summary: sim.Summary{Replay: "nodeproof sim --seed 5",
-		Stats:     sim.Stats{Events: 5, Simulated: time.Hour, Checks: map[string]sim.Count{first: {Checked: 1, Applied: 1}}},
+		Stats:     sim.Stats{Events: 5, Simulated: time.Hour, Checks: verify.Counts{first: {Checked: 1, Applied: 1}}},
 		Violation: &sim.Violation{Invariant: first, Message: first + ": broken", Event: trace[0], Trace: trace}}}
 
 	s := NewSection([]Seed{clean, failed}, 3.5)

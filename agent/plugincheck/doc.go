@@ -3,11 +3,12 @@
 // directory, waits for the plugin to register, dials the plugin's socket
 // and drives it with the calls a kubelet makes, drawn by rapid.
 //
-// Every check has an ID (PC-...), a one-sentence rule, a source (the
-// api.proto comment or the section of spec/devicemanager.md it rests on) and
-// a severity: Contract (the plugin breaks the API contract), Kubelet (the
-// contract is silent but a kubelet would misbehave) or Advice (worth fixing,
-// harmless to the kubelet). Checks lists them in a fixed order; a Finding
+// Every check (a CheckSpec, built on verify.Property) has an ID (PC-...), a
+// one-sentence rule, sources (the api.proto comments and documentation it
+// rests on, and for a kubelet check or advice the kubelet code that makes
+// it matter) and a severity: Contract (the plugin breaks the API
+// contract), Kubelet (the contract is silent but a kubelet would
+// misbehave) or Advice (worth fixing, harmless to the kubelet). Checks lists them in a fixed order; a Finding
 // names its check's ID in Check, and its Message does not repeat it.
 //
 // Registration, ListAndWatch and the kubelet restart are checked once per

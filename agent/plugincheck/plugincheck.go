@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // Severity says how much a failed check matters.
@@ -21,18 +22,25 @@ const (
 	Advice Severity = "advice"
 )
 
-// CheckSpec is one rule the checker holds a plugin to. (It is not called
-// Check: that name is the function that runs them.)
+// CheckSpec is one rule the checker holds a plugin to: a verify.Property
+// (its ID, the rule as its Statement, what the rule rests on as its
+// Sources) and how much a failure matters. (It is not called Check: that
+// name is the function that runs them.)
+//
+// Its Kind follows from its Severity. A contract check states what the
+// device plugin API asks of a plugin, in api.proto's comments and the
+// Kubernetes documentation: a promise, verify.Contract. A kubelet check
+// and a piece of advice state what keeps a plugin clear of what upstream's
+// kubelet does with its answers, read in the kubelet's code, where the API
+// is silent: they hold the plugin to upstream's behaviour, not to a
+// promise, so they are verify.Fidelity.
 type CheckSpec struct {
-	// ID is stable, such as PC-REG-VERSION; a finding's Check is its ID.
-	ID string
-	// Rule is one sentence a plugin author can read without the code.
-	Rule string
-	// Source is the api.proto comment or spec/devicemanager.md section the
-	// rule rests on.
-	Source   string
+	verify.Property
 	Severity Severity
 }
+
+// subsystem is the subsystem of the checks: the device plugin API.
+const subsystem = "deviceplugin"
 
 // Defaults for zero Options fields.
 const (

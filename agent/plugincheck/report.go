@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
 // Report is one run as `nodeproof plugin-check` prints it and writes it
@@ -63,7 +64,7 @@ func NewReport(res *Result, started time.Time, version, target string) Report {
 	}
 	for _, c := range catalogue {
 		n := res.Counts[c.ID]
-		row := CheckRow{ID: c.ID, Rule: c.Rule, Source: c.Source, Severity: c.Severity, Run: n.Run, Applied: n.Applied, Result: "passed"}
+		row := CheckRow{ID: c.ID, Rule: c.Statement, Source: cite.Join(c.Sources), Severity: c.Severity, Run: n.Run, Applied: n.Applied, Result: "passed"}
 		switch {
 		case failed[c.ID]:
 			row.Result = "failed"

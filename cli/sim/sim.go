@@ -42,6 +42,8 @@ type Options struct {
 	MaxPods int
 	// JSONPath is the file --json writes the summary to; "" for none.
 	JSONPath string
+	// Jobs is how many seeds of a sweep run at once.
+	Jobs int
 
 	// seedsGiven and seedGiven say which seed flags were given (Complete);
 	// first and last are the seeds to run, inclusive, duration and faults
@@ -56,7 +58,7 @@ type Options struct {
 func NewCommand(run Runner) *cobra.Command {
 	var o Options
 	cmd := &cobra.Command{
-		Use:   "sim [--seed N | --seeds A..B] [--hours H] [--faults RATES] [--pods P] [--max-pods M] [--json FILE]",
+		Use:   "sim [--seed N | --seeds A..B] [--hours H] [--faults RATES] [--pods P] [--max-pods M] [--jobs N] [--json FILE]",
 		Short: "simulate a whole node from one seed, with faults, checking the cross-subsystem invariants after every event",
 		Long: `Runs the node simulation (package sim): one kubelet composed of every core, with simulated device
 plugins, container runtime and probe targets, on a virtual clock, with faults drawn from the seed. The
@@ -87,6 +89,7 @@ Exit status: 1 when an invariant is violated or the output cannot be written, 2 
 	fl.IntVar(&o.Pods, "pods", def.Pods, "`P` pods the node holds at once on average")
 	fl.IntVar(&o.MaxPods, "max-pods", 0, "the node's pod capacity `M` (the kubelet's --max-pods); 0 is its default, 110")
 	fl.StringVar(&o.JSONPath, "json", "", "write the summaries as JSON to this `FILE`, creating its directory")
+	fl.IntVar(&o.Jobs, "jobs", 1, "run up to `N` seeds of a sweep at once (each seed's run is deterministic, whatever runs beside it; the lines still come in seed order)")
 	_ = cmd.RegisterFlagCompletionFunc("faults", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{"default", "none"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -119,6 +122,9 @@ func (o *Options) validate() error {
 			return fmt.Errorf("--seeds %v", err)
 		}
 		o.first, o.last = first, last
+	}
+	if o.Jobs < 1 {
+		return fmt.Errorf("--jobs: %d is not a number of seeds to run at once (at least 1)", o.Jobs)
 	}
 	if math.IsNaN(o.Hours) || o.Hours <= 0 || o.Hours > sim.MaxHours {
 		return fmt.Errorf("--hours must be more than 0 and at most %d, got %v", sim.MaxHours, o.Hours)
@@ -171,16 +177,13 @@ func (o *Options) Run(run Runner, out, stderr io.Writer) error {
 	width := len("seed ") + len(strconv.FormatUint(o.last, 10))
 	started := time.Now()
 	var runs []simreport.Seed
-	for seed := o.first; ; seed++ {
-		r := RunSeed(o.config(seed), run, stderr, tty, width)
+	o.runSeeds(run, stderr, tty, width, func(r simreport.Seed) bool {
 		simreport.WriteSeed(stdout, r, width)
-		if stdout.Err != nil {
-			return stdout.Err
-		}
 		runs = append(runs, r)
-		if seed == o.last {
-			break
-		}
+		return stdout.Err == nil
+	})
+	if stdout.Err != nil {
+		return stdout.Err
 	}
 	section := simreport.NewSection(runs, time.Since(started).Seconds())
 	simreport.WriteTotal(stdout, section)
@@ -198,6 +201,62 @@ func (o *Options) Run(run Runner, out, stderr io.Writer) error {
 		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
+}
+
+// runSeeds runs the seeds first..last, o.Jobs at a time, and hands each
+// result to emit in seed order; once emit returns false no further seed
+// starts. With more than one job the seeds draw no progress bars, which
+// would write over each other.
+func (o *Options) runSeeds(run Runner, stderr io.Writer, tty bool, width int, emit func(simreport.Seed) bool) {
+	jobs := max(o.Jobs, 1)
+	if jobs > 1 {
+		tty = false
+	}
+	// With more than one job, up to 2 x jobs seeds are under way or
+	// finished and waiting for an earlier one, of which jobs run: a slow
+	// seed delays the lines, not the cores. One job runs one seed after
+	// another, as without the flag.
+	slots, stop := make(chan struct{}, jobs), make(chan struct{})
+	var pending []chan simreport.Seed
+	next, more := o.first, true
+	start := func() {
+		result := make(chan simreport.Seed, 1)
+		cfg := o.config(next)
+		go func() {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				result <- simreport.Seed{}
+				return
+			}
+			result <- RunSeed(cfg, run, stderr, tty, width)
+			<-slots
+		}()
+		pending = append(pending, result)
+		more = next != o.last
+		next++
+	}
+	window := jobs
+	if jobs > 1 {
+		window = 2 * jobs
+	}
+	for more && len(pending) < window {
+		start()
+	}
+	for len(pending) > 0 {
+		r := <-pending[0]
+		pending = pending[1:]
+		if !emit(r) {
+			close(stop)
+			for _, p := range pending {
+				<-p
+			}
+			return
+		}
+		if more {
+			start()
+		}
+	}
 }
 
 // RunSeed runs one seed and times it, with a bar over simulated time on a

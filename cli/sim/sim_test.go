@@ -31,6 +31,7 @@ func TestSimFlagErrors(t *testing.T) {
 		{"--seed 1 --seeds 1..2", "nodeproof sim: --seed and --seeds are mutually exclusive"},
 		{"--seeds 5..2", `nodeproof sim: --seeds "5..2": the range's end 2 is below its start 5`},
 		{"--seeds 7", `nodeproof sim: --seeds must be a range A..B of seeds (whole numbers from 0), got "7"`},
+		{"--seeds 1..2 --jobs 0", "nodeproof sim: --jobs: 0 is not a number of seeds to run at once (at least 1)"},
 		{"--seeds 1..x", `--seeds must be a range A..B`},
 		{"--seeds -1..2", `--seeds must be a range A..B`},
 		{"--hours 0", "nodeproof sim: --hours must be more than 0 and at most 8760, got 0"},
@@ -104,7 +105,7 @@ func TestSimSweep(t *testing.T) {
 	for i, r := range got.Runs {
 		seed := uint64(3 + i)
 		assert.Equal(t, seed, r.Seed)
-		assert.Equal(t, fmt.Sprintf("nodeproof sim --seed %d --hours 0.25 --pods 5 --faults 'kubelet-restart=0.01,plugin-crash=0.2'", seed), r.Replay)
+		assert.Equal(t, fmt.Sprintf("nodeproof sim --seed %d --hours 0.25 --pods 5 --faults kubelet-restart=0.01,plugin-crash=0.2", seed), r.Replay)
 		assert.True(t, r.Passed)
 		assert.Nil(t, r.Violation)
 		assert.Positive(t, r.Events)
@@ -140,7 +141,7 @@ func TestSimViolation(t *testing.T) {
 	trace := []sim.Event{{Seq: 1, At: time.Minute, Kind: "pod-arrive", Detail: "p1"}, {Seq: 2, At: 2 * time.Minute, Kind: "plugin-crash", Detail: "a.com/gpu"}}
 	run := func(cfg sim.Config, progress func(sim.Stats)) sim.Summary {
 		st := sim.Stats{Events: 2, Simulated: 2 * time.Minute, Faults: map[sim.Fault]int{sim.PluginCrash: 1},
-			Checks: map[string]sim.Count{"SIM-X": {Checked: 2, Applied: 1}}}
+			Checks: verify.Counts{"SIM-X": {Checked: 2, Applied: 1}}}
 		progress(st)
 		s := sim.Summary{Config: cfg, Stats: st, Replay: cfg.ReplayCommand()}
 		if cfg.Seed == 8 {
@@ -152,7 +153,7 @@ func TestSimViolation(t *testing.T) {
 	code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(run)), "", "sim", "--seeds", "8..9", "--hours", "1", "--faults", "none", "--json", path)
 	assert.Equal(t, cli.StatusFailed, code)
 	assert.Empty(t, stderr)
-	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults 'none'"
+	replay := "nodeproof sim --seed 8 --hours 1 --pods 20 --faults none"
 	assert.Contains(t, stdout, "seed 8  FAILED  SIM-X after 2 events, 2m0s simulated, ")
 	assert.Contains(t, stdout, "\n                SIM-X: device d1 held twice\n"+
 		"                trace (the 2 events up to the violation, oldest first):\n"+
@@ -268,3 +269,35 @@ func runRoot(root *cobra.Command, stdin string, args ...string) (code int, stdou
 type failingWriter struct{}
 
 func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestSimJobsSameResults: a sweep run three seeds at a time prints its
+// seeds in order and finds exactly what one seed after another finds, since
+// each seed's run is deterministic whatever runs beside it.
+func TestSimJobsSameResults(t *testing.T) {
+	sweep := func(jobs string) (string, simreport.Section) {
+		path := filepath.Join(t.TempDir(), "sim.json")
+		code, stdout, stderr := runRoot(cli.NewRoot(NewCommand(sim.Run)), "", "sim", "--seeds", "1..6", "--hours", "0.1", "--pods", "4", "--jobs", jobs, "--json", path)
+		require.Equal(t, cli.StatusOK, code, "stdout:\n%s\nstderr:\n%s", stdout, stderr)
+		raw, err := os.ReadFile(path)
+		require.NoError(t, err)
+		var s simreport.Section
+		require.NoError(t, json.Unmarshal(raw, &s))
+		return stdout, s
+	}
+	oneOut, one := sweep("1")
+	threeOut, three := sweep("3")
+	var seeds []string
+	for _, line := range strings.Split(threeOut, "\n") {
+		if strings.HasPrefix(line, "seed ") {
+			seeds = append(seeds, strings.Fields(line)[1])
+		}
+	}
+	assert.Equal(t, []string{"1", "2", "3", "4", "5", "6"}, seeds, "lines in seed order:\n%s", threeOut)
+	require.Len(t, three.Runs, 6)
+	for i := range one.Runs {
+		one.Runs[i].Seconds, three.Runs[i].Seconds = 0, 0
+	}
+	assert.Equal(t, one.Runs, three.Runs, "the same runs, seed by seed")
+	assert.Equal(t, one.Checks, three.Checks)
+	assert.NotEmpty(t, oneOut)
+}

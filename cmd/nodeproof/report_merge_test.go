@@ -17,6 +17,7 @@ import (
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/simreport"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
 // The merge of a campaign's shards into one report (report --merge), end to
@@ -29,7 +30,7 @@ import (
 func stubCampaignDeps(failSeeds map[uint64]bool, failTarget string) campaigncmd.Deps {
 	stubSim := func(cfg sim.Config, progress func(sim.Stats)) sim.Summary {
 		st := sim.Stats{Events: 10 + int(cfg.Seed), Simulated: cfg.Duration, Faults: map[sim.Fault]int{sim.PluginCrash: 1},
-			Checks: map[string]sim.Count{"SIM-X": {Checked: 10, Applied: 5}}}
+			Checks: verify.Counts{"SIM-X": {Checked: 10, Applied: 5}}}
 		s := sim.Summary{Config: cfg, Stats: st, Replay: cfg.ReplayCommand()}
 		if failSeeds[cfg.Seed] {
 			e := sim.Event{Seq: 3, At: time.Minute, Kind: "plugin-crash", Detail: "a.com/gpu"}
@@ -99,7 +100,7 @@ func TestCampaignMergePlantedFailure(t *testing.T) {
 	code, stdout, stderr := runNodeproof("", "report", "--merge", results, "--out", out)
 	require.Equal(t, cli.StatusFailed, code, stderr)
 	assert.Contains(t, stdout, filepath.Join(out, "report.json"))
-	simReplay := "nodeproof sim --seed 5 --hours 0.5 --pods 20 --faults '" + sim.DefaultConfig().Faults.String() + "'"
+	simReplay := "nodeproof sim --seed 5 --hours 0.5 --pods 20 --faults " + sim.DefaultConfig().Faults.String()
 	input := filepath.Join(results, "fuzz-inputs", "shard-1", "FuzzY", "0123abcd")
 	fuzzReplay := "mkdir -p fuzz/y/testdata/fuzz/FuzzY && cp " + input + " fuzz/y/testdata/fuzz/FuzzY/ && go test ./fuzz/y -run '^FuzzY/0123abcd$'"
 	assert.Contains(t, stderr, "shard 1: sim seed 5: SIM-X violated; replay: "+simReplay)

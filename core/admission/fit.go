@@ -35,9 +35,9 @@ func isScalar(name pod.ResourceName) bool {
 // overhead included); the running pods use the sum of theirs.
 //
 // A scalar resource of which allocatable has none (missing or 0) is not
-// checked: v1.36's kubelet drops extended resources the node does not
-// report (cluster-level resources) and, with DRAExtendedResource on by
-// default, delegates any scalar resource with no allocatable to DRA.
+// checked. v1.36's kubelet drops only the extended resources the node does
+// not list (cluster-level resources) and checks the rest, huge pages
+// included: a known difference, docs/deviations.md N6.
 func Fit(allocatable pod.ResourceList, active []*pod.Pod, p *pod.Pod) []preemption.Reason {
 	used := make([]pod.ResourceList, len(active))
 	for i, a := range active {

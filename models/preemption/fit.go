@@ -22,8 +22,9 @@ func scalar(name string) bool {
 // slot first, then cpu, memory and ephemeral storage, then the scalar
 // resources by name. A resource is short when the pod asks for more than
 // allocatable less what the running pods ask for. A scalar resource the
-// node has none of is not checked: v1.36's kubelet leaves it to DRA or
-// treats it as a cluster-level resource.
+// node has none of is not checked, as core/admission does
+// (docs/deviations.md N6: v1.36's kubelet drops only an extended resource
+// the node does not list).
 func Fit(allocatable map[string]int64, running []Pod, p Pod) []Shortfall {
 	var out []Shortfall
 	if int64(len(running))+1 > allocatable[Pods] {

@@ -12,6 +12,10 @@ type Kind string
 const (
 	// KindCode is upstream code at a release tag; URL is a GitHub blob link.
 	KindCode Kind = "code"
+	// KindAPI is an element of a Kubernetes API definition (a protocol
+	// buffer file) at a release tag, whose comments are the API's reference:
+	// what each side of it must do. URL is a GitHub blob link.
+	KindAPI Kind = "api"
 	// KindIssue is a kubernetes/kubernetes issue.
 	KindIssue Kind = "issue"
 	// KindPR is a kubernetes/kubernetes pull request.
@@ -63,6 +67,15 @@ type Source struct {
 // (staging/src/k8s.io/...).
 func Code(path, function string) Source {
 	return Source{Kind: KindCode, Text: function + " in " + path + " at " + KubernetesTag, URL: kubernetesBlob + path}
+}
+
+// API cites element (a message, one of its fields, a service or an RPC,
+// such as "RegisterRequest.version") of the protocol buffer API definition
+// at path in kubernetes/kubernetes, at KubernetesTag: the device plugin
+// API's api.proto is the contract a plugin is held to, written in its
+// comments. Staging modules are cited by their path in that repository.
+func API(path, element string) Source {
+	return Source{Kind: KindAPI, Text: element + " in " + path + " at " + KubernetesTag, URL: kubernetesBlob + path}
 }
 
 // CgroupsLibrary cites function in the opencontainers/cgroups file at path,

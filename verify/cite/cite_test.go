@@ -20,6 +20,9 @@ func TestConstructors(t *testing.T) {
 	assert.Equal(t, Source{KindCode, "ConvertCPUSharesToCgroupV2Value in opencontainers/cgroups utils.go at v0.0.6",
 		"https://github.com/opencontainers/cgroups/blob/v0.0.6/utils.go"},
 		CgroupsLibrary("utils.go", "ConvertCPUSharesToCgroupV2Value"))
+	assert.Equal(t, Source{KindAPI, "RegisterRequest.version in staging/src/k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto at v1.36.3",
+		"https://github.com/kubernetes/kubernetes/blob/v1.36.3/staging/src/k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto"},
+		API("staging/src/k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto", "RegisterRequest.version"))
 	assert.Equal(t, Source{KindIssue, "kubernetes issue #133702", "https://github.com/kubernetes/kubernetes/issues/133702"}, Issue(133702))
 	assert.Equal(t, Source{KindPR, "kubernetes PR #120461 (open)", "https://github.com/kubernetes/kubernetes/pull/120461"}, PR(120461).Noting("open"))
 	assert.Equal(t, Source{KindKEP, "KEP-753 (sidecar containers)", "https://github.com/kubernetes/enhancements/issues/753"}, KEP(753, "sidecar containers"))
@@ -47,6 +50,7 @@ func TestValidateAcceptsEveryConstructor(t *testing.T) {
 		Code("pkg/kubelet/preemption/preemption.go", "getPodsToPreempt"),
 		Code("staging/src/k8s.io/component-helpers/resource/helpers.go", "PodRequests"),
 		CgroupsLibrary("utils.go", "ConvertCPUSharesToCgroupV2Value"),
+		API("staging/src/k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto", "Device.ID"),
 		Issue(135857).Noting("open"), PR(78493), KEP(753, "sidecar containers"),
 		Seed("the kubelet's critical pod preemption", "Classifying pods by QoS"),
 		Doc("docs/architecture.md", "The determinism contract of core/"),
@@ -70,6 +74,8 @@ func TestValidateRejects(t *testing.T) {
 		{Source{Kind: KindCode, Text: "spec/devicemanager.md §1.5", URL: "https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go"}, `mentions "spec/"`},
 		{Source{Kind: KindCode, Text: "GetCapacity on master", URL: "https://github.com/kubernetes/kubernetes/blob/master/pkg/kubelet/cm/devicemanager/manager.go"}, "a source of kind code must link to a .go file at"},
 		{Source{Kind: KindCode, Text: "GetCapacity", URL: "https://github.com/kubernetes/kubernetes/blob/v1.36.3/"}, "a source of kind code must link to"},
+		{Source{Kind: KindAPI, Text: "Device.ID", URL: "https://github.com/kubernetes/kubernetes/blob/v1.36.3/pkg/kubelet/cm/devicemanager/manager.go"}, "a source of kind api must link to a .proto file at"},
+		{Source{Kind: KindAPI, Text: "Device.ID on master", URL: "https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1/api.proto"}, "a source of kind api must link to"},
 		{Source{Kind: KindIssue, Text: "issue 5", URL: "https://github.com/nodeproof/nodeproof/issues/5"}, "a source of kind issue must link to"},
 		{Source{Kind: KindIssue, Text: "a PR as an issue", URL: "https://github.com/kubernetes/kubernetes/pull/5"}, "must link to https://github.com/kubernetes/kubernetes/issues/N"},
 		{Source{Kind: KindPR, Text: "PR 0", URL: "https://github.com/kubernetes/kubernetes/pull/0"}, "must link to https://github.com/kubernetes/kubernetes/pull/N"},

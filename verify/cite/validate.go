@@ -16,6 +16,7 @@ var besideTheRepository = []string{"spec/", "spec §", "seeds/", "seed 00", "DES
 
 var (
 	codeURL  = regexp.MustCompile(`^(` + regexp.QuoteMeta(kubernetesBlob) + `|` + regexp.QuoteMeta(cgroupsLibraryBlob) + `)[A-Za-z0-9_./-]+\.go$`)
+	apiURL   = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesBlob) + `[A-Za-z0-9_./-]+\.proto$`)
 	issueURL = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesIssues) + `[1-9][0-9]*$`)
 	prURL    = regexp.MustCompile(`^` + regexp.QuoteMeta(kubernetesPulls) + `[1-9][0-9]*$`)
 	kepURL   = regexp.MustCompile(`^` + regexp.QuoteMeta(enhancementIssues) + `[1-9][0-9]*$`)
@@ -44,6 +45,8 @@ func (s Source) Validate(repo fs.FS) error {
 	switch s.Kind {
 	case KindCode:
 		return s.matchURL(codeURL, "a .go file at "+kubernetesBlob+" or "+cgroupsLibraryBlob)
+	case KindAPI:
+		return s.matchURL(apiURL, "a .proto file at "+kubernetesBlob)
 	case KindIssue:
 		return s.matchURL(issueURL, kubernetesIssues+"N")
 	case KindPR:
@@ -63,7 +66,7 @@ func (s Source) Validate(repo fs.FS) error {
 	case KindDoc:
 		return s.validateDoc(repo)
 	default:
-		return fmt.Errorf("source %q: kind %q is not one of code, issue, pr, kep, kubernetes-doc, seed, doc", s.Text, s.Kind)
+		return fmt.Errorf("source %q: kind %q is not one of code, api, issue, pr, kep, kubernetes-doc, seed, doc", s.Text, s.Kind)
 	}
 }
 
