@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/commands"
 	"github.com/nodeproof/nodeproof/doclinks/commandlines"
 )
 
@@ -89,7 +90,7 @@ func TestDocumentedCommandLines(t *testing.T) {
 	require.NotZero(t, examples, "the pages' example command lines")
 	// Every command's synopsis is in a shell block, where this test reads
 	// it; help and completion are cobra's own.
-	for _, c := range cli.NewRoot(defaultCommands()...).Commands() {
+	for _, c := range cli.NewRoot(commands.All()...).Commands() {
 		if name := c.Name(); name != "help" && name != "completion" {
 			assert.True(t, synopsis[name], "no page shows the synopsis of nodeproof %s in a shell block", name)
 		}
@@ -127,7 +128,7 @@ func TestDocumentedOutputs(t *testing.T) {
 		}
 		t.Run(c.Where(), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			status := cli.Execute(cli.NewRoot(defaultCommands()...), c.Args, strings.NewReader(""), &stdout, &stderr)
+			status := cli.Execute(cli.NewRoot(commands.All()...), c.Args, strings.NewReader(""), &stdout, &stderr)
 			require.Equal(t, how.status, status, "%s\nstderr:\n%s", c.Text, stderr.String())
 			got := strings.Split(strings.TrimRight(stdout.String(), "\n"), "\n")
 			err := commandlines.MatchOutput(mapLines(c.Output, how.mask), mapLines(got, how.mask))
@@ -156,7 +157,7 @@ func mapLines(lines []string, f func(string) string) []string {
 // checkCommandLine parses args as nodeproof would, without running the
 // command: the subcommand, the flags and their values, the arguments.
 func checkCommandLine(args []string) error {
-	root := cli.NewRoot(defaultCommands()...)
+	root := cli.NewRoot(commands.All()...)
 	root.InitDefaultVersionFlag()
 	cmd, rest, err := root.Find(args)
 	if err != nil {
@@ -179,7 +180,7 @@ func checkCommandLine(args []string) error {
 // whose every flag it shows exists and takes a value exactly when shown
 // with one, and whose concrete values parse.
 func checkSynopsis(u commandlines.Usage) error {
-	root := cli.NewRoot(defaultCommands()...)
+	root := cli.NewRoot(commands.All()...)
 	cmd, _, err := root.Find(u.Words)
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/commands"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +18,7 @@ import (
 // runNodeproof runs a command line as main does, reading stdin, and returns
 // the exit status and what was printed.
 func runNodeproof(stdin string, args ...string) (code int, stdout, stderr string) {
-	return runRoot(cli.NewRoot(defaultCommands()...), stdin, args...)
+	return runRoot(cli.NewRoot(commands.All()...), stdin, args...)
 }
 
 // runRoot runs a command line against root, whose commands a test chose.
@@ -57,7 +58,7 @@ func TestExitStatus(t *testing.T) {
 		// --steps is bounded where it is given, as replay's is (cli/replay).
 		"report --steps 10001": {2, "", "nodeproof report: --steps: 10001 exceeds the bound of 10000"},
 	}
-	root := cli.NewRoot(defaultCommands()...)
+	root := cli.NewRoot(commands.All()...)
 	require.NotEmpty(t, root.Commands())
 	for _, cmd := range root.Commands() {
 		name := cmd.Name()

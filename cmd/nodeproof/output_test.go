@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/nodeproof/nodeproof/cli"
+	"github.com/nodeproof/nodeproof/cli/commands"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -21,7 +22,7 @@ func TestOutputWriteFailures(t *testing.T) {
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stderr bytes.Buffer
-			status := cli.Execute(cli.NewRoot(defaultCommands()...), args, strings.NewReader(""), failingWriter{}, &stderr)
+			status := cli.Execute(cli.NewRoot(commands.All()...), args, strings.NewReader(""), failingWriter{}, &stderr)
 			assert.Equal(t, cli.StatusFailed, status)
 			assert.Contains(t, stderr.String(), "writing the output: disk full")
 		})

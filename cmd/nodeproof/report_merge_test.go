@@ -14,6 +14,7 @@ import (
 	"github.com/nodeproof/nodeproof/campaign"
 	"github.com/nodeproof/nodeproof/cli"
 	campaigncmd "github.com/nodeproof/nodeproof/cli/campaign"
+	"github.com/nodeproof/nodeproof/cli/commands"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/simreport"
@@ -51,7 +52,7 @@ func stubCampaignDeps(failSeeds map[uint64]bool, failTarget string) campaigncmd.
 		ListFuzz: func(string) ([]campaign.FuzzTarget, error) {
 			return []campaign.FuzzTarget{{Package: "fuzz/x", Name: "FuzzX"}, {Package: "fuzz/y", Name: "FuzzY"}}, nil
 		},
-		NewRecorder: newShardRecorder(stubSim, properties.Run, properties.Suites()),
+		NewRecorder: commands.NewShardRecorder(stubSim, properties.Run, properties.Suites()),
 	}
 }
 

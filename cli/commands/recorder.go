@@ -1,4 +1,4 @@
-package main
+package commands
 
 import (
 	"io"
@@ -34,9 +34,9 @@ type shardRecorder struct {
 	simRuns      []simreport.Seed
 }
 
-// newShardRecorder is the campaign's NewRecorder: shards run their seeds
+// NewShardRecorder is the campaign's NewRecorder: shards run their seeds
 // with run and their suites with suite, among all.
-func newShardRecorder(run clisim.Runner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
+func NewShardRecorder(run clisim.Runner, suite func(properties.Suite, properties.RunOptions) properties.Result, all []properties.Suite) func(io.Writer) campaign.Recorder {
 	return func(stderr io.Writer) campaign.Recorder {
 		r := &shardRecorder{sim: run, suite: suite, suites: map[string]properties.Suite{}, stderr: stderr, tty: cli.IsTerminal(stderr),
 			suiteReports: []reportview.Suite{}}
