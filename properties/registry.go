@@ -143,6 +143,28 @@ func (t *Tally) Check(id string, applied bool) {
 	}
 }
 
+// Evaluate runs every check on s, counting each evaluation and whether
+// it applied in tally: a fidelity check that does not hold fails the case,
+// a contract check that does not hold is a Breach (which fails the case
+// unless a known finding explains it). Suites whose checks are functions
+// of a case (admission, preemption) run them through it.
+func Evaluate[S any](t *rapid.T, tally *Tally, checks []verify.Check[S], s S) {
+	for _, c := range checks {
+		applies := c.Applies == nil || c.Applies(s)
+		tally.Check(c.ID, applies)
+		if !applies || c.Holds == nil {
+			continue
+		}
+		if err := c.Holds(s); err != nil {
+			if c.Kind == verify.Contract {
+				tally.Breach(t, c.ID, "%v", err)
+				continue
+			}
+			t.Fatalf("%s: %v", c.ID, err)
+		}
+	}
+}
+
 // CheckCounts records checked evaluations of an invariant at once, applied
 // of them applying, as that many calls of Check would: a suite that counts
 // a case's checks in slots of its own, cheaper than Check's two map

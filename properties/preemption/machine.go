@@ -64,23 +64,5 @@ func (m *machine) check(*rapid.T) {
 		return
 	}
 	m.last = nil
-	for _, chk := range admissioncheck.PreemptionChecks {
-		// Every check is evaluated on every case; it applies where its
-		// Applies says the statement has something to say about the case,
-		// and only then is it run.
-		applies := chk.Applies(c)
-		m.tally.Check(chk.ID, applies)
-		if !applies {
-			continue
-		}
-		if err := chk.Holds(c); err != nil {
-			if chk.Kind == verify.Contract {
-				// A broken promise is a finding candidate: Breach fails the
-				// case unless a known finding explains it.
-				m.tally.Breach(m.t, chk.ID, "%v", err)
-				continue
-			}
-			m.t.Fatalf("%s: %v", chk.ID, err)
-		}
-	}
+	properties.Evaluate(m.t, m.tally, admissioncheck.PreemptionChecks, c)
 }
