@@ -80,9 +80,10 @@ func genAdmissionInput() *rapid.Generator[admissionInput] {
 		in.Allocatable = corev1.ResourceList{}
 		for _, name := range admissionResources {
 			at := "allocatable." + string(name)
-			// A scalar resource missing or at 0 is where N6 shows, so those
-			// two modes are drawn rarely; a scaled value of 0, and the pod
-			// slots, are drawn near the boundary instead.
+			// A resource missing or at 0 is drawn rarely (it turns away
+			// every arrival that asks for it, but for an extended resource
+			// missing, which the kubelet drops); a scaled value of 0, and
+			// the pod slots, are drawn near the boundary instead.
 			var v int64
 			switch mode := rapid.IntRange(0, 19).Draw(t, at+".mode"); {
 			case mode == 0:
@@ -125,7 +126,7 @@ func TestAdmission(t *testing.T) {
 		Gen:        genAdmissionInput(),
 		Ours:       ourAdmissions,
 		Theirs:     upstreamAdmissions,
-		Deviations: []Deviation[admissionInput, []admissionResult]{{ID: "N1", Applies: twoScalarResources}, {ID: "N6", Applies: uncheckedScalar}},
+		Deviations: []Deviation[admissionInput, []admissionResult]{{ID: "N1", Applies: twoScalarResources}},
 		Explain:    explainAdmission,
 	})
 }
@@ -227,14 +228,14 @@ func upstreamFitReason(f lifecycle.PredicateFailureReason) fitReason {
 }
 
 // twoScalarResources says some arrival asks for two or more scalar
-// resources the node has some of, the fit's only case where upstream's Go
-// map order can decide the order of its reasons (N1).
+// resources the fit checks, the fit's only case where upstream's Go map
+// order can decide the order of its reasons (N1).
 func twoScalarResources(in admissionInput) bool {
 	alloc := coreList(in.Allocatable)
 	for _, p := range in.Arrivals {
 		n := 0
 		for name, q := range ourPod(p).EffectiveRequests(pod.Options{}) {
-			if q > 0 && isScalarName(name) && alloc[name] > 0 {
+			if _, listed := alloc[name]; q > 0 && isScalarName(name) && (listed || !dm.IsExtendedResourceName(string(name))) {
 				n++
 			}
 		}
@@ -245,85 +246,41 @@ func twoScalarResources(in admissionInput) bool {
 	return false
 }
 
-// uncheckedScalar says some arrival asks for a scalar resource that
-// upstream's fit checks and nodeproof's does not (N6): one the node lists
-// at 0, or a huge page size it does not list at all.
-func uncheckedScalar(in admissionInput) bool {
-	unchecked := uncheckedBy(in)
-	for _, p := range in.Arrivals {
-		for name, q := range ourPod(p).EffectiveRequests(pod.Options{}) {
-			if q > 0 && unchecked(string(name)) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// uncheckedBy says which resources of in's node N6 concerns: scalar
-// resources of which allocatable has none, but for an extended resource
-// it does not list (which the kubelet drops before the fit, as nodeproof
-// does).
-func uncheckedBy(in admissionInput) func(name string) bool {
-	alloc := coreList(in.Allocatable)
-	return func(name string) bool {
-		q, listed := alloc[pod.ResourceName(name)]
-		return name != "" && isScalarName(pod.ResourceName(name)) && q <= 0 && (listed || !dm.IsExtendedResourceName(name))
-	}
-}
-
 // isScalarName is the scheduler's IsScalarResourceName for the names the
 // generator draws: the extended resource and the huge page sizes.
 func isScalarName(name pod.ResourceName) bool {
 	return strings.Contains(string(name), "/") || pod.IsHugePages(name)
 }
 
-// explainAdmission confines N1 and N6 to what they can change. N6: of
-// upstream's reasons, those about a resource nodeproof does not check are
-// set aside, and upstream's decision is taken again from the rest (the
-// first one's status, or admitted when none is left). N1: the reasons
-// must then be the same in the same order up to the order of the scalar
-// resources among them, and where the status differs both must be that of
-// a scalar resource. Once the two sides decide an arrival differently
-// (N6), their nodes differ, and the arrivals after it are not compared.
-func explainAdmission(in admissionInput, ours, theirs []admissionResult) ([]string, error) {
+// explainAdmission confines N1 to what it can change: the reasons must be
+// the same in the same order up to the order of the scalar resources among
+// them, and where the status differs both must be that of a scalar
+// resource. The decisions must be the same.
+func explainAdmission(_ admissionInput, ours, theirs []admissionResult) ([]string, error) {
 	if len(ours) != len(theirs) {
 		return nil, fmt.Errorf("%d decisions, upstream %d", len(ours), len(theirs))
 	}
-	unchecked := uncheckedBy(in)
 	var ids []string
-	use := func(id string) {
-		if !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
-	}
 	for i := range ours {
 		o, u := ours[i], theirs[i]
-		checked := slices.DeleteFunc(slices.Clone(u.Reasons), func(r fitReason) bool { return unchecked(r.Resource) })
-		if len(checked) < len(u.Reasons) {
-			use("N6")
-			u = admissionResult{Admitted: len(checked) == 0, Reasons: checked}
-			if len(checked) > 0 {
-				u.Reason, u.Message = "OutOf"+checked[0].Resource, checked[0].Message
-			}
-		}
 		if o.Admitted != u.Admitted {
 			return nil, fmt.Errorf("arrival %d: admitted %t, upstream %t", i, o.Admitted, u.Admitted)
 		}
+		n1 := false
 		if !slices.Equal(o.Reasons, u.Reasons) {
 			if !slices.Equal(scalarsSorted(o.Reasons), scalarsSorted(u.Reasons)) {
 				return nil, fmt.Errorf("arrival %d: reasons %v, upstream %v, beyond the order of scalar resources", i, o.Reasons, u.Reasons)
 			}
-			use("N1")
+			n1 = true
 		}
 		if o.Reason != u.Reason || o.Message != u.Message {
 			if !firstIsScalar(o) || !firstIsScalar(u) {
 				return nil, fmt.Errorf("arrival %d: %s %q, upstream %s %q", i, o.Reason, o.Message, u.Reason, u.Message)
 			}
-			use("N1")
+			n1 = true
 		}
-		if theirs[i].Admitted != u.Admitted {
-			break
+		if n1 && len(ids) == 0 {
+			ids = append(ids, "N1")
 		}
 	}
 	return ids, nil

@@ -25,6 +25,7 @@ var subsystems = []Subsystem{
 			"ad-exact-fit-rejected",
 			"ad-failed-kill-forgotten",
 			"ad-pod-slots-ignored",
+			"ad-zero-allocatable-skipped",
 			"admit-admitted-forgotten",
 		},
 	},

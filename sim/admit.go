@@ -2,10 +2,10 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nodeproof/nodeproof/core/admission"
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 	"github.com/nodeproof/nodeproof/core/prober"
@@ -212,14 +212,14 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 const observedUnreported = "a pod admitted without devices it requests, allocatable having none of them yet (removeMissingExtendedResources)"
 
 // unreportedResources are the extended resources p requests that the fit
-// of its admission, which has just decided, did not check: those of which
-// the node's allocatable has none. For a pod holding devices the fit first
-// raises each device resource's allocatable to the devices allocated
-// (UpdatePluginResources). Upstream's predicate drops such requests
-// (removeMissingExtendedResources in pkg/kubelet/lifecycle/predicate.go,
-// whose comment calls it a caveat for pods bound to the node by hand) and
-// the device manager skips a resource no plugin registered, so the pod
-// runs without those devices.
+// of its admission, which has just decided, did not check: those the
+// node's allocatable does not list at all (one listed at 0 is checked).
+// For a pod holding devices the fit first raises each device resource's
+// allocatable to the devices allocated (UpdatePluginResources). Upstream's
+// predicate drops such requests (removeMissingExtendedResources in
+// pkg/kubelet/lifecycle/predicate.go, whose comment calls it a caveat for
+// pods bound to the node by hand) and the device manager skips a resource
+// no plugin registered, so the pod runs without those devices.
 func (s *Sim) unreportedResources(p *simPod) map[pod.ResourceName]bool {
 	k := s.kubelet
 	alloc := k.node.Allocatable()
@@ -232,7 +232,7 @@ func (s *Sim) unreportedResources(p *simPod) map[pod.ResourceName]bool {
 	allocated := k.devices.Allocated()
 	var out map[pod.ResourceName]bool
 	for name, q := range p.spec.EffectiveRequests(pod.Options{}) {
-		if q <= 0 || !strings.Contains(string(name), "/") || alloc[name] > 0 || (holds && len(allocated[string(name)]) > 0) {
+		if _, listed := alloc[name]; q <= 0 || !dm.IsExtendedResourceName(string(name)) || listed || (holds && len(allocated[string(name)]) > 0) {
 			continue
 		}
 		if out == nil {

@@ -87,7 +87,7 @@ var invariants = []verify.Check[*view]{
 	},
 	{
 		Property: verify.Property{ID: InvAllocatable, Kind: verify.Fidelity, Subsystem: subsystem,
-			Statement: "Upstream's admission: the admitted, non-terminated pods' requests never exceed the node's allocatable, devices included, except the extended resources a pod requested while allocatable had none of them, which v1.36's admission drops and the pod runs without (counted under Stats.Observed); a critical pod is admitted even when a victim's kill failed (#78405), also counted.",
+			Statement: "Upstream's admission: the admitted, non-terminated pods' requests never exceed the node's allocatable, devices included, except the extended resources a pod requested while allocatable did not list them, which v1.36's admission drops and the pod runs without (counted under Stats.Observed); a critical pod is admitted even when a victim's kill failed (#78405), also counted.",
 			Sources: []cite.Source{cite.Code(predicateFile, "predicateAdmitHandler.Admit"), cite.Code(preemptionFile, "CriticalPodAdmissionHandler.HandleAdmissionFailure"),
 				cite.Issue(78405), simDoc}},
 		Applies: func(v *view) bool { return v.s.allocatableApplies() },

@@ -61,8 +61,8 @@ type simPod struct {
 	// being active, so the device manager must no longer hold its devices.
 	mustRelease bool
 	deadAt      time.Time
-	// unreported are the extended resources the pod requests of which the
-	// node's allocatable had none when its admission's fit ran: v1.36's
+	// unreported are the extended resources the pod requests that the
+	// node's allocatable did not list when its admission's fit ran: v1.36's
 	// predicate drops them from the pod's requests
 	// (removeMissingExtendedResources), so the pod runs without them.
 	unreported map[pod.ResourceName]bool

@@ -111,6 +111,49 @@ func TestSpecFitReasons(t *testing.T) {
 	assert.Equal(t, "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector", r.Message, "result = %+v", r)
 }
 
+// TestSpecMissingScalarResources checks which scalar resources of which
+// the node has none the fit checks (docs/deviations.md N6, fixed): only an
+// extended resource allocatable does not list at all is dropped, and only
+// from the containers' requests (removeMissingExtendedResources); one
+// listed at 0, a huge page size, attachable volumes and a kubernetes.io
+// resource, listed at 0 or not at all, are short whenever asked for, and
+// so is an extended resource the pod's overhead asks for.
+func TestSpecMissingScalarResources(t *testing.T) {
+	alloc := pod.ResourceList{pod.Pods: 10, pod.CPU: 1000, "hugepages-2Mi": 0, "vendor.io/zero": 0}
+	short := func(res pod.ResourceName, q int64) preemption.Reason {
+		return &preemption.InsufficientResource{ResourceName: res, Requested: q, Capacity: alloc[res]}
+	}
+	for _, tc := range []struct {
+		name string
+		p    *pod.Pod
+		want []preemption.Reason
+	}{
+		{"huge pages listed at 0", mkPod("p", pod.ResourceList{"hugepages-2Mi": 2 * mi}, nil), []preemption.Reason{short("hugepages-2Mi", 2*mi)}},
+		{"huge page size not listed", mkPod("p", pod.ResourceList{"hugepages-1Gi": 1 << 30}, nil), []preemption.Reason{short("hugepages-1Gi", 1<<30)}},
+		{"extended resource listed at 0", mkPod("p", pod.ResourceList{"vendor.io/zero": 1}, nil), []preemption.Reason{short("vendor.io/zero", 1)}},
+		{"extended resource not listed", mkPod("p", pod.ResourceList{"vendor.io/missing": 1}, nil), nil},
+		{"attachable volumes not listed", mkPod("p", pod.ResourceList{"attachable-volumes-csi-x": 1}, nil), []preemption.Reason{short("attachable-volumes-csi-x", 1)}},
+		{"kubernetes.io resource not listed", mkPod("p", pod.ResourceList{"example.kubernetes.io/thing": 1}, nil), []preemption.Reason{short("example.kubernetes.io/thing", 1)}},
+		{"extended resource not listed, in the overhead", func() *pod.Pod {
+			p := mkPod("p", pod.ResourceList{"vendor.io/missing": 5}, nil)
+			p.Overhead = pod.ResourceList{"vendor.io/missing": 1}
+			return p
+		}(), []preemption.Reason{short("vendor.io/missing", 1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, admission.Fit(alloc, nil, tc.p), "Fit =")
+			r := admit(t, newNode(t, alloc, nil), tc.p, admission.Options{}, nil)
+			assert.Equal(t, len(tc.want) == 0, r.Admitted, "result = %+v", r)
+			assert.Equal(t, tc.want, r.FitReasons, "fit reasons")
+		})
+	}
+	// The dropped request is the arriving pod's only: the pod itself is
+	// left as it came.
+	p := mkPod("p", pod.ResourceList{"vendor.io/missing": 1}, nil)
+	admission.Fit(alloc, nil, p)
+	assert.Equal(t, pod.ResourceList{"vendor.io/missing": 1}, p.Containers[0].Requests, "the pod's requests after the fit")
+}
+
 // TestSpecOverheadAndSidecarsCount checks that the fit asks for the
 // effective requests: sidecars run next to the app containers and the
 // overhead is added.

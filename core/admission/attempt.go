@@ -282,7 +282,7 @@ func (a *Attempt) predicates() {
 			}
 		}
 	}
-	reasons := fit(allocatable, n.usedLists(), a.pod.EffectiveRequests(pod.Options{}))
+	reasons := fit(allocatable, n.usedLists(), requests(allocatable, a.pod))
 	for _, r := range a.opts.OtherReasons {
 		reasons = append(reasons, r)
 	}

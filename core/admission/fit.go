@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	dm "github.com/nodeproof/nodeproof/core/devicemanager"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
 )
@@ -19,11 +20,12 @@ const (
 )
 
 // isScalar says the fit checks name as a scalar resource (the scheduler's
-// IsScalarResourceName): an extended or otherwise domain-prefixed resource,
-// hugepages, or attachable volumes. The fit ignores any other name.
+// IsScalarResourceName): an extended resource, a resource in the
+// kubernetes.io namespace, hugepages, or attachable volumes. The fit
+// ignores any other name.
 func isScalar(name pod.ResourceName) bool {
 	s := string(name)
-	return strings.Contains(s, "/") || pod.IsHugePages(name) || strings.HasPrefix(s, "attachable-volumes-")
+	return dm.IsExtendedResourceName(s) || strings.Contains(s, "kubernetes.io/") || pod.IsHugePages(name) || strings.HasPrefix(s, "attachable-volumes-")
 }
 
 // Fit returns the insufficient-resource reasons of p on a node with the
@@ -32,21 +34,63 @@ func isScalar(name pod.ResourceName) bool {
 // memory, ephemeral-storage, then the scalar resources, which upstream
 // visits in Go map order and the core in name order. A pod asks for its
 // effective requests (sidecars, init containers, pod-level resources and
-// overhead included); the running pods use the sum of theirs.
+// overhead included), less the extended resources allocatable does not
+// list (requests); the running pods use the sum of theirs.
 //
-// A scalar resource of which allocatable has none (missing or 0) is not
-// checked. v1.36's kubelet drops only the extended resources the node does
-// not list (cluster-level resources) and checks the rest, huge pages
-// included: a known difference, docs/deviations.md N6.
+// Every scalar resource the pod asks for is checked, one allocatable lists
+// at 0 or a huge page size it does not list included: the pod is short of
+// it. The kubelet calls the fit without a DRA manager, so no resource is
+// delegated to DRA.
 func Fit(allocatable pod.ResourceList, active []*pod.Pod, p *pod.Pod) []preemption.Reason {
 	used := make([]pod.ResourceList, len(active))
 	for i, a := range active {
 		used[i] = a.EffectiveRequests(pod.Options{})
 	}
-	return fit(allocatable, used, p.EffectiveRequests(pod.Options{}))
+	return fit(allocatable, used, requests(allocatable, p))
 }
 
-// fit is Fit with the running pods' requests worked out already.
+// requests is what p asks of a node with the given allocatable in the fit:
+// its effective requests after upstream's removeMissingExtendedResources
+// (pkg/kubelet/lifecycle/predicate.go), which drops from the containers'
+// requests every extended resource allocatable does not list at all, for
+// cluster-level resources the node knows nothing of. One listed at 0 stays,
+// and so do huge pages, attachable volumes and kubernetes.io resources,
+// which are not extended resources; pod-level resources and overhead are
+// not filtered, as upstream.
+func requests(allocatable pod.ResourceList, p *pod.Pod) pod.ResourceList {
+	missing := func(name pod.ResourceName) bool {
+		_, listed := allocatable[name]
+		return !listed && dm.IsExtendedResourceName(string(name))
+	}
+	without := func(cs []pod.Container) []pod.Container {
+		out := make([]pod.Container, len(cs))
+		for i, c := range cs {
+			c.Requests = c.Requests.Clone()
+			for name := range c.Requests {
+				if missing(name) {
+					delete(c.Requests, name)
+				}
+			}
+			out[i] = c
+		}
+		return out
+	}
+	for _, c := range append(append([]pod.Container(nil), p.InitContainers...), p.Containers...) {
+		for name := range c.Requests {
+			if missing(name) {
+				// Copied only here: most pods ask for nothing to drop.
+				q := *p
+				q.InitContainers = without(p.InitContainers)
+				q.Containers = without(p.Containers)
+				return q.EffectiveRequests(pod.Options{})
+			}
+		}
+	}
+	return p.EffectiveRequests(pod.Options{})
+}
+
+// fit is Fit with the running pods' requests and the pod's worked out
+// already.
 func fit(allocatable pod.ResourceList, used []pod.ResourceList, want pod.ResourceList) []preemption.Reason {
 	var reasons []preemption.Reason
 	if n := int64(len(used)); n+1 > allocatable[pod.Pods] {
@@ -72,7 +116,7 @@ func fit(allocatable pod.ResourceList, used []pod.ResourceList, want pod.Resourc
 	check(pod.Memory)
 	check(pod.EphemeralStorage)
 	for _, res := range want.Names() {
-		if isScalar(res) && allocatable[res] > 0 {
+		if isScalar(res) {
 			check(res)
 		}
 	}

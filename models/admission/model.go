@@ -107,11 +107,14 @@ func Shortfalls(allocatable map[string]int64, running []Pod, p Pod) []Shortfall 
 
 // checked lists the resources the fit compares for p, in its order: cpu,
 // memory and ephemeral-storage when p asks for some, then by name the
-// scalar resources p asks for and the node has some of. A scalar resource
-// of which allocatable has none, missing or 0, is not checked, as
-// core/admission does today (docs/deviations.md N6: upstream skips only an
-// extended resource allocatable does not list; the fix changes both). A
-// name that is neither (a bare "gpu") is not checked.
+// scalar resources p asks for but the extended resources allocatable does
+// not list at all, which the kubelet drops before the fit
+// (removeMissingExtendedResources) for cluster-level resources. A scalar
+// resource allocatable lists at 0, and a huge page size or attachable
+// volumes it does not list, are checked: the node has none. A name that is
+// neither (a bare "gpu") is not checked. (The kubelet drops the missing
+// extended resources from the containers' requests only; a pod's overhead
+// of one, which the model's pods do not separate, would stay.)
 func checked(allocatable map[string]int64, p Pod) []string {
 	var out []string
 	for _, name := range []string{CPU, Memory, EphemeralStorage} {
@@ -121,7 +124,7 @@ func checked(allocatable map[string]int64, p Pod) []string {
 	}
 	var scalars []string
 	for name, q := range p.Requests {
-		if q > 0 && scalar(name) && allocatable[name] > 0 {
+		if _, listed := allocatable[name]; q > 0 && scalar(name) && (listed || !extended(name)) {
 			scalars = append(scalars, name)
 		}
 	}
@@ -133,4 +136,11 @@ func checked(allocatable map[string]int64, p Pod) []string {
 // other domain-prefixed resource, hugepages, or attachable volumes.
 func scalar(name string) bool {
 	return strings.Contains(name, "/") || strings.HasPrefix(name, "hugepages-") || strings.HasPrefix(name, "attachable-volumes-")
+}
+
+// extended says name is an extended resource: domain-prefixed, outside the
+// kubernetes.io namespace. (Upstream also asks that "requests."+name be a
+// qualified name; the model's names are valid ones.)
+func extended(name string) bool {
+	return strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/")
 }

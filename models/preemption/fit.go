@@ -18,13 +18,22 @@ func scalar(name string) bool {
 	return strings.Contains(name, "/") || strings.HasPrefix(name, "hugepages-") || strings.HasPrefix(name, "attachable-volumes-")
 }
 
+// extended says the resource is an extended resource: domain-prefixed,
+// outside the kubernetes.io namespace. (Upstream also asks that
+// "requests."+name be a qualified name; the model's names are valid ones.)
+func extended(name string) bool {
+	return strings.Contains(name, "/") && !strings.Contains(name, "kubernetes.io/")
+}
+
 // Fit lists what the node lacks to run p next to the running pods: a pod
 // slot first, then cpu, memory and ephemeral storage, then the scalar
 // resources by name. A resource is short when the pod asks for more than
-// allocatable less what the running pods ask for. A scalar resource the
-// node has none of is not checked, as core/admission does
-// (docs/deviations.md N6: v1.36's kubelet drops only an extended resource
-// the node does not list).
+// allocatable less what the running pods ask for; allocatable has none of
+// a resource it does not list. The kubelet first drops from the pod's
+// containers the extended resources allocatable does not list at all
+// (removeMissingExtendedResources), so of those the pod asks only for its
+// overhead's; every other scalar resource, one listed at 0 or a huge page
+// size not listed included, is checked.
 func Fit(allocatable map[string]int64, running []Pod, p Pod) []Shortfall {
 	var out []Shortfall
 	if int64(len(running))+1 > allocatable[Pods] {
@@ -60,10 +69,11 @@ func Fit(allocatable map[string]int64, running []Pod, p Pod) []Shortfall {
 	sort.Strings(scalars)
 	for _, res := range append([]string{CPU, Memory, EphemeralStorage}, scalars...) {
 		want := FitRequest(p, res)
-		if want == 0 {
-			continue
+		if _, listed := allocatable[res]; !listed && extended(res) {
+			// Pod-level resources hold no extended resource.
+			want = p.Overhead[res]
 		}
-		if scalar(res) && allocatable[res] <= 0 {
+		if want == 0 {
 			continue
 		}
 		if u := used(res); want > allocatable[res]-u {

@@ -93,3 +93,18 @@ func TestQoSAndRequests(t *testing.T) {
 	assert.Equal(t, Burstable, QoS(burstable("b", 1, 1)), "container-level classes")
 	assert.Equal(t, Guaranteed, QoS(guaranteed("g", 1, 1)), "container-level classes")
 }
+
+// TestFitScalarResources: of the scalar resources the node has none of,
+// only an extended resource allocatable does not list is dropped, and only
+// from the containers (docs/deviations.md N6, fixed); one listed at 0 and a
+// huge page size not listed are short.
+func TestFitScalarResources(t *testing.T) {
+	p := Pod{App: []Container{{Requests: map[string]int64{"example.com/missing": 4, "example.com/zero": 1, "hugepages-2Mi": 2}}},
+		Overhead: map[string]int64{"example.com/missing": 1}}
+	got := Fit(map[string]int64{Pods: 1, "example.com/zero": 0}, nil, p)
+	assert.Equal(t, []Shortfall{{"example.com/missing", 1, 0, 0}, {"example.com/zero", 1, 0, 0}, {"hugepages-2Mi", 2, 0, 0}}, got,
+		"the missing extended resource's overhead stays; the one at 0 and the huge pages are short")
+	p.Overhead = nil
+	got = Fit(map[string]int64{Pods: 1, "example.com/zero": 1, "hugepages-2Mi": 2}, nil, p)
+	assert.Empty(t, got, "an extended resource allocatable does not list is not checked")
+}

@@ -14,7 +14,7 @@ import (
 
 func (m *machine) arrive(t *rapid.T, action string, critical bool) {
 	m.uids++
-	p := admissioncheck.Pod(t, fmt.Sprintf("p%d", m.uids), admissioncheck.PodOptions{GPUs: true, Critical: critical})
+	p := admissioncheck.Pod(t, fmt.Sprintf("p%d", m.uids), admissioncheck.PodOptions{GPUs: true, Scalars: true, Critical: critical})
 	var opts core.Options
 	if rapid.IntRange(0, 7).Draw(t, "otherReason") == 0 {
 		opts.OtherReasons = []*preemption.PredicateFailure{admissioncheck.OtherReason(t)}

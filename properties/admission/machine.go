@@ -65,6 +65,20 @@ func newMachine(t *rapid.T, tally *properties.Tally) *machine {
 		pod.EphemeralStorage: rapid.SampledFrom([]int64{2 << 30, 8 << 30}).Draw(t, "storage"),
 		admissioncheck.GPU:   gpus,
 	}
+	// Huge pages and FPGAs: not listed, listed at 0 or some. A node with
+	// none of a resource its pods ask for is where the fit's rule for
+	// scalar resources decides (docs/deviations.md N6).
+	scalar := func(name pod.ResourceName, some []int64) {
+		switch mode := rapid.IntRange(0, 3).Draw(t, string(name)+".mode"); mode {
+		case 0:
+		case 1:
+			alloc[name] = 0
+		default:
+			alloc[name] = rapid.SampledFrom(some).Draw(t, string(name))
+		}
+	}
+	scalar(admissioncheck.HugePages, []int64{4 << 20, 8 << 20})
+	scalar(admissioncheck.FPGA, []int64{1, 2})
 	var err error
 	if m.node, err = core.NewNode(alloc, m.devices); err != nil {
 		t.Fatalf("%s: %v", admissioncheck.ADDecision, err)

@@ -2,6 +2,7 @@ package admissioncheck
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/nodeproof/nodeproof/core/admission"
@@ -9,6 +10,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/pod"
 	"github.com/nodeproof/nodeproof/core/preemption"
+	fitmodel "github.com/nodeproof/nodeproof/models/admission"
 	model "github.com/nodeproof/nodeproof/models/preemption"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
@@ -223,6 +225,7 @@ func preempted(c *AdmissionCase) bool {
 const (
 	ADDevices       = "AD-DEVICES"
 	ADFit           = "AD-FIT"
+	ADModel         = "AD-MODEL"
 	ADDecision      = "AD-DECISION"
 	ADNode          = "AD-NODE"
 	ADNoOvercommit  = "AD-NO-OVERCOMMIT"
@@ -259,8 +262,10 @@ var AdmissionChecks = []verify.Check[*AdmissionCase]{
 			Subsystem: "admission",
 			Kind:      verify.Fidelity,
 			Statement: "The fit reports the model's shortfalls in order (pods, cpu, memory, ephemeral-storage, scalars " +
-				"by name), with requested, used and capacity, then the caller's other reasons; a scalar resource " +
-				"the node has none of is not checked.",
+				"by name), with requested, used and capacity, then the caller's other reasons. Of the scalar " +
+				"resources the node has none of, only an extended resource allocatable does not list at all is " +
+				"dropped from the containers' requests; one listed at 0, and huge pages listed at 0 or not at all, " +
+				"are short whenever the pod asks for them.",
 			Sources: []cite.Source{
 				cite.Code(predicateHandler, "predicateAdmitHandler.Admit"),
 				cite.Code(schedulerFit, "Fits"),
@@ -268,6 +273,24 @@ var AdmissionChecks = []verify.Check[*AdmissionCase]{
 		},
 		Applies: func(c *AdmissionCase) bool { return c.deviceFailure() == "" },
 		Holds:   checkFit,
+	},
+	{
+		Property: verify.Property{
+			ID:        ADModel,
+			Subsystem: "admission",
+			Kind:      verify.Fidelity,
+			Statement: "A pod that asks for no devices, is not critical and fails no other predicate is admitted or " +
+				"rejected as models/admission decides: the same status reason and message, and the fit's " +
+				"shortfalls in order with requested, used and capacity.",
+			Sources: []cite.Source{
+				cite.Code(predicateHandler, "predicateAdmitHandler.Admit"),
+				cite.Code(schedulerFit, "Fits"),
+			},
+		},
+		Applies: func(c *AdmissionCase) bool {
+			return podGPUs(c.Pod) == 0 && c.deviceFailure() == "" && len(c.Opts.OtherReasons) == 0 && !c.Pod.IsCritical()
+		},
+		Holds: checkAdmissionModel,
 	},
 	{
 		Property: verify.Property{
@@ -307,7 +330,8 @@ var AdmissionChecks = []verify.Check[*AdmissionCase]{
 			Subsystem: "admission",
 			Kind:      verify.Fidelity,
 			Statement: "Admission never over-commits: the pods that are not terminating ask for at most allocatable of " +
-				"pods, cpu, memory, ephemeral-storage and every scalar resource the node has.",
+				"pods, cpu, memory, ephemeral-storage and every scalar resource but an extended resource the node " +
+				"does not list (none of a resource listed at 0 or a huge page size not listed).",
 			Sources: []cite.Source{
 				cite.Code(predicateHandler, "predicateAdmitHandler.Admit"),
 				cite.Code(schedulerFit, "Fits"),
@@ -596,19 +620,20 @@ func checkNoOvercommit(c *AdmissionCase) error {
 		}
 		count++
 		m := ModelPod(a.Pod)
-		for _, res := range []string{model.CPU, model.Memory, model.EphemeralStorage, string(GPU)} {
+		for _, res := range overcommitResources {
 			used[res] += model.FitRequest(m, res)
 		}
 	}
 	if count > c.Allocatable[pod.Pods] {
 		return fmt.Errorf("%d pods not terminating on a node of %d", count, c.Allocatable[pod.Pods])
 	}
-	for _, res := range []string{model.CPU, model.Memory, model.EphemeralStorage, string(GPU)} {
-		// An allocatable of 0 bounds the pods like any other. Only a scalar
-		// resource missing from the node's allocatable is not checked, as
-		// the kubelet drops such requests before the fit.
+	for _, res := range overcommitResources {
+		// An allocatable of 0, or a huge page size not listed, bounds the
+		// pods like any other. Only an extended resource missing from the
+		// node's allocatable is not checked, as the kubelet drops such
+		// requests before the fit.
 		alloc, has := c.Allocatable[pod.ResourceName(res)]
-		if !has && res == string(GPU) {
+		if !has && (res == string(GPU) || res == string(FPGA)) {
 			continue
 		}
 		if used[res] > alloc {
@@ -616,6 +641,38 @@ func checkNoOvercommit(c *AdmissionCase) error {
 		}
 	}
 	return nil
+}
+
+// overcommitResources are the resources the generated pods ask for.
+var overcommitResources = []string{model.CPU, model.Memory, model.EphemeralStorage, string(GPU), string(HugePages), string(FPGA)}
+
+// checkAdmissionModel compares the decision with models/admission's on the
+// node as it was before it: its allocatable and every active pod,
+// terminating ones included, each with its effective requests.
+func checkAdmissionModel(c *AdmissionCase) error {
+	n := fitmodel.Node{Allocatable: plain(c.Allocatable)}
+	for _, a := range c.Before {
+		n.Pods = append(n.Pods, fitModelPod(a.Pod))
+	}
+	want := n.Admit(fitModelPod(c.Pod))
+	got := fitmodel.Decision{Admitted: c.Result.Admitted, Reason: c.Result.Reason, Message: c.Result.Message}
+	for _, r := range c.Result.FitReasons {
+		ir, ok := r.(*preemption.InsufficientResource)
+		if !ok {
+			return fmt.Errorf("pod %q: the fit gave %q, which is not an insufficient resource", c.Pod.UID, r.Error())
+		}
+		got.Shortfalls = append(got.Shortfalls, fitmodel.Shortfall{Resource: string(ir.ResourceName), Requested: ir.Requested, Used: ir.Used, Capacity: ir.Capacity})
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("pod %q: core decided %+v, models/admission %+v", c.Pod.UID, got, want)
+	}
+	return nil
+}
+
+// fitModelPod is p as models/admission reads it: its UID and its effective
+// requests.
+func fitModelPod(p *pod.Pod) fitmodel.Pod {
+	return fitmodel.Pod{Name: p.UID, Requests: plain(p.EffectiveRequests(pod.Options{}))}
 }
 
 func checkAdmissionPreemption(c *AdmissionCase) error {

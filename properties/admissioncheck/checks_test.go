@@ -156,6 +156,8 @@ func TestAdmissionChecksCanFail(t *testing.T) {
 			c.Result.Reason = "UnexpectedAdmissionError"
 		}},
 		{ADFit, checkFit, func(c *AdmissionCase) { c.Result.FitReasons = nil }},
+		{ADModel, checkAdmissionModel, func(c *AdmissionCase) { c.Result.FitReasons[0].(*preemption.InsufficientResource).Used-- }},
+		{ADModel, checkAdmissionModel, func(c *AdmissionCase) { c.Result.Message = "" }},
 		{ADDecision, checkDecision, func(c *AdmissionCase) { c.Result.Admitted = true }},
 		{ADNode, checkNode, func(c *AdmissionCase) { c.After = append(c.After, admission.ActivePod{Pod: c.Pod}) }},
 		{ADNoOvercommit, checkNoOvercommit, func(c *AdmissionCase) { c.Allocatable = pod.ResourceList{pod.Pods: 5, pod.CPU: 100} }},
@@ -176,7 +178,8 @@ func TestAdmissionChecksCanFail(t *testing.T) {
 // to give admits no pod that asks for some. The check once skipped every
 // resource of allocatable 0, so this overcommit passed. A scalar resource
 // the node does not list at all stays unchecked, as the kubelet drops such
-// requests before the fit.
+// requests before the fit, but for huge pages, of which the node then has
+// none.
 func TestNoOvercommitBoundsZeroAllocatable(t *testing.T) {
 	asks := func(r pod.ResourceName, n int64) admission.ActivePod {
 		return admission.ActivePod{Pod: testPod("p", pod.ResourceList{r: n}, nil)}
@@ -192,6 +195,8 @@ func TestNoOvercommitBoundsZeroAllocatable(t *testing.T) {
 	withGPUs[GPU] = 0
 	assert.EqualError(t, checkNoOvercommit(&AdmissionCase{Allocatable: withGPUs, After: []admission.ActivePod{asks(GPU, 2)}}),
 		"pods not terminating ask for 2 example.com/gpu, allocatable is 0")
+	assert.EqualError(t, checkNoOvercommit(&AdmissionCase{Allocatable: node, After: []admission.ActivePod{asks(HugePages, 2*mi)}}),
+		"pods not terminating ask for 2097152 hugepages-2Mi, allocatable is 0", "huge pages on a node that lists none")
 }
 
 // TestDevicesNotShared: a device held by two running pods, or by two

@@ -13,6 +13,16 @@ import (
 // admission suite a device plugin serves it.
 const GPU = pod.ResourceName("example.com/gpu")
 
+// HugePages and FPGA are the scalar resources besides GPU the generated
+// pods may ask for: huge pages of one size, and an extended resource no
+// device plugin serves (the node's allocatable lists it or not). A node
+// with none of either is where the fit's rule for scalar resources shows:
+// the kubelet drops only an extended resource allocatable does not list.
+const (
+	HugePages = pod.ResourceName("hugepages-2Mi")
+	FPGA      = pod.ResourceName("example.com/fpga")
+)
+
 const mi = int64(1 << 20)
 
 // Quantities come from small sets so that ties, exact fits and pods that
@@ -32,6 +42,9 @@ type PodOptions struct {
 	// GPUs lets app containers ask for example.com/gpu (requests equal to
 	// limits, as the API requires of extended resources).
 	GPUs bool
+	// Scalars lets app containers ask for HugePages and FPGA (requests
+	// equal to limits, as the API requires of both).
+	Scalars bool
 	// Critical forces a critical pod (a critical priority, or a static or
 	// mirror pod); otherwise criticality is drawn like the rest.
 	Critical bool
@@ -98,6 +111,18 @@ func Pod(t *rapid.T, uid string, opts PodOptions) *pod.Pod {
 		if opts.GPUs && rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("app%d.hasGPU", i)) == 0 {
 			n := rapid.IntRange(1, 2).Draw(t, fmt.Sprintf("app%d.gpus", i))
 			c.Requests[GPU], c.Limits[GPU] = int64(n), int64(n)
+		}
+		if opts.Scalars {
+			// One container in three asks for huge pages, one in six for
+			// FPGAs: with two apps, most pods of a node that has none of
+			// one of them ask for it now and then.
+			switch rapid.IntRange(0, 5).Draw(t, fmt.Sprintf("app%d.scalar", i)) {
+			case 0, 1:
+				q := rapid.SampledFrom([]int64{2 * mi, 4 * mi}).Draw(t, fmt.Sprintf("app%d.hugepages", i))
+				c.Requests[HugePages], c.Limits[HugePages] = q, q
+			case 2:
+				c.Requests[FPGA], c.Limits[FPGA] = 1, 1
+			}
 		}
 		p.Containers = append(p.Containers, c)
 	}
