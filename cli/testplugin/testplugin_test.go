@@ -1,4 +1,4 @@
-package main
+package testplugin
 
 import (
 	"io"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+	plugin "github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 )
 
 func noEnv(string) string { return "" }
@@ -18,10 +18,10 @@ func noEnv(string) string { return "" }
 func TestParseLegalKnobs(t *testing.T) {
 	cfg, err := parse(strings.Fields("--devices 3 --fail-device-after 0 --reregister-endpoint again.sock --ids-per-host-device 2 --fault Allocate=reversed-container-responses"), noEnv, io.Discard)
 	require.NoError(t, err)
-	assert.Equal(t, &testplugin.DeviceFailure{ID: "dev-2", AfterAllocates: 0}, cfg.DeviceFailure)
+	assert.Equal(t, &plugin.DeviceFailure{ID: "dev-2", AfterAllocates: 0}, cfg.DeviceFailure)
 	assert.Equal(t, "again.sock", cfg.ReregisterEndpoint)
 	assert.Equal(t, 2, cfg.IDsPerHostDevice)
-	assert.Equal(t, testplugin.ReversedContainerResponses, cfg.Faults[testplugin.Allocate].Malformed)
+	assert.Equal(t, plugin.ReversedContainerResponses, cfg.Faults[plugin.Allocate].Malformed)
 
 	cfg, err = parse(nil, noEnv, io.Discard)
 	require.NoError(t, err)

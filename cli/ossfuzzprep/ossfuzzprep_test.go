@@ -1,4 +1,4 @@
-package main
+package ossfuzzprep
 
 import (
 	"bytes"
@@ -26,26 +26,26 @@ func TestTargetsAndSeeds(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(root, rel), []byte(content), 0o644))
 	}
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, run([]string{"targets", "--root", root}, &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, Run([]string{"targets", "--root", root}, &stdout, &stderr), stderr.String())
 	assert.Equal(t, "FuzzP\texample.com/m/p\tFuzzP\t\n"+
 		"FuzzQ\texample.com/m/p\tFuzzQ\tf.Fuzz gets g, not a function literal: a harness made elsewhere (rapid.MakeFuzz) takes the standard library's *testing.T, and go-118-fuzz-build's F.Fuzz calls it with its own *testing.T, so reflect panics on every input\n",
 		stdout.String())
 
 	out := filepath.Join(t.TempDir(), "out")
 	stdout.Reset()
-	require.Equal(t, 0, run([]string{"seeds", "--root", root, "--out", out}, &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, Run([]string{"seeds", "--root", root, "--out", out}, &stdout, &stderr), stderr.String())
 	assert.FileExists(t, filepath.Join(out, "FuzzP_seed_corpus.zip"))
 	assert.NoFileExists(t, filepath.Join(out, "FuzzQ_seed_corpus.zip"))
 }
 
 func TestBadArguments(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Equal(t, 2, run([]string{"seeds"}, &stdout, &stderr))
+	assert.Equal(t, 2, Run([]string{"seeds"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "--out: required")
 	stderr.Reset()
-	assert.Equal(t, 2, run([]string{"nonsense"}, &stdout, &stderr))
+	assert.Equal(t, 2, Run([]string{"nonsense"}, &stdout, &stderr))
 	stderr.Reset()
-	assert.Equal(t, 1, run([]string{"targets", "--root", t.TempDir()}, &stdout, &stderr))
+	assert.Equal(t, 1, Run([]string{"targets", "--root", t.TempDir()}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "go.mod")
 }
 
@@ -55,7 +55,7 @@ func TestBadArguments(t *testing.T) {
 // them, while the decoder targets beside them are built.
 func TestTheModulesCeilingsAreNotTargets(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	require.Equal(t, 0, run([]string{"targets", "--root", "../.."}, &stdout, &stderr), stderr.String())
+	require.Equal(t, 0, Run([]string{"targets", "--root", "../.."}, &stdout, &stderr), stderr.String())
 	funcs := map[string]bool{}
 	for _, line := range strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n") {
 		fields := strings.Split(line, "\t")

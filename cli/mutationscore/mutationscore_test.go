@@ -1,4 +1,4 @@
-package main
+package mutationscore
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func TestScoreOfEachDirectorysReport(t *testing.T) {
 		"table.md":                "| `core/pod/qos.go:6:3` | CONDITIONALS_NEGATION | equivalent | both branches agree |\n",
 	})
 	var stdout, stderr bytes.Buffer
-	status := run([]string{"--reports", filepath.Join(dir, "reports"), "--table", filepath.Join(dir, "table.md")}, &stdout, &stderr)
+	status := Run([]string{"--reports", filepath.Join(dir, "reports"), "--table", filepath.Join(dir, "table.md")}, &stdout, &stderr)
 	assert.Equal(t, 0, status, stderr.String())
 	assert.Equal(t, "mutation score 100.0%: 2 killed of 2 non-equivalent (1 lived, of which 1 equivalent); "+
 		"1 not covered, 0 timed out, 0 not viable, shown apart; gremlins tested for 15 s\n", stdout.String())
@@ -43,7 +43,7 @@ func TestScoreOfEachDirectorysReport(t *testing.T) {
 func TestUnlistedSurvivorFails(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"reports/pod.json": podReport, "table.md": "no table yet\n"})
 	var stdout, stderr bytes.Buffer
-	status := run([]string{"--reports", filepath.Join(dir, "reports"), "--table", filepath.Join(dir, "table.md")}, &stdout, &stderr)
+	status := Run([]string{"--reports", filepath.Join(dir, "reports"), "--table", filepath.Join(dir, "table.md")}, &stdout, &stderr)
 	assert.Equal(t, 1, status)
 	assert.Contains(t, stdout.String(), "mutation score 50.0%")
 	assert.Equal(t, filepath.Join(dir, "table.md")+": core/pod/qos.go:6:3 CONDITIONALS_NEGATION lived and is not in the table\n", stderr.String())
@@ -66,7 +66,7 @@ func TestBadInputIsAUsageError(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			assert.Equal(t, 2, run(tc.args, &stdout, &stderr))
+			assert.Equal(t, 2, Run(tc.args, &stdout, &stderr))
 			assert.Contains(t, stderr.String(), tc.want)
 		})
 	}

@@ -1,9 +1,9 @@
-package main
+package speed
 
-// target is one fuzz target measured against the empty targets of its
+// Target is one fuzz target measured against the empty targets of its
 // argument types: the lean one in fuzz/ceiling and the same-binary one in
 // its own package.
-type target struct {
+type Target struct {
 	// Package is the module-relative package path, "./fuzz/checkpointdecode".
 	Package string
 	// Name is the Fuzz function.
@@ -15,18 +15,18 @@ type target struct {
 	Ceiling string
 }
 
-// ceilingPackage holds the lean empty targets. They, and the same-binary
+// CeilingPackage holds the lean empty targets. They, and the same-binary
 // ones in the targets' packages, build only with ceilingTag.
 const (
-	ceilingPackage = "./fuzz/ceiling"
+	CeilingPackage = "./fuzz/ceiling"
 	ceilingTag     = "fuzzceiling"
 )
 
-// decoderTargets are the targets that feed untrusted bytes to a decoder of
+// DecoderTargets are the targets that feed untrusted bytes to a decoder of
 // outside input (docs/commands/fuzzspeed.md says why these and not the
 // state-machine targets). Targets of the same argument types are adjacent,
 // so one lean ceiling run sits between them.
-var decoderTargets = []target{
+var DecoderTargets = []Target{
 	{"./fuzz/checkpointdecode", "FuzzCheckpointDecode", "FuzzEmptyBytes"},
 	{"./fuzz/allocresp", "FuzzAllocRespUnmarshal", "FuzzEmptyBytes"},
 	{"./fuzz/manifests", "FuzzProbeSpecs", "FuzzEmptyBytes"},
