@@ -1,0 +1,17 @@
+// Package scenario plays generated scenarios against one real kubelet
+// (package realkubelet): rapid draws the steps (static pods coming and
+// going, with devices on app, init and sidecar containers, critical pods
+// and each QoS class; kill -9 of the kubelet; a crash and restart of the
+// device plugin; a device's health flipping), so that a failing scenario
+// shrinks to a few steps and replays from its seed or fail file.
+//
+// After every step the scenario waits, with a bound, until the node has
+// settled (each pod running or refused, each removed pod gone, the
+// plugin's healthy devices listed), then observes it from outside, through
+// the kubelet's real interfaces only (/pods, the PodResources API, the
+// device manager's checkpoint, the cgroupfs), and evaluates the properties
+// in Checks on what it saw: the promises of the Kubernetes documentation a
+// node can show, and the agreements between what the kubelet says in
+// different places. Each property is a verify.Check, counted checked and
+// applied, so a sweep says how often each was put to the test.
+package scenario

@@ -1,0 +1,339 @@
+package scenario
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/verify/cite"
+)
+
+// State is what the checks judge after a step: the node before and after
+// it, and what the scenario did to it.
+type State struct {
+	Step   Step
+	Before *Observation
+	After  *Observation
+	// Specs are the pods whose manifests are in the manifest directory
+	// after the step, by name.
+	Specs map[string]PodSpec
+	// Healthy are the plugin's devices that it reports healthy, sorted.
+	Healthy []string
+}
+
+// The properties' IDs. RK is the real kubelet: what is checked on the
+// binary from outside, beside the same statements' IDs in properties/.
+const (
+	NotShared         = "RK-C-NOT-SHARED"
+	CheckpointAgrees  = "RK-CHECKPOINT-AGREES"
+	AllocatableHealth = "RK-C-ALLOCATABLE-HEALTHY"
+	Admission         = "RK-C-ADMISSION"
+	PodCgroups        = "RK-C-POD-CGROUPS"
+	RestartKeeps      = "RK-RESTART-KEEPS"
+)
+
+// The documentation pages the contract properties quote, and the kubelet
+// files the fidelity ones come from.
+const (
+	docDevicePlugins = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
+	docPodQOS        = "concepts/workloads/pods/pod-qos/"
+	docResources     = "concepts/configuration/manage-resources-containers/"
+	dmManager        = "pkg/kubelet/cm/devicemanager/manager.go"
+	dmPodDevices     = "pkg/kubelet/cm/devicemanager/pod_devices.go"
+	podResourcesAPI  = "pkg/kubelet/apis/podresources/server_v1.go"
+)
+
+// Checks are the properties evaluated after every step, in order.
+var Checks = []verify.Check[*State]{
+	{
+		Property: verify.Property{
+			ID: NotShared, Kind: verify.Contract, Subsystem: "devicemanager",
+			Statement: "\"Devices cannot be shared between containers\": no device is listed by PodResources List for two containers that are running at the same time.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration"),
+				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Monitoring device plugin resources"),
+			},
+		},
+		Applies: func(s *State) bool { return len(s.After.Held) > 0 },
+		Holds:   notShared,
+	},
+	{
+		Property: verify.Property{
+			ID: CheckpointAgrees, Kind: verify.Fidelity, Subsystem: "devicemanager",
+			Statement: "The device manager's checkpoint and PodResources List agree: every container List shows holding devices has a checkpoint entry with exactly those devices, and every checkpoint entry of a running pod's app container or sidecar is listed with its devices.",
+			Sources: []cite.Source{
+				cite.Code(dmManager, "ManagerImpl.writeCheckpoint"),
+				cite.Code(dmPodDevices, "podDevices.toCheckpointData"),
+				cite.Code(podResourcesAPI, "v1PodResourcesServer.List"),
+			},
+		},
+		Applies: func(s *State) bool { return len(s.After.Held) > 0 || len(s.After.Checkpoint) > 0 },
+		Holds:   checkpointAgrees,
+	},
+	{
+		Property: verify.Property{
+			ID: AllocatableHealth, Kind: verify.Contract, Subsystem: "devicemanager",
+			Statement: "GetAllocatableResources lists exactly the devices the registered plugin last reported healthy (\"Once a device is marked as unhealthy, the kubelet will decrease the allocatable count\"), after the plugin's crash and new registration and after a kubelet restart too.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
+				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Monitoring device plugin resources"),
+			},
+		},
+		Holds: func(s *State) error {
+			if !slices.Equal(s.After.Allocatable, s.Healthy) {
+				return fmt.Errorf("GetAllocatableResources lists %v of %s; the plugin reports %v healthy", s.After.Allocatable, Resource, s.Healthy)
+			}
+			return nil
+		},
+	},
+	{
+		Property: verify.Property{
+			ID: Admission, Kind: verify.Contract, Subsystem: "devicemanager",
+			Statement: "A pod the device manager refuses shows Failed with reason UnexpectedAdmissionError and a message whose Requested exceeds its Available; a pod added while the healthy devices no other pod holds cover its need (the larger of its init container's request and its sidecar's and app container's sum) is admitted, and one added while they do not is refused.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration").Noting("its example pod: \"If the Node has more than 2 of those devices available, the remainder would be available for other Pods to use\""),
+				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
+				cite.Code(dmManager, "ManagerImpl.devicesToAllocate"),
+			},
+		},
+		Applies: func(s *State) bool {
+			if s.Step.Kind == AddPod && s.Step.Pod.HoldsDevices() {
+				return true
+			}
+			for _, p := range s.After.Pods {
+				if refused(p) {
+					return true
+				}
+			}
+			return false
+		},
+		Holds: admission,
+	},
+	{
+		Property: verify.Property{
+			ID: PodCgroups, Kind: verify.Contract, Subsystem: "cgroups",
+			Statement: "Each running pod has the QoS class its requests and limits give, and its pod cgroup under the node's cgroupRoot in that class's tier, limited as its containers' limits imply: a Guaranteed or Burstable pod's memory.limit_in_bytes is the sum of its app container's and sidecar's memory limits and its cpu.cfs_quota_us their cpu limits over the 100 ms period; a BestEffort pod's is under kubepods/besteffort.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docPodQOS, "Pod Quality of Service Classes", "Quality of Service classes"),
+				cite.KubernetesDoc(docResources, "Resource Management for Pods and Containers", "Requests and limits"),
+			},
+		},
+		Applies: func(s *State) bool { return len(s.After.Cgroups) > 0 },
+		Holds:   podCgroups,
+	},
+	{
+		Property: verify.Property{
+			ID: RestartKeeps, Kind: verify.Fidelity, Subsystem: "devicemanager",
+			Statement: "After the kubelet is killed with SIGKILL and started again, every pod that was running runs on: same UID, no container restarted, the same devices in PodResources List.",
+			Sources: []cite.Source{
+				cite.Code(dmManager, "ManagerImpl.readCheckpoint"),
+				cite.Code(dmManager, "ManagerImpl.devicesToAllocate"),
+				cite.Issue(118559),
+			},
+		},
+		Applies: func(s *State) bool {
+			return s.Step.Kind == KillKubelet && slices.ContainsFunc(slices.Collect(maps.Values(s.Before.Pods)), running)
+		},
+		Holds: restartKeeps,
+	},
+}
+
+// containerRunning says whether /pods shows the pod's container running.
+func containerRunning(p corev1.Pod, name string) bool {
+	for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+		if c.Name == name {
+			return c.State.Running != nil
+		}
+	}
+	return false
+}
+
+func notShared(s *State) error {
+	holder := map[string]string{}
+	for _, pod := range sortedKeys(s.After.Held) {
+		p, listed := s.After.Pods[pod]
+		for _, c := range sortedKeys(s.After.Held[pod]) {
+			if !listed || !containerRunning(p, c) {
+				continue
+			}
+			for _, id := range s.After.Held[pod][c] {
+				who := pod + "/" + c
+				if other, taken := holder[id]; taken {
+					return fmt.Errorf("device %s is held by %s and %s, both running", id, other, who)
+				}
+				holder[id] = who
+			}
+		}
+	}
+	return nil
+}
+
+func checkpointAgrees(s *State) error {
+	uids := map[string]string{} // pod UID to manifest name
+	for name, p := range s.After.Pods {
+		uids[string(p.UID)] = name
+	}
+	entries := map[string][]string{} // "pod/container" to devices
+	for _, e := range s.After.Checkpoint {
+		name, known := uids[e.PodUID]
+		if !known {
+			continue // a pod gone, its entry dropped at the next admission
+		}
+		entries[name+"/"+e.ContainerName] = flatten(e.DeviceIDs)
+	}
+	for _, pod := range sortedKeys(s.After.Held) {
+		for _, c := range sortedKeys(s.After.Held[pod]) {
+			held := s.After.Held[pod][c]
+			if got, ok := entries[pod+"/"+c]; !ok || !slices.Equal(got, held) {
+				return fmt.Errorf("PodResources List shows %s/%s holding %v; the checkpoint has %v", pod, c, held, got)
+			}
+		}
+	}
+	for _, key := range sortedKeys(entries) {
+		pod, c := splitKey(key)
+		if c == "init" || !running(s.After.Pods[pod]) {
+			continue // List shows neither regular init containers nor pods not running
+		}
+		if held := s.After.Held[pod][c]; !slices.Equal(held, entries[key]) {
+			return fmt.Errorf("the checkpoint gives %s %v; PodResources List shows %v", key, entries[key], held)
+		}
+	}
+	return nil
+}
+
+func splitKey(key string) (pod, container string) {
+	i := len(key) - 1
+	for key[i] != '/' {
+		i--
+	}
+	return key[:i], key[i+1:]
+}
+
+// admissionMessage is the device manager's refusal, from
+// ManagerImpl.devicesToAllocate.
+var admissionMessage = regexp.MustCompile(`Requested: (\d+), Available: (\d+)`)
+
+func admission(s *State) error {
+	for _, name := range sortedKeys(s.After.Pods) {
+		p := s.After.Pods[name]
+		if !refused(p) {
+			continue
+		}
+		m := admissionMessage.FindStringSubmatch(p.Status.Message)
+		if m == nil {
+			return fmt.Errorf("pod %s refused with message %q, which names no Requested and Available", name, p.Status.Message)
+		}
+		requested, _ := strconv.Atoi(m[1])
+		available, _ := strconv.Atoi(m[2])
+		if requested <= available {
+			return fmt.Errorf("pod %s refused although Requested %d does not exceed Available %d: %q", name, requested, available, p.Status.Message)
+		}
+	}
+	if s.Step.Kind != AddPod || !s.Step.Pod.HoldsDevices() {
+		return nil
+	}
+	spec := s.Step.Pod
+	free := Free(s.Before)
+	p := s.After.Pods[spec.Name]
+	switch {
+	case spec.Need() <= len(free) && refused(p):
+		return fmt.Errorf("pod %s (needs %d) refused while %d devices were free (%v): %q", spec.Name, spec.Need(), len(free), free, p.Status.Message)
+	case spec.Need() > len(free) && !refused(p):
+		return fmt.Errorf("pod %s (needs %d) admitted (%s) while only %d devices were free (%v)", spec.Name, spec.Need(), p.Status.Phase, len(free), free)
+	}
+	return nil
+}
+
+// Free are the healthy devices no active pod holds: GetAllocatableResources'
+// devices less every device the checkpoint gives a pod /pods lists and has
+// not refused (a finished init container's devices stay its pod's).
+func Free(o *Observation) []string {
+	used := map[string]bool{}
+	active := map[string]bool{}
+	for _, p := range o.Pods {
+		if !refused(p) {
+			active[string(p.UID)] = true
+		}
+	}
+	for _, e := range o.Checkpoint {
+		if active[e.PodUID] {
+			for _, id := range flatten(e.DeviceIDs) {
+				used[id] = true
+			}
+		}
+	}
+	var free []string
+	for _, id := range o.Allocatable {
+		if !used[id] {
+			free = append(free, id)
+		}
+	}
+	return free
+}
+
+// Each container's limits as the kernel reads them back: 16Mi, and 50m of
+// cpu over the default 100 ms CFS period.
+const (
+	containerMemoryBytes = 16 << 20
+	containerQuotaMicros = 5000
+)
+
+func podCgroups(s *State) error {
+	for _, name := range sortedKeys(s.After.Cgroups) {
+		spec, ours := s.Specs[name]
+		if !ours {
+			continue
+		}
+		p, cg := s.After.Pods[name], s.After.Cgroups[name]
+		if p.Status.QOSClass != spec.QOS {
+			return fmt.Errorf("pod %s is %s; its requests and limits make it %s", name, p.Status.QOSClass, spec.QOS)
+		}
+		if cg.Err != nil {
+			return fmt.Errorf("pod %s's cgroup %s: %v", name, cg.Path, cg.Err)
+		}
+		if spec.QOS == corev1.PodQOSBestEffort {
+			continue // Reading its files proved the cgroup is in the besteffort tier.
+		}
+		n := spec.LimitedContainers()
+		if want := strconv.Itoa(n * containerMemoryBytes); cg.MemoryLimit != want {
+			return fmt.Errorf("pod %s (%s, %d limited containers): %s memory.limit_in_bytes is %s, want %s", name, spec.QOS, n, cg.Path, cg.MemoryLimit, want)
+		}
+		if want := strconv.Itoa(n * containerQuotaMicros); cg.CPUQuota != want {
+			return fmt.Errorf("pod %s (%s, %d limited containers): %s cpu.cfs_quota_us is %s, want %s", name, spec.QOS, n, cg.Path, cg.CPUQuota, want)
+		}
+	}
+	return nil
+}
+
+func restartKeeps(s *State) error {
+	for _, name := range sortedKeys(s.Before.Pods) {
+		before := s.Before.Pods[name]
+		if !running(before) {
+			continue
+		}
+		after, listed := s.After.Pods[name]
+		switch {
+		case !listed || !running(after):
+			return fmt.Errorf("pod %s ran before the restart and does not after it (%s %s)", name, after.Status.Phase, after.Status.Reason)
+		case after.UID != before.UID:
+			return fmt.Errorf("pod %s was %s before the restart and is %s after it", name, before.UID, after.UID)
+		case restarts(after) != restarts(before):
+			return fmt.Errorf("pod %s's containers restarted: %d restarts before the kubelet restart, %d after", name, restarts(before), restarts(after))
+		}
+		for _, c := range sortedKeys(s.Before.Held[name]) {
+			if got, want := s.After.Held[name][c], s.Before.Held[name][c]; !slices.Equal(got, want) {
+				return fmt.Errorf("pod %s/%s held %v before the restart and %v after it", name, c, want, got)
+			}
+		}
+	}
+	return nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,310 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
+	"pgregory.net/rapid"
+
+	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
+	"github.com/nodeproof/nodeproof/realkubelet"
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// Kind is what a step does to the node.
+type Kind string
+
+const (
+	AddPod        Kind = "add-pod"
+	RemovePod     Kind = "remove-pod"
+	KillKubelet   Kind = "kill-kubelet"
+	RestartPlugin Kind = "restart-plugin"
+	FlipHealth    Kind = "flip-health"
+)
+
+// Step is one drawn step.
+type Step struct {
+	Kind Kind
+	// Pod is the pod added, or (its name) removed.
+	Pod PodSpec
+	// Device is the device whose health flips.
+	Device string
+}
+
+func (s Step) String() string {
+	switch s.Kind {
+	case AddPod:
+		return "add-pod " + s.Pod.String()
+	case RemovePod:
+		return "remove-pod " + s.Pod.Name
+	case FlipHealth:
+		return "flip-health " + s.Device
+	}
+	return string(s.Kind)
+}
+
+// Devices are the plugin's devices: few, so that pods compete for them.
+var Devices = []string{"d0", "d1", "d2", "d3"}
+
+// settleLimit bounds the wait for a node to settle after a step; a pod
+// took 0.3-0.85 s to run, a restart 0.55-1.75 s to come back.
+const settleLimit = 30 * time.Second
+
+// Tally gathers what a sweep's scenarios did: the checks' counts, and the
+// time of each step (action, settling and every observation) and of each
+// kill -9 restart cycle (the kill to the node settled again).
+type Tally struct {
+	Counts   verify.Counts
+	Steps    []time.Duration
+	Restarts []time.Duration
+	Kinds    map[Kind]int
+}
+
+// NewTally returns an empty tally.
+func NewTally() *Tally {
+	return &Tally{Counts: verify.Counts{}, Kinds: map[Kind]int{}}
+}
+
+// Scenario is one generated scenario on its own node.
+type Scenario struct {
+	node    *realkubelet.Node
+	plugin  *testplugin.Plugin
+	devices []testplugin.Device
+	specs   map[string]PodSpec
+	added   int
+	steps   []Step
+	last    *Observation
+	tally   *Tally
+}
+
+// Play starts a node and the test plugin, then draws and plays up to
+// maxSteps steps, checking every property after each; a violation fails t
+// with the steps played. The node is stopped when t ends.
+func Play(t *rapid.T, maxSteps int, tally *Tally) {
+	ctx := context.Background()
+	n, err := realkubelet.Start(ctx, realkubelet.Options{})
+	if err != nil {
+		t.Fatalf("starting the node: %v", err)
+	}
+	s := &Scenario{node: n, devices: testplugin.Healthy(Devices...), specs: map[string]PodSpec{}, tally: tally}
+	t.Cleanup(func() {
+		if s.plugin != nil {
+			s.plugin.Stop()
+		}
+		if err := n.Stop(); err != nil {
+			t.Errorf("stopping the node: %v", err)
+		}
+	})
+	if err := s.startPlugin(ctx); err != nil {
+		t.Fatalf("%v", err)
+	}
+	if s.last, err = s.settle(ctx); err != nil {
+		t.Fatalf("the new node: %v", err)
+	}
+	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
+	for range steps {
+		step := s.draw(t)
+		s.steps = append(s.steps, step)
+		t.Logf("step %d: %s", len(s.steps), step)
+		if err := s.play(ctx, step); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, s.history(), n.LogTail())
+		}
+	}
+}
+
+func (s *Scenario) draw(t *rapid.T) Step {
+	kinds := []Kind{AddPod, KillKubelet, RestartPlugin, FlipHealth}
+	if len(s.specs) > 0 {
+		kinds = append(kinds, RemovePod)
+	}
+	kind := rapid.SampledFrom(kinds).Draw(t, "step")
+	step := Step{Kind: kind}
+	switch kind {
+	case AddPod:
+		step.Pod = DrawPodSpec(t, fmt.Sprintf("p%d", s.added))
+		s.added++
+	case RemovePod:
+		step.Pod = s.specs[rapid.SampledFrom(sortedKeys(s.specs)).Draw(t, "remove")]
+	case FlipHealth:
+		step.Device = rapid.SampledFrom(Devices).Draw(t, "device")
+	}
+	return step
+}
+
+// play does step, waits for the node to settle, and checks every
+// property on what it shows.
+func (s *Scenario) play(ctx context.Context, step Step) error {
+	began := time.Now()
+	var err error
+	switch step.Kind {
+	case AddPod:
+		s.specs[step.Pod.Name] = step.Pod
+		err = s.node.WriteStaticPod(step.Pod.Pod())
+	case RemovePod:
+		delete(s.specs, step.Pod.Name)
+		err = s.node.RemoveStaticPod(step.Pod.Name)
+	case KillKubelet:
+		var replugged []string
+		if len(s.healthy()) > 0 {
+			replugged = append(replugged, Resource)
+		}
+		err = s.node.RestartKubelet(ctx, replugged...)
+	case RestartPlugin:
+		s.plugin.Crash()
+		s.plugin.Stop()
+		err = s.startPlugin(ctx)
+	case FlipHealth:
+		i := slices.IndexFunc(s.devices, func(d testplugin.Device) bool { return d.ID == step.Device })
+		if s.devices[i].Health == v1beta1.Healthy {
+			s.devices[i].Health = v1beta1.Unhealthy
+		} else {
+			s.devices[i].Health = v1beta1.Healthy
+		}
+		s.plugin.Update(s.devices)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", step, err)
+	}
+	// A node that does not settle is still checked: what it shows may say
+	// which promise it broke.
+	after, unsettled := s.settle(ctx)
+	if after == nil {
+		return fmt.Errorf("after %s: %w", step, unsettled)
+	}
+	took := time.Since(began)
+	s.tally.Steps = append(s.tally.Steps, took)
+	s.tally.Kinds[step.Kind]++
+	if step.Kind == KillKubelet {
+		s.tally.Restarts = append(s.tally.Restarts, took)
+	}
+	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy()}
+	s.last = after
+	violations := []error{unsettled}
+	for _, c := range Checks {
+		violations = append(violations, c.Evaluate(state, s.tally.Counts))
+	}
+	return errors.Join(violations...)
+}
+
+func (s *Scenario) startPlugin(ctx context.Context) error {
+	var err error
+	s.plugin, err = testplugin.Start(testplugin.Config{
+		Dir:          s.node.DevicePluginDir,
+		Endpoint:     "nodeproof-dev.sock",
+		ResourceName: Resource,
+		Devices:      s.devices,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		return fmt.Errorf("starting the device plugin: %w", err)
+	}
+	return nil
+}
+
+// healthy are the plugin's healthy devices, sorted.
+func (s *Scenario) healthy() []string {
+	var ids []string
+	for _, d := range s.devices {
+		if d.Health == v1beta1.Healthy {
+			ids = append(ids, d.ID)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// settle observes the node until it has settled, within settleLimit: every
+// pod whose manifest is there listed and running or failed, no other pod
+// listed, and the plugin's healthy devices allocatable. Unsettled, it
+// returns the last complete observation (nil if none) and an error saying
+// what did not settle.
+func (s *Scenario) settle(ctx context.Context) (*Observation, error) {
+	ctx, cancel := context.WithTimeout(ctx, settleLimit)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last *Observation
+	for {
+		o, err := Observe(ctx, s.node)
+		why := ""
+		if err != nil {
+			why = err.Error()
+		} else if why = s.unsettled(o); why == "" {
+			return o, nil
+		} else {
+			last = o
+		}
+		select {
+		case <-ctx.Done():
+			return last, fmt.Errorf("the node did not settle in %v: %s", settleLimit, why)
+		case <-tick.C:
+		}
+	}
+}
+
+// unsettled says what keeps o from being settled, or "".
+func (s *Scenario) unsettled(o *Observation) string {
+	for _, name := range sortedKeys(s.specs) {
+		p, listed := o.Pods[name]
+		switch {
+		case !listed:
+			return "pod " + name + " not listed"
+		case !running(p) && p.Status.Phase != "Failed":
+			return fmt.Sprintf("pod %s %s, not running", name, p.Status.Phase)
+		}
+	}
+	for _, name := range sortedKeys(o.Pods) {
+		if _, ours := s.specs[name]; !ours {
+			return "pod " + name + " removed and still listed"
+		}
+	}
+	if healthy := s.healthy(); !slices.Equal(o.Allocatable, healthy) {
+		return fmt.Sprintf("allocatable %v, healthy %v", o.Allocatable, healthy)
+	}
+	return ""
+}
+
+// history lists the steps played, for a failure's message.
+func (s *Scenario) history() string {
+	var b strings.Builder
+	b.WriteString("steps:\n")
+	for i, step := range s.steps {
+		fmt.Fprintf(&b, "  %d. %s\n", i+1, step)
+	}
+	return b.String()
+}
+
+// Summary is the tally for a reader: each property's checked and applied
+// counts, the steps by kind, and the median and 95th percentile of a step
+// and of a kill -9 restart cycle.
+func (t *Tally) Summary() string {
+	var b strings.Builder
+	for _, c := range Checks {
+		n := t.Counts[c.ID]
+		fmt.Fprintf(&b, "%-26s checked %5d  applied %5d\n", c.ID, n.Checked, n.Applied)
+	}
+	fmt.Fprintf(&b, "steps %d:", len(t.Steps))
+	for _, k := range []Kind{AddPod, RemovePod, KillKubelet, RestartPlugin, FlipHealth} {
+		fmt.Fprintf(&b, " %s %d", k, t.Kinds[k])
+	}
+	fmt.Fprintf(&b, "\nstep (action, settling, observations): median %v, p95 %v\n", percentile(t.Steps, 50), percentile(t.Steps, 95))
+	fmt.Fprintf(&b, "kill -9 restart cycle (kill to settled): median %v, p95 %v\n", percentile(t.Restarts, 50), percentile(t.Restarts, 95))
+	return b.String()
+}
+
+// percentile is the p-th percentile of ds (nearest rank), 0 for none.
+func percentile(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	sorted := slices.Sorted(slices.Values(ds))
+	rank := (p*len(sorted) + 99) / 100
+	return sorted[max(rank, 1)-1].Round(time.Millisecond)
+}
