@@ -173,11 +173,13 @@ $(KUBELET):
 # The harness's tests against the real kubelet (root, Linux, cgroup v1),
 # built only with the nodee2e tag: asked for, they run or fail (a host
 # that cannot run a node fails them, naming why). A test that skipped
-# fails the target too, so green means they ran.
+# fails the target too, so green means they ran. The generated scenarios
+# (realkubelet/scenario) play a small sweep (NODEPROOF_SCENARIOS, 10 by
+# default); -p 1 because every node binds the same ports.
 node-e2e: $(KUBELET)
-	$(GO) vet -tags nodee2e ./realkubelet/
-	@status=0; $(GO) test -tags nodee2e -count=1 -v -timeout 20m ./realkubelet/ > bin/node-e2e.log 2>&1 || status=$$?; \
-	grep -E '^(--- |ok|FAIL)|^ +node_test.go' bin/node-e2e.log; \
+	$(GO) vet -tags nodee2e ./realkubelet/...
+	@status=0; $(GO) test -tags nodee2e -count=1 -v -p 1 -timeout 20m ./realkubelet/ ./realkubelet/scenario/ > bin/node-e2e.log 2>&1 || status=$$?; \
+	grep -E '^(--- |ok|FAIL)|^ +(node_test|scenario_e2e_test).go|^ {8}' bin/node-e2e.log; \
 	if [ $$status -ne 0 ]; then cat bin/node-e2e.log; exit $$status; fi; \
 	if grep -q -- '--- SKIP' bin/node-e2e.log; then echo "node-e2e: a test skipped" >&2; exit 1; fi
 

@@ -1,0 +1,185 @@
+package scenario
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// The checks, on observations made by hand: each must hold on a node that
+// keeps its promises and name what is wrong on one that does not.
+
+func runningPod(uid string, qos corev1.PodQOSClass, restarts int32, containers ...string) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}}
+	p.Status.Phase, p.Status.QOSClass = corev1.PodRunning, qos
+	for _, c := range containers {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c, Ready: true, RestartCount: restarts, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}},
+		})
+	}
+	return p
+}
+
+func refusedPod(uid, message string) corev1.Pod {
+	p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid)}}
+	p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, "UnexpectedAdmissionError", message
+	return p
+}
+
+func entry(uid, container string, ids ...string) checkpoint.PodDevicesEntry {
+	return checkpoint.PodDevicesEntry{PodUID: uid, ContainerName: container, ResourceName: Resource, DeviceIDs: checkpoint.DevicesPerNUMA{-1: ids}}
+}
+
+func check(t *testing.T, id string, s *State) error {
+	t.Helper()
+	for _, c := range Checks {
+		if c.ID == id {
+			counts := verify.Counts{}
+			err := c.Evaluate(s, counts)
+			require.Equal(t, 1, counts[id].Checked)
+			return err
+		}
+	}
+	t.Fatalf("no check %s", id)
+	return nil
+}
+
+func TestNotShared(t *testing.T) {
+	o := &Observation{
+		Pods: map[string]corev1.Pod{"a": runningPod("ua", corev1.PodQOSBestEffort, 0, "main"), "b": runningPod("ub", corev1.PodQOSBestEffort, 0, "main")},
+		Held: map[string]map[string][]string{"a": {"main": {"d0"}}, "b": {"main": {"d1"}}},
+	}
+	require.NoError(t, check(t, NotShared, &State{After: o}))
+	o.Held["b"]["main"] = []string{"d0", "d2"}
+	assert.ErrorContains(t, check(t, NotShared, &State{After: o}), "device d0 is held by a/main and b/main")
+}
+
+func TestCheckpointAgrees(t *testing.T) {
+	o := &Observation{
+		Pods:       map[string]corev1.Pod{"a": runningPod("ua", corev1.PodQOSBestEffort, 0, "main")},
+		Held:       map[string]map[string][]string{"a": {"main": {"d0", "d1"}}},
+		Checkpoint: []checkpoint.PodDevicesEntry{entry("ua", "main", "d1", "d0"), entry("ua", "init", "d3"), entry("gone", "main", "d2")},
+	}
+	require.NoError(t, check(t, CheckpointAgrees, &State{After: o}))
+	o.Checkpoint[0] = entry("ua", "main", "d0")
+	assert.ErrorContains(t, check(t, CheckpointAgrees, &State{After: o}), "PodResources List shows a/main holding [d0 d1]; the checkpoint has [d0]")
+	o.Held = map[string]map[string][]string{}
+	assert.ErrorContains(t, check(t, CheckpointAgrees, &State{After: o}), "the checkpoint gives a/main [d0]; PodResources List shows []")
+}
+
+func TestAllocatableHealthy(t *testing.T) {
+	s := &State{After: &Observation{Allocatable: []string{"d0", "d2"}}, Healthy: []string{"d0", "d2"}}
+	require.NoError(t, check(t, AllocatableHealth, s))
+	s.Healthy = []string{"d0"}
+	assert.ErrorContains(t, check(t, AllocatableHealth, s), "lists [d0 d2]")
+}
+
+func TestAdmission(t *testing.T) {
+	before := &Observation{
+		Pods:        map[string]corev1.Pod{"a": runningPod("ua", corev1.PodQOSBestEffort, 0, "main")},
+		Allocatable: []string{"d0", "d1", "d2", "d3"},
+		Checkpoint:  []checkpoint.PodDevicesEntry{entry("ua", "init", "d0")},
+	}
+	require.Equal(t, []string{"d1", "d2", "d3"}, Free(before), "a finished init container's devices stay its pod's")
+	add := func(spec PodSpec, p corev1.Pod) *State {
+		return &State{Step: Step{Kind: AddPod, Pod: spec}, Before: before, After: &Observation{Pods: map[string]corev1.Pod{"a": before.Pods["a"], spec.Name: p}}}
+	}
+	fits := PodSpec{Name: "b", Init: true, InitDevices: 3, Sidecar: true, SidecarDevice: 1, MainDevices: 2}
+	require.Equal(t, 3, fits.Need())
+	require.NoError(t, check(t, Admission, add(fits, runningPod("ub", corev1.PodQOSBestEffort, 0, "main"))))
+	assert.ErrorContains(t, check(t, Admission, add(fits, refusedPod("ub", "Allocate failed due to requested number of devices unavailable for nodeproof.io/dev. Requested: 3, Available: 2, which is unexpected"))),
+		"pod b (needs 3) refused while 3 devices were free")
+	greedy := PodSpec{Name: "b", MainDevices: 4}
+	require.NoError(t, check(t, Admission, add(greedy, refusedPod("ub", "Requested: 4, Available: 3"))))
+	assert.ErrorContains(t, check(t, Admission, add(greedy, runningPod("ub", corev1.PodQOSBestEffort, 0, "main"))), "admitted (Running) while only 3 devices were free")
+	assert.ErrorContains(t, check(t, Admission, add(greedy, refusedPod("ub", "Requested: 2, Available: 3"))), "although Requested 2 does not exceed Available 3")
+	assert.ErrorContains(t, check(t, Admission, add(greedy, refusedPod("ub", "something else"))), "names neither")
+	require.NoError(t, check(t, Admission, add(greedy, refusedPod("ub", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nodeproof.io/dev, which is unexpected"))))
+}
+
+func TestPodCgroups(t *testing.T) {
+	spec := PodSpec{Name: "a", QOS: corev1.PodQOSBurstable, Sidecar: true}
+	o := &Observation{
+		Pods:    map[string]corev1.Pod{"a": runningPod("ua", corev1.PodQOSBurstable, 0, "main")},
+		Cgroups: map[string]PodCgroup{"a": {Path: "kubepods/burstable/podua", MemoryLimit: "33554432", CPUQuota: "10000"}},
+	}
+	s := &State{After: o, Specs: map[string]PodSpec{"a": spec}}
+	require.NoError(t, check(t, PodCgroups, s))
+	o.Cgroups["a"] = PodCgroup{Path: "kubepods/burstable/podua", MemoryLimit: "16777216", CPUQuota: "10000"}
+	assert.ErrorContains(t, check(t, PodCgroups, s), "memory.limit_in_bytes is 16777216, want 33554432")
+	o.Cgroups["a"] = PodCgroup{Path: "kubepods/burstable/podua", MemoryLimit: "33554432", CPUQuota: "-1"}
+	assert.ErrorContains(t, check(t, PodCgroups, s), "cpu.cfs_quota_us is -1, want 10000")
+	o.Pods["a"] = runningPod("ua", corev1.PodQOSBestEffort, 0, "main")
+	assert.ErrorContains(t, check(t, PodCgroups, s), "pod a is BestEffort; its requests and limits make it Burstable")
+	s.Specs["a"] = PodSpec{Name: "a", QOS: corev1.PodQOSBestEffort}
+	o.Cgroups["a"] = PodCgroup{Path: "kubepods/besteffort/podua", Err: errors.New("no such file")}
+	assert.ErrorContains(t, check(t, PodCgroups, s), "no such file")
+}
+
+func TestRestartKeeps(t *testing.T) {
+	before := &Observation{
+		Pods: map[string]corev1.Pod{"a": runningPod("ua", corev1.PodQOSBestEffort, 0, "main")},
+		Held: map[string]map[string][]string{"a": {"main": {"d0"}}},
+	}
+	s := func(after corev1.Pod, held []string, spec PodSpec) *State {
+		return &State{Step: Step{Kind: KillKubelet}, Before: before, Specs: map[string]PodSpec{"a": spec},
+			After: &Observation{Pods: map[string]corev1.Pod{"a": after}, Held: map[string]map[string][]string{"a": {"main": held}}}}
+	}
+	spec := PodSpec{Name: "a", MainDevices: 1}
+	require.NoError(t, check(t, RestartKeeps, s(runningPod("ua", corev1.PodQOSBestEffort, 0, "main"), []string{"d0"}, spec)))
+	assert.ErrorContains(t, check(t, RestartKeeps, s(runningPod("ua", corev1.PodQOSBestEffort, 1, "main"), []string{"d0"}, spec)), "0 restarts before the kubelet restart, 1 after")
+	assert.ErrorContains(t, check(t, RestartKeeps, s(runningPod("ua", corev1.PodQOSBestEffort, 0, "main"), []string{"d1"}, spec)), "held [d0] before the restart and [d1] after it")
+	err := check(t, RestartKeeps, s(refusedPod("ua", "no healthy devices present"), nil, spec))
+	require.Error(t, err)
+	var explained Explained
+	assert.False(t, errors.As(err, &explained), "a refusal SIM-F2 does not explain: %v", err)
+	spec.Init, spec.InitDevices = true, 1
+	err = check(t, RestartKeeps, s(refusedPod("ua", "no healthy devices present"), nil, spec))
+	require.ErrorAs(t, err, &explained)
+	assert.Equal(t, "SIM-F2", explained.Finding)
+	_, err = verify.ByID(explained.Finding)
+	require.NoError(t, err, "Explained names a confirmed finding")
+}
+
+// The manifest a PodSpec writes has the QoS class it was drawn with.
+func TestPodSpecManifest(t *testing.T) {
+	for _, qos := range []corev1.PodQOSClass{corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort} {
+		spec := PodSpec{Name: "p", QOS: qos, Critical: true, MainDevices: 2, Init: true, InitDevices: 1, Sidecar: true, SidecarDevice: 1}
+		pod := spec.Pod()
+		require.Len(t, pod.Spec.InitContainers, 2)
+		assert.Nil(t, pod.Spec.InitContainers[0].RestartPolicy)
+		assert.Equal(t, corev1.ContainerRestartPolicyAlways, *pod.Spec.InitContainers[1].RestartPolicy)
+		assert.Equal(t, "system-node-critical", pod.Spec.PriorityClassName)
+		assert.Equal(t, int64(2), pod.Spec.Containers[0].Resources.Limits.Name(Resource, "").Value())
+		assert.Equal(t, qos, qosOf(pod), "%s", qos)
+	}
+}
+
+// qosOf is the QoS class of a pod, by the rules of the Pod Quality of
+// Service Classes page, for cpu and memory.
+func qosOf(p *corev1.Pod) corev1.PodQOSClass {
+	guaranteed, asks := true, false
+	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+			req, hasReq := c.Resources.Requests[r]
+			lim, hasLim := c.Resources.Limits[r]
+			asks = asks || hasReq || hasLim
+			guaranteed = guaranteed && hasLim && hasReq && req.Equal(lim)
+		}
+	}
+	switch {
+	case !asks:
+		return corev1.PodQOSBestEffort
+	case guaranteed:
+		return corev1.PodQOSGuaranteed
+	}
+	return corev1.PodQOSBurstable
+}
