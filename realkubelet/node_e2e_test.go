@@ -175,6 +175,9 @@ func TestDevicesSurviveKubeletKill(t *testing.T) {
 	// The plugin registered once at its start and once when the restarted
 	// kubelet created kubelet.sock anew.
 	assert.Equal(t, 2, plugin.Registrations())
+	// The killed kubelet's stream ends as its connection closes; the new
+	// kubelet's stays open.
+	assert.Eventually(t, func() bool { return plugin.Watching() == 1 }, podLimit, pollEvery, "ListAndWatch streams open: %d", plugin.Watching())
 	// The restarted kubelet lists the pod once its file source has read
 	// the manifest again; from then on, PodResources shows its devices.
 	pod, err = n.WaitPod(ctx, "holder", podLimit, running)

@@ -76,10 +76,16 @@ func TestCheckpointAgrees(t *testing.T) {
 }
 
 func TestAllocatableHealthy(t *testing.T) {
-	s := &State{After: &Observation{Allocatable: []string{"d0", "d2"}}, Healthy: []string{"d0", "d2"}}
+	s := &State{After: &Observation{Allocatable: []string{"d0", "d2"}}, Healthy: []string{"d0", "d2"}, Watching: 1}
 	require.NoError(t, check(t, AllocatableHealth, s))
 	s.Healthy = []string{"d0"}
-	assert.ErrorContains(t, check(t, AllocatableHealth, s), "lists [d0 d2]")
+	err := check(t, AllocatableHealth, s)
+	assert.ErrorContains(t, err, "lists [d0 d2]")
+	var explained Explained
+	assert.False(t, errors.As(err, &explained))
+	s.Watching = 0
+	require.ErrorAs(t, check(t, AllocatableHealth, s), &explained, "the kubelet dropped the plugin that registered last")
+	assert.Equal(t, "D1", explained.Known)
 }
 
 func TestAdmission(t *testing.T) {
@@ -144,8 +150,8 @@ func TestRestartKeeps(t *testing.T) {
 	spec.Init, spec.InitDevices = true, 1
 	err = check(t, RestartKeeps, s(refusedPod("ua", "no healthy devices present"), nil, spec))
 	require.ErrorAs(t, err, &explained)
-	assert.Equal(t, "SIM-F2", explained.Finding)
-	_, err = verify.ByID(explained.Finding)
+	assert.Equal(t, "SIM-F2", explained.Known)
+	_, err = verify.ByID(explained.Known)
 	require.NoError(t, err, "Explained names a confirmed finding")
 }
 

@@ -231,6 +231,7 @@ type Plugin struct {
 	crashed       bool
 	stopped       bool
 	registrations int
+	watching      int  // ListAndWatch streams open
 	allocates     int  // Allocate calls received, for DeviceFailure
 	deviceFailed  bool // DeviceFailure happened
 
@@ -432,6 +433,20 @@ func (p *Plugin) Registrations() int {
 	return p.registrations
 }
 
+// Watching counts the ListAndWatch streams open now: 0 once the kubelet
+// has closed the one it opened after the plugin's last registration.
+func (p *Plugin) Watching() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.watching
+}
+
+func (p *Plugin) watch(delta int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.watching += delta
+}
+
 // Update replaces the device list and sends it through every open
 // ListAndWatch stream.
 func (p *Plugin) Update(devices []Device) {
@@ -606,6 +621,8 @@ func (s service) ListAndWatch(_ *v1beta1.Empty, stream v1beta1.DevicePlugin_List
 	if err := s.p.apply(ctx, s.p.record(Call{RPC: ListAndWatch})); err != nil {
 		return err
 	}
+	s.p.watch(1)
+	defer s.p.watch(-1)
 	for {
 		devices, changed, ends := s.p.snapshot()
 		if err := stream.Send(&v1beta1.ListAndWatchResponse{Devices: devices}); err != nil {
