@@ -254,6 +254,8 @@ func admission(s *State) error {
 	free := Free(s.Before)
 	p := s.After.Pods[spec.Name]
 	switch {
+	case spec.Need() <= len(free) && refused(p) && s.Watching == 0:
+		return Explained{Known: "D1", Err: fmt.Errorf("pod %s (needs %d) refused while %d devices were free (%v), the kubelet having dropped the plugin that registered last: %q", spec.Name, spec.Need(), len(free), free, p.Status.Message)}
 	case spec.Need() <= len(free) && refused(p):
 		return fmt.Errorf("pod %s (needs %d) refused while %d devices were free (%v): %q", spec.Name, spec.Need(), len(free), free, p.Status.Message)
 	case spec.Need() > len(free) && !refused(p):

@@ -96,13 +96,19 @@ func TestAdmission(t *testing.T) {
 	}
 	require.Equal(t, []string{"d1", "d2", "d3"}, Free(before), "a finished init container's devices stay its pod's")
 	add := func(spec PodSpec, p corev1.Pod) *State {
-		return &State{Step: Step{Kind: AddPod, Pod: spec}, Before: before, After: &Observation{Pods: map[string]corev1.Pod{"a": before.Pods["a"], spec.Name: p}}}
+		return &State{Step: Step{Kind: AddPod, Pod: spec}, Before: before, After: &Observation{Pods: map[string]corev1.Pod{"a": before.Pods["a"], spec.Name: p}}, Watching: 1}
 	}
 	fits := PodSpec{Name: "b", Init: true, InitDevices: 3, Sidecar: true, SidecarDevice: 1, MainDevices: 2}
 	require.Equal(t, 3, fits.Need())
 	require.NoError(t, check(t, Admission, add(fits, runningPod("ub", corev1.PodQOSBestEffort, 0, "main"))))
 	assert.ErrorContains(t, check(t, Admission, add(fits, refusedPod("ub", "Allocate failed due to requested number of devices unavailable for nodeproof.io/dev. Requested: 3, Available: 2, which is unexpected"))),
 		"pod b (needs 3) refused while 3 devices were free")
+	dropped := add(fits, refusedPod("ub", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nodeproof.io/dev, which is unexpected"))
+	var explained Explained
+	require.False(t, errors.As(check(t, Admission, dropped), &explained))
+	dropped.Watching = 0
+	require.ErrorAs(t, check(t, Admission, dropped), &explained, "the kubelet had dropped the plugin")
+	assert.Equal(t, "D1", explained.Known)
 	greedy := PodSpec{Name: "b", MainDevices: 4}
 	require.NoError(t, check(t, Admission, add(greedy, refusedPod("ub", "Requested: 4, Available: 3"))))
 	assert.ErrorContains(t, check(t, Admission, add(greedy, runningPod("ub", corev1.PodQOSBestEffort, 0, "main"))), "admitted (Running) while only 3 devices were free")

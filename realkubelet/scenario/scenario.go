@@ -65,6 +65,8 @@ type Tally struct {
 	Steps    []time.Duration
 	Restarts []time.Duration
 	Kinds    map[Kind]int
+	// Scenarios counts the scenarios played, shrinking's included.
+	Scenarios int
 	// Explained counts the breaches each known bug explains (Explained),
 	// and Shortest keeps, for each, the fewest steps that showed it.
 	Explained map[string]int
@@ -110,6 +112,7 @@ func Play(t *rapid.T, maxSteps int, tally *Tally) {
 	if err != nil {
 		t.Fatalf("starting the node: %v", err)
 	}
+	tally.Scenarios++
 	s := &Scenario{node: n, devices: testplugin.Healthy(Devices...), specs: map[string]PodSpec{}, tally: tally}
 	t.Cleanup(func() {
 		if s.plugin != nil {
@@ -335,7 +338,7 @@ func (t *Tally) Summary() string {
 		n := t.Counts[c.ID]
 		fmt.Fprintf(&b, "%-26s checked %5d  applied %5d\n", c.ID, n.Checked, n.Applied)
 	}
-	fmt.Fprintf(&b, "steps %d:", len(t.Steps))
+	fmt.Fprintf(&b, "scenarios %d, steps %d:", t.Scenarios, len(t.Steps))
 	for _, k := range []Kind{AddPod, RemovePod, KillKubelet, RestartPlugin, FlipHealth} {
 		fmt.Fprintf(&b, " %s %d", k, t.Kinds[k])
 	}

@@ -43,12 +43,15 @@ func TestScenarios(t *testing.T) {
 	// NODEPROOF_STRICT=1 fails on breaches a confirmed finding explains,
 	// so that rapid shrinks them.
 	tally.Strict = os.Getenv("NODEPROOF_STRICT") == "1"
+	// Deferred, so that a failed sweep (rapid ends the test) says what
+	// it played too.
+	defer func() {
+		t.Logf("sweep:\n%s", tally.Summary())
+		if t.Failed() {
+			t.Log("replay: go test -tags nodee2e ./realkubelet/scenario/ -run TestScenarios -rapid.failfile=<the fail file above> (or -rapid.seed=<the seed above>)")
+		}
+	}()
 	rapid.Check(t, func(rt *rapid.T) { Play(rt, maxSteps, tally) })
-	t.Logf("sweep:\n%s", tally.Summary())
-	if t.Failed() {
-		t.Log("replay: go test -tags nodee2e ./realkubelet/scenario/ -run TestScenarios -rapid.failfile=<the fail file above> (or -rapid.seed=<the seed above>)")
-		return
-	}
 	for _, c := range Checks {
 		require.Positive(t, tally.Counts[c.ID].Checked, "%s never checked", c.ID)
 	}
