@@ -73,6 +73,61 @@ func TestFindingSIMRestartRejectsRunning(t *testing.T) {
 	}
 }
 
+// D1 of docs/deviations.md on the real kubelet: the late-disconnect race
+// of v1.36 (kubernetes issues #127803 and #121994, fixed on master by PR
+// #135437). A plugin instance's ListAndWatch stream that ends after a new
+// instance of the same resource registered makes the kubelet deregister
+// the new one: it closes the new instance's stream, and nothing that
+// instance reports reaches the node any more. The sweep meets it by chance
+// (restart-plugin: the crashed instance's stream ends late); here the old
+// instance, on a socket of its own, crashes only once the new one is
+// watched, so the order is certain.
+func TestD1LateDisconnectDropsSuccessor(t *testing.T) {
+	if why := realkubelet.Unavailable(); why != "" {
+		t.Fatalf("this host cannot run a real kubelet: %s", why)
+	}
+	ctx := context.Background()
+	n, err := realkubelet.Start(ctx, realkubelet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(n.LogTail())
+		}
+		assert.NoError(t, n.Stop())
+	})
+	start := func(endpoint string) *testplugin.Plugin {
+		p, err := testplugin.Start(testplugin.Config{
+			Dir: n.DevicePluginDir, Endpoint: endpoint, ResourceName: Resource,
+			Devices: testplugin.Healthy(Devices...), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		})
+		require.NoError(t, err)
+		t.Cleanup(p.Stop)
+		return p
+	}
+	watched := func(p *testplugin.Plugin, streams int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, settleLimit)
+		defer cancel()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for p.Watching() != streams {
+			select {
+			case <-ctx.Done():
+				t.Fatalf("the plugin has %d ListAndWatch streams open, want %d", p.Watching(), streams)
+			case <-tick.C:
+			}
+		}
+	}
+	old := start("old.sock")
+	watched(old, 1)
+	successor := start("new.sock")
+	watched(successor, 1)
+
+	old.Crash()
+	watched(successor, 0)
+	assert.Equal(t, 1, successor.Registrations(), "the successor registered once and was dropped without registering again")
+}
+
 // mainRunning says whether CRI lists a container named main running.
 func mainRunning(ctx context.Context, t *testing.T, n *realkubelet.Node) bool {
 	containers, err := n.Containerd.CRI.ListContainers(ctx)
