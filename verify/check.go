@@ -2,7 +2,6 @@ package verify
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -91,22 +90,4 @@ func (c Counts) Record(id string, applied bool) {
 		n.Applied++
 	}
 	c[id] = n
-}
-
-// Add adds n evaluations of id, of which applied had something to compare.
-func (c Counts) Add(id string, checked, applied int) {
-	n := c[id]
-	n.Checked += checked
-	n.Applied += applied
-	c[id] = n
-}
-
-// IDs are the checks counted, sorted.
-func (c Counts) IDs() []string {
-	ids := make([]string, 0, len(c))
-	for id := range c {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	return ids
 }

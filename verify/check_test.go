@@ -25,7 +25,6 @@ func TestCheckEvaluateCountsAndPrefixesID(t *testing.T) {
 	err := positive.Evaluate(-1, counts)
 	require.EqualError(t, err, "T-POSITIVE: negative")
 	assert.Equal(t, Count{Checked: 3, Applied: 2}, counts["T-POSITIVE"])
-	assert.Equal(t, []string{"T-POSITIVE"}, counts.IDs())
 
 	// A nil Counts records nothing and does not panic.
 	require.Error(t, positive.Evaluate(-1, nil))
@@ -38,12 +37,6 @@ func TestCheckWithoutAppliesAlwaysApplies(t *testing.T) {
 	assert.Equal(t, Count{Checked: 1, Applied: 1}, counts["T-ANY"])
 }
 
-func TestCountsAdd(t *testing.T) {
-	counts := Counts{}
-	counts.Add("A", 4, 1)
-	counts.Add("A", 2, 2)
-	assert.Equal(t, Count{Checked: 6, Applied: 3}, counts["A"])
-}
 
 func TestProperties(t *testing.T) {
 	checks := []Check[int]{{Property: Property{ID: "A"}}, {Property: Property{ID: "B"}}}
