@@ -102,11 +102,6 @@ func TestCompletesSuiteNames(t *testing.T) {
 	assert.Contains(t, stdout, "CG-F1\t")
 }
 
-// prefixOf returns s cut to the length of prefix, so that
-// assert.Equal(t, prefix, prefixOf(s, prefix)) checks strings.HasPrefix and
-// shows a diff when it fails.
-func prefixOf(s, prefix string) string { return s[:min(len(s), len(prefix))] }
-
 // TestReportIncludesSimSweep: a sweep written by nodeproof sim --json is
 // the report's simulation section verbatim, instead of the report's own
 // seeds, and its line on stderr says what it covered.
