@@ -143,6 +143,31 @@ func (t *Tally) Check(id string, applied bool) {
 	}
 }
 
+// Steps numbers the steps of one generated case. Begin logs a step as
+// "step N: action details", the lines a shrunk failure prints, and counts
+// the action in the tally.
+type Steps struct {
+	t     *rapid.T
+	tally *Tally
+	n     int
+}
+
+// NewSteps numbers t's steps, counting their actions in tally.
+func NewSteps(t *rapid.T, tally *Tally) Steps { return Steps{t: t, tally: tally} }
+
+// Begin logs the next step and counts its action.
+func (s *Steps) Begin(action, format string, args ...any) {
+	s.n++
+	s.tally.Action(action)
+	s.t.Logf("step %d: %s "+format, append([]any{s.n, action}, args...)...)
+}
+
+// Fail fails the case on a violation of the invariant id, with a message
+// that starts with the ID, so that rapid's failure line names it.
+func Fail(t *rapid.T, id, format string, args ...any) {
+	t.Fatalf("%s: "+format, append([]any{id}, args...)...)
+}
+
 // Evaluate runs every check on s, counting each evaluation and whether
 // it applied in tally: a fidelity check that does not hold fails the case,
 // a contract check that does not hold is a Breach (which fails the case

@@ -20,7 +20,7 @@ func (m *machine) arrive(t *rapid.T, action string, critical bool) {
 		opts.OtherReasons = []*preemption.PredicateFailure{admissioncheck.OtherReason(t)}
 	}
 	rpcFails := rapid.IntRange(0, 7).Draw(t, "rpcFails") == 0
-	m.begin(action, "%s other=%d rpcFails=%t", admissioncheck.DescribePod(p), len(opts.OtherReasons), rpcFails)
+	m.steps.Begin(action, "%s other=%d rpcFails=%t", admissioncheck.DescribePod(p), len(opts.OtherReasons), rpcFails)
 	c, err := admissioncheck.Admit(m.node, m.twin, m.devices, m.twinDM, gpus, admissioncheck.Arrival{
 		Pod: p, Opts: opts,
 		AllocateErr: func(round int) error {
@@ -61,7 +61,7 @@ func (m *machine) podLeaves(t *rapid.T) {
 		return
 	}
 	p := rapid.SampledFrom(active).Draw(t, "leaving").Pod
-	m.begin("podLeaves", "%s", p.UID)
+	m.steps.Begin("podLeaves", "%s", p.UID)
 	m.remove(p.UID)
 }
 
@@ -83,6 +83,6 @@ func (m *machine) killRetried(t *rapid.T) {
 		return
 	}
 	p := rapid.SampledFrom(terminating).Draw(t, "killed")
-	m.begin("killRetried", "%s", p.UID)
+	m.steps.Begin("killRetried", "%s", p.UID)
 	m.remove(p.UID)
 }

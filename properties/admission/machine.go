@@ -29,7 +29,7 @@ const gpus = 3
 type machine struct {
 	t       *rapid.T
 	tally   *properties.Tally
-	step    int
+	steps   properties.Steps
 	uids    int
 	node    *core.Node
 	twin    *core.Node
@@ -57,7 +57,7 @@ func gpuManager(t *rapid.T) *dm.Manager {
 }
 
 func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	m := &machine{t: t, tally: tally, devices: gpuManager(t), twinDM: gpuManager(t)}
+	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), devices: gpuManager(t), twinDM: gpuManager(t)}
 	alloc := pod.ResourceList{
 		pod.Pods:             int64(rapid.IntRange(2, 8).Draw(t, "maxPods")),
 		pod.CPU:              rapid.SampledFrom([]int64{500, 1000, 2000}).Draw(t, "cpu"),
@@ -98,12 +98,6 @@ func (m *machine) run() {
 		"killRetried":     m.killRetried,
 		"":                m.check,
 	})
-}
-
-func (m *machine) begin(action, format string, args ...any) {
-	m.step++
-	m.tally.Action(action)
-	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
 }
 
 func (m *machine) check(*rapid.T) {

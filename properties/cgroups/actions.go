@@ -10,6 +10,7 @@ import (
 	core "github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
+	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cgroupscheck"
 )
 
@@ -19,17 +20,17 @@ func (m *machine) addPod(t *rapid.T) {
 	p := m.drawPod(t)
 	next := append(append([]*pod.Pod(nil), m.pods...), p)
 	if len(next) > maxPods || !cgroupscheck.Fits(m.cfg, next) {
-		m.begin("addPod", "%s: rejected (does not fit)", podSpec{p, m.cfg.PodLevelResources})
+		m.steps.Begin("addPod", "%s: rejected (does not fit)", podSpec{p, m.cfg.PodLevelResources})
 		return
 	}
-	m.begin("addPod", "%s", podSpec{p, m.cfg.PodLevelResources})
+	m.steps.Begin("addPod", "%s", podSpec{p, m.cfg.PodLevelResources})
 	before, err := core.QOSTierConfigs(m.cfg, m.pods)
 	if err != nil {
-		m.fail(Errors, "QoS tiers of valid pods: %v", err)
+		properties.Fail(m.t, Errors, "QoS tiers of valid pods: %v", err)
 	}
 	after, err := core.QOSTierConfigs(m.cfg, next)
 	if err != nil {
-		m.fail(Errors, "QoS tiers of valid pods: %v", err)
+		properties.Fail(m.t, Errors, "QoS tiers of valid pods: %v", err)
 	}
 	// CG-TIER-MONOTONE applies when a tier has a memory limit (qos-reserved
 	// memory) that the admission could raise.
@@ -39,7 +40,7 @@ func (m *machine) addPod(t *rapid.T) {
 		before, after *int64
 	}{{"burstable", before.Burstable.Memory, after.Burstable.Memory}, {"besteffort", before.BestEffort.Memory, after.BestEffort.Memory}} {
 		if (tier.before == nil) != (tier.after == nil) || tier.before != nil && *tier.after > *tier.before {
-			m.fail(TierMonotone, "admitting %s raised the %s memory limit from %s to %s", p.UID, tier.name, fmtPtr(tier.before), fmtPtr(tier.after))
+			properties.Fail(m.t, TierMonotone, "admitting %s raised the %s memory limit from %s to %s", p.UID, tier.name, fmtPtr(tier.before), fmtPtr(tier.after))
 		}
 	}
 	m.pods = next
@@ -52,7 +53,7 @@ func (m *machine) removePod(t *rapid.T) {
 		return
 	}
 	i := rapid.IntRange(0, len(m.pods)-1).Draw(t, "pod")
-	m.begin("removePod", "%s", m.pods[i].UID)
+	m.steps.Begin("removePod", "%s", m.pods[i].UID)
 	m.pods = append(m.pods[:i:i], m.pods[i+1:]...)
 	m.dirty = true
 }
@@ -78,7 +79,7 @@ func (m *machine) changeConfig(t *rapid.T) {
 	m.pods = kept
 	m.cfg = c
 	m.dirty = true
-	m.begin("changeConfig", "%s (evicted %d)", configSpec{c}, evicted)
+	m.steps.Begin("changeConfig", "%s (evicted %d)", configSpec{c}, evicted)
 }
 
 // badConfig breaks one field and expects Build to say which, in the
@@ -115,13 +116,13 @@ func (m *machine) badConfig(t *rapid.T) {
 		c.CgroupDriver = "docker"
 		field = "cgroupDriver"
 	}
-	m.begin("badConfig", "%s", field)
+	m.steps.Begin("badConfig", "%s", field)
 	_, err := core.Build(c, m.pods)
 	if field == "nodeAllocatable" {
 		mod, _ := cgroupscheck.ModelInput(c, m.pods)
 		merr := model.Validate(mod)
 		if merr == nil {
-			m.fail(Model, "the model accepts reservations above capacity %s", c.SystemReserved)
+			properties.Fail(m.t, Model, "the model accepts reservations above capacity %s", c.SystemReserved)
 		}
 		want = merr.Error()
 	}
@@ -181,7 +182,7 @@ func (m *machine) badPod(t *rapid.T) {
 		field = "pods"
 		want = fmt.Sprintf("pods: %d pods exceed maxPods %d", len(pods), c.MaxPods)
 	}
-	m.begin("badPod", "%s: %s", field, podSpec{p, m.cfg.PodLevelResources})
+	m.steps.Begin("badPod", "%s: %s", field, podSpec{p, m.cfg.PodLevelResources})
 	_, err := core.Build(c, pods)
 	m.expectError(err, field, want)
 }
@@ -191,12 +192,12 @@ func (m *machine) expectError(err error, field, want string) {
 	m.tally.Check(Errors, true)
 	var fe *core.FieldError
 	if !errors.As(err, &fe) {
-		m.fail(Errors, "want an error naming %s, got %v (%T)", field, err, err)
+		properties.Fail(m.t, Errors, "want an error naming %s, got %v (%T)", field, err, err)
 	}
 	if fe.Field != field {
-		m.fail(Errors, "want an error naming %s, got field %q: %v", field, fe.Field, err)
+		properties.Fail(m.t, Errors, "want an error naming %s, got field %q: %v", field, fe.Field, err)
 	}
 	if want != "" && err.Error() != want {
-		m.fail(Errors, "error message\n  got:  %s\n  want: %s", err, want)
+		properties.Fail(m.t, Errors, "error message\n  got:  %s\n  want: %s", err, want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	core "github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/cgroups"
+	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/cgroupscheck"
 )
 
@@ -32,7 +33,7 @@ func (m *machine) check(t *rapid.T) {
 	// A valid node must build, so CG-ERRORS applies to every change.
 	m.tally.Check(Errors, true)
 	if err != nil {
-		m.fail(Errors, "valid node and pods rejected: %v\n  config: %s", err, configSpec{m.cfg})
+		properties.Fail(m.t, Errors, "valid node and pods rejected: %v\n  config: %s", err, configSpec{m.cfg})
 	}
 	node, mpods := cgroupscheck.ModelInput(m.cfg, m.pods)
 	m.spec = map[string]model.Pod{}
@@ -49,7 +50,7 @@ func (m *machine) check(t *rapid.T) {
 	files := map[core.Version][]core.CgroupFiles{}
 	for _, v := range []core.Version{core.V1, core.V2} {
 		if files[v], err = h.Files(v); err != nil {
-			m.fail(Errors, "rendering a valid hierarchy for v%d: %v", v, err)
+			properties.Fail(m.t, Errors, "rendering a valid hierarchy for v%d: %v", v, err)
 		}
 	}
 	m.checkMemoryQoS(h, files[core.V2])
@@ -68,7 +69,7 @@ func (m *machine) checkDeterministic(h core.Hierarchy) {
 	m.tally.Check(Deterministic, true)
 	again, err := core.Build(m.cfg, m.pods)
 	if err != nil || !reflect.DeepEqual(h, again) {
-		m.fail(Deterministic, "a second Build differs (err %v)", err)
+		properties.Fail(m.t, Deterministic, "a second Build differs (err %v)", err)
 	}
 }
 
@@ -80,21 +81,21 @@ func (m *machine) checkTree(h core.Hierarchy) {
 	index := map[string]int{}
 	for i, cg := range h {
 		if _, dup := index[cg.Path]; dup {
-			m.fail(Tree, "path %q listed twice", cg.Path)
+			properties.Fail(m.t, Tree, "path %q listed twice", cg.Path)
 		}
 		index[cg.Path] = i
 		if want := m.expectedPath(cg); cg.Path != want {
-			m.fail(Tree, "%s %s %s/%s is at %q, want %q", cg.Kind, cg.QOS, cg.PodUID, cg.Container, cg.Path, want)
+			properties.Fail(m.t, Tree, "%s %s %s/%s is at %q, want %q", cg.Kind, cg.QOS, cg.PodUID, cg.Container, cg.Path, want)
 		}
 		if i == 0 {
 			if cg.Kind != core.KindNodeAllocatable {
-				m.fail(Tree, "first cgroup %q is %s, want kubepods", cg.Path, cg.Kind)
+				properties.Fail(m.t, Tree, "first cgroup %q is %s, want kubepods", cg.Path, cg.Kind)
 			}
 			continue
 		}
 		parent := cg.Path[:max(0, strings.LastIndex(cg.Path, "/"))]
 		if j, ok := index[parent]; !ok || j >= i {
-			m.fail(Tree, "%q is listed before (or without) its parent %q", cg.Path, parent)
+			properties.Fail(m.t, Tree, "%q is listed before (or without) its parent %q", cg.Path, parent)
 		}
 	}
 }
@@ -170,12 +171,12 @@ func (m *machine) checkShares(h core.Hierarchy) {
 	for _, cg := range h {
 		rc := cg.Config
 		if s := rc.CPUShares; s != nil && (*s < 2 || *s > 262144) {
-			m.fail(SharesRange, "%s: cpu.shares %d outside [2, 262144]", cg.Path, *s)
+			properties.Fail(m.t, SharesRange, "%s: cpu.shares %d outside [2, 262144]", cg.Path, *s)
 		}
 		// A quota of 0 is not written at all (CG-PARTIAL-LIMITS says when a
 		// pod may carry one).
 		if q := rc.CPUQuota; q != nil && *q != -1 && *q != 0 && *q < 1000 {
-			m.fail(QuotaFloor, "%s: quota %d below the 1000µs floor", cg.Path, *q)
+			properties.Fail(m.t, QuotaFloor, "%s: quota %d below the 1000µs floor", cg.Path, *q)
 		}
 		switch cg.Kind {
 		case core.KindPod:
@@ -183,10 +184,10 @@ func (m *machine) checkShares(h core.Hierarchy) {
 				break
 			}
 			if (*rc.CPUQuota == -1) == m.cfg.CPUCFSQuota {
-				m.fail(QuotaFloor, "%s: quota %d with cpuCFSQuota=%t", cg.Path, *rc.CPUQuota, m.cfg.CPUCFSQuota)
+				properties.Fail(m.t, QuotaFloor, "%s: quota %d with cpuCFSQuota=%t", cg.Path, *rc.CPUQuota, m.cfg.CPUCFSQuota)
 			}
 			if rc.CPUPeriod == nil || *rc.CPUPeriod != period {
-				m.fail(Period, "%s: period %s, want the configured %d", cg.Path, fmtPtr(rc.CPUPeriod), period)
+				properties.Fail(m.t, Period, "%s: period %s, want the configured %d", cg.Path, fmtPtr(rc.CPUPeriod), period)
 			}
 			if m.cfg.CPUCFSQuota {
 				// The effective limit as core/pod aggregates it: this
@@ -198,7 +199,7 @@ func (m *machine) checkShares(h core.Hierarchy) {
 					over = 100000
 				}
 				if want := max(limit*over/1000, 1000); limit > 0 && *rc.CPUQuota != want {
-					m.fail(Period, "%s: quota %d for limit %dm over %dµs, want %d", cg.Path, *rc.CPUQuota, limit, over, want)
+					properties.Fail(m.t, Period, "%s: quota %d for limit %dm over %dµs, want %d", cg.Path, *rc.CPUQuota, limit, over, want)
 				}
 			}
 		case core.KindContainer:
@@ -206,22 +207,22 @@ func (m *machine) checkShares(h core.Hierarchy) {
 			limit := c.Limits[pod.CPU]
 			if !m.cfg.CPUCFSQuota {
 				if rc.CPUQuota != nil || rc.CPUPeriod != nil {
-					m.fail(QuotaFloor, "%s: quota %s period %s without cpuCFSQuota", cg.Path, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+					properties.Fail(m.t, QuotaFloor, "%s: quota %s period %s without cpuCFSQuota", cg.Path, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
 				}
 				break
 			}
 			if rc.CPUPeriod == nil || *rc.CPUPeriod != containerPeriod {
-				m.fail(Period, "%s: period %s, want %d", cg.Path, fmtPtr(rc.CPUPeriod), containerPeriod)
+				properties.Fail(m.t, Period, "%s: period %s, want %d", cg.Path, fmtPtr(rc.CPUPeriod), containerPeriod)
 			}
 			if limit == 0 {
 				if rc.CPUQuota != nil {
-					m.fail(QuotaFloor, "%s: container without a cpu limit has quota %d", cg.Path, *rc.CPUQuota)
+					properties.Fail(m.t, QuotaFloor, "%s: container without a cpu limit has quota %d", cg.Path, *rc.CPUQuota)
 				}
 				break
 			}
 			want := max(limit*int64(containerPeriod)/1000, 1000)
 			if rc.CPUQuota == nil || *rc.CPUQuota != want {
-				m.fail(Period, "%s: quota %s for limit %dm over period %d, want %d", cg.Path, fmtPtr(rc.CPUQuota), limit, containerPeriod, want)
+				properties.Fail(m.t, Period, "%s: quota %s for limit %dm over period %d, want %d", cg.Path, fmtPtr(rc.CPUQuota), limit, containerPeriod, want)
 			}
 		}
 	}
@@ -233,14 +234,14 @@ func (m *machine) podByUID(uid string) *pod.Pod {
 			return p
 		}
 	}
-	m.fail(Tree, "cgroup for unknown pod %s", uid)
+	properties.Fail(m.t, Tree, "cgroup for unknown pod %s", uid)
 	return nil
 }
 
 func (m *machine) container(uid, name string) pod.Container {
 	c, ok := m.podByUID(uid).Container(name)
 	if !ok {
-		m.fail(Tree, "cgroup for unknown container %s/%s", uid, name)
+		properties.Fail(m.t, Tree, "cgroup for unknown container %s/%s", uid, name)
 	}
 	return c
 }
@@ -265,7 +266,7 @@ func (m *machine) checkPods(h core.Hierarchy) {
 		// Per pod, CG-BESTEFFORT applies to BestEffort pods.
 		m.tally.Check(BestEffort, class == pod.BestEffort)
 		if class == pod.BestEffort && (rc.CPUShares == nil || *rc.CPUShares != 2 || rc.CPUQuota != nil || rc.Memory != nil) {
-			m.fail(BestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
+			properties.Fail(m.t, BestEffort, "BestEffort pod %s: shares %s quota %s memory %s", p.UID, fmtPtr(rc.CPUShares), fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory))
 		}
 
 		// CG-SIDECAR applies to the pods whose shares it bounds: not
@@ -278,7 +279,7 @@ func (m *machine) checkPods(h core.Hierarchy) {
 			}
 			sum += p.Overhead[pod.CPU]
 			if want := sharesOf(sum); *rc.CPUShares < want {
-				m.fail(Sidecar, "pod %s has %d shares, below the %d of its running containers' %dm (sidecars and overhead included)", p.UID, *rc.CPUShares, want, sum)
+				properties.Fail(m.t, Sidecar, "pod %s has %d shares, below the %d of its running containers' %dm (sidecars and overhead included)", p.UID, *rc.CPUShares, want, sum)
 			}
 			if rc.Memory != nil {
 				var mem int64
@@ -288,7 +289,7 @@ func (m *machine) checkPods(h core.Hierarchy) {
 					all = all && c.Limits[pod.Memory] > 0
 				}
 				if mem += p.Overhead[pod.Memory]; all && *rc.Memory < mem {
-					m.fail(Sidecar, "pod %s has a memory limit of %d, below its running containers' %d (sidecars and overhead included)", p.UID, *rc.Memory, mem)
+					properties.Fail(m.t, Sidecar, "pod %s has a memory limit of %d, below its running containers' %d (sidecars and overhead included)", p.UID, *rc.Memory, mem)
 				}
 			}
 		}
@@ -319,10 +320,10 @@ func (m *machine) checkPods(h core.Hierarchy) {
 		// memory limit: only then does it forbid a quota or a limit.
 		m.tally.Check(PartialLimits, cpuMissing || memMissing)
 		if cpuMissing && (rc.CPUQuota != nil || rc.CPUPeriod != nil) {
-			m.fail(PartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
+			properties.Fail(m.t, PartialLimits, "pod %s lacks a cpu limit somewhere but has quota %s period %s", p.UID, fmtPtr(rc.CPUQuota), fmtPtr(rc.CPUPeriod))
 		}
 		if memMissing && rc.Memory != nil {
-			m.fail(PartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
+			properties.Fail(m.t, PartialLimits, "pod %s lacks a memory limit somewhere but has memory limit %d", p.UID, *rc.Memory)
 		}
 
 		regularInit := false
@@ -352,7 +353,7 @@ func (m *machine) checkPods(h core.Hierarchy) {
 				quota = max(lim*period/1000, 1000)
 			}
 			if *rc.CPUShares != sharesOf(req) || rc.CPUQuota == nil || *rc.CPUQuota != quota || rc.Memory == nil || *rc.Memory != mem {
-				m.fail(PodSum, "pod %s: shares %d quota %s memory %s, want the sums' %d, %d, %d", p.UID, *rc.CPUShares, fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory), sharesOf(req), quota, mem)
+				properties.Fail(m.t, PodSum, "pod %s: shares %d quota %s memory %s, want the sums' %d, %d, %d", p.UID, *rc.CPUShares, fmtPtr(rc.CPUQuota), fmtPtr(rc.Memory), sharesOf(req), quota, mem)
 			}
 		}
 	}
@@ -372,7 +373,7 @@ func (m *machine) checkTiers(h core.Hierarchy) {
 	// The besteffort tier always exists, so here CG-BESTEFFORT applies.
 	m.tally.Check(BestEffort, true)
 	if s := besteffort.Config.CPUShares; s == nil || *s != 2 {
-		m.fail(BestEffort, "besteffort tier has shares %s", fmtPtr(s))
+		properties.Fail(m.t, BestEffort, "besteffort tier has shares %s", fmtPtr(s))
 	}
 	bl, el := burstable.Config.Memory, besteffort.Config.Memory
 	alloc := core.NodeAllocatableAbsolute(m.cfg)[pod.Memory]
@@ -381,12 +382,12 @@ func (m *machine) checkTiers(h core.Hierarchy) {
 	m.tally.Check(TierOrder, m.cfg.QOSReservedMemoryPercent != nil && alloc != 0)
 	if m.cfg.QOSReservedMemoryPercent == nil || alloc == 0 {
 		if bl != nil || el != nil {
-			m.fail(TierOrder, "tiers have memory limits %s / %s without qos-reserved", fmtPtr(bl), fmtPtr(el))
+			properties.Fail(m.t, TierOrder, "tiers have memory limits %s / %s without qos-reserved", fmtPtr(bl), fmtPtr(el))
 		}
 		return
 	}
 	if bl == nil || el == nil || !(*el <= *bl && *bl <= alloc) {
-		m.fail(TierOrder, "besteffort %s, burstable %s, allocatable %d: not ordered", fmtPtr(el), fmtPtr(bl), alloc)
+		properties.Fail(m.t, TierOrder, "besteffort %s, burstable %s, allocatable %d: not ordered", fmtPtr(el), fmtPtr(bl), alloc)
 	}
 	var g, b int64
 	for _, p := range m.spec {
@@ -399,7 +400,7 @@ func (m *machine) checkTiers(h core.Hierarchy) {
 	}
 	pct := *m.cfg.QOSReservedMemoryPercent
 	if wantB, wantE := alloc-g*pct/100, alloc-g*pct/100-b*pct/100; *bl != wantB || *el != wantE {
-		m.fail(TierOrder, "burstable %d besteffort %d, want %d and %d (allocatable %d, Σguaranteed %d, Σburstable %d, %d%%)", *bl, *el, wantB, wantE, alloc, g, b, pct)
+		properties.Fail(m.t, TierOrder, "burstable %d besteffort %d, want %d and %d (allocatable %d, Σguaranteed %d, Σburstable %d, %d%%)", *bl, *el, wantB, wantE, alloc, g, b, pct)
 	}
 }
 
@@ -445,7 +446,7 @@ func (m *machine) checkMemoryQoS(h core.Hierarchy, v2 []core.CgroupFiles) {
 			}
 		}
 		if !reflect.DeepEqual(got, want) {
-			m.fail(MemoryQoS, "%s (%s %s): memory protection %v, want %v (memoryQoS=%t policy=%s)", cg.Path, cg.Kind, cg.QOS, got, want, m.cfg.MemoryQoS, m.cfg.MemoryReservationPolicy)
+			properties.Fail(m.t, MemoryQoS, "%s (%s %s): memory protection %v, want %v (memoryQoS=%t policy=%s)", cg.Path, cg.Kind, cg.QOS, got, want, m.cfg.MemoryQoS, m.cfg.MemoryReservationPolicy)
 		}
 	}
 }
@@ -554,7 +555,7 @@ func (m *machine) checkWeights(h core.Hierarchy, v2 []core.CgroupFiles) {
 			}
 		}
 		if !found || weight < 1 || weight > 10000 {
-			m.fail(Weight, "%s: %d shares give cpu.weight %d (written: %t), outside [1, 10000]", cg.Path, *cg.Config.CPUShares, weight, found)
+			properties.Fail(m.t, Weight, "%s: %d shares give cpu.weight %d (written: %t), outside [1, 10000]", cg.Path, *cg.Config.CPUShares, weight, found)
 		}
 		byFormula[cg.Config.Weight] = append(byFormula[cg.Config.Weight], point{*cg.Config.CPUShares, weight})
 	}
@@ -563,14 +564,14 @@ func (m *machine) checkWeights(h core.Hierarchy, v2 []core.CgroupFiles) {
 	for _, p := range []point{{2, 1}, {1024, 39}, {2048, 79}, {262144, 10000}} {
 		byFormula[core.WeightLinear] = append(byFormula[core.WeightLinear], point{p.shares, core.CPUWeightLinear(p.shares)})
 		if got := core.CPUWeightLinear(p.shares); got != p.weight {
-			m.fail(Weight, "the kubelet's weight of %d shares is %d, want %d", p.shares, got, p.weight)
+			properties.Fail(m.t, Weight, "the kubelet's weight of %d shares is %d, want %d", p.shares, got, p.weight)
 		}
 	}
 	for formula, points := range byFormula {
 		sort.Slice(points, func(i, j int) bool { return points[i].shares < points[j].shares })
 		for i := 1; i < len(points); i++ {
 			if points[i].weight < points[i-1].weight {
-				m.fail(Weight, "%s weights not monotone: %d shares → %d, %d shares → %d", formula, points[i-1].shares, points[i-1].weight, points[i].shares, points[i].weight)
+				properties.Fail(m.t, Weight, "%s weights not monotone: %d shares → %d, %d shares → %d", formula, points[i-1].shares, points[i-1].weight, points[i].shares, points[i].weight)
 			}
 		}
 	}
@@ -604,11 +605,11 @@ func (m *machine) checkContention(h core.Hierarchy) {
 			req := modelCPURequest(c)
 			path, ok := paths[[2]string{p.UID, c.Name}]
 			if !ok {
-				m.fail(Contention, "container %s/%s runs but has no cgroup, so it gets no CPU under contention (request %dm)", p.UID, c.Name, req)
+				properties.Fail(m.t, Contention, "container %s/%s runs but has no cgroup, so it gets no CPU under contention (request %dm)", p.UID, c.Name, req)
 			}
 			if got[path].Cmp(big.NewRat(req, 1)) < 0 {
 				f, _ := got[path].Float64()
-				m.fail(Contention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", path, f, req, allocatable)
+				properties.Fail(m.t, Contention, "%s gets %.3fm under full contention, below its %dm request (allocatable %dm)", path, f, req, allocatable)
 			}
 		}
 	}
@@ -751,10 +752,10 @@ func (m *machine) checkModel(n model.Node, pods []model.Pod, files map[core.Vers
 	m.tally.Check(Model, true)
 	want, err := model.Expected(n, pods)
 	if err != nil {
-		m.fail(Model, "the model rejects the node: %v", err)
+		properties.Fail(m.t, Model, "the model rejects the node: %v", err)
 	}
 	if err := cgroupscheck.CompareWithModel(files, want); err != nil {
-		m.fail(Model, "%v\n  config: %s", err, configSpec{m.cfg})
+		properties.Fail(m.t, Model, "%v\n  config: %s", err, configSpec{m.cfg})
 	}
 }
 
@@ -767,7 +768,7 @@ func (m *machine) checkSeed() {
 	m.tally.Check(Seed, true)
 	h, err := core.Build(SeedConfig(), SeedPods())
 	if err != nil {
-		m.fail(Seed, "Build: %v", err)
+		properties.Fail(m.t, Seed, "Build: %v", err)
 	}
 	want := map[string][2]int64{ // shares, memory limit (0: none)
 		"kubepods":                                     {3072, 8 * gi},
@@ -783,14 +784,14 @@ func (m *machine) checkSeed() {
 	for path, w := range want {
 		cg, ok := h.Lookup(path)
 		if !ok {
-			m.fail(Seed, "no cgroup %s", path)
+			properties.Fail(m.t, Seed, "no cgroup %s", path)
 		}
 		mem := int64(0)
 		if cg.Config.Memory != nil {
 			mem = *cg.Config.Memory
 		}
 		if cg.Config.CPUShares == nil || int64(*cg.Config.CPUShares) != w[0] || mem != w[1] {
-			m.fail(Seed, "%s: shares %s memory %d, the seed says %d and %d", path, fmtPtr(cg.Config.CPUShares), mem, w[0], w[1])
+			properties.Fail(m.t, Seed, "%s: shares %s memory %d, the seed says %d and %d", path, fmtPtr(cg.Config.CPUShares), mem, w[0], w[1])
 		}
 	}
 }

@@ -27,7 +27,7 @@ func init() {
 type machine struct {
 	t     *rapid.T
 	tally *properties.Tally
-	step  int
+	steps properties.Steps
 
 	cfg  core.Config
 	pods []*pod.Pod
@@ -49,7 +49,7 @@ type machine struct {
 }
 
 func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	m := &machine{t: t, tally: tally, dirty: true}
+	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), dirty: true}
 	m.podLevelGate = rapid.IntRange(0, 3).Draw(t, "podLevelGate") > 0
 	m.oddQuantities = rapid.Bool().Draw(t, "oddQuantities")
 	m.cfg = m.drawConfig(t)
@@ -68,16 +68,6 @@ func (m *machine) run() {
 		"badPod":       m.badPod,
 		"":             m.check,
 	})
-}
-
-func (m *machine) begin(action, format string, args ...any) {
-	m.step++
-	m.tally.Action(action)
-	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
-}
-
-func (m *machine) fail(id, format string, args ...any) {
-	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
 }
 
 func (s podSpec) String() string {

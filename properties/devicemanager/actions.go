@@ -15,6 +15,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/core/pod"
 	model "github.com/nodeproof/nodeproof/models/devicemanager"
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 // --- actions --------------------------------------------------------------
@@ -30,7 +31,7 @@ func (m *machine) register(t *rapid.T) {
 	m.begin("register", "resource=%s endpoint=%s preferred=%t prestart=%t", r, socket, opts.GetPreferredAllocationAvailable, opts.PreStartRequired)
 	req := dm.RegisterRequest{Version: dm.Version, Endpoint: socket, ResourceName: r, Options: &opts}
 	if err := dm.ValidateRegistration(req); err != nil {
-		m.fail(ErrorKinds, "valid registration %+v rejected: %v", req, err)
+		properties.Fail(m.t, ErrorKinds, "valid registration %+v rejected: %v", req, err)
 	}
 	var id dm.EndpointID
 	m.both(func(mgr *dm.Manager) string {
@@ -65,7 +66,7 @@ func (m *machine) registerInvalid(t *rapid.T) {
 	m.begin("registerInvalid", "version=%q resource=%q", req.Version, req.ResourceName)
 	err := dm.ValidateRegistration(req)
 	if err == nil {
-		m.fail(ErrorKinds, "invalid registration %+v accepted", req)
+		properties.Fail(m.t, ErrorKinds, "invalid registration %+v accepted", req)
 	}
 	m.errs = append(m.errs, seenError{err, want.Kind, want.Message})
 }
@@ -150,7 +151,7 @@ func (m *machine) updateInvalid(t *rapid.T) {
 		return fmt.Sprint(e)
 	})
 	if err == nil {
-		m.fail(ErrorKinds, "malformed device list %s accepted", deviceList(devices))
+		properties.Fail(m.t, ErrorKinds, "malformed device list %s accepted", deviceList(devices))
 	}
 	// The plugin's last word is a list the kubelet refused: what the node
 	// should show is undefined until it sends a valid one.
@@ -203,11 +204,11 @@ func (m *machine) capacity(t *rapid.T) {
 	c := bothSame(m, func(mgr *dm.Manager) dm.Capacity { return mgr.GetCapacity(m.now) }, sameCapacity, showCapacity)
 	counts, md := m.model.Capacity(m.now)
 	if !sameAsCounts(c, counts) || !equalStrings(c.Deleted, md) {
-		m.fail(Model, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model %+v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
+		properties.Fail(m.t, Model, "GetCapacity: core capacity=%v allocatable=%v deleted=%v, model %+v deleted=%v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
 	}
 	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if !equalStrings(c.Deleted, expected) {
-		m.fail(GraceDelete, "GetCapacity deleted %v, expected %v", c.Deleted, expected)
+		properties.Fail(m.t, GraceDelete, "GetCapacity deleted %v, expected %v", c.Deleted, expected)
 	}
 	m.views = slices.DeleteFunc(m.views, func(v *resourceView) bool { return slices.Contains(c.Deleted, v.resource) })
 }
@@ -400,18 +401,18 @@ func (m *machine) allocateContainer(t *rapid.T, in dm.PlanInput, mc model.Contai
 	mplan, mfail := m.model.Plan(in.Pod.UID, mc, in.ActivePods)
 	if err != nil || mfail != nil {
 		if err == nil || mfail == nil {
-			m.fail(Model, "plan %s/%s: core plan=%s err=%v, model failure=%+v", in.Pod.UID, in.Container, describePlan(plan), err, mfail)
+			properties.Fail(m.t, Model, "plan %s/%s: core plan=%s err=%v, model failure=%+v", in.Pod.UID, in.Container, describePlan(plan), err, mfail)
 		}
 		m.errs = append(m.errs, seenError{err, mfail.Kind, mfail.Message})
 		m.t.Logf("  %s: rejected: %v", in.Container, err)
 		return false
 	}
 	if len(plan.Requests) != len(mplan.Requests) {
-		m.fail(Model, "plan %s/%s: core %s, model %+v", in.Pod.UID, in.Container, describePlan(plan), mplan.Requests)
+		properties.Fail(m.t, Model, "plan %s/%s: core %s, model %+v", in.Pod.UID, in.Container, describePlan(plan), mplan.Requests)
 	}
 	for i, req := range plan.Requests {
 		if req.Resource != mplan.Requests[i].Resource || !equalStrings(req.DeviceIDs, mplan.Requests[i].Devices) {
-			m.fail(Model, "plan %s/%s: core %s, model %+v", in.Pod.UID, in.Container, describePlan(plan), mplan.Requests)
+			properties.Fail(m.t, Model, "plan %s/%s: core %s, model %+v", in.Pod.UID, in.Container, describePlan(plan), mplan.Requests)
 		}
 	}
 	outcome := "ok"
@@ -491,7 +492,7 @@ func (m *machine) startContainer(t *rapid.T) {
 	}
 	want, wantReallocate, failure := m.model.PreStart(p.UID, mc, true)
 	if (err != nil) != (failure != nil) {
-		m.fail(Model, "PreStartCalls %s/%s: core err=%v, model failure=%+v", p.UID, c.Name, err, failure)
+		properties.Fail(m.t, Model, "PreStartCalls %s/%s: core err=%v, model failure=%+v", p.UID, c.Name, err, failure)
 	}
 	if err != nil {
 		m.errs = append(m.errs, seenError{err, failure.Kind, failure.Message})
@@ -502,7 +503,7 @@ func (m *machine) startContainer(t *rapid.T) {
 		same = calls[k].Resource == want[k].Resource && equalStrings(calls[k].DeviceIDs, want[k].Devices)
 	}
 	if !same {
-		m.fail(Model, "PreStartCalls %s/%s: core %+v reallocate=%t, model %+v reallocate=%t", p.UID, c.Name, calls, reallocate, want, wantReallocate)
+		properties.Fail(m.t, Model, "PreStartCalls %s/%s: core %+v reallocate=%t, model %+v reallocate=%t", p.UID, c.Name, calls, reallocate, want, wantReallocate)
 	}
 }
 
@@ -571,7 +572,7 @@ func (m *machine) restartKubelet(t *rapid.T) {
 	// Here DM-RESTORE-KEEPS applies when the restart had allocations to restore.
 	m.checked(slotRestoreKeeps, len(before) > 0)
 	if after := m.core.Holdings(); !equalHoldings(before, after) {
-		m.fail(RestoreKeeps, "holdings before restart %v, after restore %v", before, after)
+		properties.Fail(m.t, RestoreKeeps, "holdings before restart %v, after restore %v", before, after)
 	}
 }
 
@@ -587,11 +588,11 @@ func (m *machine) writeAndRead(data checkpoint.Data) checkpoint.Data {
 	}
 	file, err := checkpoint.Encode(data)
 	if err != nil {
-		m.fail(CheckpointTrip, "encode: %v", err)
+		properties.Fail(m.t, CheckpointTrip, "encode: %v", err)
 	}
 	decoded, err := checkpoint.Decode(file)
 	if err != nil {
-		m.fail(CheckpointTrip, "decode of a checkpoint the manager wrote: %v", err)
+		properties.Fail(m.t, CheckpointTrip, "decode of a checkpoint the manager wrote: %v", err)
 	}
 	return decoded
 }
@@ -600,7 +601,7 @@ func (m *machine) restart(decoded checkpoint.Data, running []dm.ContainerRef) *d
 	fresh := dm.New(dm.DefaultLimits())
 	report, err := fresh.Restore(decoded, m.now, running)
 	if err != nil || len(report.Skipped) > 0 {
-		m.fail(CheckpointTrip, "restore: err=%v skipped=%v", err, report.Skipped)
+		properties.Fail(m.t, CheckpointTrip, "restore: err=%v skipped=%v", err, report.Skipped)
 	}
 	return fresh
 }

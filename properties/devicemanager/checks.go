@@ -8,6 +8,7 @@ import (
 	"github.com/nodeproof/nodeproof/core/devicemanager/allocresp"
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	model "github.com/nodeproof/nodeproof/models/devicemanager"
+	"github.com/nodeproof/nodeproof/properties"
 	"pgregory.net/rapid"
 )
 
@@ -52,13 +53,13 @@ func (m *machine) checkErrors() {
 	for _, seen := range m.errs {
 		kind, ok := dm.KindOf(seen.err)
 		if !ok || !kindNames[kind.String()] {
-			m.fail(ErrorKinds, "error %q (%T) is not a documented kind", seen.err, seen.err)
+			properties.Fail(m.t, ErrorKinds, "error %q (%T) is not a documented kind", seen.err, seen.err)
 		}
 		if seen.wantKind != "" && kind.String() != seen.wantKind {
-			m.fail(Model, "error %q has kind %s, the model expects %s", seen.err, kind, seen.wantKind)
+			properties.Fail(m.t, Model, "error %q has kind %s, the model expects %s", seen.err, kind, seen.wantKind)
 		}
 		if seen.wantMessage != "" && seen.err.Error() != seen.wantMessage {
-			m.fail(ErrorKinds, "error message\n  got:  %s\n  want: %s", seen.err, seen.wantMessage)
+			properties.Fail(m.t, ErrorKinds, "error message\n  got:  %s\n  want: %s", seen.err, seen.wantMessage)
 		}
 	}
 	m.errs = m.errs[:0]
@@ -70,16 +71,16 @@ func (m *machine) checkModel(core []dm.Holding, mod []model.Holding, c dm.Capaci
 	// resource: two empty managers agree without saying anything.
 	m.checked(slotModel, len(core)+len(mod)+len(c.Capacity)+len(counts)+len(c.Deleted)+len(md) > 0)
 	if len(core) != len(mod) {
-		m.fail(Model, "core holds %v, model holds %+v", core, mod)
+		properties.Fail(m.t, Model, "core holds %v, model holds %+v", core, mod)
 	}
 	for i, h := range core {
 		o := mod[i]
 		if h.PodUID != o.Pod || h.Container != o.Container || h.Resource != o.Resource || !equalStrings(h.DeviceIDs, o.Devices) {
-			m.fail(Model, "core holds %v, model holds %+v", core, mod)
+			properties.Fail(m.t, Model, "core holds %v, model holds %+v", core, mod)
 		}
 	}
 	if !sameAsCounts(c, counts) || !equalStrings(c.Deleted, md) {
-		m.fail(Model, "capacity: core %v / %v deleting %v, model %+v deleting %v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
+		properties.Fail(m.t, Model, "capacity: core %v / %v deleting %v, model %+v deleting %v", c.Capacity, c.Allocatable, c.Deleted, counts, md)
 	}
 }
 
@@ -97,7 +98,7 @@ func (m *machine) checkHoldings(holdings []dm.Holding, modelHoldings []model.Hol
 			}
 			compared = true
 			if id, shared := firstShared(a.DeviceIDs, b.DeviceIDs); shared && !mayShare(m.place(a.PodUID, a.Container), m.place(b.PodUID, b.Container)) {
-				m.fail(Exclusive, "device %s of %s held by %s/%s and %s/%s", id, a.Resource, a.PodUID, a.Container, b.PodUID, b.Container)
+				properties.Fail(m.t, Exclusive, "device %s of %s held by %s/%s and %s/%s", id, a.Resource, a.PodUID, a.Container, b.PodUID, b.Container)
 			}
 		}
 	}
@@ -111,12 +112,12 @@ func (m *machine) checkHoldings(holdings []dm.Holding, modelHoldings []model.Hol
 	m.checked(slotAllocatedCache, len(holdings) > 0 || len(allocated) > 0)
 	for r, ids := range allocated {
 		if union := m.unionOf(holdings, r); !equalStrings(ids, union) {
-			m.fail(AllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
+			properties.Fail(m.t, AllocatedCache, "allocated cache of %s is %v, containers hold %v", r, ids, union)
 		}
 	}
 	for _, h := range holdings {
 		if len(h.DeviceIDs) > 0 && len(allocated[h.Resource]) == 0 {
-			m.fail(AllocatedCache, "containers hold %v of %s but the allocated cache has none", m.unionOf(holdings, h.Resource), h.Resource)
+			properties.Fail(m.t, AllocatedCache, "containers hold %v of %s but the allocated cache has none", m.unionOf(holdings, h.Resource), h.Resource)
 		}
 	}
 
@@ -124,7 +125,7 @@ func (m *machine) checkHoldings(holdings []dm.Holding, modelHoldings []model.Hol
 	// the model has not garbage-collected: the core must still hold it.
 	m.checked(slotRestoreKeeps, len(restoredOfKeptPods(m.restored, modelHoldings)) > 0)
 	for _, r := range lostRestored(m.restored, holdings, modelHoldings) {
-		m.fail(RestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
+		properties.Fail(m.t, RestoreKeeps, "restored allocation %v changed or vanished, but its pod was not garbage-collected", r)
 	}
 }
 
@@ -217,11 +218,11 @@ func (m *machine) checkRunOptions(holdings []dm.Holding) {
 		m.pathScratch = paths
 		opts := m.core.RunContainerOptions(first.PodUID, first.Container)
 		if opts == nil {
-			m.fail(RunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
+			properties.Fail(m.t, RunOptions, "%s/%s holds devices but has no run options", first.PodUID, first.Container)
 		}
 		want := dm.KeyValue{Name: "VISIBLE_DEVICES", Value: m.answered[[3]string{first.PodUID, first.Container, first.Resource}].visibleDevices}
 		if len(opts.Envs) != 1 || opts.Envs[0] != want || len(opts.Devices) != len(paths) {
-			m.fail(RunOptions, "%s/%s: run options envs=%v devices=%v, want envs=[%v] and %d device nodes", first.PodUID, first.Container, opts.Envs, opts.Devices, want, len(paths))
+			properties.Fail(m.t, RunOptions, "%s/%s: run options envs=%v devices=%v, want envs=[%v] and %d device nodes", first.PodUID, first.Container, opts.Envs, opts.Devices, want, len(paths))
 		}
 	}
 }
@@ -265,7 +266,7 @@ func (m *machine) place(uid, container string) containerPlace {
 			}
 		}
 	}
-	m.fail(Exclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
+	properties.Fail(m.t, Exclusive, "%s/%s holds devices but is no container of a known pod", uid, container)
 	return containerPlace{}
 }
 
@@ -275,7 +276,7 @@ func (m *machine) checkCapacity(c dm.Capacity) {
 	for r, a := range c.Allocatable {
 		capacity, ok := c.Capacity[r]
 		if !ok || a > capacity {
-			m.fail(AllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
+			properties.Fail(m.t, AllocLECapacity, "%s: allocatable %d, capacity %d (present %t)", r, a, capacity, ok)
 		}
 	}
 	// DM-ALLOCATABLE-HEALTHY applies when some resource is allocatable or
@@ -284,26 +285,26 @@ func (m *machine) checkCapacity(c dm.Capacity) {
 	for r, a := range c.Allocatable {
 		v := m.findView(r)
 		if v == nil {
-			m.fail(AllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
+			properties.Fail(m.t, AllocHealthy, "%s: allocatable %d for a resource no plugin reported", r, a)
 		}
 		want := v.lastHealthy
 		if v.zeroed {
 			want = 0
 		}
 		if a != want {
-			m.fail(AllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
+			properties.Fail(m.t, AllocHealthy, "%s: allocatable %d, the plugin's last snapshot has %d healthy devices (disconnected or restarted since: %t)", r, a, v.lastHealthy, v.zeroed)
 		}
 	}
 	for _, v := range m.views {
 		if v.everSnapshoted && v.hasEndpoint && !v.stopped && v.lastHealthy > 0 && !v.zeroed {
 			if _, ok := c.Allocatable[v.resource]; !ok {
-				m.fail(AllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", v.resource, v.lastHealthy)
+				properties.Fail(m.t, AllocHealthy, "%s: a connected plugin reports %d healthy devices but the resource is not allocatable", v.resource, v.lastHealthy)
 			}
 		}
 	}
 	m.checked(slotGraceDelete, m.graceRuleApplies(c.Deleted))
 	if want := m.expectedDeletions(); !equalStrings(c.Deleted, want) {
-		m.fail(GraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(epoch), c.Deleted, want)
+		properties.Fail(m.t, GraceDelete, "at %s the manager would delete %v, expected %v", m.now.Sub(epoch), c.Deleted, want)
 	}
 }
 
@@ -311,7 +312,7 @@ func (m *machine) checkCheckpoint(holdings []dm.Holding) {
 	dueCore := m.core.CheckpointDue()
 	dueTwin := m.twin.CheckpointDue()
 	if dueCore != dueTwin {
-		m.fail(Deterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
+		properties.Fail(m.t, Deterministic, "checkpoint due: %t and %t for the same inputs", dueCore, dueTwin)
 	}
 	// DM-DETERMINISTIC applies here when a checkpoint is due: then the two
 	// managers' bytes are compared (every action compares their answers).
@@ -331,11 +332,11 @@ func (m *machine) checkCheckpoint(holdings []dm.Holding) {
 		if twinData := m.twin.Checkpoint(); !checkpoint.Equal(data, twinData) {
 			encoded, err := checkpoint.Encode(data)
 			if err != nil {
-				m.fail(CheckpointTrip, "encode: %v", err)
+				properties.Fail(m.t, CheckpointTrip, "encode: %v", err)
 			}
 			twinEncoded, err := checkpoint.Encode(twinData)
 			if err != nil || string(twinEncoded) != string(encoded) {
-				m.fail(Deterministic, "the same inputs wrote two checkpoints:\n  %s\n  %s", encoded, twinEncoded)
+				properties.Fail(m.t, Deterministic, "the same inputs wrote two checkpoints:\n  %s\n  %s", encoded, twinEncoded)
 			}
 		}
 	}
@@ -353,7 +354,7 @@ func (m *machine) checkCheckpoint(holdings []dm.Holding) {
 		decoded = m.roundTrip(data)
 	}
 	if len(decoded.PodDeviceEntries) != len(holdings) {
-		m.fail(CheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
+		properties.Fail(m.t, CheckpointTrip, "checkpoint has %d entries, containers hold %d allocations", len(decoded.PodDeviceEntries), len(holdings))
 	}
 	for i, e := range decoded.PodDeviceEntries {
 		h := holdings[i]
@@ -364,16 +365,16 @@ func (m *machine) checkCheckpoint(holdings []dm.Holding) {
 		ids = dedupSorted(ids)
 		m.idScratch = ids
 		if e.PodUID != h.PodUID || e.ContainerName != h.Container || e.ResourceName != h.Resource || !equalStrings(ids, h.DeviceIDs) {
-			m.fail(CheckpointTrip, "checkpoint entry %d is %+v, the container holds %v", i, e, h)
+			properties.Fail(m.t, CheckpointTrip, "checkpoint entry %d is %+v, the container holds %v", i, e, h)
 		}
 	}
 	if len(registered) != len(decoded.RegisteredDevices) {
-		m.fail(CheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
+		properties.Fail(m.t, CheckpointTrip, "checkpoint registers %v, the model %v", decoded.RegisteredDevices, registered)
 	}
 	for _, r := range registered {
 		got, ok := decoded.RegisteredDevices[r.Resource]
 		if !ok || !equalStrings(got, r.Devices) || got == nil {
-			m.fail(CheckpointTrip, "checkpoint registers %s as %v, the model's healthy devices are %v", r.Resource, got, r.Devices)
+			properties.Fail(m.t, CheckpointTrip, "checkpoint registers %s as %v, the model's healthy devices are %v", r.Resource, got, r.Devices)
 		}
 	}
 }
@@ -399,18 +400,18 @@ func (m *machine) trippedAs(data checkpoint.Data) (checkpoint.Data, bool) {
 func (m *machine) roundTrip(data checkpoint.Data) checkpoint.Data {
 	encoded, err := checkpoint.Encode(data)
 	if err != nil {
-		m.fail(CheckpointTrip, "encode: %v", err)
+		properties.Fail(m.t, CheckpointTrip, "encode: %v", err)
 	}
 	decoded, err := checkpoint.Decode(encoded)
 	if err != nil {
-		m.fail(CheckpointTrip, "decode of %s: %v", encoded, err)
+		properties.Fail(m.t, CheckpointTrip, "decode of %s: %v", encoded, err)
 	}
 	if !checkpoint.Equal(decoded, data) {
-		m.fail(CheckpointTrip, "%s decodes to %+v, written from %+v", encoded, decoded, data)
+		properties.Fail(m.t, CheckpointTrip, "%s decodes to %+v, written from %+v", encoded, decoded, data)
 	}
 	for i, e := range decoded.PodDeviceEntries {
 		if _, err := allocresp.Unmarshal(e.AllocResp); err != nil {
-			m.fail(CheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
+			properties.Fail(m.t, CheckpointTrip, "checkpoint entry %d: AllocResp does not decode: %v", i, err)
 		}
 	}
 	if len(m.trips) < tripHistory {

@@ -253,17 +253,13 @@ func (l stepLine) String() string {
 	return fmt.Sprintf("step %d: %s ", l.step, l.action) + fmt.Sprintf(l.format, l.args...)
 }
 
-func (m *machine) fail(id, format string, args ...any) {
-	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
-}
-
 // both runs an operation on the core and on the twin and requires the same
 // observable result.
 func (m *machine) both(op func(*dm.Manager) string) string {
 	got := op(m.core)
 	again := op(m.twin)
 	if got != again {
-		m.fail(Deterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", got, again)
+		properties.Fail(m.t, Deterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", got, again)
 	}
 	return got
 }
@@ -275,7 +271,7 @@ func bothSame[T any](m *machine, op func(*dm.Manager) T, same func(a, b T) bool,
 	got := op(m.core)
 	again := op(m.twin)
 	if !same(got, again) {
-		m.fail(Deterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", show(got), show(again))
+		properties.Fail(m.t, Deterministic, "the same input gave two outputs:\n  first:  %s\n  second: %s", show(got), show(again))
 	}
 	return got
 }

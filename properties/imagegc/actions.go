@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	core "github.com/nodeproof/nodeproof/core/imagegc"
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 // --- actions ----------------------------------------------------------------
@@ -40,7 +41,7 @@ func (m *machine) pull(t *rapid.T) {
 			sort.Strings(m.listed)
 		}
 	}
-	m.begin("pull", "%v (no space left for %v)", pulled, refused)
+	m.steps.Begin("pull", "%v (no space left for %v)", pulled, refused)
 }
 
 func (m *machine) startContainer(t *rapid.T) {
@@ -59,7 +60,7 @@ func (m *machine) startContainer(t *rapid.T) {
 		return
 	}
 	c := m.addContainer(t, rapid.SampledFrom(runnable).Draw(t, "image"))
-	m.begin("startContainer", "%s on %s mounts=%v", c.id, c.imageID, c.mounts)
+	m.steps.Begin("startContainer", "%s on %s mounts=%v", c.id, c.imageID, c.mounts)
 }
 
 func (m *machine) drawContainer(t *rapid.T) (int, bool) {
@@ -78,7 +79,7 @@ func (m *machine) stopContainer(t *rapid.T) {
 		return
 	}
 	m.containers[i].exited = true
-	m.begin("stopContainer", "%s (exited, still listed)", m.containers[i].id)
+	m.steps.Begin("stopContainer", "%s (exited, still listed)", m.containers[i].id)
 }
 
 func (m *machine) removeContainer(t *rapid.T) {
@@ -87,7 +88,7 @@ func (m *machine) removeContainer(t *rapid.T) {
 		m.startContainer(t)
 		return
 	}
-	m.begin("removeContainer", "%s", m.containers[i].id)
+	m.steps.Begin("removeContainer", "%s", m.containers[i].id)
 	m.containers = slices.Delete(m.containers, i, i+1)
 }
 
@@ -105,7 +106,7 @@ func (m *machine) runtimeRemoveImage(t *rapid.T) {
 		return
 	}
 	id := rapid.SampledFrom(removable).Draw(t, "image")
-	m.begin("runtimeRemoveImage", "%s", id)
+	m.steps.Begin("runtimeRemoveImage", "%s", id)
 	// The contract counts an image removed outside the kubelet and pulled
 	// again as the same image, its age from its first arrival: the
 	// lenient reading, since the kubelet may not notice the gap.
@@ -136,7 +137,7 @@ func (m *machine) tick(t *rapid.T) {
 		d = 0
 	}
 	m.now = m.now.Add(d)
-	m.begin("tick", "+%v to %s", d, m.clock())
+	m.steps.Begin("tick", "+%v to %s", d, m.clock())
 }
 
 // diskUsage changes the bytes other than images (logs, volumes), drawn to
@@ -146,7 +147,7 @@ func (m *machine) diskUsage(t *rapid.T) {
 	pct := rapid.SampledFrom([]int{m.policy.HighThresholdPercent - 1, m.policy.HighThresholdPercent, m.policy.HighThresholdPercent + 3,
 		m.policy.LowThresholdPercent, 95, 100}).Draw(t, "usagePercent")
 	m.otherBytes = max(0, min(m.capacityBytes*int64(pct)/100, m.capacityBytes)-imageBytes)
-	m.begin("diskUsage", "other=%s used=%s of %s", core.FormatSize(m.otherBytes), core.FormatSize(m.usedBytes()), core.FormatSize(m.capacityBytes))
+	m.steps.Begin("diskUsage", "other=%s used=%s of %s", core.FormatSize(m.otherBytes), core.FormatSize(m.usedBytes()), core.FormatSize(m.capacityBytes))
 }
 
 // restart restarts the kubelet, half the time with a new policy (a policy
@@ -154,16 +155,16 @@ func (m *machine) diskUsage(t *rapid.T) {
 func (m *machine) restart(t *rapid.T) {
 	if rapid.Bool().Draw(t, "newPolicy") {
 		m.policy = drawPolicy(t)
-		m.begin("changePolicy", "%+v (a kubelet restart)", m.policy)
+		m.steps.Begin("changePolicy", "%+v (a kubelet restart)", m.policy)
 		m.restartKubelet("changePolicy")
 		return
 	}
-	m.begin("restart", "")
+	m.steps.Begin("restart", "")
 	m.restartKubelet("restart")
 }
 
 func (m *machine) detect(*rapid.T) {
-	m.begin("detect", "at %s", m.clock())
+	m.steps.Begin("detect", "at %s", m.clock())
 	m.runDetect()
 }
 
@@ -179,12 +180,12 @@ func (m *machine) periodicGC(t *rapid.T) {
 func (m *machine) gc(t *rapid.T) { m.runGC(t, "gc") }
 
 func (m *machine) runGC(t *rapid.T, action string) {
-	m.begin(action, "at %s with %s used of %s", m.clock(), core.FormatSize(m.usedBytes()), core.FormatSize(m.capacityBytes))
+	m.steps.Begin(action, "at %s with %s used of %s", m.clock(), core.FormatSize(m.usedBytes()), core.FormatSize(m.capacityBytes))
 	enabled := m.policy.HighThresholdPercent < 100 || m.policy.MaxAge > 0
 	// GC-DISABLED applies where the rule keeps the loop from running.
 	m.tally.Check(Disabled, !enabled)
 	if got := m.core.Policy().PeriodicGCEnabled(); got != enabled {
-		m.fail(Disabled, "policy %+v: the core says the periodic GC runs = %t, the kubelet's rule says %t", m.policy, got, enabled)
+		properties.Fail(m.t, Disabled, "policy %+v: the core says the periodic GC runs = %t, the kubelet's rule says %t", m.policy, got, enabled)
 	}
 	if !enabled {
 		m.t.Logf("  image GC is off (high 100, MaxAge 0): the loop removes nothing")
@@ -194,6 +195,6 @@ func (m *machine) runGC(t *rapid.T, action string) {
 }
 
 func (m *machine) deleteUnusedImages(t *rapid.T) {
-	m.begin("deleteUnusedImages", "at %s", m.clock())
+	m.steps.Begin("deleteUnusedImages", "at %s", m.clock())
 	m.runPass(t, false)
 }

@@ -12,6 +12,7 @@ import (
 
 	core "github.com/nodeproof/nodeproof/core/imagegc"
 	model "github.com/nodeproof/nodeproof/models/imagegc"
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 // check runs after every step: the core's records against the model's.
@@ -20,7 +21,7 @@ func (m *machine) check(*rapid.T) {
 	// GC-MODEL applies when the kubelet holds records to compare.
 	m.tally.Check(Model, len(m.records) > 0)
 	if diff := recordsDiff(m.core.Records(), m.records); diff != "" {
-		m.fail(Model, "records differ from the model's: %s", diff)
+		properties.Fail(m.t, Model, "records differ from the model's: %s", diff)
 	}
 }
 
@@ -58,7 +59,7 @@ func (m *machine) checkRestart(why string) {
 			wantUsed = m.now
 		}
 		if !r.FirstDetected.Equal(m.now) || !r.LastUsed.Equal(wantUsed) {
-			m.fail(Restart, "after the %s at %s, %s is first detected %s and last used %s; want %s and %s",
+			properties.Fail(m.t, Restart, "after the %s at %s, %s is first detected %s and last used %s; want %s and %s",
 				why, m.now.Format(time.RFC3339Nano), r.Key, r.FirstDetected.Format(time.RFC3339Nano), r.LastUsed.Format(time.RFC3339Nano),
 				m.now.Format(time.RFC3339Nano), wantUsed.Format(time.RFC3339Nano))
 		}
@@ -109,10 +110,10 @@ func (m *machine) checkSafety(p *pass) {
 	m.tally.Check(Pinned, pinnedListed && len(p.out.Attempts) > 0)
 	for _, a := range p.out.Attempts {
 		if p.inUse[a.ImageID] {
-			m.fail(InUse, "removed %s (%s), which a container listed at the pass's detection uses", a.ImageID, a.Reason)
+			properties.Fail(m.t, InUse, "removed %s (%s), which a container listed at the pass's detection uses", a.ImageID, a.Reason)
 		}
 		if p.before[a.ImageID].Pinned {
-			m.fail(Pinned, "removed the pinned image %s (%s)", a.ImageID, a.Reason)
+			properties.Fail(m.t, Pinned, "removed the pinned image %s (%s)", a.ImageID, a.Reason)
 		}
 	}
 	// The post-GC hooks get the images the space pass examined and kept,
@@ -121,10 +122,10 @@ func (m *machine) checkSafety(p *pass) {
 	// would skip it as used too recently; the hooks' input still tells.)
 	for _, id := range p.out.RemainingImages {
 		if p.inUse[id] {
-			m.fail(InUse, "the post-GC hooks get %s as an image GC examined, yet a container uses it", id)
+			properties.Fail(m.t, InUse, "the post-GC hooks get %s as an image GC examined, yet a container uses it", id)
 		}
 		if p.before[id].Pinned {
-			m.fail(Pinned, "the post-GC hooks get the pinned %s as an image GC examined", id)
+			properties.Fail(m.t, Pinned, "the post-GC hooks get the pinned %s as an image GC examined", id)
 		}
 	}
 }
@@ -136,7 +137,7 @@ func (m *machine) checkOrder(p *pass, age, space []core.Attempt) {
 	for _, phase := range [][]core.Attempt{age, space} {
 		for i := 1; i < len(phase); i++ {
 			if !evictsBefore(p.before, phase[i-1].ImageID, phase[i].ImageID) {
-				m.fail(Order, "%s removed before %s, against the eviction order %v; removals %s", phase[i-1].ImageID, phase[i].ImageID, p.order, ids(p.out.Attempts))
+				properties.Fail(m.t, Order, "%s removed before %s, against the eviction order %v; removals %s", phase[i-1].ImageID, phase[i].ImageID, p.order, ids(p.out.Attempts))
 			}
 		}
 	}
@@ -150,7 +151,7 @@ func (m *machine) checkOrder(p *pass, age, space []core.Attempt) {
 			break
 		}
 		if !attempted[id] {
-			m.fail(Order, "the space pass skipped the eligible %s, ranked before %s; eviction order %v, removals %s", id, last, p.order, ids(p.out.Attempts))
+			properties.Fail(m.t, Order, "the space pass skipped the eligible %s, ranked before %s; eviction order %v, removals %s", id, last, p.order, ids(p.out.Attempts))
 		}
 	}
 }
@@ -195,10 +196,10 @@ func (m *machine) checkMinAge(p *pass, space []core.Attempt) {
 	for _, a := range space {
 		r := p.before[a.ImageID]
 		if age := m.now.Sub(r.FirstDetected); age < m.policy.MinAge {
-			m.fail(MinAge, "removed %s for space, first detected %v ago, under MinAge %v", a.ImageID, age, m.policy.MinAge)
+			properties.Fail(m.t, MinAge, "removed %s for space, first detected %v ago, under MinAge %v", a.ImageID, age, m.policy.MinAge)
 		}
 		if !r.LastUsed.Before(m.now) {
-			m.fail(MinAge, "removed %s for space, last used at the pass's own time", a.ImageID)
+			properties.Fail(m.t, MinAge, "removed %s for space, last used at the pass's own time", a.ImageID)
 		}
 	}
 }
@@ -223,7 +224,7 @@ func (m *machine) checkMaxAge(p *pass, age []core.Attempt) {
 		got = append(got, a.ImageID)
 	}
 	if !slices.Equal(got, want) {
-		m.fail(MaxAge, "MaxAge %v, %v since the kubelet started: the MaxAge pass tried %v, want %v (eviction order %v)", maxAge, m.now.Sub(m.beganGC), got, want, p.order)
+		properties.Fail(m.t, MaxAge, "MaxAge %v, %v since the kubelet started: the MaxAge pass tried %v, want %v (eviction order %v)", maxAge, m.now.Sub(m.beganGC), got, want, p.order)
 	}
 }
 
@@ -235,7 +236,7 @@ func (m *machine) checkSpacePass(p *pass, age, space []core.Attempt) {
 	}
 	if ageFailed || p.stats == nil {
 		if len(space) > 0 {
-			m.fail(Stop, "space removals %s without reading the filesystem after a clean MaxAge pass", ids(space))
+			properties.Fail(m.t, Stop, "space removals %s without reading the filesystem after a clean MaxAge pass", ids(space))
 		}
 		return
 	}
@@ -248,13 +249,13 @@ func (m *machine) checkSpacePass(p *pass, age, space []core.Attempt) {
 	m.tally.Check(Stop, above && len(space) > 0)
 	if !above {
 		if len(space) > 0 || p.out.Err != nil {
-			m.fail(Low, "usage %d%% under the high threshold %d%%, yet removals %s, error %v", usage, m.policy.HighThresholdPercent, ids(space), p.out.Err)
+			properties.Fail(m.t, Low, "usage %d%% under the high threshold %d%%, yet removals %s, error %v", usage, m.policy.HighThresholdPercent, ids(space), p.out.Err)
 		}
 		return
 	}
 	amount := capacity*int64(100-m.policy.LowThresholdPercent)/100 - available
 	if p.out.Usage == nil || p.out.Usage.AmountToFreeBytes != amount || p.out.Usage.UsagePercent != usage {
-		m.fail(Low, "usage %d%% of %d bytes, %d available, low %d%%: want amountToFree %d, the core has %+v", usage, capacity, available, m.policy.LowThresholdPercent, amount, p.out.Usage)
+		properties.Fail(m.t, Low, "usage %d%% of %d bytes, %d available, low %d%%: want amountToFree %d, the core has %+v", usage, capacity, available, m.policy.LowThresholdPercent, amount, p.out.Usage)
 	}
 
 	var counted int64
@@ -266,15 +267,15 @@ func (m *machine) checkSpacePass(p *pass, age, space []core.Attempt) {
 		}
 		counted += a.SizeBytes
 		if counted >= amount && i != len(space)-1 {
-			m.fail(Stop, "counted %d bytes ≥ amountToFree %d after %s, yet went on to %s", counted, amount, a.ImageID, ids(space[i+1:]))
+			properties.Fail(m.t, Stop, "counted %d bytes ≥ amountToFree %d after %s, yet went on to %s", counted, amount, a.ImageID, ids(space[i+1:]))
 		}
 	}
 	if counted != p.out.FreedBytes {
-		m.fail(Stop, "the removals %s count %d bytes, the pass says it freed %d", ids(space), counted, p.out.FreedBytes)
+		properties.Fail(m.t, Stop, "the removals %s count %d bytes, the pass says it freed %d", ids(space), counted, p.out.FreedBytes)
 	}
 	eligible := m.eligible(p, age)
 	if counted < amount && len(space) != len(eligible) {
-		m.fail(Stop, "ended at %d of %d bytes having tried %s of the eligible %v", counted, amount, ids(space), eligible)
+		properties.Fail(m.t, Stop, "ended at %d of %d bytes having tried %s of the eligible %v", counted, amount, ids(space), eligible)
 	}
 
 	var eligibleBytes int64
@@ -283,17 +284,17 @@ func (m *machine) checkSpacePass(p *pass, age, space []core.Attempt) {
 	}
 	wantOK := !spaceFailed && eligibleBytes >= amount
 	if (p.out.Err == nil) != wantOK {
-		m.fail(Low, "eligible %v hold %d bytes for amountToFree %d, removal failed: %t; want success %t, got error %v", eligible, eligibleBytes, amount, spaceFailed, wantOK, p.out.Err)
+		properties.Fail(m.t, Low, "eligible %v hold %d bytes for amountToFree %d, removal failed: %t; want success %t, got error %v", eligible, eligibleBytes, amount, spaceFailed, wantOK, p.out.Err)
 	}
 	if p.out.Err != nil {
 		return
 	}
 	if target := capacity * int64(100-m.policy.LowThresholdPercent) / 100; available+counted < target {
-		m.fail(Low, "succeeded with %d available and %d counted, under the low target %d", available, counted, target)
+		properties.Fail(m.t, Low, "succeeded with %d available and %d counted, under the low target %d", available, counted, target)
 	}
 	if overCount := m.overCount(p, space); overCount == 0 {
 		if realAvailable := capacity - p.usedAfter; realAvailable < capacity*int64(100-m.policy.LowThresholdPercent)/100 && len(p.raced) == 0 {
-			m.fail(Low, "succeeded with no shared layer, yet the filesystem has %d bytes available, under the low target", realAvailable)
+			properties.Fail(m.t, Low, "succeeded with no shared layer, yet the filesystem has %d bytes available, under the low target", realAvailable)
 		}
 	}
 }
@@ -310,13 +311,13 @@ func (m *machine) checkDeleteUnused(p *pass, age, space []core.Attempt) {
 		failed = failed || a.Err != nil
 	}
 	if len(age) > 0 || !slices.Equal(got, eligible) {
-		m.fail(DeleteUnused, "tried %s, want every eligible image %v (eviction order %v)", ids(p.out.Attempts), eligible, p.order)
+		properties.Fail(m.t, DeleteUnused, "tried %s, want every eligible image %v (eviction order %v)", ids(p.out.Attempts), eligible, p.order)
 	}
 	if p.stats != nil || p.out.Usage != nil {
-		m.fail(DeleteUnused, "read the filesystem's stats")
+		properties.Fail(m.t, DeleteUnused, "read the filesystem's stats")
 	}
 	if (p.out.Err != nil) != failed {
-		m.fail(DeleteUnused, "a removal failed: %t, error %v", failed, p.out.Err)
+		properties.Fail(m.t, DeleteUnused, "a removal failed: %t, error %v", failed, p.out.Err)
 	}
 }
 
@@ -331,7 +332,7 @@ func (m *machine) checkStartRace(p *pass) {
 	removedInUse := 0
 	for _, id := range p.raced {
 		if !attempted[id] {
-			m.fail(StartRace, "a container started on %s while its removal was under way, and the pass did not go on to remove it: %s", id, ids(p.out.Attempts))
+			properties.Fail(m.t, StartRace, "a container started on %s while its removal was under way, and the pass did not go on to remove it: %s", id, ids(p.out.Attempts))
 		}
 		if _, failed := p.failing[id]; !failed {
 			removedInUse++
@@ -381,7 +382,7 @@ func (m *machine) checkSharedLayers(p *pass, space []core.Attempt) {
 	regained := p.usedBefore - p.usedAfter
 	over := m.overCount(p, p.out.Attempts)
 	if counted-regained != over {
-		m.fail(SharedLayers, "removals %s counted %d bytes, the filesystem regained %d: over-count %d, want %d from the shared layers", ids(p.out.Attempts), counted, regained, counted-regained, over)
+		properties.Fail(m.t, SharedLayers, "removals %s counted %d bytes, the filesystem regained %d: over-count %d, want %d from the shared layers", ids(p.out.Attempts), counted, regained, counted-regained, over)
 	}
 	m.tally.Observe(statOverCount, float64(over))
 }
@@ -405,7 +406,7 @@ func (m *machine) checkTwin(p *pass) {
 		pass, err = m.twin.DeleteUnusedImages(m.now, view)
 	}
 	if err != nil {
-		m.fail(Deterministic, "the twin refuses the same view: %v", err)
+		properties.Fail(m.t, Deterministic, "the twin refuses the same view: %v", err)
 	}
 	answers := p.answers
 	for step := pass.Next(); step.Kind != core.StepDone; step = pass.Next() {
@@ -416,20 +417,20 @@ func (m *machine) checkTwin(p *pass) {
 		case step.Kind == core.StepImageFsStats && p.stats != nil:
 			err = pass.ImageFsStatsDone(*p.stats, nil)
 		default:
-			m.fail(Deterministic, "the twin asks for %+v, which the first manager did not", step)
+			properties.Fail(m.t, Deterministic, "the twin asks for %+v, which the first manager did not", step)
 		}
 		if err != nil {
-			m.fail(Deterministic, "the twin refuses an answer the first manager took: %v", err)
+			properties.Fail(m.t, Deterministic, "the twin refuses an answer the first manager took: %v", err)
 		}
 	}
 	// GC-DETERMINISTIC applies when there was something to decide: an
 	// image the pass could have removed.
 	m.tally.Check(Deterministic, len(p.order) > 0)
 	if got, want := outcomeText(pass.Outcome()), outcomeText(p.out); got != want || len(answers) > 0 {
-		m.fail(Deterministic, "same inputs, different outcomes:\n  first: %s\n  twin:  %s", want, got)
+		properties.Fail(m.t, Deterministic, "same inputs, different outcomes:\n  first: %s\n  twin:  %s", want, got)
 	}
 	if !reflect.DeepEqual(m.twin.Records(), m.core.Records()) {
-		m.fail(Deterministic, "same inputs, different records:\n  first: %+v\n  twin:  %+v", m.core.Records(), m.twin.Records())
+		properties.Fail(m.t, Deterministic, "same inputs, different records:\n  first: %+v\n  twin:  %+v", m.core.Records(), m.twin.Records())
 	}
 }
 
@@ -467,11 +468,11 @@ func (m *machine) checkModel(p *pass) {
 	// GC-MODEL applies to every pass that had an image to judge.
 	m.tally.Check(Model, len(p.order) > 0)
 	if !slices.Equal(got, res.Removals) || res.Freed != p.out.FreedBytes || res.Err != errText {
-		m.fail(Model, "the pass and the model differ:\n  core:  %v freed %d err %q\n  model: %v freed %d err %q", got, p.out.FreedBytes, errText, res.Removals, res.Freed, res.Err)
+		properties.Fail(m.t, Model, "the pass and the model differ:\n  core:  %v freed %d err %q\n  model: %v freed %d err %q", got, p.out.FreedBytes, errText, res.Removals, res.Freed, res.Err)
 	}
 	var inputErr *core.InputError
 	if errors.As(p.out.Err, &inputErr) {
-		m.fail(Model, "the pass's outcome is an input error on valid input: %v", p.out.Err)
+		properties.Fail(m.t, Model, "the pass's outcome is an input error on valid input: %v", p.out.Err)
 	}
 	m.records = res.Records
 	m.check(nil)

@@ -44,7 +44,7 @@ type container struct {
 type machine struct {
 	t     *rapid.T
 	tally *properties.Tally
-	step  int
+	steps properties.Steps
 
 	now, beganGC time.Time
 	// lastDetect is the last detection's time, for the clock's draws.
@@ -78,7 +78,7 @@ type machine struct {
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	m := &machine{t: t, tally: tally, now: epoch, arrived: map[string]time.Time{}, lastUse: map[string]time.Time{}}
+	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), now: epoch, arrived: map[string]time.Time{}, lastUse: map[string]time.Time{}}
 	m.capacityBytes = rapid.SampledFrom([]int64{1536 * mi, 2048 * mi, 3072 * mi}).Draw(t, "capacity")
 	m.listed = []string{pause}
 	m.otherBytes = rapid.SampledFrom([]int64{0, 200 * mi, 600 * mi}).Draw(t, "otherBytes")
@@ -124,16 +124,6 @@ func (m *machine) run() {
 	// too close to the floor for every seed to reach it.
 	m.t.Repeat(actions)
 	m.t.Repeat(actions)
-}
-
-func (m *machine) begin(action, format string, args ...any) {
-	m.step++
-	m.tally.Action(action)
-	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
-}
-
-func (m *machine) fail(id, format string, args ...any) {
-	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
 }
 
 // --- the runtime and the filesystem -----------------------------------------
@@ -278,10 +268,10 @@ func (m *machine) clock() string {
 func (m *machine) restartKubelet(why string) {
 	var err error
 	if m.core, err = core.NewManager(m.policy, core.Options{}); err != nil {
-		m.fail(Model, "a valid policy %+v is refused: %v", m.policy, err)
+		properties.Fail(m.t, Model, "a valid policy %+v is refused: %v", m.policy, err)
 	}
 	if m.twin, err = core.NewManager(m.policy, core.Options{}); err != nil {
-		m.fail(Deterministic, "the second manager refuses %+v: %v", m.policy, err)
+		properties.Fail(m.t, Deterministic, "the second manager refuses %+v: %v", m.policy, err)
 	}
 	m.beganGC = m.now
 	m.records = map[string]model.Record{}
@@ -294,7 +284,7 @@ func (m *machine) runDetect() {
 	view := m.view()
 	errCore, errTwin := m.core.Detect(m.now, view), m.twin.Detect(m.now, view)
 	if errCore != nil || errTwin != nil {
-		m.fail(Model, "detection of a valid view failed: %v / %v", errCore, errTwin)
+		properties.Fail(m.t, Model, "detection of a valid view failed: %v / %v", errCore, errTwin)
 	}
 	m.records = model.Detect(m.records, m.modelImages(), m.inUse(), m.now)
 	m.lastDetect = m.now
@@ -367,7 +357,7 @@ func (m *machine) runPass(t *rapid.T, isGC bool) {
 		pass, err = m.core.DeleteUnusedImages(m.now, view)
 	}
 	if err != nil {
-		m.fail(Model, "a valid view is refused: %v", err)
+		properties.Fail(m.t, Model, "a valid view is refused: %v", err)
 	}
 	for step := pass.Next(); step.Kind != core.StepDone; step = pass.Next() {
 		switch step.Kind {
@@ -391,17 +381,17 @@ func (m *machine) runPass(t *rapid.T, isGC bool) {
 			m.t.Logf("  RemoveImage %s (%s, %s): %v", id, step.Removal.Reason, core.FormatSize(step.Removal.SizeBytes), removeErr)
 			p.answers = append(p.answers, removeErr)
 			if err := pass.RemoveImageDone(removeErr); err != nil {
-				m.fail(Model, "RemoveImageDone after a removal step: %v", err)
+				properties.Fail(m.t, Model, "RemoveImageDone after a removal step: %v", err)
 			}
 		case core.StepImageFsStats:
 			if !isGC {
-				m.fail(DeleteUnused, "DeleteUnusedImages asked for the filesystem's stats")
+				properties.Fail(m.t, DeleteUnused, "DeleteUnusedImages asked for the filesystem's stats")
 			}
 			stats := m.fsStats()
 			p.stats, p.usedAtStats = &stats, m.usedBytes()
 			m.t.Logf("  ImageFsStats: %s available of %s", core.FormatSize(stats.AvailableBytes), core.FormatSize(stats.CapacityBytes))
 			if err := pass.ImageFsStatsDone(stats, nil); err != nil {
-				m.fail(Model, "valid stats %+v refused: %v", stats, err)
+				properties.Fail(m.t, Model, "valid stats %+v refused: %v", stats, err)
 			}
 		}
 	}

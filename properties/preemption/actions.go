@@ -32,7 +32,7 @@ func (m *machine) podArrives(t *rapid.T) {
 		m.active = append(m.active, p)
 		added = append(added, admissioncheck.DescribePod(p))
 	}
-	m.begin("podArrives", "%s", strings.Join(added, " "))
+	m.steps.Begin("podArrives", "%s", strings.Join(added, " "))
 }
 
 func (m *machine) podLeaves(t *rapid.T) {
@@ -40,7 +40,7 @@ func (m *machine) podLeaves(t *rapid.T) {
 		t.Skip("too few pods for one to leave")
 	}
 	i := rapid.IntRange(0, len(m.active)-1).Draw(t, "leaving")
-	m.begin("podLeaves", "%s", m.active[i].UID)
+	m.steps.Begin("podLeaves", "%s", m.active[i].UID)
 	m.active = append(m.active[:i], m.active[i+1:]...)
 }
 
@@ -49,7 +49,7 @@ func (m *machine) podLeaves(t *rapid.T) {
 func (m *machine) preempt(t *rapid.T, action string, critical bool) {
 	p := admissioncheck.Pod(t, m.newUID(), admissioncheck.PodOptions{Critical: critical})
 	reasons := admissioncheck.Reasons(t)
-	m.begin(action, "%s reasons=%s active=%s", admissioncheck.DescribePod(p), admissioncheck.DescribeReasons(reasons), admissioncheck.DescribeUIDs(m.active))
+	m.steps.Begin(action, "%s reasons=%s active=%s", admissioncheck.DescribePod(p), admissioncheck.DescribeReasons(reasons), admissioncheck.DescribeUIDs(m.active))
 	c, err := admissioncheck.RunPreemption(p, append([]*pod.Pod(nil), m.active...), reasons, func(i int) error {
 		if rapid.IntRange(0, 3).Draw(t, "killFails") == 0 {
 			return errors.New("failed to kill pod: context deadline exceeded")

@@ -32,14 +32,14 @@ const minLeaving = 4
 type machine struct {
 	t      *rapid.T
 	tally  *properties.Tally
-	step   int
+	steps  properties.Steps
 	uids   int
 	active []*pod.Pod
 	last   *admissioncheck.PreemptionCase
 }
 
 func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	return &machine{t: t, tally: tally}
+	return &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally)}
 }
 
 func (m *machine) run() {
@@ -50,12 +50,6 @@ func (m *machine) run() {
 		"podFailsFit":     func(t *rapid.T) { m.preempt(t, "podFailsFit", false) },
 		"":                m.check,
 	})
-}
-
-func (m *machine) begin(action, format string, args ...any) {
-	m.step++
-	m.tally.Action(action)
-	m.t.Logf("step %d: %s "+format, append([]any{m.step, action}, args...)...)
 }
 
 func (m *machine) check(*rapid.T) {

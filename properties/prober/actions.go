@@ -11,6 +11,7 @@ import (
 
 	core "github.com/nodeproof/nodeproof/core/prober"
 	model "github.com/nodeproof/nodeproof/models/prober"
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 var probeTypes = []core.ProbeType{core.Liveness, core.Readiness, core.Startup}
@@ -52,15 +53,15 @@ walk:
 	twin, twinErr := m.twin.AddPod(m.now, p.spec, jitter)
 	m.tally.Check(Deterministic, true)
 	if !reflect.DeepEqual(got, twin) || !reflect.DeepEqual(err, twinErr) {
-		m.fail(Deterministic, "AddPod: %+v %v, the twin %+v %v", got, err, twin, twinErr)
+		properties.Fail(m.t, Deterministic, "AddPod: %+v %v, the twin %+v %v", got, err, twin, twinErr)
 	}
 	if err != nil {
-		m.fail(Workers, "AddPod of a valid defaulted pod: %v", err)
+		properties.Fail(m.t, Workers, "AddPod of a valid defaulted pod: %v", err)
 	}
 	// PB-ADDPOD-EARLY-RETURN applies where an existing worker ends AddPod.
 	m.tally.Check(AddPodEarly, early != nil)
 	if !slices.Equal(got.Added, want) || !reflect.DeepEqual(got.EarlyReturn, early) {
-		m.fail(AddPodEarly, "AddPod added %v (early return at %v); the rule adds %v and returns early at %v", got.Added, got.EarlyReturn, want, early)
+		properties.Fail(m.t, AddPodEarly, "AddPod added %v (early return at %v); the rule adds %v and returns early at %v", got.Added, got.EarlyReturn, want, early)
 	}
 	if early != nil {
 		missing := 0
@@ -76,7 +77,7 @@ walk:
 	for _, key := range got.Added {
 		ws, ok := m.core.Worker(key)
 		if !ok {
-			m.fail(Workers, "AddPod reports %v added, yet no such worker exists", key)
+			properties.Fail(m.t, Workers, "AddPod reports %v added, yet no such worker exists", key)
 		}
 		pr := p.spec.Containers[indexOf(p, key.ContainerName)].ProbeOf(key.Type)
 		first := m.now
@@ -84,7 +85,7 @@ walk:
 			first = m.now.Add(time.Duration(fractions[key] * float64(pr.Period())))
 		}
 		if !ws.FirstProbeAt.Equal(first) {
-			m.fail(Workers, "%v first runs at %v, want %v (jitter %v of %v)", key, ws.FirstProbeAt.Sub(m.kubeletStart), first.Sub(m.kubeletStart), fractions[key], pr.Period())
+			properties.Fail(m.t, Workers, "%v first runs at %v, want %v (jitter %v of %v)", key, ws.FirstProbeAt.Sub(m.kubeletStart), first.Sub(m.kubeletStart), fractions[key], pr.Period())
 		}
 		m.tracks[key] = &track{key: key, probe: *pr, kubeletStart: m.kubeletStart, firstRun: first, lastVerdict: core.Success}
 	}
@@ -256,7 +257,7 @@ func (m *machine) kubeletRestart(t *rapid.T) {
 	// PB-WORKERS applies: a new manager has no workers.
 	m.tally.Check(Workers, true)
 	if ws := m.core.Workers(); len(ws) != 0 {
-		m.fail(Workers, "a new manager has workers %v", ws)
+		properties.Fail(m.t, Workers, "a new manager has workers %v", ws)
 	}
 	for _, p := range m.pods {
 		m.addPodToKubelet(p, t)
@@ -299,10 +300,10 @@ func (m *machine) syncPod(p *pod) {
 	twin, twinErr := m.twin.UpdatePodStatus(m.now, p.spec, in)
 	m.tally.Check(Deterministic, true)
 	if !reflect.DeepEqual(got, twin) || !reflect.DeepEqual(err, twinErr) {
-		m.fail(Deterministic, "UpdatePodStatus: %+v %v, the twin %+v %v", got, err, twin, twinErr)
+		properties.Fail(m.t, Deterministic, "UpdatePodStatus: %+v %v, the twin %+v %v", got, err, twin, twinErr)
 	}
 	if err != nil {
-		m.fail(Status, "UpdatePodStatus of a valid status: %v", err)
+		properties.Fail(m.t, Status, "UpdatePodStatus of a valid status: %v", err)
 	}
 	var wantTriggered []core.WorkerKey
 	for i, cs := range in.ContainerStatuses {
@@ -356,7 +357,7 @@ func (m *machine) syncPod(p *pod) {
 		m.tally.Check(KubeletRestart, survived)
 		m.contractReady(p, i, out.Ready)
 		if out.Started == nil || *out.Started != started || out.Ready != ready {
-			m.fail(id, "%s/%s (%s, running=%t, status Started=%v, survived a restart=%t, API pod Ready=%t, startup %v/%t, readiness %v): Started %v Ready %t; want Started %t Ready %t",
+			properties.Fail(m.t, id, "%s/%s (%s, running=%t, status Started=%v, survived a restart=%t, API pod Ready=%t, startup %v/%t, readiness %v): Started %v Ready %t; want Started %t Ready %t",
 				p.spec.UID, cs.Name, c.id, c.running, describeBool(cs.Started), survived, p.spec.Ready, startupResult, hasStartup, m.shadow[core.Readiness][c.id], describeBool(out.Started), out.Ready, started, ready)
 		}
 	}
@@ -366,13 +367,13 @@ func (m *machine) syncPod(p *pod) {
 	sortKeys(reached)
 	sortKeys(wantTriggered)
 	if !sameKeys(reached, wantTriggered) {
-		m.fail(Trigger, "UpdatePodStatus triggered %v (dropped %v); want the readiness workers %v", got.Triggered, got.Dropped, wantTriggered)
+		properties.Fail(m.t, Trigger, "UpdatePodStatus triggered %v (dropped %v); want the readiness workers %v", got.Triggered, got.Dropped, wantTriggered)
 	}
 	for _, key := range got.Triggered {
 		m.tracks[key].triggered = true
 		ws, _ := m.core.Worker(key)
 		if !ws.TriggerBuffered && ws.NextDue.After(m.now) {
-			m.fail(Trigger, "%v was triggered at %s yet waits until %v", key, m.clock(), ws.NextDue.Sub(m.kubeletStart))
+			properties.Fail(m.t, Trigger, "%v was triggered at %s yet waits until %v", key, m.clock(), ws.NextDue.Sub(m.kubeletStart))
 		}
 	}
 	allReady := len(got.Status.ContainerStatuses) > 0
@@ -525,7 +526,7 @@ func outcome(t *rapid.T, h health, timeout time.Duration) (core.Outcome, model.A
 func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 	tr, ok := m.tracks[key]
 	if !ok {
-		m.fail(Workers, "the core has a worker %v that nothing created or that should have ended", key)
+		properties.Fail(m.t, Workers, "the core has a worker %v that nothing created or that should have ended", key)
 	}
 	tr.steps++
 	before, _ := m.core.Worker(key)
@@ -553,7 +554,7 @@ func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 	twin, twinErr := m.twin.Step(key, at, status)
 	m.checkTwinStep("Step", key, step, err, twin, twinErr)
 	if err != nil {
-		m.fail(Model, "Step(%v) at its due time: %v", key, err)
+		properties.Fail(m.t, Model, "Step(%v) at its due time: %v", key, err)
 	}
 	updates := slices.Clone(step.Updates)
 	extraBy := e.by
@@ -577,13 +578,13 @@ func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 				by = InitialDelay
 			}
 		}
-		m.fail(by, "%v at %s: the core %s; the rules say probe=%t (the step ends at the %s rule), status %+v", key, m.clock(), step.Kind, e.probe, e.by, statusText(*orEmpty(status)))
+		properties.Fail(m.t, by, "%v at %s: the core %s; the rules say probe=%t (the step ends at the %s rule), status %+v", key, m.clock(), step.Kind, e.probe, e.by, statusText(*orEmpty(status)))
 	}
 	var verdictGiven, errored bool
 	if step.Kind == core.StepProbe {
 		c, _ := p.container(key.ContainerName)
 		if step.Run.Attempt != 1 || step.Run.ContainerID != tr.containerID || step.Run.Timeout != tr.probe.Timeout() {
-			m.fail(Model, "%v: the probe to run is %+v", key, step.Run)
+			properties.Fail(m.t, Model, "%v: the probe to run is %+v", key, step.Run)
 		}
 		if key.Type != core.Startup {
 			m.contractBeforeProbe(tr, p, at)
@@ -593,10 +594,10 @@ func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 		for step.Kind == core.StepProbe {
 			attempts++
 			if attempts > 1 && step.Run.Attempt != attempts {
-				m.fail(Error, "%v: try %d is numbered %d", key, attempts, step.Run.Attempt)
+				properties.Fail(m.t, Error, "%v: try %d is numbered %d", key, attempts, step.Run.Attempt)
 			}
 			if attempts > 3 {
-				m.fail(Error, "%v: a fourth try of an erring probe", key)
+				properties.Fail(m.t, Error, "%v: a fourth try of an erring probe", key)
 			}
 			if out.Err != nil && attempts < 3 && rapid.IntRange(0, 3).Draw(m.t, "errorClears") == 0 {
 				out, answer = outcome(m.t, c.health, tr.probe.Timeout())
@@ -605,7 +606,7 @@ func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 			twin, twinErr = m.twin.ProbeDone(key, at, out)
 			m.checkTwinStep("ProbeDone", key, step, err, twin, twinErr)
 			if err != nil {
-				m.fail(Model, "ProbeDone(%v): %v", key, err)
+				properties.Fail(m.t, Model, "ProbeDone(%v): %v", key, err)
 			}
 		}
 		tr.probes++
@@ -632,23 +633,23 @@ func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 
 	wantExit := !e.keepGoing || tr.stopping
 	if (step.Kind == core.StepExit) != wantExit {
-		m.fail(e.by, "%v at %s: the worker %s; the rules say exit=%t (at the %s rule)", key, m.clock(), step.Kind, wantExit, e.by)
+		properties.Fail(m.t, e.by, "%v at %s: the worker %s; the rules say exit=%t (at the %s rule)", key, m.clock(), step.Kind, wantExit, e.by)
 	}
 	m.compareModel(tr, at, step.Kind == core.StepExit)
 	if step.Kind == core.StepExit {
 		m.endTrack(tr)
 		if _, ok := m.core.Worker(key); ok {
-			m.fail(Workers, "%v exited yet is still listed", key)
+			properties.Fail(m.t, Workers, "%v exited yet is still listed", key)
 		}
 		return
 	}
 	ws, _ := m.core.Worker(key)
 	m.tally.Check(Hold, e.held || tr.hold)
 	if ws.OnHold != tr.hold {
-		m.fail(Hold, "%v after the step at %s: on hold %t; want %t", key, m.clock(), ws.OnHold, tr.hold)
+		properties.Fail(m.t, Hold, "%v after the step at %s: on hold %t; want %t", key, m.clock(), ws.OnHold, tr.hold)
 	}
 	if ws.ContainerID != tr.containerID {
-		m.fail(NewContainer, "%v follows container %q; want %q", key, ws.ContainerID, tr.containerID)
+		properties.Fail(m.t, NewContainer, "%v follows container %q; want %q", key, ws.ContainerID, tr.containerID)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	core "github.com/nodeproof/nodeproof/core/prober"
 	model "github.com/nodeproof/nodeproof/models/prober"
+	"github.com/nodeproof/nodeproof/properties"
 )
 
 // checkStop holds a stop to PB-TERMINATED: exactly the named workers that
@@ -17,7 +18,7 @@ import (
 func (m *machine) checkStop(call string, named []core.WorkerKey, got, twin core.StopResult) {
 	m.tally.Check(Deterministic, true)
 	if !reflect.DeepEqual(got, twin) {
-		m.fail(Deterministic, "%s: %+v, the twin %+v", call, got, twin)
+		properties.Fail(m.t, Deterministic, "%s: %+v, the twin %+v", call, got, twin)
 	}
 	var exited, stopping []core.WorkerKey
 	for _, key := range named {
@@ -36,7 +37,7 @@ func (m *machine) checkStop(call string, named []core.WorkerKey, got, twin core.
 	// PB-TERMINATED applies where a stop reaches a worker.
 	m.tally.Check(Terminated, len(exited)+len(stopping) > 0)
 	if !sameKeys(got.Exited, exited) || !sameKeys(got.Stopping, stopping) {
-		m.fail(Terminated, "%s ended %v and is stopping %v; want ended %v, stopping %v", call, got.Exited, got.Stopping, exited, stopping)
+		properties.Fail(m.t, Terminated, "%s ended %v and is stopping %v; want ended %v, stopping %v", call, got.Exited, got.Stopping, exited, stopping)
 	}
 	for _, key := range exited {
 		m.endTrack(m.tracks[key])
@@ -50,7 +51,7 @@ func (m *machine) checkStop(call string, named []core.WorkerKey, got, twin core.
 func (m *machine) checkTwinStep(call string, key core.WorkerKey, got core.Step, err error, twin core.Step, twinErr error) {
 	m.tally.Check(Deterministic, true)
 	if !reflect.DeepEqual(got, twin) || !reflect.DeepEqual(err, twinErr) {
-		m.fail(Deterministic, "%s(%v): %+v %v; the twin %+v %v", call, key, got, err, twin, twinErr)
+		properties.Fail(m.t, Deterministic, "%s(%v): %+v %v; the twin %+v %v", call, key, got, err, twin, twinErr)
 	}
 }
 
@@ -62,11 +63,11 @@ func (m *machine) checkUpdates(tr *track, got []core.Update, want []pending, old
 	for i := 0; i < max(len(got), len(want)); i++ {
 		switch {
 		case i >= len(want):
-			m.fail(extraBy, "%v published %+v, which no rule asks for (want %v)", tr.key, got[i], want)
+			properties.Fail(m.t, extraBy, "%v published %+v, which no rule asks for (want %v)", tr.key, got[i], want)
 		case i >= len(got):
-			m.fail(want[i].by, "%v did not publish %+v (published %v)", tr.key, want[i].update, got)
+			properties.Fail(m.t, want[i].by, "%v did not publish %+v (published %v)", tr.key, want[i].update, got)
 		case got[i] != want[i].update:
-			m.fail(want[i].by, "%v published %+v; want %+v", tr.key, got[i], want[i].update)
+			properties.Fail(m.t, want[i].by, "%v published %+v; want %+v", tr.key, got[i], want[i].update)
 		}
 	}
 }
@@ -80,7 +81,7 @@ func (m *machine) checkChanges(tr *track, got []core.Update, oldID string) {
 	}
 	for _, u := range got {
 		if old, ok := shadow[u.ContainerID]; ok && old == u.Result {
-			m.fail(Updates, "%v published %s for %s, which the cache already held", tr.key, u.Result, u.ContainerID)
+			properties.Fail(m.t, Updates, "%v published %s for %s, which the cache already held", tr.key, u.Result, u.ContainerID)
 		}
 		shadow[u.ContainerID] = u.Result
 	}
@@ -89,16 +90,16 @@ func (m *machine) checkChanges(tr *track, got []core.Update, oldID string) {
 // checkError is PB-ERROR for a probe whose three tries erred.
 func (m *machine) checkError(tr *track, before, after core.WorkerState, alive bool, attempts int, step core.Step) {
 	if attempts != 3 {
-		m.fail(Error, "%v: an erring probe was tried %d times; want 3", tr.key, attempts)
+		properties.Fail(m.t, Error, "%v: an erring probe was tried %d times; want 3", tr.key, attempts)
 	}
 	if len(step.Updates) > 0 {
-		m.fail(Error, "%v: a probe that erred three times published %v", tr.key, step.Updates)
+		properties.Fail(m.t, Error, "%v: a probe that erred three times published %v", tr.key, step.Updates)
 	}
 	if alive && (after.LastResult != before.LastResult || after.ResultRun != before.ResultRun) {
-		m.fail(Error, "%v: an erring probe moved the run from %s×%d to %s×%d", tr.key, before.LastResult, before.ResultRun, after.LastResult, after.ResultRun)
+		properties.Fail(m.t, Error, "%v: an erring probe moved the run from %s×%d to %s×%d", tr.key, before.LastResult, before.ResultRun, after.LastResult, after.ResultRun)
 	}
 	if len(step.Events) != 1 || !strings.Contains(step.Events[0].Message, "probe errored") {
-		m.fail(Error, "%v: events %+v; want one saying the probe errored", tr.key, step.Events)
+		properties.Fail(m.t, Error, "%v: events %+v; want one saying the probe errored", tr.key, step.Events)
 	}
 }
 
@@ -131,10 +132,10 @@ func (m *machine) checkVerdict(tr *track, answer model.Answer, step core.Step, a
 	}
 	m.checkUpdates(tr, step.Updates, e.pending, tr.containerID, Threshold)
 	if alive && after.OnHold != tr.hold {
-		m.fail(Hold, "%v after a %s verdict (run %d of %d): on hold %t; want %t", tr.key, v, tr.run, need, after.OnHold, tr.hold)
+		properties.Fail(m.t, Hold, "%v after a %s verdict (run %d of %d): on hold %t; want %t", tr.key, v, tr.run, need, after.OnHold, tr.hold)
 	}
 	if alive && (after.LastResult != tr.lastVerdict || after.ResultRun != tr.run) {
-		m.fail(Threshold, "%v after a %s verdict: run %s×%d; want %s×%d", tr.key, v, after.LastResult, after.ResultRun, tr.lastVerdict, tr.run)
+		properties.Fail(m.t, Threshold, "%v after a %s verdict: run %s×%d; want %s×%d", tr.key, v, after.LastResult, after.ResultRun, tr.lastVerdict, tr.run)
 	}
 }
 
@@ -153,13 +154,13 @@ func (m *machine) compareModel(tr *track, at time.Time, exited bool) {
 	// PB-MODEL applies once the worker has published something.
 	m.tally.Check(Model, len(tr.published) > 0)
 	if !slices.Equal(out.Published, tr.published) {
-		m.fail(Model, "%v published %v; the model %v", tr.key, tr.published, out.Published)
+		properties.Fail(m.t, Model, "%v published %v; the model %v", tr.key, tr.published, out.Published)
 	}
 	if out.Probes != tr.probes {
-		m.fail(Model, "%v ran %d probes; the model %d", tr.key, tr.probes, out.Probes)
+		properties.Fail(m.t, Model, "%v ran %d probes; the model %d", tr.key, tr.probes, out.Probes)
 	}
 	if exited != !out.ExitedAt.IsZero() || (exited && !out.ExitedAt.Equal(at)) {
-		m.fail(Model, "%v exited=%t at %s; the model exits at %v", tr.key, exited, m.clock(), out.ExitedAt)
+		properties.Fail(m.t, Model, "%v exited=%t at %s; the model exits at %v", tr.key, exited, m.clock(), out.ExitedAt)
 	}
 }
 
@@ -178,7 +179,7 @@ func (m *machine) checkAll(*rapid.T) {
 	sortKeys(got)
 	sortKeys(want)
 	if !sameKeys(got, want) {
-		m.fail(Workers, "workers %v; want %v", got, want)
+		properties.Fail(m.t, Workers, "workers %v; want %v", got, want)
 	}
 	for _, typ := range probeTypes {
 		entries := m.core.Results(typ)
@@ -190,13 +191,13 @@ func (m *machine) checkAll(*rapid.T) {
 			}
 		}
 		if !ok {
-			m.fail(Updates, "the %s cache holds %v; rebuilt from the updates it is %v", typ, entries, shadow)
+			properties.Fail(m.t, Updates, "the %s cache holds %v; rebuilt from the updates it is %v", typ, entries, shadow)
 		}
 		if !reflect.DeepEqual(entries, m.twin.Results(typ)) {
-			m.fail(Deterministic, "the %s cache %v; the twin's %v", typ, entries, m.twin.Results(typ))
+			properties.Fail(m.t, Deterministic, "the %s cache %v; the twin's %v", typ, entries, m.twin.Results(typ))
 		}
 	}
 	if !reflect.DeepEqual(ws, m.twin.Workers()) {
-		m.fail(Deterministic, "workers %+v; the twin's %+v", ws, m.twin.Workers())
+		properties.Fail(m.t, Deterministic, "workers %+v; the twin's %+v", ws, m.twin.Workers())
 	}
 }

@@ -143,10 +143,6 @@ func (m *machine) begin(action, format string, args ...any) {
 	m.t.Logf("step %d: %s at %s "+format, append([]any{m.step, action, m.clock()}, args...)...)
 }
 
-func (m *machine) fail(id, format string, args ...any) {
-	m.t.Fatalf("%s: "+format, append([]any{id}, args...)...)
-}
-
 func (m *machine) clock() string { return fmt.Sprintf("start+%v", m.now.Sub(m.kubeletStart)) }
 
 // newKubelet is a kubelet (re)start: new managers, empty caches, no
@@ -154,10 +150,10 @@ func (m *machine) clock() string { return fmt.Sprintf("start+%v", m.now.Sub(m.ku
 func (m *machine) newKubelet() {
 	var err error
 	if m.core, err = core.NewManager(core.Options{KubeletStart: m.now}); err != nil {
-		m.fail(Model, "NewManager: %v", err)
+		properties.Fail(m.t, Model, "NewManager: %v", err)
 	}
 	if m.twin, err = core.NewManager(core.Options{KubeletStart: m.now}); err != nil {
-		m.fail(Deterministic, "NewManager: %v", err)
+		properties.Fail(m.t, Deterministic, "NewManager: %v", err)
 	}
 	m.kubeletStart = m.now
 	m.tracks = map[core.WorkerKey]*track{}
@@ -478,7 +474,7 @@ const maxStepsPerMove = 2000
 func (m *machine) moveTo(target time.Time) {
 	for n := 0; ; n++ {
 		if n > maxStepsPerMove {
-			m.fail(Model, "more than %d worker steps before %v: a worker does not move on", maxStepsPerMove, target)
+			properties.Fail(m.t, Model, "more than %d worker steps before %v: a worker does not move on", maxStepsPerMove, target)
 		}
 		key, due, ok := m.core.NextDue()
 		if !ok || due.After(target) {
