@@ -16,6 +16,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/realkubelet"
 	"github.com/nodeproof/nodeproof/realkubelet/scenario"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/seedrange"
 )
 
@@ -28,7 +29,7 @@ type Deps struct {
 	// Find finds the kubelet binary without building it.
 	Find func() (string, error)
 	// Play plays one seed's scenario (scenario.PlaySeed).
-	Play func(ctx context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *scenario.Tally) *scenario.Violation
+	Play func(ctx context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *scenario.Tally) *sweep.Violation
 }
 
 // Production are the Deps of a real node.
@@ -150,7 +151,7 @@ func (o *Options) Run(ctx context.Context, deps Deps, out io.Writer) error {
 	tally := scenario.NewTally()
 	tally.Log = func(line string) { fmt.Fprintln(w, line) }
 	started := time.Now()
-	var violations []scenario.Violation
+	var violations []sweep.Violation
 	for seed := o.first; ; seed++ {
 		fmt.Fprintf(w, "seed %d:\n", seed)
 		v := deps.Play(ctx, seed, o.Steps, realkubelet.Options{Kubelet: o.kubelet}, tally)

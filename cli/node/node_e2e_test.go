@@ -16,7 +16,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/realkubelet"
-	"github.com/nodeproof/nodeproof/realkubelet/scenario"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 )
 
 // TestNodeOnARealKubelet: `nodeproof node --seed 1 --steps 3` plays seed 1
@@ -39,7 +39,7 @@ func TestNodeOnARealKubelet(t *testing.T) {
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var sweep scenario.Sweep
+	var sweep sweep.Summary
 	require.NoError(t, json.Unmarshal(raw, &sweep))
 	assert.True(t, sweep.Passed)
 	assert.Equal(t, 1, sweep.Scenarios)

@@ -15,6 +15,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/realkubelet"
 	"github.com/nodeproof/nodeproof/realkubelet/scenario"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 )
 
 // fakeHost is a host that can run a node, whose scenarios play nothing but
@@ -29,13 +30,13 @@ func (h *fakeHost) deps() Deps {
 	return Deps{
 		Unavailable: func() string { return "" },
 		Find:        func() (string, error) { return "/bin/kubelet-test", nil },
-		Play: func(_ context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *scenario.Tally) *scenario.Violation {
+		Play: func(_ context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *scenario.Tally) *sweep.Violation {
 			h.played = append(h.played, seed)
 			h.kubelet = opts.Kubelet
 			tally.Scenarios++
 			tally.Log("  step 1: kill-kubelet")
 			if h.violated[seed] {
-				return &scenario.Violation{Seed: seed, Report: "RK-X: broken\nsteps:\n  1. kill-kubelet", Replay: scenario.Replay(seed, maxSteps), TestReplay: scenario.TestReplay(seed, maxSteps)}
+				return &sweep.Violation{Seed: seed, Report: "RK-X: broken\nsteps:\n  1. kill-kubelet", Replay: scenario.Replay(seed, maxSteps), TestReplay: scenario.TestReplay(seed, maxSteps)}
 			}
 			return nil
 		},
@@ -112,7 +113,7 @@ func TestNodeSweep(t *testing.T) {
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var sweep scenario.Sweep
+	var sweep sweep.Summary
 	require.NoError(t, json.Unmarshal(raw, &sweep))
 	assert.False(t, sweep.Passed)
 	assert.Equal(t, uint64(2), sweep.FirstSeed)
@@ -139,10 +140,10 @@ func TestNodeInterrupted(t *testing.T) {
 	h := &fakeHost{}
 	deps := h.deps()
 	ctx, cancel := context.WithCancel(context.Background())
-	deps.Play = func(context.Context, uint64, int, realkubelet.Options, *scenario.Tally) *scenario.Violation {
+	deps.Play = func(context.Context, uint64, int, realkubelet.Options, *scenario.Tally) *sweep.Violation {
 		h.played = append(h.played, 0)
 		cancel()
-		return &scenario.Violation{Report: "starting the node: context canceled"}
+		return &sweep.Violation{Report: "starting the node: context canceled"}
 	}
 	cmd := NewCommand(deps)
 	cmd.SetContext(ctx)

@@ -12,22 +12,8 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/nodeproof/nodeproof/realkubelet"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 )
-
-// ImageGCNotCovered says what of image garbage collection the scenarios do
-// not put to the test, for every summary of a sweep to repeat.
-const ImageGCNotCovered = "the kubelet's image garbage collection: it runs every 5 minutes, a period fixed in the kubelet " +
-	"(no configuration field or flag sets it), and a scenario lasts seconds, so the kubelet never collects an image in one; " +
-	"nodeproof's image GC is tested against the same private containerd instead (agent/containerd, nodeproof imagegc)"
-
-// Violation is a scenario that broke a property: its seed, rapid's report
-// (the message and the shrunk steps), and the two lines that replay it.
-type Violation struct {
-	Seed       uint64 `json:"seed"`
-	Report     string `json:"report"`
-	Replay     string `json:"replay"`
-	TestReplay string `json:"test_replay"`
-}
 
 // Replay is the nodeproof command line that plays seed's scenario again.
 func Replay(seed uint64, maxSteps int) string {
@@ -50,7 +36,7 @@ func TestReplay(seed uint64, maxSteps int) string {
 // rapid reads its seed and number of checks from its command-line flags
 // only, so PlaySeed sets them for the call and puts them back after it; it
 // is not safe to call from more than one goroutine.
-func PlaySeed(ctx context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *Tally) *Violation {
+func PlaySeed(ctx context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *Tally) *sweep.Violation {
 	// rapid asks testing.Short, which panics before testing.Init (a no-op
 	// in a test binary).
 	testing.Init()
@@ -61,7 +47,7 @@ func PlaySeed(ctx context.Context, seed uint64, maxSteps int, opts realkubelet.O
 	if !r.failed {
 		return nil
 	}
-	return &Violation{Seed: seed, Report: strings.TrimSpace(r.report.String()), Replay: Replay(seed, maxSteps), TestReplay: TestReplay(seed, maxSteps)}
+	return &sweep.Violation{Seed: seed, Report: strings.TrimSpace(r.report.String()), Replay: Replay(seed, maxSteps), TestReplay: TestReplay(seed, maxSteps)}
 }
 
 // setFlags sets the flags of flag.CommandLine named in values and returns
@@ -120,67 +106,25 @@ func (r *recorder) Skipf(format string, args ...any) { r.Errorf("skipped: "+form
 func (r *recorder) Skip(args ...any)                 { r.Error(append([]any{"skipped: "}, args...)...) }
 func (r *recorder) SkipNow()                         { r.Error("skipped") }
 
-// CheckCount is one property's counts over a sweep.
-type CheckCount struct {
-	ID      string `json:"id"`
-	Checked int    `json:"checked"`
-	Applied int    `json:"applied"`
-}
-
-// Known is what a sweep saw of one known kubelet bug: the breaches it
-// explained, counted apart from violations, and the shortest scenario that
-// showed it.
-type Known struct {
-	ID       string `json:"id"`
-	Breaches int    `json:"breaches"`
-	Shortest string `json:"shortest"`
-}
-
-// Sweep is a sweep's summary, as nodeproof node --json writes it and
-// nodeproof report reads it (report/node.json).
-type Sweep struct {
-	FirstSeed uint64 `json:"first_seed"`
-	LastSeed  uint64 `json:"last_seed"`
-	MaxSteps  int    `json:"max_steps"`
-	// Scenarios counts the scenarios played, shrinking's included; Steps
-	// the steps, and Kinds the steps by kind.
-	Scenarios  int            `json:"scenarios"`
-	Steps      int            `json:"steps"`
-	Kinds      map[string]int `json:"kinds"`
-	Checks     []CheckCount   `json:"checks"`
-	Known      []Known        `json:"known"`
-	Violations []Violation    `json:"violations"`
-	// The time of a step (action, settling and every observation) and of a
-	// kill -9 restart cycle, in seconds, and of the whole sweep.
-	StepMedianSeconds    float64 `json:"step_median_seconds"`
-	StepP95Seconds       float64 `json:"step_p95_seconds"`
-	RestartMedianSeconds float64 `json:"restart_median_seconds"`
-	RestartP95Seconds    float64 `json:"restart_p95_seconds"`
-	Seconds              float64 `json:"seconds"`
-	// NotCovered says what of the node the scenarios do not test.
-	NotCovered []string `json:"not_covered"`
-	Passed     bool     `json:"passed"`
-}
-
 // Sweep summarises the tally of the seeds first..last.
-func (t *Tally) Sweep(first, last uint64, maxSteps int, violations []Violation, took time.Duration) Sweep {
-	s := Sweep{FirstSeed: first, LastSeed: last, MaxSteps: maxSteps, Scenarios: t.Scenarios, Steps: len(t.Steps),
-		Kinds: map[string]int{}, Checks: []CheckCount{}, Known: []Known{}, Violations: violations,
+func (t *Tally) Sweep(first, last uint64, maxSteps int, violations []sweep.Violation, took time.Duration) sweep.Summary {
+	s := sweep.Summary{FirstSeed: first, LastSeed: last, MaxSteps: maxSteps, Scenarios: t.Scenarios, Steps: len(t.Steps),
+		Kinds: map[string]int{}, Checks: []sweep.Check{}, Known: []sweep.Known{}, Violations: violations,
 		StepMedianSeconds: percentile(t.Steps, 50).Seconds(), StepP95Seconds: percentile(t.Steps, 95).Seconds(),
 		RestartMedianSeconds: percentile(t.Restarts, 50).Seconds(), RestartP95Seconds: percentile(t.Restarts, 95).Seconds(),
-		Seconds: took.Round(time.Millisecond).Seconds(), NotCovered: []string{ImageGCNotCovered}, Passed: len(violations) == 0}
+		Seconds: took.Round(time.Millisecond).Seconds(), NotCovered: []string{sweep.ImageGCNotCovered}, Passed: len(violations) == 0}
 	if s.Violations == nil {
-		s.Violations = []Violation{}
+		s.Violations = []sweep.Violation{}
 	}
 	for k, n := range t.Kinds {
 		s.Kinds[string(k)] = n
 	}
 	for _, c := range Checks {
 		n := t.Counts[c.ID]
-		s.Checks = append(s.Checks, CheckCount{ID: c.ID, Checked: n.Checked, Applied: n.Applied})
+		s.Checks = append(s.Checks, sweep.Check{ID: c.ID, Checked: n.Checked, Applied: n.Applied})
 	}
 	for _, id := range sortedKeys(t.Explained) {
-		s.Known = append(s.Known, Known{ID: id, Breaches: t.Explained[id], Shortest: t.Shortest[id]})
+		s.Known = append(s.Known, sweep.Known{ID: id, Breaches: t.Explained[id], Shortest: t.Shortest[id]})
 	}
 	return s
 }
