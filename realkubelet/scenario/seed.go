@@ -37,9 +37,13 @@ func TestReplay(seed uint64, maxSteps int) string {
 // only, so PlaySeed sets them for the call and puts them back after it; it
 // is not safe to call from more than one goroutine.
 func PlaySeed(ctx context.Context, seed uint64, maxSteps int, opts realkubelet.Options, tally *Tally) *sweep.Violation {
-	// rapid asks testing.Short, which panics before testing.Init (a no-op
-	// in a test binary).
+	// rapid asks testing.Short, which panics before testing.Init and
+	// before the command line's flags are parsed: both done already in a
+	// test binary, neither in nodeproof, whose flags are cobra's.
 	testing.Init()
+	if !flag.Parsed() {
+		_ = flag.CommandLine.Parse(nil)
+	}
 	restore := setFlags(map[string]string{"rapid.seed": strconv.FormatUint(seed, 10), "rapid.checks": "1", "rapid.nofailfile": "true"})
 	defer restore()
 	r := &recorder{}
