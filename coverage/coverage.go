@@ -51,6 +51,7 @@ var Legend = []State{
 const (
 	FindingsSearchID  = "findings-search"
 	SimID             = "sim"
+	NodeID            = "node"
 	LinearizabilityID = "linearizability"
 	ConformanceID     = "conformance"
 	PluginCheckID     = "plugin-check"
@@ -114,7 +115,7 @@ type Command struct {
 // Commands say how to produce each part of the report that can be missing;
 // the command line knows its flags and make targets.
 type Commands struct {
-	Suites, FindingsSearch, Sim, Linearizability, Conformance, PluginCheck, Mutants Command
+	Suites, FindingsSearch, Sim, Node, Linearizability, Conformance, PluginCheck, Mutants Command
 }
 
 // Suite is a suite that ran, as the matrix reads it.
@@ -139,6 +140,8 @@ type Results struct {
 	Findings         int
 	FindingsSearched bool
 	Sim              bool
+	// Node says whether a sweep on the real kubelet was given.
+	Node bool
 	// Linearizability holds, per history checked, whether it was
 	// linearizable; nil when none was recorded or given.
 	Linearizability []bool
@@ -158,7 +161,7 @@ type Matrix struct {
 	Inventory []inventory.Subsystem
 	Rows      []Row
 	// NotRun is in page order: the findings search, the suites, the node
-	// simulation, linearizability, conformance, the plugin check, the
+	// simulation, the real kubelet, linearizability, conformance, the plugin check, the
 	// mutants.
 	NotRun []NotRun
 }
@@ -176,6 +179,9 @@ func Build(subsystems []inventory.Subsystem, r Results) Matrix {
 	suites := column(m.Inventory, b.suiteCell)
 	if !r.Sim {
 		b.add(SimID, "node simulation", r.How.Sim)
+	}
+	if !r.Node {
+		b.add(NodeID, "real kubelet", r.How.Node)
 	}
 	if r.Linearizability == nil {
 		b.add(LinearizabilityID, "linearizability", r.How.Linearizability)

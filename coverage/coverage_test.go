@@ -17,6 +17,7 @@ var how = Commands{
 	Suites:          Command{Run: "nodeproof report"},
 	FindingsSearch:  Command{Run: "make findings", Writes: "report/findings.json"},
 	Sim:             Command{Run: "nodeproof report --sim-seeds 2"},
+	Node:            Command{Run: "make node-e2e", Writes: "report/node.json"},
 	Linearizability: Command{Run: "nodeproof report --histories 3"},
 	Conformance:     Command{Run: "make conformance", Writes: "report/conformance.json"},
 	PluginCheck:     Command{Run: "make conformance", Writes: "report/plugincheck.json"},
@@ -42,6 +43,7 @@ func TestBuildPartialResults(t *testing.T) {
 	m := Build(testInventory, Results{
 		Suites:          []Suite{{Name: "dm", Subsystem: "dm", Checks: 30, Passed: false}},
 		Sim:             true,
+		Node:            true,
 		Linearizability: []bool{true},
 		Conformance:     map[string]int{"dm.A": 0},
 		PluginCheck:     true,
@@ -72,7 +74,7 @@ func TestBuildNothingGiven(t *testing.T) {
 	for _, n := range m.NotRun {
 		ids = append(ids, n.ID)
 	}
-	assert.Equal(t, []string{FindingsSearchID, "suite-dm", "suite-dm-contract", SimID, LinearizabilityID, ConformanceID, PluginCheckID, MutantsID}, ids)
+	assert.Equal(t, []string{FindingsSearchID, "suite-dm", "suite-dm-contract", SimID, NodeID, LinearizabilityID, ConformanceID, PluginCheckID, MutantsID}, ids)
 	cells := m.Rows[0].Cells
 	assert.Equal(t, Cell{Layer: "state-machine suite", Text: "2 suites, not run", Status: StatusNotRun,
 		Link: "#not-run-suite-dm", NotRun: []string{"suite-dm", "suite-dm-contract"}}, cells[2])
@@ -90,7 +92,7 @@ func TestBuildEverythingRan(t *testing.T) {
 	m := Build(testInventory, Results{
 		Suites:           []Suite{{Name: "dm", Subsystem: "dm", Checks: 3, Passed: true}, {Name: "dm-contract", Subsystem: "dm", Checks: 4, Passed: true}},
 		Findings:         1,
-		FindingsSearched: true, Sim: true, Linearizability: []bool{true}, Conformance: map[string]int{"dm.A": 0, "dm.B": 1},
+		FindingsSearched: true, Sim: true, Node: true, Linearizability: []bool{true}, Conformance: map[string]int{"dm.A": 0, "dm.B": 1},
 		PluginCheck: true, Mutants: []Mutant{{ID: "test-dm-1", Subsystem: "dm", Killed: true}, {ID: "test-dm-2", Subsystem: "dm", Killed: true}},
 		How: how,
 	})
@@ -173,6 +175,7 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 		r.Findings = rapid.IntRange(0, 2).Draw(t, "findings")
 		r.FindingsSearched = rapid.Bool().Draw(t, "searched")
 		r.Sim = rapid.Bool().Draw(t, "sim")
+		r.Node = rapid.Bool().Draw(t, "node")
 		r.PluginCheck = rapid.Bool().Draw(t, "plugin check")
 		if rapid.Bool().Draw(t, "linearizability given") {
 			r.Linearizability = rapid.SliceOf(rapid.Bool()).Draw(t, "linearizable")
@@ -222,14 +225,14 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 				}
 			}
 		}
-		sections := []string{FindingsSearchID, SimID, LinearizabilityID, ConformanceID, PluginCheckID, MutantsID}
+		sections := []string{FindingsSearchID, SimID, NodeID, LinearizabilityID, ConformanceID, PluginCheckID, MutantsID}
 		for _, n := range m.NotRun {
 			if !named[n.ID] && !slices.Contains(sections, n.ID) {
 				t.Fatalf("%s is listed, but neither a section nor named by a cell", n.ID)
 			}
 		}
 		for id, missing := range map[string]bool{
-			FindingsSearchID: r.Findings > 0 && !r.FindingsSearched, SimID: !r.Sim, LinearizabilityID: r.Linearizability == nil,
+			FindingsSearchID: r.Findings > 0 && !r.FindingsSearched, SimID: !r.Sim, NodeID: !r.Node, LinearizabilityID: r.Linearizability == nil,
 			ConformanceID: r.Conformance == nil, PluginCheckID: !r.PluginCheck, MutantsID: r.Mutants == nil,
 		} {
 			if listed[id] != missing {

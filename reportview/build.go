@@ -109,6 +109,11 @@ func (r *Report) problems() []string {
 			}
 		}
 	}
+	if r.Node != nil {
+		for _, v := range r.Node.Violations {
+			problems = append(problems, fmt.Sprintf("real kubelet: seed %d violated a property; replay: %s", v.Seed, v.Replay))
+		}
+	}
 	for _, h := range r.Linearizability {
 		if !h.Passed() {
 			problems = append(problems, "linearizability: the history of "+h.History+" is "+h.Result)
@@ -140,6 +145,7 @@ func commands(histories int) coverage.Commands {
 		Suites:          coverage.Command{Run: "nodeproof report"},
 		FindingsSearch:  coverage.Command{Run: "make findings", Writes: DefaultFindingsFile},
 		Sim:             coverage.Command{Run: fmt.Sprintf("nodeproof report --sim-seeds %d", DefaultSimSeeds)},
+		Node:            coverage.Command{Run: "make node-e2e", Writes: DefaultNodeFile},
 		Linearizability: coverage.Command{Run: fmt.Sprintf("nodeproof report --histories %d", max(histories, 3))},
 		Conformance:     coverage.Command{Run: "make conformance", Writes: DefaultConformanceFile},
 		PluginCheck:     coverage.Command{Run: "make conformance", Writes: DefaultPluginCheckFile},
@@ -149,7 +155,7 @@ func commands(histories int) coverage.Commands {
 
 // coverageResults is what the matrix reads of the report.
 func (r *Report) coverageResults(histories int) coverage.Results {
-	c := coverage.Results{Findings: len(r.Findings), FindingsSearched: r.Searches != nil, Sim: r.Sim != nil,
+	c := coverage.Results{Findings: len(r.Findings), FindingsSearched: r.Searches != nil, Sim: r.Sim != nil, Node: r.Node != nil,
 		PluginCheck: r.PluginCheck != nil, How: commands(histories)}
 	if r.Linearizability != nil {
 		c.Linearizability = []bool{}

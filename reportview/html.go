@@ -43,13 +43,18 @@ var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"counterexamples":      func(r *Report) int { return r.counterexamples() },
 	"linearizabilityTable": LinearizabilityTable,
 	"count":                phrase.Count,
+	"nodeIntro":            func() string { return nodeIntro },
+	"nodeSummary":          nodeSummaryTable,
+	"nodeChecks":           nodeChecksTable,
+	"nodeKnown":            nodeKnownTable,
+	"nodeKinds":            nodeKinds,
 }).ParseFS(templates, "templates/index.html", "templates/style.css"))
 
 // sectionIDs are the not-run list's IDs of the sections the page shows
 // in place, when the report lacks them.
-type sectionIDs struct{ Sim, Linearizability, Conformance, PluginCheck, Mutants string }
+type sectionIDs struct{ Sim, Node, Linearizability, Conformance, PluginCheck, Mutants string }
 
-var notRunIDs = sectionIDs{Sim: coverage.SimID, Linearizability: coverage.LinearizabilityID,
+var notRunIDs = sectionIDs{Sim: coverage.SimID, Node: coverage.NodeID, Linearizability: coverage.LinearizabilityID,
 	Conformance: coverage.ConformanceID, PluginCheck: coverage.PluginCheckID, Mutants: coverage.MutantsID}
 
 // notRunNote is the body of a section the report lacks: its entry of the

@@ -69,6 +69,7 @@ func fullReport(t *testing.T, failing bool) *Report {
 			Searches: []findings.Search{{Seed: f.Seed, Found: true, FoundAfter: 1.5, Seconds: 2, Cases: 20, Steps: 4}}, MedianFoundAfter: 1.5, MedianSteps: 4})
 	}
 	data.Sim = syntheticSim()
+	data.Node = syntheticNode()
 	data.Sim.Checks = nil
 	for _, inv := range sim.Invariants() {
 		data.Sim.Checks = append(data.Sim.Checks, simreport.Check{ID: inv.ID, Statement: inv.Statement, Checked: 123456, Applied: 4567})

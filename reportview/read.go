@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/simreport"
 )
@@ -21,6 +22,7 @@ const (
 	DefaultPluginCheckFile = "report/plugincheck.json" // make conformance, the plugin checker's runs
 	DefaultSimFile         = "report/sim.json"         // make sim
 	DefaultFindingsFile    = "report/findings.json"    // make findings
+	DefaultNodeFile        = "report/node.json"        // make node-e2e, nodeproof node's sweep
 )
 
 // NoResults is the complaint about a results file that holds none (null,
@@ -138,4 +140,51 @@ func LoadSim(path string) (*simreport.Section, error) {
 		}
 	}
 	return &s, nil
+}
+
+// LoadNode reads a sweep on the real kubelet that nodeproof node --json
+// wrote (make node-e2e). Like LoadSim it decodes strictly, naming an
+// unknown field, and checks the totals against what they count, so that a
+// truncated or hand-edited file cannot show a sweep that did not happen.
+func LoadNode(path string) (*sweep.Summary, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s *sweep.Summary
+	if err := dec.Decode(&s); err != nil {
+		return nil, fmt.Errorf("%s: want the JSON object nodeproof node --json writes: %v", path, err)
+	}
+	if s == nil || s.Scenarios == 0 {
+		return nil, fmt.Errorf("%s: %s", path, NoResults)
+	}
+	kinds := 0
+	for _, n := range s.Kinds {
+		kinds += n
+	}
+	switch {
+	case s.FirstSeed == 0 || s.LastSeed < s.FirstSeed:
+		return nil, fmt.Errorf("%s: first_seed %d, last_seed %d: not a range of seeds from 1", path, s.FirstSeed, s.LastSeed)
+	case s.Scenarios < int(s.LastSeed-s.FirstSeed+1):
+		return nil, fmt.Errorf("%s: scenarios: %d, fewer than the %d seeds", path, s.Scenarios, s.LastSeed-s.FirstSeed+1)
+	case kinds != s.Steps:
+		return nil, fmt.Errorf("%s: steps is %d but kinds add up to %d", path, s.Steps, kinds)
+	case len(s.Checks) == 0:
+		return nil, fmt.Errorf("%s: checks: none, but every step checks every property", path)
+	case s.Passed != (len(s.Violations) == 0):
+		return nil, fmt.Errorf("%s: passed is %v with %d violations", path, s.Passed, len(s.Violations))
+	}
+	for i, c := range s.Checks {
+		if c.ID == "" || c.Applied > c.Checked {
+			return nil, fmt.Errorf("%s: checks[%d]: id %q, applied %d of %d checked: want an id and applied at most checked", path, i, c.ID, c.Applied, c.Checked)
+		}
+	}
+	for i, v := range s.Violations {
+		if v.Replay == "" || v.Report == "" {
+			return nil, fmt.Errorf("%s: violations[%d]: report and replay are required", path, i)
+		}
+	}
+	return s, nil
 }

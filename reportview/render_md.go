@@ -124,6 +124,9 @@ func markdownBlocks(r *Report) []string {
 	b.WriteString(markdownSim(r.Sim, markdownNotRunNote(r.NotRun, coverage.SimID)))
 	flush()
 
+	b.WriteString(markdownNode(r.Node, markdownNotRunNote(r.NotRun, coverage.NodeID)))
+	flush()
+
 	var lin *Table
 	if r.Linearizability != nil {
 		t := LinearizabilityTable(r.Linearizability)

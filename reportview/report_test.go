@@ -17,6 +17,7 @@ import (
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
@@ -87,6 +88,20 @@ func syntheticReport(t *testing.T) *Report {
 		},
 		Linearizability: lin,
 		Sim:             syntheticSim(),
+		Node:            syntheticNode(),
+	}
+}
+
+// syntheticNode is a passing sweep on the real kubelet, in which a known
+// bug explained breaches.
+func syntheticNode() *sweep.Summary {
+	return &sweep.Summary{
+		FirstSeed: 1, LastSeed: 10, MaxSteps: 8, Scenarios: 10, Steps: 42,
+		Kinds:      map[string]int{"add-pod": 20, "kill-kubelet": 12, "remove-pod": 10},
+		Checks:     []sweep.Check{{ID: "RK-C-NOT-SHARED", Checked: 42, Applied: 17}, {ID: "RK-RESTART-KEEPS", Checked: 42, Applied: 12}},
+		Known:      []sweep.Known{{ID: "SIM-F2", Breaches: 3, Shortest: "steps:\n  1. add-pod p0"}},
+		Violations: []sweep.Violation{}, StepMedianSeconds: 0.9, StepP95Seconds: 1.75, RestartMedianSeconds: 1.5, RestartP95Seconds: 2,
+		Seconds: 55.5, NotCovered: []string{sweep.ImageGCNotCovered}, Passed: true,
 	}
 }
 
@@ -197,6 +212,14 @@ func TestRenderings(t *testing.T) {
 			"<details><summary>2 actions: how often the generator drew each</summary>\n<svg",
 			"<details><summary>1 invariant: statement, checked, applied</summary>",
 			`<code class="replay">nodeproof replay --suite devicemanager --seed 59 --steps 100</code>`,
+			// The real kubelet's sweep, its properties folded, the known bug counted apart.
+			"<section id=\"node\">\n<h2>Real kubelet</h2>",
+			`<tr><td>passed</td><td>1..10</td><td>10</td><td>42</td><td>0.900 / 1.750</td><td>1.500 / 2.000</td><td>55.500</td><td>0</td></tr>`,
+			"<p>Steps by kind: add-pod 20, kill-kubelet 12, remove-pod 10.</p>",
+			"<details><summary>RK-* properties (2): checked, applied</summary>\n<table>",
+			"<tr><td>RK-C-NOT-SHARED</td><td>42</td><td>17</td></tr>",
+			"<tr><th>Known bug</th><th>Breaches it explained</th></tr>\n<tr><td>SIM-F2</td><td>3</td></tr>",
+			"<p>Not covered: the kubelet&#39;s image garbage collection: it runs every 5 minutes",
 		} {
 			assert.Contains(t, html, want)
 		}
@@ -224,6 +247,12 @@ func TestRenderings(t *testing.T) {
 			"## Node simulation\n\n| Result | Seeds | Hours per seed | Simulated hours | Events | Pods | Seconds | Violations |",
 			"| passed | 2 (42..43) | 2 | 4 | 123456 | 20 | 0.8 | 0 |",
 			"Faults injected: kubelet-restart 2, plugin-crash 7.",
+			"## Real kubelet\n\nGenerated scenarios played against the real kubelet v1.36.3 binary",
+			"| passed | 1..10 | 10 | 42 | 0.900 / 1.750 | 1.500 / 2.000 | 55.500 | 0 |",
+			"Steps by kind: add-pod 20, kill-kubelet 12, remove-pod 10.",
+			"| RK-C-NOT-SHARED | 42 | 17 |",
+			"| SIM-F2 | 3 |",
+			"Not covered: the kubelet's image garbage collection: it runs every 5 minutes",
 			"The report's index.html and report.json hold the rest: each invariant",
 		} {
 			assert.Contains(t, md, want, "report.md")
@@ -294,6 +323,7 @@ func checkReportJSON(t *testing.T, data string) {
 		Matrix          []coverage.Row     `json:"matrix"`
 		NotRun          []coverage.NotRun  `json:"not_run"`
 		Sim             *simreport.Section `json:"sim"`
+		Node            *sweep.Summary     `json:"node"`
 		Findings        []Finding          `json:"findings"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
@@ -301,7 +331,7 @@ func checkReportJSON(t *testing.T, data string) {
 	require.NoError(t, dec.Decode(&report), "report.json does not match the schema:\n%s", data)
 	var keys map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(data), &keys))
-	for _, k := range []string{"version", "started", "seconds", "suites", "sim", "linearizability", "mutants", "conformance"} {
+	for _, k := range []string{"version", "started", "seconds", "suites", "sim", "node", "linearizability", "mutants", "conformance"} {
 		assert.Contains(t, keys, k, "report.json's keys")
 	}
 
@@ -354,6 +384,7 @@ func checkReportJSON(t *testing.T, data string) {
 	}
 	assert.Nil(t, report.Conformance, "conformance is null when not given")
 	assert.Equal(t, syntheticSim(), report.Sim, "sim")
+	assert.Equal(t, syntheticNode(), report.Node, "node")
 	assert.False(t, report.Passed, "a report with a failed suite did not pass")
 	assert.Equal(t, []coverage.NotRun{
 		{ID: coverage.ConformanceID, Section: "conformance against upstream", Command: "make conformance", Writes: DefaultConformanceFile},

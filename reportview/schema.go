@@ -9,6 +9,7 @@ import (
 	"github.com/nodeproof/nodeproof/inventory"
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/simreport"
 )
 
@@ -25,9 +26,10 @@ type Report struct {
 	// Seconds is the wall time of the whole run, in seconds.
 	Seconds float64 `json:"seconds"`
 	// Passed is the verdict: every suite passed, no simulated seed violated
-	// an invariant, every history is linearizable, no conformance mismatch,
-	// no mutant survived, no campaign unit failed and every known finding
-	// still reproduces, among the sections the report includes (Finish).
+	// an invariant, no seed on the real kubelet violated a property, every
+	// history is linearizable, no conformance mismatch, no mutant
+	// survived, no campaign unit failed and every known finding still
+	// reproduces, among the sections the report includes (Finish).
 	Passed bool `json:"passed"`
 	// Findings are the known broken promises of the kubelet (verify), each
 	// with what this report saw of it. A known finding does not make the
@@ -37,6 +39,9 @@ type Report struct {
 	Suites []Suite `json:"suites"`
 	// Sim is the node simulation's seeds; null when not run.
 	Sim *simreport.Section `json:"sim"`
+	// Node is nodeproof node's sweep on the real kubelet (make node-e2e);
+	// null when not given.
+	Node *sweep.Summary `json:"node"`
 	// Linearizability is porcupine's verdict on each recorded history;
 	// null when not run. It and the sections below are null when not given,
 	// which tells a reader "not run" apart from "ran and found nothing".

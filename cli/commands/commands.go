@@ -14,6 +14,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli/findings"
 	"github.com/nodeproof/nodeproof/cli/imagegc"
 	"github.com/nodeproof/nodeproof/cli/mutants"
+	"github.com/nodeproof/nodeproof/cli/node"
 	"github.com/nodeproof/nodeproof/cli/plugincheck"
 	"github.com/nodeproof/nodeproof/cli/probe"
 	"github.com/nodeproof/nodeproof/cli/replay"
@@ -40,6 +41,7 @@ func All() []*cobra.Command {
 		checkpoint.NewCommand(),
 		imagegc.NewCommand(time.Now),
 		mutants.NewCommand(),
+		node.NewCommand(node.Production()),
 		plugincheck.NewCommand(),
 		probe.NewCommand(agentprobe.WallClock{}),
 		replay.NewCommand(properties.Lookup, properties.Suites()),

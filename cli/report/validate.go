@@ -92,6 +92,7 @@ func (o *Options) read() error {
 		{"plugin-check", o.PluginCheckFile, func(p string) (err error) { r.PluginCheck, err = reportview.LoadResults(p); return err }},
 		{"findings", o.FindingsFile, func(p string) (err error) { r.Searches, err = findings.Load(p, o.known); return err }},
 		{"sim", o.SimFile, func(p string) (err error) { r.Sim, err = reportview.LoadSim(p); return err }},
+		{"node", o.NodeFile, func(p string) (err error) { r.Node, err = reportview.LoadNode(p); return err }},
 	} {
 		if f.path == "" {
 			continue

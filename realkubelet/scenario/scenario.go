@@ -53,6 +53,10 @@ func (s Step) String() string {
 // Devices are the plugin's devices: few, so that pods compete for them.
 var Devices = []string{"d0", "d1", "d2", "d3"}
 
+// DefaultSteps bounds a scenario's steps unless told otherwise: short
+// enough for make node-e2e's sweep, long enough for a restart to meet pods.
+const DefaultSteps = 8
+
 // settleLimit bounds the wait for a node to settle after a step; a pod
 // took 0.3-0.85 s to run, a restart 0.55-1.75 s to come back.
 const settleLimit = 30 * time.Second
@@ -74,6 +78,15 @@ type Tally struct {
 	// Strict fails a scenario on an explained breach too, so that rapid
 	// shrinks it: to reproduce a finding rather than to sweep past it.
 	Strict bool
+	// Log, when set, hears of each scenario and step as it is played
+	// (shrinking's too): a sweep run by hand shows what it is doing.
+	Log func(line string)
+}
+
+func (t *Tally) log(line string) {
+	if t.Log != nil {
+		t.Log(line)
+	}
 }
 
 func (t *Tally) explain(e Explained, history string) {
@@ -107,8 +120,13 @@ type Scenario struct {
 // maxSteps steps, checking every property after each; a violation fails t
 // with the steps played. The node is stopped when t ends.
 func Play(t *rapid.T, maxSteps int, tally *Tally) {
-	ctx := context.Background()
-	n, err := realkubelet.Start(ctx, realkubelet.Options{})
+	play(context.Background(), t, realkubelet.Options{}, maxSteps, tally)
+}
+
+// play is Play on a node started with opts; ctx ends the scenario early,
+// as a failure, its node stopped all the same.
+func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps int, tally *Tally) {
+	n, err := realkubelet.Start(ctx, opts)
 	if err != nil {
 		t.Fatalf("starting the node: %v", err)
 	}
@@ -129,14 +147,17 @@ func Play(t *rapid.T, maxSteps int, tally *Tally) {
 		t.Fatalf("the new node: %v", err)
 	}
 	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
+	tally.log(fmt.Sprintf("scenario %d: %d steps drawn", tally.Scenarios, steps))
 	for range steps {
 		if s.ended {
 			t.Logf("ended early: a known bug explains the last step's breach")
+			tally.log("  ended early: a known bug explains the last step's breach")
 			return
 		}
 		step := s.draw(t)
 		s.steps = append(s.steps, step)
 		t.Logf("step %d: %s", len(s.steps), step)
+		tally.log(fmt.Sprintf("  step %d: %s", len(s.steps), step))
 		if err := s.play(ctx, step); err != nil {
 			t.Fatalf("%v\n%s\n%s", err, s.history(), n.LogTail())
 		}

@@ -18,12 +18,9 @@ import (
 )
 
 // The sweep's size: NODEPROOF_SCENARIOS scenarios (unless -rapid.checks
-// is given) of up to NODEPROOF_SCENARIO_STEPS steps. The defaults keep
-// make node-e2e short; a measured sweep sets them higher.
-const (
-	defaultScenarios = 10
-	defaultSteps     = 8
-)
+// is given) of up to NODEPROOF_SCENARIO_STEPS steps (DefaultSteps). The
+// defaults keep make node-e2e short; a measured sweep sets them higher.
+const defaultScenarios = 10
 
 // TestScenarios plays generated scenarios, each on a node of its own, and
 // prints each property's counts and the step and restart times. A
@@ -38,7 +35,7 @@ func TestScenarios(t *testing.T) {
 	if !flagSet("rapid.checks") {
 		require.NoError(t, flag.Set("rapid.checks", strconv.Itoa(envInt(t, "NODEPROOF_SCENARIOS", defaultScenarios))))
 	}
-	maxSteps := envInt(t, "NODEPROOF_SCENARIO_STEPS", defaultSteps)
+	maxSteps := envInt(t, "NODEPROOF_SCENARIO_STEPS", DefaultSteps)
 	tally := NewTally()
 	// NODEPROOF_STRICT=1 fails on breaches a confirmed finding explains,
 	// so that rapid shrinks them.
