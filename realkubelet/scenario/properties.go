@@ -100,11 +100,12 @@ var Checks = []verify.Check[*State]{
 	{
 		Property: verify.Property{
 			ID: Admission, Kind: verify.Contract, Subsystem: "devicemanager",
-			Statement: "A pod the device manager refuses shows Failed with reason UnexpectedAdmissionError and a message that names unhealthy devices or whose Requested exceeds its Available; a pod added while the healthy devices no other pod holds cover its need (the larger of its init container's request and its sidecar's and app container's sum) is admitted, and one added while they do not is refused.",
+			Statement: "A pod the device manager refuses shows Failed with reason UnexpectedAdmissionError and a message that names unhealthy devices or whose Requested exceeds its Available; a pod added while the healthy devices no other pod holds cover its need (the larger of its init container's request and its sidecar's and app container's sum) is admitted, and one added while they do not is refused. A refused pod's devices may stay held until the kubelet collects the allocations of pods no longer active (after a restart, not before its pod sources are ready): while they do, a pod that only they would let in may go either way.",
 			Sources: []cite.Source{
 				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin registration").Noting("its example pod: \"If the Node has more than 2 of those devices available, the remainder would be available for other Pods to use\""),
 				cite.KubernetesDoc(docDevicePlugins, "Device Plugins", "Device plugin and unhealthy devices"),
 				cite.Code(dmManager, "ManagerImpl.devicesToAllocate"),
+				cite.Code(dmManager, "ManagerImpl.UpdateAllocatedDevices"),
 			},
 		},
 		Applies: func(s *State) bool {
@@ -251,13 +252,17 @@ func admission(s *State) error {
 		return nil
 	}
 	spec := s.Step.Pod
-	free := Free(s.Before)
+	// free counts a refused pod's devices as free, unclaimed as held: the
+	// kubelet may keep them until it collects the allocations of pods no
+	// longer active. A refusal is wrong only when even unclaimed devices
+	// covered the need; an admission only when not even free ones did.
+	free, unclaimed := Free(s.Before), Unclaimed(s.Before)
 	p := s.After.Pods[spec.Name]
 	switch {
-	case spec.Need() <= len(free) && refused(p) && s.Watching == 0:
-		return Explained{Known: "D1", Err: fmt.Errorf("pod %s (needs %d) refused while %d devices were free (%v), the kubelet having dropped the plugin that registered last: %q", spec.Name, spec.Need(), len(free), free, p.Status.Message)}
-	case spec.Need() <= len(free) && refused(p):
-		return fmt.Errorf("pod %s (needs %d) refused while %d devices were free (%v): %q", spec.Name, spec.Need(), len(free), free, p.Status.Message)
+	case spec.Need() <= len(unclaimed) && refused(p) && s.Watching == 0:
+		return Explained{Known: "D1", Err: fmt.Errorf("pod %s (needs %d) refused while %d devices were free (%v), the kubelet having dropped the plugin that registered last: %q", spec.Name, spec.Need(), len(unclaimed), unclaimed, p.Status.Message)}
+	case spec.Need() <= len(unclaimed) && refused(p):
+		return fmt.Errorf("pod %s (needs %d) refused while %d devices were held by no pod at all (%v): %q", spec.Name, spec.Need(), len(unclaimed), unclaimed, p.Status.Message)
 	case spec.Need() > len(free) && !refused(p):
 		return fmt.Errorf("pod %s (needs %d) admitted (%s) while only %d devices were free (%v)", spec.Name, spec.Need(), p.Status.Phase, len(free), free)
 	}
@@ -280,6 +285,24 @@ func Free(o *Observation) []string {
 			for _, id := range flatten(e.DeviceIDs) {
 				used[id] = true
 			}
+		}
+	}
+	var free []string
+	for _, id := range o.Allocatable {
+		if !used[id] {
+			free = append(free, id)
+		}
+	}
+	return free
+}
+
+// Unclaimed are the healthy devices no checkpoint entry gives any pod,
+// refused ones included: those the kubelet cannot be holding.
+func Unclaimed(o *Observation) []string {
+	used := map[string]bool{}
+	for _, e := range o.Checkpoint {
+		for _, id := range flatten(e.DeviceIDs) {
+			used[id] = true
 		}
 	}
 	var free []string

@@ -102,7 +102,7 @@ func TestAdmission(t *testing.T) {
 	require.Equal(t, 3, fits.Need())
 	require.NoError(t, check(t, Admission, add(fits, runningPod("ub", corev1.PodQOSBestEffort, 0, "main"))))
 	assert.ErrorContains(t, check(t, Admission, add(fits, refusedPod("ub", "Allocate failed due to requested number of devices unavailable for nodeproof.io/dev. Requested: 3, Available: 2, which is unexpected"))),
-		"pod b (needs 3) refused while 3 devices were free")
+		"pod b (needs 3) refused while 3 devices were held by no pod at all")
 	dropped := add(fits, refusedPod("ub", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nodeproof.io/dev, which is unexpected"))
 	var explained Explained
 	require.False(t, errors.As(check(t, Admission, dropped), &explained))
@@ -115,6 +115,20 @@ func TestAdmission(t *testing.T) {
 	assert.ErrorContains(t, check(t, Admission, add(greedy, refusedPod("ub", "Requested: 2, Available: 3"))), "although Requested 2 does not exceed Available 3")
 	assert.ErrorContains(t, check(t, Admission, add(greedy, refusedPod("ub", "something else"))), "names neither")
 	require.NoError(t, check(t, Admission, add(greedy, refusedPod("ub", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nodeproof.io/dev, which is unexpected"))))
+
+	// A refused pod's devices may still be held: a pod that only they
+	// would let in may go either way, and only more than every device
+	// no active pod holds must be refused.
+	before.Pods["r"] = refusedPod("ur", "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nodeproof.io/dev, which is unexpected")
+	before.Checkpoint = append(before.Checkpoint, entry("ur", "main", "d1"), entry("ur", "main", "d2"))
+	require.Equal(t, []string{"d1", "d2", "d3"}, Free(before), "a refused pod's devices count as free")
+	require.Equal(t, []string{"d3"}, Unclaimed(before), "but not as unclaimed")
+	afterWith := func(st *State) *State { st.After.Pods["r"] = before.Pods["r"]; return st }
+	require.NoError(t, check(t, Admission, afterWith(add(fits, refusedPod("ub", "Allocate failed due to requested number of devices unavailable for nodeproof.io/dev. Requested: 3, Available: 1, which is unexpected")))))
+	require.NoError(t, check(t, Admission, afterWith(add(fits, runningPod("ub", corev1.PodQOSBestEffort, 0, "main")))))
+	assert.ErrorContains(t, check(t, Admission, afterWith(add(greedy, runningPod("ub", corev1.PodQOSBestEffort, 0, "main")))), "admitted (Running) while only 3 devices were free")
+	one := PodSpec{Name: "b", MainDevices: 1}
+	assert.ErrorContains(t, check(t, Admission, afterWith(add(one, refusedPod("ub", "Requested: 1, Available: 0")))), "refused while 1 devices were held by no pod at all")
 }
 
 func TestPodCgroups(t *testing.T) {
