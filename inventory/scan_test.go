@@ -33,10 +33,12 @@ var modelOwners = map[string]string{"deviceagent": "agent"}
 // finding's search), which every subsystem's suite shares; they count in
 // the whole node's row, sim, the one row that spans every subsystem. "pc"
 // mutants break agent/plugincheck or a plugin it checks, some through the
-// plugin-check command in cmd/.
+// plugin-check command in cmd/. "rk" mutants break the real-kubelet
+// scenarios' checks (realkubelet/scenario), which watch a whole node, so
+// they count in sim's row too.
 var mutantPrefixes = map[string]string{
 	"ad": "admission", "admit": "admission", "cg": "cgroups", "cgfs": "agent",
-	"dm": "devicemanager", "kube": "agent", "pc": "agent", "pr": "preemption", "verify": "sim",
+	"dm": "devicemanager", "kube": "agent", "pc": "agent", "pr": "preemption", "rk": "sim", "verify": "sim",
 }
 
 // shared is the core package every subsystem uses for its types; a test

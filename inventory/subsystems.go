@@ -386,6 +386,7 @@ var subsystems = []Subsystem{
 			"sim",
 		},
 		Mutants: []string{
+			"rk-refused-devices-free",
 			"sim-gc-stale-containers",
 			"sim-liveness-restart-keeps-id",
 			"sim-preempted-devices-kept",
