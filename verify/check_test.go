@@ -37,7 +37,6 @@ func TestCheckWithoutAppliesAlwaysApplies(t *testing.T) {
 	assert.Equal(t, Count{Checked: 1, Applied: 1}, counts["T-ANY"])
 }
 
-
 func TestProperties(t *testing.T) {
 	checks := []Check[int]{{Property: Property{ID: "A"}}, {Property: Property{ID: "B"}}}
 	assert.Equal(t, []Property{{ID: "A"}, {ID: "B"}}, Properties(checks))
