@@ -17,8 +17,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/cli"
 	"github.com/nodeproof/nodeproof/properties"
-	"github.com/nodeproof/nodeproof/verify"
-	"github.com/nodeproof/nodeproof/verify/cite"
+	"github.com/nodeproof/nodeproof/properties/propertiestest"
 )
 
 // quietTB is the rapid.TB a test hands rapid.Check to let a property fail
@@ -224,38 +223,7 @@ func runRoot(root *cobra.Command, stdin string, args ...string) (code int, stdou
 	return code, out.String(), errOut.String()
 }
 
-// counterSuite is a throwaway suite for the replay tests: a counter that
-// rapid drives up and down, failing TEST-LIMIT when it reaches limit > 0.
+// counterSuite is propertiestest's counter suite, citing this file.
 func counterSuite(name string, limit int) properties.Suite {
-	return properties.Suite{
-		Name:      name,
-		Subsystem: "test",
-		Invariants: []verify.Property{
-			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []cite.Source{cite.Doc("cli/replay/replay_test.go", "")}, Kind: verify.Fidelity},
-		},
-		Property: func(t *rapid.T, tally *properties.Tally) {
-			n, step := 0, 0
-			t.Repeat(map[string]func(*rapid.T){
-				"inc": func(t *rapid.T) {
-					step++
-					t.Logf("step %d: inc", step)
-					tally.Action("inc")
-					n++
-				},
-				"reset": func(t *rapid.T) {
-					step++
-					t.Logf("step %d: reset", step)
-					tally.Action("reset")
-					n = 0
-				},
-				"": func(t *rapid.T) {
-					// It says something once the counter is off zero.
-					tally.Check("TEST-LIMIT", n > 0)
-					if limit > 0 && n >= limit {
-						t.Fatalf("TEST-LIMIT: counter is %d, limit %d", n, limit)
-					}
-				},
-			})
-		},
-	}
+	return propertiestest.CounterSuite(name, limit, "cli/replay/replay_test.go")
 }

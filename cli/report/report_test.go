@@ -15,14 +15,13 @@ import (
 	"github.com/nodeproof/nodeproof/coverage"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/properties/propertiestest"
 	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/simreport"
 	"github.com/nodeproof/nodeproof/verify"
-	"github.com/nodeproof/nodeproof/verify/cite"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"pgregory.net/rapid"
 )
 
 // runReport runs nodeproof report over suites and the known findings, as
@@ -106,40 +105,9 @@ func TestReportFlagErrors(t *testing.T) {
 	}
 }
 
-// counterSuite is a throwaway suite for the end-to-end tests: a counter that
-// rapid drives up and down, failing TEST-LIMIT when it reaches limit > 0.
+// counterSuite is propertiestest's counter suite, citing this file.
 func counterSuite(name string, limit int) properties.Suite {
-	return properties.Suite{
-		Name:      name,
-		Subsystem: "test",
-		Invariants: []verify.Property{
-			{ID: "TEST-LIMIT", Subsystem: "test", Statement: "The counter stays below the limit.", Sources: []cite.Source{cite.Doc("cli/report/report_test.go", "")}, Kind: verify.Fidelity},
-		},
-		Property: func(t *rapid.T, tally *properties.Tally) {
-			n, step := 0, 0
-			t.Repeat(map[string]func(*rapid.T){
-				"inc": func(t *rapid.T) {
-					step++
-					t.Logf("step %d: inc", step)
-					tally.Action("inc")
-					n++
-				},
-				"reset": func(t *rapid.T) {
-					step++
-					t.Logf("step %d: reset", step)
-					tally.Action("reset")
-					n = 0
-				},
-				"": func(t *rapid.T) {
-					// It says something once the counter is off zero.
-					tally.Check("TEST-LIMIT", n > 0)
-					if limit > 0 && n >= limit {
-						t.Fatalf("TEST-LIMIT: counter is %d, limit %d", n, limit)
-					}
-				},
-			})
-		},
-	}
+	return propertiestest.CounterSuite(name, limit, "cli/report/report_test.go")
 }
 
 func TestReportEndToEnd(t *testing.T) {
