@@ -175,6 +175,11 @@ func (o *Options) Run(ctx context.Context, deps Deps, out io.Writer) error {
 	sweep := tally.Sweep(o.first, o.last, o.Steps, violations, time.Since(started))
 	fmt.Fprint(w, tally.Summary())
 	fmt.Fprintf(w, "not covered: %s\n", strings.Join(sweep.NotCovered, "; "))
+	// Each violation again, shortened, last: a log cut to its tail (CI's)
+	// still says which seed broke which property.
+	for _, v := range violations {
+		fmt.Fprintf(w, "violated at seed %d:\n%s\nreplay: %s\n", v.Seed, indent(head(v.Report, violationLines)), v.Replay)
+	}
 	fmt.Fprintf(w, "seeds %d..%d in %.1f s: %d violations\n", o.first, o.last, sweep.Seconds, len(violations))
 	if w.Err != nil {
 		return cli.OutputError(w.Err)
@@ -191,6 +196,19 @@ func (o *Options) Run(ctx context.Context, deps Deps, out io.Writer) error {
 		return cli.Exit(cli.StatusFailed)
 	}
 	return nil
+}
+
+// violationLines is how much of a violation's report the end of the run
+// repeats: rapid's verdict, the failing check's message and the steps.
+const violationLines = 12
+
+// head is s's first n lines, with a line saying how many were left off.
+func head(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n") + fmt.Sprintf("\n... %d more lines above, under the seed's verdict", len(lines)-n)
 }
 
 // indent sets a report's lines off from the verdicts around it.

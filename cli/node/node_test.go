@@ -110,6 +110,10 @@ func TestNodeSweep(t *testing.T) {
 	assert.Contains(t, stdout, "seed 3: VIOLATION\n  RK-X: broken\n  steps:\n    1. kill-kubelet\nreplay: nodeproof node --seed 3 --steps 5\n        sudo NODEPROOF_SCENARIO_STEPS=5 go test -tags nodee2e ./realkubelet/scenario/ -run '^TestScenarios$' -rapid.checks=1 -rapid.seed=3\n")
 	assert.Contains(t, stdout, "seeds 2..4 in ")
 	assert.Contains(t, stdout, ": 1 violations\n")
+	// The violation again after the summary, where a log cut to its tail
+	// still shows it.
+	tail := stdout[strings.Index(stdout, "not covered: "):]
+	assert.Contains(t, tail, "violated at seed 3:\n  RK-X: broken\n  steps:\n    1. kill-kubelet\nreplay: nodeproof node --seed 3 --steps 5\nseeds 2..4 in ")
 
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -152,4 +156,11 @@ func TestNodeInterrupted(t *testing.T) {
 	assert.Equal(t, cli.StatusInterrupted, code)
 	assert.Len(t, h.played, 1)
 	assert.NotContains(t, out.String(), "VIOLATION")
+}
+
+// TestHead: a long report is cut to its first lines, saying how many more
+// there are; a short one is whole.
+func TestHead(t *testing.T) {
+	assert.Equal(t, "a\nb", head("a\nb", 2))
+	assert.Equal(t, "a\nb\n... 2 more lines above, under the seed's verdict", head("a\nb\nc\nd", 2))
 }
