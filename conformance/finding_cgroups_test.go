@@ -63,17 +63,18 @@ func TestFindingCGQuotaFloorExceedsLimit(t *testing.T) {
 		{"500m limit, cpuCFSQuotaPeriod 1ms", 500, 1000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			bug := bugOutcome(t, "CG-F1")
 			quota := cm.MilliCPUToQuota(c.milliCPU, c.periodUS)
 			// quota/period CPUs against milliCPU/1000 CPUs, exactly.
-			assert.Greater(t, quota*1000, c.milliCPU*c.periodUS,
+			assert.Greater(bug, quota*1000, c.milliCPU*c.periodUS,
 				"container quota %dµs per %dµs allows no more than its %dm limit: the promise is kept", quota, c.periodUS, c.milliCPU)
-			assert.Equal(t, int64(cm.MinQuotaPeriod), quota, "the quota is the kernel's 1ms floor")
+			assert.Equal(bug, int64(cm.MinQuotaPeriod), quota, "the quota is the kernel's 1ms floor")
 
 			rc := cm.ResourceConfigForPod(upstreamPod(limitedPod(c.milliCPU)), true, uint64(c.periodUS), false, kubeletconfig.NoneMemoryReservationPolicy)
 			require.NotNil(t, rc.CPUQuota)
 			require.NotNil(t, rc.CPUPeriod)
 			assert.Equal(t, uint64(c.periodUS), *rc.CPUPeriod)
-			assert.Greater(t, *rc.CPUQuota*1000, c.milliCPU*int64(*rc.CPUPeriod),
+			assert.Greater(bug, *rc.CPUQuota*1000, c.milliCPU*int64(*rc.CPUPeriod),
 				"pod quota %dµs per %dµs allows no more than its %dm limit: the promise is kept", *rc.CPUQuota, *rc.CPUPeriod, c.milliCPU)
 		})
 	}
@@ -194,6 +195,7 @@ func TestFindingCGBurstableMemoryLowVoid(t *testing.T) {
 		}
 		bound = min(bound, low)
 	}
-	assert.Empty(t, root[cm.Cgroup2MemoryLow], "kubepods has a memory.low: the ancestor covers the soft protection")
-	assert.Less(t, bound, request, "the pod's request is covered by memory.low all the way up (%v): the promise is kept", chain)
+	bug := bugOutcome(t, "CG-F2")
+	assert.Empty(bug, root[cm.Cgroup2MemoryLow], "kubepods has a memory.low: the ancestor covers the soft protection")
+	assert.Less(bug, bound, request, "the pod's request is covered by memory.low all the way up (%v): the promise is kept", chain)
 }

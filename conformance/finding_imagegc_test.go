@@ -17,14 +17,18 @@ import (
 // asserts that nodeproof's core makes the same calls, the fidelity the
 // search relied on.
 
-// gcFindingCall runs a scenario on both sides, requires them to agree, and
-// returns upstream's outcome of its last call.
+// gcFindingCall runs a scenario on upstream, requires nodeproof's core to
+// agree on the modelled release (on another, a difference is the release's
+// behaviour change, which the comparisons report), and returns upstream's
+// outcome of its last call.
 func gcFindingCall(t *testing.T, in gcScenario) gcCall {
 	t.Helper()
 	theirs := runTheirGC(t, in)
 	require.Empty(t, theirs.Setup, "the harness")
 	require.Empty(t, theirs.NewErr, "a valid policy")
-	require.Equal(t, theirs, runOurGC(in), "nodeproof's core does what upstream does")
+	if onModelled() {
+		require.Equal(t, theirs, runOurGC(in), "nodeproof's core does what upstream does")
+	}
 	require.NotEmpty(t, theirs.Calls)
 	return theirs.Calls[len(theirs.Calls)-1]
 }
@@ -70,7 +74,7 @@ func TestFindingGCMaxAgeIgnoresMinAge(t *testing.T) {
 	}
 	gc := gcFindingCall(t, in)
 	assert.Equal(t, "", gc.Err)
-	assert.Equal(t, []string{"sha256:00"}, removed(gc),
+	assert.Equal(bugOutcome(t, "GC-F1"), []string{"sha256:00"}, removed(gc),
 		"upstream removes an image 0s after it came to the node, under imageMinimumGCAge %v", minAge)
 }
 
@@ -103,7 +107,7 @@ func TestFindingGCMaxAgeRemovesRecentImage(t *testing.T) {
 	}
 	gc := gcFindingCall(t, in)
 	assert.Equal(t, "", gc.Err)
-	assert.Equal(t, []string{"sha256:00"}, removed(gc),
+	assert.Equal(bugOutcome(t, "GC-F2"), []string{"sha256:00"}, removed(gc),
 		"upstream removes for age an image unused for 10m1s, under imageMaximumGCAge %v", maxAge)
 }
 
@@ -136,7 +140,7 @@ func TestFindingGCRemovesImageOfStartedContainer(t *testing.T) {
 		},
 	}
 	gc := gcFindingCall(t, in)
-	assert.Equal(t, []gcRuntimeCall{
+	assert.Equal(bugOutcome(t, "GC-F3"), []gcRuntimeCall{
 		{Call: "ImageFsStats"},
 		{Call: "Detect"},
 		{Call: "RemoveImage", Image: "sha256:00"},
@@ -182,10 +186,11 @@ func TestFindingGCStopsAboveLowThreshold(t *testing.T) {
 	gc := gcFindingCall(t, in)
 	require.Equal(t, "", gc.Err, "upstream reports that it freed enough")
 	kept := 2 - len(removed(gc))
-	require.Equal(t, 1, kept, "upstream removes one image and stops, having counted 350 bytes against the 250 to free")
+	bug := bugOutcome(t, "GC-F4")
+	assert.Equal(bug, 1, kept, "upstream removes one image and stops, having counted 350 bytes against the 250 to free")
 	// The filesystem regained only the removed image's own layer.
 	usage := float64(used(kept)) * 100 / capacity
-	assert.Greater(t, usage, float64(low), "the disk stays above the low threshold")
+	assert.Greater(bug, usage, float64(low), "the disk stays above the low threshold")
 	// Removing the image left would have reached it: the promise was
 	// within reach.
 	assert.LessOrEqual(t, float64(used(0))*100/capacity, float64(low))

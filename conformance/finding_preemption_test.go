@@ -126,7 +126,9 @@ func TestFindingPRStaticCritical(t *testing.T) {
 	got := prAdmitOnNode(t, allocatable, []*corev1.Pod{static}, arriving)
 
 	require.True(t, got.Result.Admit, "the node-critical pod is admitted: %+v", got.Result)
-	require.Equal(t, []string{static.Name}, prKilledNames(got), "the static pod marked as critical is the victim")
+	if !assert.Equal(bugOutcome(t, "PR-F1"), []string{static.Name}, prKilledNames(got), "the static pod marked as critical is the victim") {
+		return
+	}
 	assert.Equal(t, corev1.PodFailed, got.Statuses[0].Phase)
 	assert.Equal(t, "Preempting", got.Statuses[0].Reason)
 }
@@ -152,11 +154,14 @@ func TestFindingPRGuaranteedLowest(t *testing.T) {
 	db := prKubeletPod("db", "api", prPriority(1_000_000), "high-priority", "400m", "256Mi", true)
 	arriving := prKubeletPod("node-agent", "api", prPriority(2_000_001_000), "system-node-critical", "300m", "128Mi", false)
 
+	bug := bugOutcome(t, "PR-F2")
 	for _, running := range [][]*corev1.Pod{{batch, db}, {db, batch}} {
 		got := prAdmitOnNode(t, allocatable, running, arriving)
 
 		require.True(t, got.Result.Admit, "the node-critical pod is admitted: %+v", got.Result)
-		require.Equal(t, []string{"db"}, prKilledNames(got), "the higher-priority Guaranteed pod is the victim, the lower-priority one is spared")
+		if !assert.Equal(bug, []string{"db"}, prKilledNames(got), "the higher-priority Guaranteed pod is the victim, the lower-priority one is spared") {
+			continue
+		}
 		assert.Equal(t, corev1.PodQOSGuaranteed, qos.GetPodQOS(got.Killed[0]), "the victim is Guaranteed")
 		assert.Equal(t, corev1.PodQOSGuaranteed, qos.GetPodQOS(batch), "the pod spared is Guaranteed too")
 	}

@@ -65,6 +65,16 @@ func prRunBefore(runs []prRun, at time.Duration) int {
 const prC0 = "containerd://p0.c0.1"
 const prC0Replaced = "containerd://p0.c0.2"
 
+// coreAgrees requires nodeproof's core to do what upstream did on a
+// finding's scenario, on the modelled release; on another, a difference is
+// that release's behaviour change, which the comparisons report.
+func coreAgrees(t *testing.T, in prScenario, out prResult) {
+	t.Helper()
+	if onModelled() {
+		require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+	}
+}
+
 // TestFindingPBDelayAfterStartup confirms PB-F1. The promise, from
 // "Configure Liveness, Readiness and Startup Probes", section "Configure
 // Probes" (https://kubernetes.io/docs/tasks/configure-pod-container/configure-liveness-readiness-startup-probes/#configure-probes):
@@ -89,7 +99,7 @@ func TestFindingPBDelayAfterStartup(t *testing.T) {
 	}
 	out := runTheirProber(t, in)
 	require.Empty(t, out.Setup)
-	require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+	coreAgrees(t, in, out)
 
 	started, ok := prUpdateOf(out, prC0, "Startup", "Success")
 	require.True(t, ok, "the startup probe never succeeded: %+v", out.Updates)
@@ -98,8 +108,9 @@ func TestFindingPBDelayAfterStartup(t *testing.T) {
 	require.NotEmpty(t, live, "no liveness probe ran: %+v", out.Runs)
 	// The broken promise: the first liveness probe comes sooner than
 	// initialDelaySeconds (5 s) after the startup probe's success.
-	assert.Less(t, live[0].At-started.At, 5*time.Second, "the first liveness probe waited initialDelaySeconds after startup succeeded: the promise is kept")
-	assert.Equal(t, 6*time.Second, live[0].At, "upstream's first liveness probe: initialDelaySeconds after the container's start")
+	bug := bugOutcome(t, "PB-F1")
+	assert.Less(bug, live[0].At-started.At, 5*time.Second, "the first liveness probe waited initialDelaySeconds after startup succeeded: the promise is kept")
+	assert.Equal(bug, 6*time.Second, live[0].At, "upstream's first liveness probe: initialDelaySeconds after the container's start")
 }
 
 // TestFindingPBFailureRunCarriedOver confirms PB-F2. The promise, from
@@ -135,18 +146,20 @@ func TestFindingPBFailureRunCarriedOver(t *testing.T) {
 	}
 	out := runTheirProber(t, in)
 	require.Empty(t, out.Setup)
-	require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+	coreAgrees(t, in, out)
 
 	assert.Len(t, prRunsOf(out, prC0, "Liveness"), 2, "the first container's failed liveness probes")
 	failed, ok := prUpdateOf(out, prC0Replaced, "Liveness", "Failure")
-	require.True(t, ok, "the replacement's liveness result never turned Failure: %+v", out.Updates)
 	// The broken promise: the replacement is judged failed (and would be
 	// restarted) after fewer than failureThreshold (3) failed probes of its
 	// own.
-	own := prRunBefore(prRunsOf(out, prC0Replaced, "Liveness"), failed.At+time.Nanosecond)
-	assert.Less(t, own, 3, "the replacement failed failureThreshold probes before its result turned Failure: the promise is kept")
-	assert.Equal(t, 1, own)
-	assert.Equal(t, 4*time.Second, failed.At)
+	bug := bugOutcome(t, "PB-F2")
+	if assert.True(bug, ok, "the replacement's liveness result never turned Failure in its 2 s: the promise is kept: %+v", out.Updates) {
+		own := prRunBefore(prRunsOf(out, prC0Replaced, "Liveness"), failed.At+time.Nanosecond)
+		assert.Less(bug, own, 3, "the replacement failed failureThreshold probes before its result turned Failure: the promise is kept")
+		assert.Equal(bug, 1, own)
+		assert.Equal(bug, 4*time.Second, failed.At)
+	}
 
 	// The same with a startup probe: a slow-starting container that
 	// crashed during its startup gets, in its replacement, fewer than the
@@ -170,14 +183,17 @@ func TestFindingPBFailureRunCarriedOver(t *testing.T) {
 		}
 		out := runTheirProber(t, in)
 		require.Empty(t, out.Setup)
-		require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+		coreAgrees(t, in, out)
 		assert.Len(t, prRunsOf(out, prC0, "Startup"), 2, "the first container's failed startup probes")
 		failed, ok := prUpdateOf(out, prC0Replaced, "Startup", "Failure")
-		require.True(t, ok, "the replacement's startup result never turned Failure: %+v", out.Updates)
+		bug := bugOutcome(t, "PB-F2")
+		if !assert.True(bug, ok, "the replacement's startup result never turned Failure in its 2 s: the promise is kept: %+v", out.Updates) {
+			return
+		}
 		own := prRunBefore(prRunsOf(out, prC0Replaced, "Startup"), failed.At+time.Nanosecond)
-		assert.Less(t, own, 3, "the replacement failed failureThreshold startup probes before its result turned Failure: the promise is kept")
-		assert.Equal(t, 1, own)
-		assert.Equal(t, 4*time.Second, failed.At)
+		assert.Less(bug, own, 3, "the replacement failed failureThreshold startup probes before its result turned Failure: the promise is kept")
+		assert.Equal(bug, 1, own)
+		assert.Equal(bug, 4*time.Second, failed.At)
 	})
 }
 
@@ -212,20 +228,23 @@ func TestFindingPBSuccessRunCarriedOver(t *testing.T) {
 	}
 	out := runTheirProber(t, in)
 	require.Empty(t, out.Setup)
-	require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+	coreAgrees(t, in, out)
 
 	_, ok := prUpdateOf(out, prC0, "Readiness", "Success")
 	assert.False(t, ok, "the first container reached successThreshold")
 	ready, ok := prUpdateOf(out, prC0Replaced, "Readiness", "Success")
-	require.True(t, ok, "the replacement never became ready: %+v", out.Updates)
 	// The broken promise: the replacement, whose readiness started as
 	// Failure, is successful after fewer than successThreshold (3)
 	// successful probes of its own.
+	bug := bugOutcome(t, "PB-F3")
+	if !assert.True(bug, ok, "the replacement was not ready after one probe of its own: the promise is kept: %+v", out.Updates) {
+		return
+	}
 	own := prRunBefore(prRunsOf(out, prC0Replaced, "Readiness"), ready.At+time.Nanosecond)
-	assert.Less(t, own, 3, "the replacement passed successThreshold probes before it was ready: the promise is kept")
-	assert.Equal(t, 1, own)
-	assert.Equal(t, 2500*time.Millisecond, ready.At)
-	assert.Equal(t, []string{"c0:true:true"}, prSyncAt(t, out, 9), "the replacement is reported Ready")
+	assert.Less(bug, own, 3, "the replacement passed successThreshold probes before it was ready: the promise is kept")
+	assert.Equal(bug, 1, own)
+	assert.Equal(bug, 2500*time.Millisecond, ready.At)
+	assert.Equal(bug, []string{"c0:true:true"}, prSyncAt(t, out, 9), "the replacement is reported Ready")
 }
 
 // TestFindingPBReplacedContainerReady confirms PB-F4. The promises: "Pod
@@ -268,7 +287,7 @@ func TestFindingPBReplacedContainerReady(t *testing.T) {
 	}
 	out := runTheirProber(t, in)
 	require.Empty(t, out.Setup)
-	require.Equal(t, runOurProber(in), out, "nodeproof's core and upstream differ on the finding's scenario")
+	coreAgrees(t, in, out)
 
 	_, ok := prUpdateOf(out, prC0, "Readiness", "Success")
 	require.True(t, ok, "the first container never became ready: %+v", out.Updates)
@@ -277,10 +296,11 @@ func TestFindingPBReplacedContainerReady(t *testing.T) {
 	// The broken promise: c0.2 is reported Ready although no readiness
 	// probe of its own had run, and stays Ready after its first two probes
 	// failed; no readiness probe of c0.2 has succeeded.
-	assert.Equal(t, []string{"c0:true:true"}, prSyncAt(t, out, 13), "the replacement is reported Ready before its readiness probe ran")
+	bug := bugOutcome(t, "PB-F4")
+	assert.Equal(bug, []string{"c0:true:true"}, prSyncAt(t, out, 13), "the replacement is reported Ready before its readiness probe ran")
 	assert.Zero(t, prRunBefore(runs, back+time.Nanosecond), "a readiness probe of the replacement ran before the sync")
 	assert.Equal(t, 2, prRunBefore(runs, back+time.Second), "the replacement's readiness probes before step 15: %+v", runs)
-	assert.Equal(t, []string{"c0:true:true"}, prSyncAt(t, out, 15), "the replacement stays Ready after its readiness probes failed")
+	assert.Equal(bug, []string{"c0:true:true"}, prSyncAt(t, out, 15), "the replacement stays Ready after its readiness probes failed")
 	// (Step 15's sync triggers a third probe, which succeeds.)
 	if u, ok := prUpdateOf(out, prC0Replaced, "Readiness", "Success"); ok {
 		assert.GreaterOrEqual(t, u.At, back+time.Second, "a readiness probe of the replacement succeeded before step 15")

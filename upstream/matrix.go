@@ -1,0 +1,248 @@
+package upstream
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/verify"
+)
+
+// The states of a matrix cell.
+const (
+	// Present: the finding's test showed the bug on the release.
+	Present = "present"
+	// Absent: the release keeps the promise the finding breaks.
+	Absent = "absent"
+	// Mixed: some of the test's cases showed the bug, some did not.
+	Mixed = "mixed"
+	// Agrees and Differs: a comparison of nodeproof's core with the
+	// release, or another conformance test, passed or failed.
+	Agrees  = "agrees"
+	Differs = "differs"
+	// Broken: the test failed where it must not (a finding's harness, or
+	// any test on the modelled release).
+	Broken = "broken"
+	// NotRun: the release was not run, did not build, or the test is not
+	// in the conformance module.
+	NotRun = "not run"
+)
+
+// Cell is one release's verdict on a row.
+type Cell struct {
+	Release string `json:"release"`
+	State   string `json:"state"`
+	Detail  string `json:"detail,omitempty"`
+	// Replay runs the row's test against the release again; set on every
+	// cell but a not-run one.
+	Replay string `json:"replay,omitempty"`
+}
+
+// FindingRow is a confirmed finding across releases.
+type FindingRow struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Test is the conformance test that confirms it; "" for a finding
+	// confirmed on the real kubelet binary only.
+	Test string `json:"test,omitempty"`
+	// Stated is what docs/findings.md says of later releases
+	// (verify.Finding.Releases); Contradicted names the releases whose
+	// cell says otherwise.
+	Stated       string   `json:"stated"`
+	Contradicted []string `json:"contradicted,omitempty"`
+	Cells        []Cell   `json:"cells"`
+}
+
+// TestRow is a conformance test that is not a finding's: a comparison of
+// nodeproof's core with upstream, whose difference on another release is a
+// behaviour change between releases.
+type TestRow struct {
+	Test  string `json:"test"`
+	Cells []Cell `json:"cells"`
+}
+
+// Matrix is the release matrix.
+type Matrix struct {
+	Modelled string       `json:"modelled"`
+	Columns  []Column     `json:"columns"`
+	Findings []FindingRow `json:"findings"`
+	Tests    []TestRow    `json:"tests"`
+}
+
+// Build makes the matrix of findings over the columns, oldest release
+// first. The columns' tests stay in it, for the report's detail.
+func Build(findings []verify.Finding, columns []Column) Matrix {
+	columns = slices.Clone(columns)
+	slices.SortFunc(columns, func(a, b Column) int { return order(a.Release) - order(b.Release) })
+	m := Matrix{Modelled: Modelled, Columns: columns, Findings: []FindingRow{}, Tests: []TestRow{}}
+	confirming := map[string]bool{}
+	for _, f := range findings {
+		row := FindingRow{ID: f.ID, Title: f.Title, Stated: f.Releases, Cells: []Cell{}}
+		test, inModule := strings.CutPrefix(f.Confirmation, "conformance: ")
+		if inModule {
+			row.Test = test
+			confirming[test] = true
+		}
+		for _, col := range columns {
+			c := findingCell(f, row.Test, col)
+			row.Cells = append(row.Cells, c)
+			if contradicts(f.Releases, c) {
+				row.Contradicted = append(row.Contradicted, c.Release)
+			}
+		}
+		m.Findings = append(m.Findings, row)
+	}
+	var names []string
+	for _, col := range columns {
+		for _, t := range col.Tests {
+			if !confirming[t.Name] && !slices.Contains(names, t.Name) {
+				names = append(names, t.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		row := TestRow{Test: name, Cells: []Cell{}}
+		for _, col := range columns {
+			row.Cells = append(row.Cells, testCell(name, col))
+		}
+		m.Tests = append(m.Tests, row)
+	}
+	return m
+}
+
+// order is a release's place among Releases; an unknown one goes last.
+func order(version string) int {
+	if i := slices.Index(Versions(), version); i >= 0 {
+		return i
+	}
+	return len(Releases)
+}
+
+func release(version string) Release {
+	r, err := Find(version)
+	if err != nil {
+		return Release{Version: version}
+	}
+	return r
+}
+
+func findingCell(f verify.Finding, test string, col Column) Cell {
+	c := Cell{Release: col.Release}
+	if test == "" {
+		c.State, c.Detail = NotRun, "confirmed on the real kubelet binary ("+f.Confirmation+"); the matrix runs the conformance module"
+		return c
+	}
+	if col.Error != "" {
+		c.State, c.Detail = NotRun, firstLineOf(col.Error)
+		return c
+	}
+	i := slices.IndexFunc(col.Tests, func(t Test) bool { return t.Name == test })
+	if i < 0 {
+		c.State, c.Detail = NotRun, test+" did not run"
+		return c
+	}
+	t := col.Tests[i]
+	c.Replay = release(col.Release).Replay(test)
+	if !t.Passed {
+		c.State, c.Detail = Broken, t.Failure
+		return c
+	}
+	var present, absent int
+	var details []string
+	for _, v := range t.Verdicts {
+		if v.Finding != f.ID {
+			continue
+		}
+		if v.Present {
+			present++
+		} else {
+			absent++
+			details = append(details, v.Detail)
+		}
+	}
+	switch {
+	case present+absent == 0:
+		c.State, c.Detail = Broken, test+" passed but logged no verdict on "+f.ID
+	case absent == 0:
+		c.State = Present
+	case present == 0:
+		c.State, c.Detail = Absent, strings.Join(details, "; ")
+	default:
+		c.State, c.Detail = Mixed, fmt.Sprintf("%d of %d cases show the bug; the others: %s", present, present+absent, strings.Join(details, "; "))
+	}
+	return c
+}
+
+func testCell(name string, col Column) Cell {
+	c := Cell{Release: col.Release}
+	if col.Error != "" {
+		c.State, c.Detail = NotRun, firstLineOf(col.Error)
+		return c
+	}
+	i := slices.IndexFunc(col.Tests, func(t Test) bool { return t.Name == name })
+	if i < 0 {
+		c.State, c.Detail = NotRun, name+" is not in this release's run"
+		return c
+	}
+	c.Replay = release(col.Release).Replay(name)
+	switch t := col.Tests[i]; {
+	case t.Passed:
+		c.State = Agrees
+	case col.Release == Modelled:
+		c.State, c.Detail = Broken, t.Failure
+	default:
+		c.State, c.Detail = Differs, t.Failure
+	}
+	return c
+}
+
+// contradicts says whether a cell says the opposite of what the finding's
+// record states of its release ("still present in v1.37.2", "fixed in
+// v1.37.2 by ...").
+func contradicts(stated string, c Cell) bool {
+	switch c.State {
+	case Present:
+		return strings.Contains(stated, "fixed in "+c.Release)
+	case Absent:
+		return strings.Contains(stated, "still present in "+c.Release)
+	}
+	return false
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// Failures are what makes a matrix run fail: a broken cell (a test that
+// failed on the modelled release, or a finding's harness that cannot drive
+// a release), a release that did not build, and a finding whose record a
+// cell contradicts. Differences of comparisons on other releases are not
+// failures: they are the matrix's content.
+func (m Matrix) Failures() []string {
+	var out []string
+	for _, col := range m.Columns {
+		if col.Error != "" {
+			out = append(out, fmt.Sprintf("%s: %s", col.Release, firstLineOf(col.Error)))
+		}
+	}
+	for _, row := range m.Findings {
+		for _, c := range row.Cells {
+			if c.State == Broken {
+				out = append(out, fmt.Sprintf("%s on %s: %s broke: %s", row.ID, c.Release, row.Test, firstLineOf(c.Detail)))
+			}
+		}
+		if len(row.Contradicted) > 0 {
+			out = append(out, fmt.Sprintf("%s: the record says %q, the matrix says otherwise on %s", row.ID, row.Stated, strings.Join(row.Contradicted, ", ")))
+		}
+	}
+	for _, row := range m.Tests {
+		for _, c := range row.Cells {
+			if c.State == Broken {
+				out = append(out, fmt.Sprintf("%s failed on the modelled release %s", row.Test, c.Release))
+			}
+		}
+	}
+	return out
+}
