@@ -143,7 +143,7 @@ func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps in
 	if err := s.startPlugin(ctx); err != nil {
 		t.Fatalf("%v", err)
 	}
-	if s.last, err = s.settle(ctx); err != nil {
+	if s.last, _, err = s.settle(ctx); err != nil {
 		t.Fatalf("the new node: %v", err)
 	}
 	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
@@ -222,7 +222,7 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 	}
 	// A node that does not settle is still checked: what it shows may say
 	// which promise it broke.
-	after, unsettled := s.settle(ctx)
+	after, watching, unsettled := s.settle(ctx)
 	if after == nil {
 		return fmt.Errorf("after %s: %w", step, unsettled)
 	}
@@ -232,7 +232,7 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 	if step.Kind == KillKubelet {
 		s.tally.Restarts = append(s.tally.Restarts, took)
 	}
-	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: s.plugin.Watching()}
+	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: watching}
 	s.last = after
 	violations := []error{unsettled}
 	for _, c := range Checks {
@@ -280,35 +280,53 @@ func (s *Scenario) healthy() []string {
 // settle observes the node until it has settled, within settleLimit: every
 // pod whose manifest is there listed and running or failed, no other pod
 // listed, the kubelet watching the plugin's every registration, and the
-// plugin's healthy devices allocatable. Unsettled, it
-// returns the last complete observation (nil if none) and an error saying
-// what did not settle.
-func (s *Scenario) settle(ctx context.Context) (*Observation, error) {
+// plugin's healthy devices allocatable. It returns the observation and the
+// ListAndWatch streams open while it was made, the same before and after
+// it, so that the checks judge the two together. Unsettled, it returns the
+// last complete observation (nil if none) and an error saying what did not
+// settle.
+func (s *Scenario) settle(ctx context.Context) (*Observation, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, settleLimit)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	var last *Observation
+	var lastWatching int
+	// unwatched counts the observations in a row that found no stream
+	// open: one alone may fall between a stream closing and the next
+	// opening.
+	unwatched := 0
 	for {
+		watching := s.plugin.Watching()
 		o, err := Observe(ctx, s.node)
 		why := ""
-		if err != nil {
+		switch {
+		case err != nil:
 			why = err.Error()
-		} else if why = s.unsettled(o); why == "" {
-			return o, nil
-		} else {
-			last = o
+		case s.plugin.Watching() != watching:
+			why = "a ListAndWatch stream opened or closed while the node was observed"
+		default:
+			last, lastWatching = o, watching
+			if watching == 0 {
+				unwatched++
+			} else {
+				unwatched = 0
+			}
+			if why = s.unsettled(o, watching, unwatched); why == "" {
+				return o, watching, nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return last, fmt.Errorf("the node did not settle in %v: %s", settleLimit, why)
+			return last, lastWatching, fmt.Errorf("the node did not settle in %v: %s", settleLimit, why)
 		case <-tick.C:
 		}
 	}
 }
 
-// unsettled says what keeps o from being settled, or "".
-func (s *Scenario) unsettled(o *Observation) string {
+// unsettled says what keeps o, made while watching streams were open (none
+// for unwatched observations in a row), from being settled, or "".
+func (s *Scenario) unsettled(o *Observation, watching, unwatched int) string {
 	for _, name := range sortedKeys(s.specs) {
 		p, listed := o.Pods[name]
 		switch {
@@ -329,9 +347,13 @@ func (s *Scenario) unsettled(o *Observation) string {
 	if registered, watched := s.plugin.Registrations(), len(s.plugin.Calls(testplugin.ListAndWatch)); watched < registered {
 		return fmt.Sprintf("the plugin registered %d times and was watched %d times", registered, watched)
 	}
-	if s.plugin.Watching() == 0 {
+	if watching == 0 {
 		// The kubelet closed the stream it opened: nothing the plugin
-		// says reaches it any more (D1), so there is nothing to wait for.
+		// says reaches it any more (D1), so there is nothing to wait
+		// for, once a second look finds it still closed.
+		if unwatched < 2 {
+			return "no ListAndWatch stream open"
+		}
 		return ""
 	}
 	if healthy := s.healthy(); !slices.Equal(o.Allocatable, healthy) {
