@@ -33,7 +33,7 @@ MUTANT_JOBS ?= $(shell nproc)
 # BUSY_RUNS is how many times `make test-busy` runs `make test` in a row.
 BUSY_RUNS ?= 5
 
-.PHONY: test test-busy report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim findings kubelet node-e2e
+.PHONY: test test-busy report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance upstream-matrix containerd-pinned sim findings kubelet node-e2e
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -130,6 +130,18 @@ conformance:
 	mkdir -p report
 	cd conformance && $(GO) vet ./... && NODEPROOF_CONFORMANCE_JSON=$(CURDIR)/report/conformance.json \
 		NODEPROOF_PLUGINCHECK_JSON=$(CURDIR)/report/plugincheck.json $(GO) test -count=1 ./...
+
+# The conformance module built against each upstream release's own kubelet
+# packages (conformance/releases/<v>.mod and a build tag; v1.36.3 is
+# go.mod's) and its tests run: the release matrix of the confirmed findings
+# and of the comparisons with nodeproof's core (docs/upstream.md). On
+# v1.36.3 every test must pass, as under make conformance, whose result
+# files it writes too. RELEASES is a comma-separated list, or all.
+RELEASES ?= all
+upstream-matrix:
+	mkdir -p report
+	cd conformance && $(GO) vet ./...
+	$(GO) run ./cmd/nodeproof upstream --releases $(RELEASES) --json report/upstream.json
 
 # Debian's containerd 1.6 never sets CRI's pinned flag, so `make test`
 # sees the sandbox image unprotected (#111796). containerd 1.7 pins it: this

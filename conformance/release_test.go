@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/upstream"
 )
 
@@ -96,4 +98,29 @@ func TestReleaseIsTheModules(t *testing.T) {
 	require.NotNil(t, m, "%s requires no k8s.io/kubernetes", file)
 	pinned := string(m[1])
 	assert.Equal(t, release(), pinned, "%s pins k8s.io/kubernetes %s; the shims built with tag %q say %s", file, pinned, r.Tag, release())
+}
+
+// contractVerdicts logs, for the release matrix, what a suite run with this
+// release's code as the system under test says of each of ids: how often
+// each was checked and applied, and its breach, the shrunk case on one line,
+// when the run failed on it. The run's other failures fail t: a search that
+// cannot drive the release must not read as a promise kept.
+func contractVerdicts(t *testing.T, res properties.Result, ids []string) {
+	t.Helper()
+	breached := ""
+	if res.Failure != nil {
+		if !slices.Contains(ids, res.Failure.Invariant) {
+			t.Fatalf("the search failed on %s, not on a contract property it searched:\n%s", res.Failure.Invariant, res.Failure.Message)
+		}
+		breached = res.Failure.Invariant
+	}
+	for _, id := range ids {
+		v := upstream.ContractVerdict{Property: id, Release: release(), Test: t.Name(),
+			Checked: res.Tally.Checked[id], Applied: res.Tally.Applied[id], Breached: id == breached}
+		if v.Breached {
+			message, _, _ := strings.Cut(res.Failure.Message, "\n")
+			v.Detail = strings.Join(append([]string{message}, res.Failure.Steps...), " | ")
+		}
+		t.Log(v.Line())
+	}
 }

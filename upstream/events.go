@@ -14,8 +14,10 @@ type Test struct {
 	Name    string  `json:"name"`
 	Passed  bool    `json:"passed"`
 	Seconds float64 `json:"seconds"`
-	// Verdicts are the finding verdicts the test logged.
-	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// Verdicts are the finding verdicts the test logged, Contracts the
+	// contract verdicts of its suite runs on upstream code.
+	Verdicts  []Verdict         `json:"verdicts,omitempty"`
+	Contracts []ContractVerdict `json:"contracts,omitempty"`
 	// Failure is the start of a failed test's output.
 	Failure string `json:"failure,omitempty"`
 }
@@ -81,6 +83,9 @@ func (e *Events) add(ev event) {
 		for _, line := range e.output[top] {
 			if v, ok := ParseVerdict(line); ok {
 				t.Verdicts = append(t.Verdicts, v)
+			}
+			if v, ok := ParseContractVerdict(line); ok {
+				t.Contracts = append(t.Contracts, v)
 			}
 		}
 		if ev.Action == "fail" {

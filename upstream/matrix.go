@@ -16,6 +16,12 @@ const (
 	Absent = "absent"
 	// Mixed: some of the test's cases showed the bug, some did not.
 	Mixed = "mixed"
+	// Breached, Held and NotApplicable: a contract property in a suite's
+	// generated search with the release's code as the system under test
+	// (not applicable: no case reached it).
+	Breached      = "breached"
+	Held          = "held"
+	NotApplicable = "not applicable"
 	// Agrees and Differs: a comparison of nodeproof's core with the
 	// release, or another conformance test, passed or failed.
 	Agrees  = "agrees"
@@ -53,6 +59,13 @@ type FindingRow struct {
 	Cells        []Cell   `json:"cells"`
 }
 
+// ContractRow is a contract property of the suites run with each
+// release's code as the system under test.
+type ContractRow struct {
+	ID    string `json:"id"`
+	Cells []Cell `json:"cells"`
+}
+
 // TestRow is a conformance test that is not a finding's: a comparison of
 // nodeproof's core with upstream, whose difference on another release is a
 // behaviour change between releases.
@@ -63,10 +76,11 @@ type TestRow struct {
 
 // Matrix is the release matrix.
 type Matrix struct {
-	Modelled string       `json:"modelled"`
-	Columns  []Column     `json:"columns"`
-	Findings []FindingRow `json:"findings"`
-	Tests    []TestRow    `json:"tests"`
+	Modelled  string        `json:"modelled"`
+	Columns   []Column      `json:"columns"`
+	Findings  []FindingRow  `json:"findings"`
+	Contracts []ContractRow `json:"contracts"`
+	Tests     []TestRow     `json:"tests"`
 }
 
 // Build makes the matrix of findings over the columns, oldest release
@@ -74,7 +88,7 @@ type Matrix struct {
 func Build(findings []verify.Finding, columns []Column) Matrix {
 	columns = slices.Clone(columns)
 	slices.SortFunc(columns, func(a, b Column) int { return order(a.Release) - order(b.Release) })
-	m := Matrix{Modelled: Modelled, Columns: columns, Findings: []FindingRow{}, Tests: []TestRow{}}
+	m := Matrix{Modelled: Modelled, Columns: columns, Findings: []FindingRow{}, Contracts: []ContractRow{}, Tests: []TestRow{}}
 	confirming := map[string]bool{}
 	for _, f := range findings {
 		row := FindingRow{ID: f.ID, Title: f.Title, Stated: f.Releases, Cells: []Cell{}}
@@ -91,6 +105,26 @@ func Build(findings []verify.Finding, columns []Column) Matrix {
 			}
 		}
 		m.Findings = append(m.Findings, row)
+	}
+	var ids []string
+	for _, col := range columns {
+		for _, t := range col.Tests {
+			for _, v := range t.Contracts {
+				// A suite's search is a contract row, not a comparison.
+				confirming[t.Name] = true
+				if !slices.Contains(ids, v.Property) {
+					ids = append(ids, v.Property)
+				}
+			}
+		}
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		row := ContractRow{ID: id, Cells: []Cell{}}
+		for _, col := range columns {
+			row.Cells = append(row.Cells, contractCell(id, col))
+		}
+		m.Contracts = append(m.Contracts, row)
 	}
 	var names []string
 	for _, col := range columns {
@@ -174,6 +208,37 @@ func findingCell(f verify.Finding, test string, col Column) Cell {
 	return c
 }
 
+// contractCell is the release's verdict on contract property id: from
+// the test whose search logged it; broken when that test failed.
+func contractCell(id string, col Column) Cell {
+	c := Cell{Release: col.Release}
+	if col.Error != "" {
+		c.State, c.Detail = NotRun, firstLineOf(col.Error)
+		return c
+	}
+	for _, t := range col.Tests {
+		for _, v := range t.Contracts {
+			if v.Property != id {
+				continue
+			}
+			c.Replay = release(col.Release).Replay(v.Test)
+			switch {
+			case !t.Passed:
+				c.State, c.Detail = Broken, t.Failure
+			case v.Breached:
+				c.State, c.Detail = Breached, fmt.Sprintf("checked %d, applied %d: %s", v.Checked, v.Applied, v.Detail)
+			case v.Applied == 0:
+				c.State, c.Detail = NotApplicable, fmt.Sprintf("checked %d, applied in none: no generated case reached it", v.Checked)
+			default:
+				c.State, c.Detail = Held, fmt.Sprintf("checked %d, applied %d", v.Checked, v.Applied)
+			}
+			return c
+		}
+	}
+	c.State, c.Detail = NotRun, "no search of "+id+" ran on this release"
+	return c
+}
+
 func testCell(name string, col Column) Cell {
 	c := Cell{Release: col.Release}
 	if col.Error != "" {
@@ -235,6 +300,13 @@ func (m Matrix) Failures() []string {
 		}
 		if len(row.Contradicted) > 0 {
 			out = append(out, fmt.Sprintf("%s: the record says %q, the matrix says otherwise on %s", row.ID, row.Stated, strings.Join(row.Contradicted, ", ")))
+		}
+	}
+	for _, row := range m.Contracts {
+		for _, c := range row.Cells {
+			if c.State == Broken {
+				out = append(out, fmt.Sprintf("%s on %s: its search broke: %s", row.ID, c.Release, firstLineOf(c.Detail)))
+			}
 		}
 	}
 	for _, row := range m.Tests {

@@ -63,7 +63,7 @@ func (r Release) BuildFlags() []string {
 }
 
 // Replay is the command line, from the repository's root, that runs test
-// against the release again.
+// (a test, or a subtest "TestX/name") against the release again.
 func (r Release) Replay(test string) string {
 	var b strings.Builder
 	b.WriteString("cd conformance && ")
@@ -74,6 +74,7 @@ func (r Release) Replay(test string) string {
 	for _, f := range r.BuildFlags() {
 		b.WriteString(f + " ")
 	}
-	b.WriteString("-run '^" + test + "$' .")
+	// A subtest's name, "TestX/sub", is matched level by level.
+	b.WriteString("-run '^" + strings.ReplaceAll(test, "/", "$/^") + "$' .")
 	return b.String()
 }

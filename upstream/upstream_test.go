@@ -128,3 +128,31 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, []string{"v1.37.2"}, m.Findings[0].Contradicted)
 	assert.Contains(t, m.Failures(), `A-F1: the record says "still present in v1.37.2", the matrix says otherwise on v1.37.2`)
 }
+
+// TestContractVerdicts: a contract verdict survives the log, and the
+// matrix gives each state, the replay naming the subtest that searched.
+func TestContractVerdicts(t *testing.T) {
+	v := ContractVerdict{Property: "PR-C-X", Release: "v1.37.2", Test: "TestUpstreamContracts/preemption/PR-C-X", Checked: 200, Applied: 12, Breached: true, Detail: "PR-C-X: the static pod was the victim; steps: 1. podArrives"}
+	got, ok := ParseContractVerdict("    release_test.go:9: " + v.Line())
+	require.True(t, ok, v.Line())
+	assert.Equal(t, v, got)
+
+	held := v
+	held.Breached, held.Detail, held.Release = false, "", Modelled
+	none := ContractVerdict{Property: "PR-C-Y", Release: Modelled, Test: "TestUpstreamContracts/preemption/PR-C-Y", Checked: 200}
+	columns := []Column{
+		{Release: Modelled, Tests: []Test{{Name: "TestUpstreamContracts", Passed: true, Contracts: []ContractVerdict{held, none}}}},
+		{Release: "v1.37.2", Tests: []Test{{Name: "TestUpstreamContracts", Passed: true, Contracts: []ContractVerdict{v}}}},
+	}
+	m := Build(nil, columns)
+	require.Len(t, m.Contracts, 2)
+	assert.Empty(t, m.Tests, "a suite's search is not a comparison row")
+	assert.Equal(t, Held, m.Contracts[0].Cells[0].State)
+	assert.Equal(t, Breached, m.Contracts[0].Cells[1].State)
+	assert.Equal(t, "checked 200, applied 12: PR-C-X: the static pod was the victim; steps: 1. podArrives", m.Contracts[0].Cells[1].Detail)
+	assert.Equal(t, "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestUpstreamContracts$/^preemption$/^PR-C-X$' .", m.Contracts[0].Cells[1].Replay)
+	assert.Equal(t, NotApplicable, m.Contracts[1].Cells[0].State)
+	assert.Equal(t, NotRun, m.Contracts[1].Cells[1].State)
+	assert.Empty(t, m.Failures(), "a breach is the matrix's content, not a failure")
+	assert.Contains(t, Text(m), "PR-C-X on v1.37.2: breached: checked 200, applied 12")
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/nodeproof/nodeproof/cli/replay"
 	"github.com/nodeproof/nodeproof/cli/report"
 	clisim "github.com/nodeproof/nodeproof/cli/sim"
+	upstreamcmd "github.com/nodeproof/nodeproof/cli/upstream"
 	"github.com/nodeproof/nodeproof/properties"
 
 	// Every suite, registered for properties.Suites and Lookup.
@@ -47,5 +48,6 @@ func All() []*cobra.Command {
 		replay.NewCommand(properties.Lookup, properties.Suites()),
 		report.NewCommand(properties.Suites(), verify.Findings(), reportview.MergeShards),
 		clisim.NewCommand(sim.Run),
+		upstreamcmd.NewCommand(upstreamcmd.Production()),
 	}
 }

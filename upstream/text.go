@@ -1,0 +1,109 @@
+package upstream
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// Text is the matrix for a terminal: the findings' states per release,
+// then every cell that is not the expected one with its detail and replay
+// line, then the failures.
+func Text(m Matrix) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	header := "finding"
+	for _, c := range m.Columns {
+		header += "\t" + c.Release
+	}
+	fmt.Fprintln(tw, header)
+	for _, row := range m.Findings {
+		line := row.ID
+		for _, c := range row.Cells {
+			line += "\t" + c.State
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	for _, row := range m.Findings {
+		for _, c := range row.Cells {
+			if c.State != Present && c.Detail != "" {
+				fmt.Fprintf(&b, "%s on %s: %s: %s\n", row.ID, c.Release, c.State, firstLineOf(c.Detail))
+				if c.Replay != "" {
+					fmt.Fprintf(&b, "  replay: %s\n", c.Replay)
+				}
+			}
+		}
+	}
+	if len(m.Contracts) > 0 {
+		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		header := "contract (upstream as the system under test)"
+		for _, c := range m.Columns {
+			header += "\t" + c.Release
+		}
+		fmt.Fprintln(tw, header)
+		for _, row := range m.Contracts {
+			line := row.ID
+			for _, c := range row.Cells {
+				line += "\t" + c.State
+			}
+			fmt.Fprintln(tw, line)
+		}
+		tw.Flush()
+		for _, row := range m.Contracts {
+			for _, c := range row.Cells {
+				if c.State != Held {
+					fmt.Fprintf(&b, "%s on %s: %s: %s\n", row.ID, c.Release, c.State, firstLineOf(c.Detail))
+					if c.Replay != "" {
+						fmt.Fprintf(&b, "  replay: %s\n", c.Replay)
+					}
+				}
+			}
+		}
+	}
+	agree := 0
+	for _, row := range m.Tests {
+		differs := false
+		for _, c := range row.Cells {
+			if c.State != Agrees {
+				differs = true
+				fmt.Fprintf(&b, "%s on %s: %s", row.Test, c.Release, c.State)
+				if c.Detail != "" {
+					fmt.Fprintf(&b, ": %s", firstFailureLine(c.Detail))
+				}
+				b.WriteString("\n")
+				if c.Replay != "" {
+					fmt.Fprintf(&b, "  replay: %s\n", c.Replay)
+				}
+			}
+		}
+		if !differs {
+			agree++
+		}
+	}
+	fmt.Fprintf(&b, "%d of %d other conformance tests agree on every release run\n", agree, len(m.Tests))
+	if f := m.Failures(); len(f) > 0 {
+		fmt.Fprintf(&b, "%d failures:\n", len(f))
+		for _, line := range f {
+			fmt.Fprintf(&b, "  %s\n", line)
+		}
+	}
+	return b.String()
+}
+
+// firstFailureLine is the line of a failed test's output that says what
+// failed: testify's "Error:" line or, failing that, the first line that is
+// not the runner's "=== RUN".
+func firstFailureLine(output string) string {
+	var first string
+	for line := range strings.SplitSeq(output, "\n") {
+		t := strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(t, "Error:"); ok {
+			return strings.TrimSpace(rest)
+		}
+		if first == "" && t != "" && !strings.HasPrefix(t, "=== ") {
+			first = t
+		}
+	}
+	return first
+}
