@@ -54,6 +54,7 @@ const (
 	NodeID            = "node"
 	LinearizabilityID = "linearizability"
 	ConformanceID     = "conformance"
+	UpstreamID        = "upstream"
 	PluginCheckID     = "plugin-check"
 	MutantsID         = "mutants"
 )
@@ -115,7 +116,7 @@ type Command struct {
 // Commands say how to produce each part of the report that can be missing;
 // the command line knows its flags and make targets.
 type Commands struct {
-	Suites, FindingsSearch, Sim, Node, Linearizability, Conformance, PluginCheck, Mutants Command
+	Suites, FindingsSearch, Sim, Node, Linearizability, Conformance, Upstream, PluginCheck, Mutants Command
 }
 
 // Suite is a suite that ran, as the matrix reads it.
@@ -148,6 +149,9 @@ type Results struct {
 	// Conformance holds each comparison's mismatches, by function; nil when
 	// no results were given.
 	Conformance map[string]int
+	// Upstream says whether the release matrix (make upstream-matrix) was
+	// given.
+	Upstream    bool
 	PluginCheck bool
 	// Mutants is the kill matrix; nil when none was given.
 	Mutants []Mutant
@@ -161,8 +165,8 @@ type Matrix struct {
 	Inventory []inventory.Subsystem
 	Rows      []Row
 	// NotRun is in page order: the findings search, the suites, the node
-	// simulation, the real kubelet, linearizability, conformance, the plugin check, the
-	// mutants.
+	// simulation, the real kubelet, linearizability, conformance, the
+	// upstream releases, the plugin check, the mutants.
 	NotRun []NotRun
 }
 
@@ -191,6 +195,9 @@ func Build(subsystems []inventory.Subsystem, r Results) Matrix {
 		b.add(ConformanceID, "conformance against upstream", r.How.Conformance)
 	}
 	conformance := column(m.Inventory, b.conformanceCell)
+	if !r.Upstream {
+		b.add(UpstreamID, "upstream releases", r.How.Upstream)
+	}
 	if !r.PluginCheck {
 		b.add(PluginCheckID, "plugin check of plugins nobody here wrote", r.How.PluginCheck)
 	}

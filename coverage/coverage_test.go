@@ -20,6 +20,7 @@ var how = Commands{
 	Node:            Command{Run: "make node-e2e", Writes: "report/node.json"},
 	Linearizability: Command{Run: "nodeproof report --histories 3"},
 	Conformance:     Command{Run: "make conformance", Writes: "report/conformance.json"},
+	Upstream:        Command{Run: "make upstream-matrix", Writes: "report/upstream.json"},
 	PluginCheck:     Command{Run: "make conformance", Writes: "report/plugincheck.json"},
 	Mutants:         Command{Run: "make mutants", Writes: "report/mutants.json"},
 }
@@ -46,6 +47,7 @@ func TestBuildPartialResults(t *testing.T) {
 		Node:            true,
 		Linearizability: []bool{true},
 		Conformance:     map[string]int{"dm.A": 0},
+		Upstream:        true,
 		PluginCheck:     true,
 		Mutants:         []Mutant{{ID: "test-dm-1", Subsystem: "dm", Killed: false}},
 		How:             how,
@@ -74,7 +76,7 @@ func TestBuildNothingGiven(t *testing.T) {
 	for _, n := range m.NotRun {
 		ids = append(ids, n.ID)
 	}
-	assert.Equal(t, []string{FindingsSearchID, "suite-dm", "suite-dm-contract", SimID, NodeID, LinearizabilityID, ConformanceID, PluginCheckID, MutantsID}, ids)
+	assert.Equal(t, []string{FindingsSearchID, "suite-dm", "suite-dm-contract", SimID, NodeID, LinearizabilityID, ConformanceID, UpstreamID, PluginCheckID, MutantsID}, ids)
 	cells := m.Rows[0].Cells
 	assert.Equal(t, Cell{Layer: "state-machine suite", Text: "2 suites, not run", Status: StatusNotRun,
 		Link: "#not-run-suite-dm", NotRun: []string{"suite-dm", "suite-dm-contract"}}, cells[2])
@@ -93,7 +95,7 @@ func TestBuildEverythingRan(t *testing.T) {
 		Suites:           []Suite{{Name: "dm", Subsystem: "dm", Checks: 3, Passed: true}, {Name: "dm-contract", Subsystem: "dm", Checks: 4, Passed: true}},
 		Findings:         1,
 		FindingsSearched: true, Sim: true, Node: true, Linearizability: []bool{true}, Conformance: map[string]int{"dm.A": 0, "dm.B": 1},
-		PluginCheck: true, Mutants: []Mutant{{ID: "test-dm-1", Subsystem: "dm", Killed: true}, {ID: "test-dm-2", Subsystem: "dm", Killed: true}},
+		Upstream: true, PluginCheck: true, Mutants: []Mutant{{ID: "test-dm-1", Subsystem: "dm", Killed: true}, {ID: "test-dm-2", Subsystem: "dm", Killed: true}},
 		How: how,
 	})
 	assert.NotNil(t, m.NotRun)
@@ -176,6 +178,7 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 		r.FindingsSearched = rapid.Bool().Draw(t, "searched")
 		r.Sim = rapid.Bool().Draw(t, "sim")
 		r.Node = rapid.Bool().Draw(t, "node")
+		r.Upstream = rapid.Bool().Draw(t, "upstream")
 		r.PluginCheck = rapid.Bool().Draw(t, "plugin check")
 		if rapid.Bool().Draw(t, "linearizability given") {
 			r.Linearizability = rapid.SliceOf(rapid.Bool()).Draw(t, "linearizable")
@@ -225,7 +228,7 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 				}
 			}
 		}
-		sections := []string{FindingsSearchID, SimID, NodeID, LinearizabilityID, ConformanceID, PluginCheckID, MutantsID}
+		sections := []string{FindingsSearchID, SimID, NodeID, LinearizabilityID, ConformanceID, UpstreamID, PluginCheckID, MutantsID}
 		for _, n := range m.NotRun {
 			if !named[n.ID] && !slices.Contains(sections, n.ID) {
 				t.Fatalf("%s is listed, but neither a section nor named by a cell", n.ID)
@@ -233,7 +236,7 @@ func TestNotRunOneSourceOfTruth(t *testing.T) {
 		}
 		for id, missing := range map[string]bool{
 			FindingsSearchID: r.Findings > 0 && !r.FindingsSearched, SimID: !r.Sim, NodeID: !r.Node, LinearizabilityID: r.Linearizability == nil,
-			ConformanceID: r.Conformance == nil, PluginCheckID: !r.PluginCheck, MutantsID: r.Mutants == nil,
+			ConformanceID: r.Conformance == nil, UpstreamID: !r.Upstream, PluginCheckID: !r.PluginCheck, MutantsID: r.Mutants == nil,
 		} {
 			if listed[id] != missing {
 				t.Fatalf("section %s: listed %v, missing %v", id, listed[id], missing)

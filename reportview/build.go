@@ -129,6 +129,11 @@ func (r *Report) problems() []string {
 	}
 	slices.Sort(differ)
 	problems = append(problems, slices.Compact(differ)...)
+	if r.Upstream != nil {
+		for _, f := range r.Upstream.Failures() {
+			problems = append(problems, "upstream releases: "+f)
+		}
+	}
 	problems = append(problems, findingProblems(r.Findings, r.Searches != nil)...)
 	for _, m := range r.Mutants {
 		if !m.Killed {
@@ -148,6 +153,7 @@ func commands(histories int) coverage.Commands {
 		Node:            coverage.Command{Run: "make node-e2e", Writes: DefaultNodeFile},
 		Linearizability: coverage.Command{Run: fmt.Sprintf("nodeproof report --histories %d", max(histories, 3))},
 		Conformance:     coverage.Command{Run: "make conformance", Writes: DefaultConformanceFile},
+		Upstream:        coverage.Command{Run: "make upstream-matrix", Writes: DefaultUpstreamFile},
 		PluginCheck:     coverage.Command{Run: "make conformance", Writes: DefaultPluginCheckFile},
 		Mutants:         coverage.Command{Run: "make mutants", Writes: DefaultMutantsFile},
 	}
@@ -156,7 +162,7 @@ func commands(histories int) coverage.Commands {
 // coverageResults is what the matrix reads of the report.
 func (r *Report) coverageResults(histories int) coverage.Results {
 	c := coverage.Results{Findings: len(r.Findings), FindingsSearched: r.Searches != nil, Sim: r.Sim != nil, Node: r.Node != nil,
-		PluginCheck: r.PluginCheck != nil, How: commands(histories)}
+		Upstream: r.Upstream != nil, PluginCheck: r.PluginCheck != nil, How: commands(histories)}
 	if r.Linearizability != nil {
 		c.Linearizability = []bool{}
 		for _, h := range r.Linearizability {

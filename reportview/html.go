@@ -48,14 +48,15 @@ var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"nodeChecks":           nodeChecksTable,
 	"nodeKnown":            nodeKnownTable,
 	"nodeKinds":            nodeKinds,
+	"upstreamSection":      newReleasesSection,
 }).ParseFS(templates, "templates/index.html", "templates/style.css"))
 
 // sectionIDs are the not-run list's IDs of the sections the page shows
 // in place, when the report lacks them.
-type sectionIDs struct{ Sim, Node, Linearizability, Conformance, PluginCheck, Mutants string }
+type sectionIDs struct{ Sim, Node, Linearizability, Conformance, Upstream, PluginCheck, Mutants string }
 
 var notRunIDs = sectionIDs{Sim: coverage.SimID, Node: coverage.NodeID, Linearizability: coverage.LinearizabilityID,
-	Conformance: coverage.ConformanceID, PluginCheck: coverage.PluginCheckID, Mutants: coverage.MutantsID}
+	Conformance: coverage.ConformanceID, Upstream: coverage.UpstreamID, PluginCheck: coverage.PluginCheckID, Mutants: coverage.MutantsID}
 
 // notRunNote is the body of a section the report lacks: its entry of the
 // not-run list, as a paragraph; nothing when the list has none.

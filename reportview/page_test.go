@@ -70,6 +70,7 @@ func fullReport(t *testing.T, failing bool) *Report {
 	}
 	data.Sim = syntheticSim()
 	data.Node = syntheticNode()
+	data.Upstream = syntheticUpstream()
 	data.Sim.Checks = nil
 	for _, inv := range sim.Invariants() {
 		data.Sim.Checks = append(data.Sim.Checks, simreport.Check{ID: inv.ID, Statement: inv.Statement, Checked: 123456, Applied: 4567})

@@ -3,15 +3,19 @@ package reportview
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/nodeproof/nodeproof/linearizability"
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/simreport"
+	"github.com/nodeproof/nodeproof/upstream"
 )
 
 // The places other make targets leave their results, which nodeproof
@@ -23,6 +27,7 @@ const (
 	DefaultSimFile         = "report/sim.json"         // make sim
 	DefaultFindingsFile    = "report/findings.json"    // make findings
 	DefaultNodeFile        = "report/node.json"        // make node-e2e, nodeproof node's sweep
+	DefaultUpstreamFile    = "report/upstream.json"    // make upstream-matrix, nodeproof upstream's release matrix
 )
 
 // NoResults is the complaint about a results file that holds none (null,
@@ -187,4 +192,106 @@ func LoadNode(path string) (*sweep.Summary, error) {
 		}
 	}
 	return s, nil
+}
+
+// LoadUpstream reads the release matrix nodeproof upstream --json wrote
+// (make upstream-matrix). It decodes strictly and checks that every row
+// has one cell per column, in the columns' order, in a state its kind of
+// row can take, and a replay line on every cell that ran: the section
+// lays the cells out under the columns and the verdict reads their
+// states, so a hand-edited or truncated file cannot shift or invent one.
+func LoadUpstream(path string) (*upstream.Matrix, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var m *upstream.Matrix
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: want the JSON object nodeproof upstream --json writes: %v", path, err)
+	}
+	if m == nil || len(m.Columns) == 0 {
+		return nil, fmt.Errorf("%s: %s", path, NoResults)
+	}
+	if err := checkMatrix(m); err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return m, nil
+}
+
+// The states each kind of row takes, in the words of their errors.
+var (
+	findingStates = []string{upstream.Present, upstream.Absent, upstream.Mixed, upstream.Broken, upstream.NotRun}
+	testStates    = []string{upstream.Agrees, upstream.Differs, upstream.Broken, upstream.NotRun}
+)
+
+// checkMatrix says what is wrong with a decoded matrix, naming the field
+// as the JSON spells it and the rule it breaks.
+func checkMatrix(m *upstream.Matrix) error {
+	if m.Modelled == "" {
+		return errors.New("modelled: required (the release nodeproof's core models)")
+	}
+	var releases []string
+	for i, c := range m.Columns {
+		switch {
+		case c.Release == "":
+			return fmt.Errorf("columns[%d].release: required", i)
+		case slices.Contains(releases, c.Release):
+			return fmt.Errorf("columns[%d].release: %q is also column %d's: one column a release", i, c.Release, slices.Index(releases, c.Release))
+		case c.BuildSeconds < 0 || c.RunSeconds < 0:
+			return fmt.Errorf("columns[%d]: build_seconds %v, run_seconds %v: a duration is not negative", i, c.BuildSeconds, c.RunSeconds)
+		}
+		for j, t := range c.Tests {
+			if t.Name == "" {
+				return fmt.Errorf("columns[%d].tests[%d].name: required", i, j)
+			}
+		}
+		releases = append(releases, c.Release)
+	}
+	for i, row := range m.Findings {
+		field := fmt.Sprintf("findings[%d]", i)
+		if row.ID == "" {
+			return fmt.Errorf("%s.id: required", field)
+		}
+		for _, r := range row.Contradicted {
+			if !slices.Contains(releases, r) {
+				return fmt.Errorf("%s.contradicted: %q is not one of the columns (%s)", field, r, strings.Join(releases, ", "))
+			}
+		}
+		if err := checkCells(field, row.Cells, releases, findingStates); err != nil {
+			return err
+		}
+	}
+	for i, row := range m.Tests {
+		field := fmt.Sprintf("tests[%d]", i)
+		if row.Test == "" {
+			return fmt.Errorf("%s.test: required", field)
+		}
+		if err := checkCells(field, row.Cells, releases, testStates); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCells holds a row's cells to the columns: one each, in their
+// order, in one of states, with a replay line when the test ran.
+func checkCells(field string, cells []upstream.Cell, releases, states []string) error {
+	if len(cells) != len(releases) {
+		return fmt.Errorf("%s.cells: %d cells for %d columns: want one cell a column", field, len(cells), len(releases))
+	}
+	for j, c := range cells {
+		switch {
+		case !slices.Contains(releases, c.Release):
+			return fmt.Errorf("%s.cells[%d].release: %q is not one of the columns (%s)", field, j, c.Release, strings.Join(releases, ", "))
+		case c.Release != releases[j]:
+			return fmt.Errorf("%s.cells[%d].release: %q is column %d's, not column %d's (%s): cells follow the columns' order", field, j, c.Release, slices.Index(releases, c.Release), j, releases[j])
+		case !slices.Contains(states, c.State):
+			return fmt.Errorf("%s.cells[%d].state: %q is not one of %s", field, j, c.State, strings.Join(states, ", "))
+		case c.State != upstream.NotRun && c.Replay == "":
+			return fmt.Errorf("%s.cells[%d].replay: required on a cell that ran (state %q)", field, j, c.State)
+		}
+	}
+	return nil
 }

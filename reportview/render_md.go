@@ -139,22 +139,20 @@ func markdownBlocks(r *Report) []string {
 	if r.PluginCheck != nil {
 		pluginCheck = &r.PluginCheck.Table
 	}
-	for _, section := range []struct {
-		title, id string
-		table     *Table
-	}{
-		{"Linearizability", coverage.LinearizabilityID, lin},
-		{"Conformance against upstream", coverage.ConformanceID, conformance},
-		{"Plugins nobody here wrote", coverage.PluginCheckID, pluginCheck},
-	} {
-		fmt.Fprintf(&b, "\n## %s\n\n", section.title)
-		if section.table == nil {
-			b.WriteString(markdownNotRunNote(r.NotRun, section.id))
+	tableSection := func(title, id string, table *Table) {
+		fmt.Fprintf(&b, "\n## %s\n\n", title)
+		if table == nil {
+			b.WriteString(markdownNotRunNote(r.NotRun, id))
 		} else {
-			MarkdownTable(&b, section.table.Headings, section.table.Figures)
+			MarkdownTable(&b, table.Headings, table.Figures)
 		}
 		flush()
 	}
+	tableSection("Linearizability", coverage.LinearizabilityID, lin)
+	tableSection("Conformance against upstream", coverage.ConformanceID, conformance)
+	b.WriteString(markdownReleases(r.Upstream, markdownNotRunNote(r.NotRun, coverage.UpstreamID)))
+	flush()
+	tableSection("Plugins nobody here wrote", coverage.PluginCheckID, pluginCheck)
 
 	b.WriteString("\n## Mutants\n\n")
 	if r.Mutants == nil {

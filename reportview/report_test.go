@@ -19,6 +19,7 @@ import (
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/simreport"
+	"github.com/nodeproof/nodeproof/upstream"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -89,6 +90,7 @@ func syntheticReport(t *testing.T) *Report {
 		Linearizability: lin,
 		Sim:             syntheticSim(),
 		Node:            syntheticNode(),
+		Upstream:        syntheticUpstream(),
 	}
 }
 
@@ -220,6 +222,8 @@ func TestRenderings(t *testing.T) {
 			"<tr><td>RK-C-NOT-SHARED</td><td>42</td><td>17</td></tr>",
 			"<tr><th>Known bug</th><th>Breaches it explained</th></tr>\n<tr><td>SIM-F2</td><td>3</td></tr>",
 			"<p>Not covered: the kubelet&#39;s image garbage collection: it runs every 5 minutes",
+			// The release matrix, after the conformance results.
+			"<section id=\"upstream\">\n<h2>Upstream releases</h2>\n<p>The conformance module (nodeproof&#39;s checks modelled on v1.36.3",
 		} {
 			assert.Contains(t, html, want)
 		}
@@ -253,6 +257,7 @@ func TestRenderings(t *testing.T) {
 			"| RK-C-NOT-SHARED | 42 | 17 |",
 			"| SIM-F2 | 3 |",
 			"Not covered: the kubelet's image garbage collection: it runs every 5 minutes",
+			"## Upstream releases\n\nThe conformance module (nodeproof's checks modelled on v1.36.3",
 			"The report's index.html and report.json hold the rest: each invariant",
 		} {
 			assert.Contains(t, md, want, "report.md")
@@ -324,6 +329,7 @@ func checkReportJSON(t *testing.T, data string) {
 		NotRun          []coverage.NotRun  `json:"not_run"`
 		Sim             *simreport.Section `json:"sim"`
 		Node            *sweep.Summary     `json:"node"`
+		Upstream        *upstream.Matrix   `json:"upstream"`
 		Findings        []Finding          `json:"findings"`
 	}
 	dec := json.NewDecoder(strings.NewReader(data))
@@ -331,7 +337,7 @@ func checkReportJSON(t *testing.T, data string) {
 	require.NoError(t, dec.Decode(&report), "report.json does not match the schema:\n%s", data)
 	var keys map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(data), &keys))
-	for _, k := range []string{"version", "started", "seconds", "suites", "sim", "node", "linearizability", "mutants", "conformance"} {
+	for _, k := range []string{"version", "started", "seconds", "suites", "sim", "node", "upstream", "linearizability", "mutants", "conformance"} {
 		assert.Contains(t, keys, k, "report.json's keys")
 	}
 
@@ -385,6 +391,7 @@ func checkReportJSON(t *testing.T, data string) {
 	assert.Nil(t, report.Conformance, "conformance is null when not given")
 	assert.Equal(t, syntheticSim(), report.Sim, "sim")
 	assert.Equal(t, syntheticNode(), report.Node, "node")
+	assert.Equal(t, syntheticUpstream(), report.Upstream, "upstream")
 	assert.False(t, report.Passed, "a report with a failed suite did not pass")
 	assert.Equal(t, []coverage.NotRun{
 		{ID: coverage.ConformanceID, Section: "conformance against upstream", Command: "make conformance", Writes: DefaultConformanceFile},

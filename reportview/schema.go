@@ -11,6 +11,7 @@ import (
 	"github.com/nodeproof/nodeproof/mutants"
 	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/simreport"
+	"github.com/nodeproof/nodeproof/upstream"
 )
 
 // Report is everything a report shows: report.json is its encoding, and
@@ -27,9 +28,10 @@ type Report struct {
 	Seconds float64 `json:"seconds"`
 	// Passed is the verdict: every suite passed, no simulated seed violated
 	// an invariant, no seed on the real kubelet violated a property, every
-	// history is linearizable, no conformance mismatch, no mutant
-	// survived, no campaign unit failed and every known finding still
-	// reproduces, among the sections the report includes (Finish).
+	// history is linearizable, no conformance mismatch, the release matrix
+	// lists no failure (upstream.Matrix.Failures), no mutant survived, no
+	// campaign unit failed and every known finding still reproduces, among
+	// the sections the report includes (Finish).
 	Passed bool `json:"passed"`
 	// Findings are the known broken promises of the kubelet (verify), each
 	// with what this report saw of it. A known finding does not make the
@@ -51,6 +53,10 @@ type Report struct {
 	// Conformance is the conformance module's comparisons with upstream,
 	// as it wrote them.
 	Conformance *Conformance `json:"conformance"`
+	// Upstream is the release matrix nodeproof upstream --json wrote (make
+	// upstream-matrix): the conformance module run against each upstream
+	// release; null when not given.
+	Upstream *upstream.Matrix `json:"upstream"`
 	// PluginCheck is agent/plugincheck's runs against plugins nobody here
 	// wrote (upstream's stub, the sample device plugin), as the
 	// conformance module wrote them. What it finds is a fact about their

@@ -276,7 +276,7 @@ func TestReportInBrowser(t *testing.T) {
 			for _, s := range tc.suites {
 				wantSections = append(wantSections, "suite-"+s.Name)
 			}
-			wantSections = append(wantSections, "sim", "node", "linearizability", "conformance", "plugin-check", "mutants", "inventory")
+			wantSections = append(wantSections, "sim", "node", "linearizability", "conformance", "upstream", "plugin-check", "mutants", "inventory")
 			assert.Equal(t, wantSections, facts.Sections)
 			assert.Empty(t, facts.HiddenSections, "sections that do not render")
 			assert.Positive(t, facts.Charts)

@@ -25,6 +25,7 @@ func (o *Options) define(cmd *cobra.Command) {
 	fl.StringVar(&o.Merge, "merge", "", "combine the shard-N.json files nodeproof campaign wrote into `DIR` into one report, running nothing")
 	fl.StringVar(&o.FindingsFile, "findings", "", "`FILE` written by nodeproof findings --json, to include (default "+reportview.DefaultFindingsFile+" if it exists)")
 	fl.StringVar(&o.NodeFile, "node", "", "`FILE` written by nodeproof node --json (make node-e2e), the real kubelet's sweep, to include (default "+reportview.DefaultNodeFile+" if it exists)")
+	fl.StringVar(&o.UpstreamFile, "upstream", "", "`FILE` written by nodeproof upstream --json (make upstream-matrix), the upstream release matrix, to include (default "+reportview.DefaultUpstreamFile+" if it exists)")
 	fl.StringVar(&o.PluginCheckFile, "plugin-check", "", "`FILE` holding a JSON array of plugin checker runs against upstream's plugins, to include (default "+reportview.DefaultPluginCheckFile+" if it exists)")
 
 	// --suite takes a regular expression; the suites' names are the ones
@@ -34,7 +35,7 @@ func (o *Options) define(cmd *cobra.Command) {
 	})
 	_ = cmd.MarkFlagDirname("out")
 	_ = cmd.MarkFlagDirname("merge")
-	for _, name := range []string{"sim", "node", "mutants", "linearizability", "conformance", "findings", "plugin-check"} {
+	for _, name := range []string{"sim", "node", "upstream", "mutants", "linearizability", "conformance", "findings", "plugin-check"} {
 		_ = cmd.MarkFlagFilename(name, "json")
 	}
 }

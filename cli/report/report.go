@@ -34,6 +34,7 @@ type Options struct {
 	// The result files to include; Complete fills in the default places.
 	MutantsFile, LinearizabilityFile, ConformanceFile string
 	PluginCheckFile, FindingsFile, SimFile, NodeFile  string
+	UpstreamFile                                      string
 
 	suites  []properties.Suite // the registry, then those --suite selects
 	known   []verify.Finding
@@ -47,12 +48,13 @@ type Options struct {
 func NewCommand(suites []properties.Suite, known []verify.Finding, merge Merge) *cobra.Command {
 	o := &Options{suites: suites, known: known, merge: merge}
 	cmd := &cobra.Command{
-		Use:   "report [--merge DIR] [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--node FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE] [--findings FILE]",
+		Use:   "report [--merge DIR] [--out DIR] [--checks N] [--steps N] [--seed N] [--suite REGEX] [--histories N] [--sim-seeds N] [--sim-hours H] [--sim FILE] [--node FILE] [--upstream FILE] [--mutants FILE] [--linearizability FILE] [--conformance FILE] [--plugin-check FILE] [--findings FILE]",
 		Short: "run every invariant suite and write index.html, report.md and report.json",
 		Long: `Runs every invariant suite, simulates the node from --sim-seeds seeds and records and
 checks the linearizability histories in-process, shows the progress on stderr and writes index.html, report.md and report.json
-into --out. The mutant kill matrix, the conformance results, a simulation sweep and a sweep on the real kubelet are included when
-` + reportview.DefaultMutantsFile + `, ` + reportview.DefaultConformanceFile + `, ` + reportview.DefaultSimFile + ` and ` + reportview.DefaultNodeFile + ` exist (or the flags name them);
+into --out. The mutant kill matrix, the conformance results, a simulation sweep, a sweep on the real kubelet and the upstream
+release matrix are included when ` + reportview.DefaultMutantsFile + `, ` + reportview.DefaultConformanceFile + `, ` + reportview.DefaultSimFile + `,
+` + reportview.DefaultNodeFile + ` and ` + reportview.DefaultUpstreamFile + ` exist (or the flags name them);
 the report says which sections were not run and the command that runs them. With --merge DIR
 it runs nothing and writes the report of a campaign's shards instead (nodeproof campaign). Exit
 status: 1 when anything the report shows failed, 2 for bad flags or a file that cannot
@@ -80,6 +82,7 @@ func (o *Options) Complete(cmd *cobra.Command, _ []string) {
 	o.FindingsFile = orExisting(o.FindingsFile, reportview.DefaultFindingsFile)
 	o.SimFile = orExisting(o.SimFile, reportview.DefaultSimFile)
 	o.NodeFile = orExisting(o.NodeFile, reportview.DefaultNodeFile)
+	o.UpstreamFile = orExisting(o.UpstreamFile, reportview.DefaultUpstreamFile)
 }
 
 // orExisting returns the file a flag named, else the default place when a

@@ -18,6 +18,7 @@ import (
 	"github.com/nodeproof/nodeproof/properties/propertiestest"
 	"github.com/nodeproof/nodeproof/reportview"
 	"github.com/nodeproof/nodeproof/simreport"
+	"github.com/nodeproof/nodeproof/upstream"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
@@ -62,7 +63,10 @@ func TestReportFlagErrors(t *testing.T) {
 	simNoRuns := filepath.Join(dir, "sim-noruns.json")
 	simEvents := filepath.Join(dir, "sim-events.json")
 	simVerdict := filepath.Join(dir, "sim-verdict.json")
+	upstreamState := filepath.Join(dir, "upstream-state.json")
 	for path, content := range map[string]string{notArray: `{"a":1}`, notObjects: `[1,2]`, noID: `[{"killed":true}]`,
+		upstreamState: `{"modelled":"v1.36.3","columns":[{"release":"v1.36.3","tests":[]}],"findings":[{"id":"X-F1","title":"x","stated":"",` +
+			`"cells":[{"release":"v1.36.3","state":"gone","replay":"r"}]}],"tests":[]}`,
 		simUnknownKey: `{"seeds":1,"speed":3}`, simNoRuns: `{"seeds":2,"runs":[{"seed":1}]}`,
 		simEvents:  `{"seeds":1,"events":9,"passed":true,"runs":[{"seed":1,"events":8}]}`,
 		simVerdict: `{"seeds":1,"events":8,"passed":false,"runs":[{"seed":1,"events":8}]}`} {
@@ -95,6 +99,10 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--node", filepath.Join(dir, "missing.json")}, "--node: open "},
 		{[]string{"--node", notObjects}, "--node: " + notObjects + ": want the JSON object nodeproof node --json writes"},
 		{[]string{"--node", simUnknownKey}, "--node: " + simUnknownKey + `: want the JSON object nodeproof node --json writes: json: unknown field "seeds"`},
+		{[]string{"--upstream", filepath.Join(dir, "missing.json")}, "--upstream: open "},
+		{[]string{"--upstream", notObjects}, "--upstream: " + notObjects + ": want the JSON object nodeproof upstream --json writes"},
+		{[]string{"--upstream", notArray}, "--upstream: " + notArray + `: want the JSON object nodeproof upstream --json writes: json: unknown field "a"`},
+		{[]string{"--upstream", upstreamState}, "--upstream: " + upstreamState + `: findings[0].cells[0].state: "gone" is not one of present, absent, mixed, broken, not run`},
 		{[]string{"--seed", "-1"}, `invalid argument "-1" for "--seed" flag`},
 		{[]string{"-seed", "1"}, "unknown shorthand flag: 's' in -seed"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
@@ -208,6 +216,14 @@ func TestReportIncludesDefaultResults(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, opts.report.Searches)
 	assert.True(t, opts.report.Searches.Findings[0].Reproduced)
+
+	assert.Nil(t, opts.report.Upstream)
+	require.NoError(t, os.WriteFile(reportview.DefaultUpstreamFile, []byte(`{"modelled":"v1.36.3","columns":[{"release":"v1.36.3","tests":[{"name":"TestX","passed":true}]}],`+
+		`"findings":[],"tests":[{"test":"TestX","cells":[{"release":"v1.36.3","state":"agrees","replay":"cd conformance && go test -count=1 -run '^TestX$' ."}]}]}`), 0o644))
+	opts, err = parse(known)
+	require.NoError(t, err)
+	require.NotNil(t, opts.report.Upstream)
+	assert.Equal(t, upstream.Agrees, opts.report.Upstream.Tests[0].Cells[0].State)
 
 	// A file named by flag that is missing is still an error.
 	_, err = parse(known, "--mutants", "missing.json")

@@ -93,6 +93,7 @@ func (o *Options) read() error {
 		{"findings", o.FindingsFile, func(p string) (err error) { r.Searches, err = findings.Load(p, o.known); return err }},
 		{"sim", o.SimFile, func(p string) (err error) { r.Sim, err = reportview.LoadSim(p); return err }},
 		{"node", o.NodeFile, func(p string) (err error) { r.Node, err = reportview.LoadNode(p); return err }},
+		{"upstream", o.UpstreamFile, func(p string) (err error) { r.Upstream, err = reportview.LoadUpstream(p); return err }},
 	} {
 		if f.path == "" {
 			continue

@@ -22,7 +22,7 @@ func (o *Options) runMerge(stdout, stderr io.Writer) error {
 	if err := cli.OutDir(o.Out); err != nil {
 		return cli.UsageError(err)
 	}
-	r.Mutants, r.Conformance, r.PluginCheck, r.Node = o.report.Mutants, o.report.Conformance, o.report.PluginCheck, o.report.Node
+	r.Mutants, r.Conformance, r.PluginCheck, r.Node, r.Upstream = o.report.Mutants, o.report.Conformance, o.report.PluginCheck, o.report.Node, o.report.Upstream
 	r.Finish(inventory.Subsystems(), o.known, 0)
 	paths, err := write(o.Out, r)
 	if err != nil {

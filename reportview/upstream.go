@@ -1,0 +1,160 @@
+package reportview
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/nodeproof/nodeproof/phrase"
+	"github.com/nodeproof/nodeproof/upstream"
+)
+
+// The "Upstream releases" section: the release matrix nodeproof upstream
+// wrote (make upstream-matrix). Its tables and notes are laid out once
+// here, for report.md and index.html alike.
+
+// releasesSection is the section as both renderings show it.
+type releasesSection struct {
+	// Intro says what the matrix is and how to read its states.
+	Intro string
+	// Columns is a row per release: its run's times, tests and error.
+	Columns Table
+	// Findings is a row per confirmed finding, a state per release;
+	// FindingNotes explain each cell that is not "present".
+	Findings     Table
+	FindingNotes []releaseNote
+	// Tests are the other conformance tests some release does not agree
+	// on, TestNotes their cells that are not "agrees", and Agreeing counts
+	// the tests left out because every release agrees.
+	Tests     Table
+	TestNotes []releaseNote
+	Agreeing  int
+	// Failures are what fails the report (upstream.Matrix.Failures).
+	Failures []string
+}
+
+// releaseNote is a cell of the matrix explained under its table.
+type releaseNote struct {
+	// Row is the finding's ID or the test's name.
+	Row, Release, State string
+	// Detail is the first line of the cell's detail; Replay, when the test
+	// ran, the command line that runs it again.
+	Detail, Replay string
+}
+
+// newReleasesSection lays m out.
+func newReleasesSection(m *upstream.Matrix) releasesSection {
+	s := releasesSection{
+		Intro: "The conformance module (nodeproof's checks modelled on " + m.Modelled + " and the tests that confirm its findings) " +
+			"built and run against each upstream release's own kubelet packages (nodeproof upstream, make upstream-matrix). " +
+			"A finding absent on a release means that release keeps the promise the finding breaks; " +
+			"a comparison that differs is a behaviour change since " + m.Modelled + ", not a bug.",
+		Columns:  Table{Headings: []string{"Release", "Build (s)", "Run (s)", "Tests", "Failed", "Error"}},
+		Findings: Table{Headings: []string{"Finding", "Broken promise"}},
+		Tests:    Table{Headings: []string{"Test"}},
+		Failures: m.Failures(),
+	}
+	for _, c := range m.Columns {
+		s.Columns.Figures = append(s.Columns.Figures, []string{c.Release, strconv.FormatFloat(c.BuildSeconds, 'f', 1, 64),
+			strconv.FormatFloat(c.RunSeconds, 'f', 1, 64), strconv.Itoa(len(c.Tests)), strconv.Itoa(len(c.Failed())), orDash(firstLine(c.Error))})
+		s.Findings.Headings = append(s.Findings.Headings, c.Release)
+		s.Tests.Headings = append(s.Tests.Headings, c.Release)
+	}
+	for _, row := range m.Findings {
+		figures := []string{row.ID, row.Title}
+		for _, c := range row.Cells {
+			figures = append(figures, c.State)
+			if c.State != upstream.Present {
+				s.FindingNotes = append(s.FindingNotes, newReleaseNote(row.ID, c))
+			}
+		}
+		s.Findings.Figures = append(s.Findings.Figures, figures)
+	}
+	for _, row := range m.Tests {
+		if !slices.ContainsFunc(row.Cells, func(c upstream.Cell) bool { return c.State != upstream.Agrees }) {
+			s.Agreeing++
+			continue
+		}
+		figures := []string{row.Test}
+		for _, c := range row.Cells {
+			figures = append(figures, c.State)
+			if c.State != upstream.Agrees {
+				s.TestNotes = append(s.TestNotes, newReleaseNote(row.Test, c))
+			}
+		}
+		s.Tests.Figures = append(s.Tests.Figures, figures)
+	}
+	return s
+}
+
+func newReleaseNote(row string, c upstream.Cell) releaseNote {
+	return releaseNote{Row: row, Release: c.Release, State: c.State, Detail: firstLine(c.Detail), Replay: c.Replay}
+}
+
+// AgreeingText is the line that counts the tests the table leaves out.
+func (s releasesSection) AgreeingText() string {
+	switch {
+	case len(s.Tests.Figures) > 0:
+	case s.Agreeing == 0:
+		return "No other conformance test ran."
+	default:
+		return fmt.Sprintf("Every other conformance test (%d) agrees on every release.", s.Agreeing)
+	}
+	return fmt.Sprintf("%s %s on every release.", phrase.Count(s.Agreeing, "other test"), phrase.Noun(s.Agreeing, "agrees", "agree"))
+}
+
+// firstLine is s up to its first line break, without the indentation a
+// test's output has.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
+
+// markdownReleases is the upstream releases' block of report.md; notRun is
+// its body when the report lacks the matrix.
+func markdownReleases(m *upstream.Matrix, notRun string) string {
+	var b strings.Builder
+	b.WriteString("\n## Upstream releases\n\n")
+	if m == nil {
+		b.WriteString(notRun)
+		return b.String()
+	}
+	s := newReleasesSection(m)
+	b.WriteString(MarkdownEscape(s.Intro) + "\n\n")
+	MarkdownTable(&b, s.Columns.Headings, s.Columns.Figures)
+	b.WriteString("\n")
+	MarkdownTable(&b, s.Findings.Headings, s.Findings.Figures)
+	markdownReleaseNotes(&b, s.FindingNotes)
+	if len(s.Tests.Figures) > 0 {
+		b.WriteString("\n")
+		MarkdownTable(&b, s.Tests.Headings, s.Tests.Figures)
+		markdownReleaseNotes(&b, s.TestNotes)
+	}
+	fmt.Fprintf(&b, "\n%s\n", MarkdownEscape(s.AgreeingText()))
+	if len(s.Failures) > 0 {
+		b.WriteString("\nFailures, which fail this report:\n\n")
+		for _, f := range s.Failures {
+			fmt.Fprintf(&b, "- %s\n", MarkdownEscape(f))
+		}
+	}
+	return b.String()
+}
+
+// markdownReleaseNotes lists the cells a table's states do not explain.
+func markdownReleaseNotes(b *strings.Builder, notes []releaseNote) {
+	if len(notes) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for _, n := range notes {
+		fmt.Fprintf(b, "- %s on %s: %s", MarkdownInline(n.Row), MarkdownEscape(n.Release), MarkdownEscape(n.State))
+		if n.Detail != "" {
+			b.WriteString(": " + MarkdownEscape(n.Detail))
+		}
+		if n.Replay != "" {
+			b.WriteString("; replay: " + MarkdownInline(n.Replay))
+		}
+		b.WriteString("\n")
+	}
+}
