@@ -3,9 +3,9 @@
 // from typed results (properties.Result through NewSuite, the simulation's
 // sections of package simreport, linearizability.Result as it is) and from
 // the result files other make targets leave (LoadMutants, LoadConformance,
-// LoadResults, LoadLinearizability, LoadSim); the verdict, the coverage
-// matrix and the not-run list, derived in one place (Report.Finish,
-// Report.Verdict); and its renderings: index.html from the templates
+// LoadResults, LoadLinearizability, LoadSim, LoadNode, LoadUpstream); the
+// verdict, the coverage matrix and the not-run list, derived in one place
+// (Report.Finish, Report.Verdict); and its renderings: index.html from the templates
 // embedded beside this file, report.md (sized for a pull-request comment)
 // and the lines printed on the terminal. Run runs what a report shows
 // in-process; ShardFile and MergeShards are the report's side of a
