@@ -222,8 +222,9 @@ func LoadUpstream(path string) (*upstream.Matrix, error) {
 
 // The states each kind of row takes, in the words of their errors.
 var (
-	findingStates = []string{upstream.Present, upstream.Absent, upstream.Mixed, upstream.Broken, upstream.NotRun}
-	testStates    = []string{upstream.Agrees, upstream.Differs, upstream.Broken, upstream.NotRun}
+	findingStates  = []string{upstream.Present, upstream.Absent, upstream.Mixed, upstream.Broken, upstream.NotRun}
+	contractStates = []string{upstream.Breached, upstream.Held, upstream.NotApplicable, upstream.Broken, upstream.NotRun}
+	testStates     = []string{upstream.Agrees, upstream.Differs, upstream.Broken, upstream.NotRun}
 )
 
 // checkMatrix says what is wrong with a decoded matrix, naming the field
@@ -260,6 +261,15 @@ func checkMatrix(m *upstream.Matrix) error {
 			}
 		}
 		if err := checkCells(field, row.Cells, releases, findingStates); err != nil {
+			return err
+		}
+	}
+	for i, row := range m.Contracts {
+		field := fmt.Sprintf("contracts[%d]", i)
+		if row.ID == "" {
+			return fmt.Errorf("%s.id: required", field)
+		}
+		if err := checkCells(field, row.Cells, releases, contractStates); err != nil {
 			return err
 		}
 	}

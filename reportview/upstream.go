@@ -24,6 +24,11 @@ type releasesSection struct {
 	// FindingNotes explain each cell that is not "present".
 	Findings     Table
 	FindingNotes []releaseNote
+	// Contracts is a row per contract property a suite searched with the
+	// releases' code as the system under test; ContractNotes explain each
+	// cell that is not "held".
+	Contracts     Table
+	ContractNotes []releaseNote
 	// Tests are the other conformance tests some release does not agree
 	// on, TestNotes their cells that are not "agrees", and Agreeing counts
 	// the tests left out because every release agrees.
@@ -38,27 +43,31 @@ type releasesSection struct {
 type releaseNote struct {
 	// Row is the finding's ID or the test's name.
 	Row, Release, State string
-	// Detail is the first line of the cell's detail; Replay, when the test
-	// ran, the command line that runs it again.
+	// Detail is the line of the cell's detail that says what happened
+	// (upstream.FailureLine); Replay, when the test ran, the command line
+	// that runs it again.
 	Detail, Replay string
 }
 
 // newReleasesSection lays m out.
 func newReleasesSection(m *upstream.Matrix) releasesSection {
 	s := releasesSection{
-		Intro: "The conformance module (nodeproof's checks modelled on " + m.Modelled + " and the tests that confirm its findings) " +
-			"built and run against each upstream release's own kubelet packages (nodeproof upstream, make upstream-matrix). " +
+		Intro: "The conformance module (nodeproof's checks modelled on " + m.Modelled + ", the tests that confirm its findings " +
+			"and the suites' searches with upstream's code as the system under test) built and run against each upstream release's " +
+			"own kubelet packages (nodeproof upstream, make upstream-matrix). " +
 			"A finding absent on a release means that release keeps the promise the finding breaks; " +
 			"a comparison that differs is a behaviour change since " + m.Modelled + ", not a bug.",
-		Columns:  Table{Headings: []string{"Release", "Build (s)", "Run (s)", "Tests", "Failed", "Error"}},
-		Findings: Table{Headings: []string{"Finding", "Broken promise"}},
-		Tests:    Table{Headings: []string{"Test"}},
-		Failures: m.Failures(),
+		Columns:   Table{Headings: []string{"Release", "Build (s)", "Run (s)", "Tests", "Failed", "Error"}},
+		Findings:  Table{Headings: []string{"Finding", "Broken promise"}},
+		Contracts: Table{Headings: []string{"Contract property"}},
+		Tests:     Table{Headings: []string{"Test"}},
+		Failures:  m.Failures(),
 	}
 	for _, c := range m.Columns {
 		s.Columns.Figures = append(s.Columns.Figures, []string{c.Release, strconv.FormatFloat(c.BuildSeconds, 'f', 1, 64),
 			strconv.FormatFloat(c.RunSeconds, 'f', 1, 64), strconv.Itoa(len(c.Tests)), strconv.Itoa(len(c.Failed())), orDash(firstLine(c.Error))})
 		s.Findings.Headings = append(s.Findings.Headings, c.Release)
+		s.Contracts.Headings = append(s.Contracts.Headings, c.Release)
 		s.Tests.Headings = append(s.Tests.Headings, c.Release)
 	}
 	for _, row := range m.Findings {
@@ -70,6 +79,16 @@ func newReleasesSection(m *upstream.Matrix) releasesSection {
 			}
 		}
 		s.Findings.Figures = append(s.Findings.Figures, figures)
+	}
+	for _, row := range m.Contracts {
+		figures := []string{row.ID}
+		for _, c := range row.Cells {
+			figures = append(figures, c.State)
+			if c.State != upstream.Held {
+				s.ContractNotes = append(s.ContractNotes, newReleaseNote(row.ID, c))
+			}
+		}
+		s.Contracts.Figures = append(s.Contracts.Figures, figures)
 	}
 	for _, row := range m.Tests {
 		if !slices.ContainsFunc(row.Cells, func(c upstream.Cell) bool { return c.State != upstream.Agrees }) {
@@ -89,7 +108,7 @@ func newReleasesSection(m *upstream.Matrix) releasesSection {
 }
 
 func newReleaseNote(row string, c upstream.Cell) releaseNote {
-	return releaseNote{Row: row, Release: c.Release, State: c.State, Detail: firstLine(c.Detail), Replay: c.Replay}
+	return releaseNote{Row: row, Release: c.Release, State: c.State, Detail: upstream.FailureLine(c.Detail), Replay: c.Replay}
 }
 
 // AgreeingText is the line that counts the tests the table leaves out.
@@ -104,11 +123,11 @@ func (s releasesSection) AgreeingText() string {
 	return fmt.Sprintf("%s %s on every release.", phrase.Count(s.Agreeing, "other test"), phrase.Noun(s.Agreeing, "agrees", "agree"))
 }
 
-// firstLine is s up to its first line break, without the indentation a
-// test's output has.
+// firstLine is s up to its first line break: a column's error's, which
+// says what did not build and why, the lines after it the go command's.
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
-	return strings.TrimSpace(line)
+	return line
 }
 
 // markdownReleases is the upstream releases' block of report.md; notRun is
@@ -126,6 +145,11 @@ func markdownReleases(m *upstream.Matrix, notRun string) string {
 	b.WriteString("\n")
 	MarkdownTable(&b, s.Findings.Headings, s.Findings.Figures)
 	markdownReleaseNotes(&b, s.FindingNotes)
+	if len(s.Contracts.Figures) > 0 {
+		b.WriteString("\n")
+		MarkdownTable(&b, s.Contracts.Headings, s.Contracts.Figures)
+		markdownReleaseNotes(&b, s.ContractNotes)
+	}
 	if len(s.Tests.Figures) > 0 {
 		b.WriteString("\n")
 		MarkdownTable(&b, s.Tests.Headings, s.Tests.Figures)

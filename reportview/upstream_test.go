@@ -17,29 +17,39 @@ import (
 	"github.com/nodeproof/nodeproof/verify"
 )
 
-// The replay lines of the synthetic matrix's cells on v1.37.2.
+// The replay lines of the synthetic matrix's cells that are explained
+// under its tables.
 const (
-	findingReplay = "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestFindingIGC$' ."
-	compareReplay = "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestCompareQOS$' ."
+	findingReplay  = "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestFindingIGC$' ."
+	contractReplay = "cd conformance && go test -count=1 -run '^TestSearchUpstream$/^imagegc$' ."
+	compareReplay  = "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestCompareQOS$' ."
 )
 
 // syntheticUpstream is a passing release matrix of the modelled release
-// and v1.37.2: one finding, fixed in v1.37.2 as its record says; one
-// comparison that differs on v1.37.2 (a behaviour change, not a
-// failure); one that agrees on both.
+// and v1.37.2: one finding, fixed in v1.37.2 as its record says; its
+// contract property, which the imagegc suite's search on upstream's code
+// breaches on the modelled release only; one comparison that differs on
+// v1.37.2 (a behaviour change, not a failure); one that agrees on both.
 func syntheticUpstream() *upstream.Matrix {
+	search := func(release string, breached bool, applied int, detail string) upstream.Test {
+		return upstream.Test{Name: "TestSearchUpstream", Passed: true, Contracts: []upstream.ContractVerdict{{Property: "IGC-C-PROMISE",
+			Release: release, Test: "TestSearchUpstream/imagegc", Checked: 300, Applied: applied, Breached: breached, Detail: detail}}}
+	}
 	finding := verify.Finding{ID: "IGC-F1", Title: "an image <b>in use</b> is removed", Confirmation: "conformance: TestFindingIGC",
 		Releases: "fixed in v1.37.2 by kubernetes PR #1"}
 	m := upstream.Build([]verify.Finding{finding}, []upstream.Column{
 		{Release: upstream.Modelled, BuildSeconds: 41.25, RunSeconds: 12.5, Tests: []upstream.Test{
 			{Name: "TestFindingIGC", Passed: true, Verdicts: []upstream.Verdict{{Finding: "IGC-F1", Release: upstream.Modelled, Present: true}}},
+			search(upstream.Modelled, true, 12, "IGC-C-PROMISE: image i1 removed while c1 runs it; steps: 1. pull i1 2. start c1 on i1"),
 			{Name: "TestCompareQOS", Passed: true},
 			{Name: "TestCompareCgroups", Passed: true},
 		}},
 		{Release: "v1.37.2", BuildSeconds: 50, RunSeconds: 13, Tests: []upstream.Test{
 			{Name: "TestFindingIGC", Passed: true, Verdicts: []upstream.Verdict{{Finding: "IGC-F1", Release: "v1.37.2",
 				Detail: "image i1 is kept while c1 runs it\nsecond line"}}},
-			{Name: "TestCompareQOS", Failure: "    qos_test.go:40: pod p1: got Burstable, want Guaranteed\n    qos_test.go:41: more"},
+			search("v1.37.2", false, 14, ""),
+			{Name: "TestCompareQOS", Failure: "=== RUN   TestCompareQOS\n    qos_test.go:40: \n        \tError Trace:\tqos_test.go:40\n" +
+				"        \tError:      \tpod p1: got Burstable, want Guaranteed\n--- FAIL: TestCompareQOS (0.00s)"},
 			{Name: "TestCompareCgroups", Passed: true},
 		}},
 	})
@@ -92,6 +102,11 @@ func TestLoadUpstream(t *testing.T) {
 		"test without name":    {func(m *upstream.Matrix) { m.Columns[1].Tests[2].Name = "" }, "columns[1].tests[2].name: required"},
 		"finding without ID":   {func(m *upstream.Matrix) { m.Findings[0].ID = "" }, "findings[0].id: required"},
 		"test row without one": {func(m *upstream.Matrix) { m.Tests[1].Test = "" }, "tests[1].test: required"},
+		"contract without ID":  {func(m *upstream.Matrix) { m.Contracts[0].ID = "" }, "contracts[0].id: required"},
+		"a finding's state on a contract": {func(m *upstream.Matrix) { m.Contracts[0].Cells[1].State = upstream.Present },
+			`contracts[0].cells[1].state: "present" is not one of breached, held, not applicable, broken, not run`},
+		"a contract's cell short": {func(m *upstream.Matrix) { m.Contracts[0].Cells = nil },
+			"contracts[0].cells: 0 cells for 2 columns: want one cell a column"},
 		"a cell short": {func(m *upstream.Matrix) { m.Findings[0].Cells = m.Findings[0].Cells[:1] },
 			"findings[0].cells: 1 cells for 2 columns: want one cell a column"},
 		"a cell too many": {func(m *upstream.Matrix) { m.Tests[0].Cells = append(m.Tests[0].Cells, m.Tests[0].Cells[1]) },
@@ -132,7 +147,8 @@ func TestLoadUpstream(t *testing.T) {
 
 // TestUpstreamSection: both renderings show what the matrix is, a row per
 // release, a state per finding and release with a note (detail, replay)
-// under the table for each cell that is not "present", and only the
+// under the table for each cell that is not "present", the contract
+// properties with a note for each cell that is not "held", and only the
 // tests some release does not agree on, counting the others; a passing
 // matrix leaves the report's verdict alone.
 func TestUpstreamSection(t *testing.T) {
@@ -148,20 +164,24 @@ func TestUpstreamSection(t *testing.T) {
 
 	md := RenderMarkdown(r, MarkdownLimit)
 	for _, want := range []string{
-		"\n## Upstream releases\n\nThe conformance module (nodeproof's checks modelled on v1.36.3 and the tests that confirm its findings) " +
-			"built and run against each upstream release's own kubelet packages (nodeproof upstream, make upstream-matrix). " +
+		"\n## Upstream releases\n\nThe conformance module (nodeproof's checks modelled on v1.36.3, the tests that confirm its findings " +
+			"and the suites' searches with upstream's code as the system under test) built and run against each upstream release's " +
+			"own kubelet packages (nodeproof upstream, make upstream-matrix). " +
 			"A finding absent on a release means that release keeps the promise the finding breaks; " +
 			"a comparison that differs is a behaviour change since v1.36.3, not a bug.\n\n",
-		"| Release | Build (s) | Run (s) | Tests | Failed | Error |\n|---|---|---|---|---|---|\n| v1.36.3 | 41.2 | 12.5 | 3 | 0 | - |\n| v1.37.2 | 50.0 | 13.0 | 3 | 1 | - |\n",
+		"| Release | Build (s) | Run (s) | Tests | Failed | Error |\n|---|---|---|---|---|---|\n| v1.36.3 | 41.2 | 12.5 | 4 | 0 | - |\n| v1.37.2 | 50.0 | 13.0 | 4 | 1 | - |\n",
 		"| Finding | Broken promise | v1.36.3 | v1.37.2 |\n|---|---|---|---|\n| IGC-F1 | an image &lt;b&gt;in use&lt;/b&gt; is removed | present | absent |\n\n" +
 			"- `IGC-F1` on v1.37.2: absent: image i1 is kept while c1 runs it; replay: `" + findingReplay + "`\n",
+		"| Contract property | v1.36.3 | v1.37.2 |\n|---|---|---|\n| IGC-C-PROMISE | breached | held |\n\n" +
+			"- `IGC-C-PROMISE` on v1.36.3: breached: checked 300, applied 12: IGC-C-PROMISE: image i1 removed while c1 runs it; " +
+			"steps: 1. pull i1 2. start c1 on i1; replay: `" + contractReplay + "`\n",
 		"| Test | v1.36.3 | v1.37.2 |\n|---|---|---|\n| TestCompareQOS | agrees | differs |\n\n" +
-			"- `TestCompareQOS` on v1.37.2: differs: qos_test.go:40: pod p1: got Burstable, want Guaranteed; replay: `" + compareReplay + "`\n",
+			"- `TestCompareQOS` on v1.37.2: differs: pod p1: got Burstable, want Guaranteed; replay: `" + compareReplay + "`\n",
 		"\n1 other test agrees on every release.\n",
 	} {
 		assert.Contains(t, md, want, "report.md")
 	}
-	for _, unwanted := range []string{"second line", "| TestCompareCgroups |", "qos_test.go:41", "Failures, which fail"} {
+	for _, unwanted := range []string{"second line", "| TestCompareCgroups |", "| TestSearchUpstream |", "IGC-C-PROMISE` on v1.37.2", "Failures, which fail"} {
 		assert.NotContains(t, md, unwanted, "report.md")
 	}
 	assert.Less(t, indexOf(t, md, "## Conformance against upstream"), indexOf(t, md, "## Upstream releases"))
@@ -172,18 +192,21 @@ func TestUpstreamSection(t *testing.T) {
 	section := regexp.MustCompile(`(?s)<section id="upstream">.*?</section>`).FindString(page.String())
 	for _, want := range []string{
 		"<h2>Upstream releases</h2>\n<p>The conformance module (nodeproof&#39;s checks modelled on v1.36.3",
-		"<tr><td>v1.37.2</td><td>50.0</td><td>13.0</td><td>3</td><td>1</td><td>-</td></tr>",
+		"<tr><td>v1.37.2</td><td>50.0</td><td>13.0</td><td>4</td><td>1</td><td>-</td></tr>",
 		"<tr><th>Finding</th><th>Broken promise</th><th>v1.36.3</th><th>v1.37.2</th></tr>\n" +
 			"<tr><td>IGC-F1</td><td>an image &lt;b&gt;in use&lt;/b&gt; is removed</td><td>present</td><td>absent</td></tr>",
 		"<li><code>IGC-F1</code> on v1.37.2: absent: image i1 is kept while c1 runs it; replay: <code class=\"replay\">cd conformance &amp;&amp; go test -count=1 " +
 			"-modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run &#39;^TestFindingIGC$&#39; .</code></li>",
+		"<tr><th>Contract property</th><th>v1.36.3</th><th>v1.37.2</th></tr>\n<tr><td>IGC-C-PROMISE</td><td>breached</td><td>held</td></tr>",
+		"<li><code>IGC-C-PROMISE</code> on v1.36.3: breached: checked 300, applied 12: IGC-C-PROMISE: image i1 removed while c1 runs it; " +
+			"steps: 1. pull i1 2. start c1 on i1; replay: <code class=\"replay\">cd conformance &amp;&amp; go test -count=1 -run &#39;^TestSearchUpstream$/^imagegc$&#39; .</code></li>",
 		"<tr><td>TestCompareQOS</td><td>agrees</td><td>differs</td></tr>",
-		"<li><code>TestCompareQOS</code> on v1.37.2: differs: qos_test.go:40: pod p1: got Burstable, want Guaranteed; replay: <code class=\"replay\">",
+		"<li><code>TestCompareQOS</code> on v1.37.2: differs: pod p1: got Burstable, want Guaranteed; replay: <code class=\"replay\">",
 		"<p>1 other test agrees on every release.</p>",
 	} {
 		assert.Contains(t, section, want, "index.html")
 	}
-	for _, unwanted := range []string{"second line", "<td>TestCompareCgroups</td>", "Failures, which fail"} {
+	for _, unwanted := range []string{"second line", "<td>TestCompareCgroups</td>", "<td>TestSearchUpstream</td>", "Failures, which fail"} {
 		assert.NotContains(t, section, unwanted, "index.html")
 	}
 }
@@ -213,7 +236,7 @@ func TestUpstreamFailuresFailTheReport(t *testing.T) {
 	// column's error on its row.
 	m = syntheticUpstream()
 	m.Columns[1].Error, m.Columns[1].Tests = "the conformance module does not build against v1.37.2: exit status 1\n./shim.go:3: undefined: x", []upstream.Test{}
-	for _, rows := range [][]upstream.Cell{m.Findings[0].Cells, m.Tests[0].Cells, m.Tests[1].Cells} {
+	for _, rows := range [][]upstream.Cell{m.Findings[0].Cells, m.Contracts[0].Cells, m.Tests[0].Cells, m.Tests[1].Cells} {
 		rows[1] = upstream.Cell{Release: "v1.37.2", State: upstream.NotRun, Detail: "the conformance module does not build against v1.37.2: exit status 1"}
 	}
 	r = &Report{Version: "test", Upstream: m}

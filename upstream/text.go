@@ -69,7 +69,7 @@ func Text(m Matrix) string {
 				differs = true
 				fmt.Fprintf(&b, "%s on %s: %s", row.Test, c.Release, c.State)
 				if c.Detail != "" {
-					fmt.Fprintf(&b, ": %s", firstFailureLine(c.Detail))
+					fmt.Fprintf(&b, ": %s", FailureLine(c.Detail))
 				}
 				b.WriteString("\n")
 				if c.Replay != "" {
@@ -91,10 +91,11 @@ func Text(m Matrix) string {
 	return b.String()
 }
 
-// firstFailureLine is the line of a failed test's output that says what
+// FailureLine is the line of a failed test's output that says what
 // failed: testify's "Error:" line or, failing that, the first line that is
-// not the runner's "=== RUN".
-func firstFailureLine(output string) string {
+// not the runner's "=== RUN". The report's notes under the matrix use it
+// too.
+func FailureLine(output string) string {
 	var first string
 	for line := range strings.SplitSeq(output, "\n") {
 		t := strings.TrimSpace(line)
