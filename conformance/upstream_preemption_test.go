@@ -60,17 +60,13 @@ func upstreamPreempter(preemptor *pod.Pod, active []*pod.Pod, reasons []preempti
 		return err
 	}
 	handler := upstream.NewCriticalPodAdmissionHandler(func() []*corev1.Pod { return theirs }, killPod, eventLog{})
-	_, err := handleAdmissionFailure(handler, kubeletPod(preemptor), kubeletReasons(reasons))
+	// The file's one call of HandleAdmissionFailure, whose arguments may
+	// change between releases.
+	_, err := handler.HandleAdmissionFailure(context.Background(), kubeletPod(preemptor), kubeletReasons(reasons))
 	if len(strangers) > 0 {
 		return nil, fmt.Errorf("upstream killed %q, which no active pod is", strangers)
 	}
 	return admissioncheck.NewPreemptionCase(preemptor, active, reasons, victims, killErrs, err), nil
-}
-
-// handleAdmissionFailure is the one call of the handler's
-// HandleAdmissionFailure, whose arguments may change between releases.
-func handleAdmissionFailure(h *upstream.CriticalPodAdmissionHandler, admitPod *corev1.Pod, reasons []lifecycle.PredicateFailureReason) ([]lifecycle.PredicateFailureReason, error) {
-	return h.HandleAdmissionFailure(context.Background(), admitPod, reasons)
 }
 
 // kubeletReasons converts the suite's failure reasons into the resource
