@@ -695,16 +695,16 @@ func checkAdmissionPreemption(c *AdmissionCase) error {
 	}
 	// Evicted and KillFailed each keep kill order; together they are the
 	// decision's victims.
-	if len(victims) != len(pc.Decision.Victims) {
-		return fmt.Errorf("admission killed %s, preemption chooses %s", uidList(victims), uidList(pc.Decision.Victims))
+	if len(victims) != len(pc.Victims) {
+		return fmt.Errorf("admission killed %s, preemption chooses %s", uidList(victims), uidList(pc.Victims))
 	}
 	inDecision := map[*pod.Pod]bool{}
-	for _, v := range pc.Decision.Victims {
+	for _, v := range pc.Victims {
 		inDecision[v] = true
 	}
 	for _, v := range victims {
 		if !inDecision[v] {
-			return fmt.Errorf("admission killed %s, preemption chooses %s", uidList(victims), uidList(pc.Decision.Victims))
+			return fmt.Errorf("admission killed %s, preemption chooses %s", uidList(victims), uidList(pc.Victims))
 		}
 	}
 	for _, chk := range PreemptionChecks {

@@ -32,7 +32,7 @@ func upstreamCase(t *testing.T, kill error) *PreemptionCase {
 	reasons := []preemption.Reason{&preemption.InsufficientResource{ResourceName: pod.Memory, Requested: 550 * mi}}
 	c, err := RunPreemption(critical, active, reasons, func(int) error { return kill })
 	require.NoError(t, err)
-	require.Equal(t, "[bu-high gu-high]", uidList(c.Decision.Victims), "victims")
+	require.Equal(t, "[bu-high gu-high]", uidList(c.Victims), "victims")
 	return c
 }
 
@@ -69,25 +69,25 @@ func TestPreemptionChecksCanFail(t *testing.T) {
 		id     string
 		tamper func(c *PreemptionCase)
 	}{
-		{PRVictims, func(c *PreemptionCase) { c.Decision.Victims = append(c.Decision.Victims, c.Decision.Victims[0]) }},
-		{PRNonCritical, func(c *PreemptionCase) { c.Decision.Reasons = c.Reasons; c.Decision.Victims = nil }},
+		{PRVictims, func(c *PreemptionCase) { c.Victims = append(c.Victims, c.Victims[0]) }},
+		{PRNonCritical, func(c *PreemptionCase) { c.Core.Decision.Reasons = c.Reasons; c.Victims = nil }},
 		{PRPreemptable, func(c *PreemptionCase) {
 			c.Active[4].Priority = p32(preemption.SystemNodeCriticalPriority)
 			c.mActive = ModelPods(c.Active)
 		}},
-		{PRFrees, func(c *PreemptionCase) { c.Decision.Victims = c.Decision.Victims[:1] }},
-		{PRErrorIff, func(c *PreemptionCase) { c.Decision.Err = errors.New("no set of running pods") }},
+		{PRFrees, func(c *PreemptionCase) { c.Victims = c.Victims[:1] }},
+		{PRErrorIff, func(c *PreemptionCase) { c.Err = errors.New("no set of running pods") }},
 		{PRQoSOrder, func(c *PreemptionCase) {
-			c.Decision.Victims[0], c.Decision.Victims[1] = c.Decision.Victims[1], c.Decision.Victims[0]
+			c.Victims[0], c.Victims[1] = c.Victims[1], c.Victims[0]
 		}},
 		{PRQoSLowest, func(c *PreemptionCase) {
-			c.Decision.Victims = []*pod.Pod{c.Active[2], c.Active[1], c.Active[3]}
+			c.Victims = []*pod.Pod{c.Active[2], c.Active[1], c.Active[3]}
 			c.needs[0].Quantity = 400 * mi
 		}},
-		{PR135857, func(c *PreemptionCase) { c.Decision.Victims = []*pod.Pod{c.Active[1], c.Active[2], c.Active[4]} }},
-		{PRKillSkipped, func(c *PreemptionCase) { c.Outcome.Admit = false }},
-		{PRModel, func(c *PreemptionCase) { c.Decision.Victims = []*pod.Pod{c.Active[2], c.Active[3], c.Active[4]} }},
-		{PRDeterministic, func(c *PreemptionCase) { c.Twin.Victims = nil }},
+		{PR135857, func(c *PreemptionCase) { c.Victims = []*pod.Pod{c.Active[1], c.Active[2], c.Active[4]} }},
+		{PRKillSkipped, func(c *PreemptionCase) { c.Core.Outcome.Admit = false }},
+		{PRModel, func(c *PreemptionCase) { c.Victims = []*pod.Pod{c.Active[2], c.Active[3], c.Active[4]} }},
+		{PRDeterministic, func(c *PreemptionCase) { c.Core.Twin.Victims = nil }},
 		// gu-high, a victim, becomes a static pod marked as critical.
 		{PRCStaticCritical, func(c *PreemptionCase) {
 			c.Active[4].Annotations = map[string]string{sourceAnnotation: "file"}
@@ -246,4 +246,38 @@ func TestDevicesAvailable(t *testing.T) {
 	assert.Error(t, checkDevicesAvailable(c), "1 of 1 free device refused")
 	c.Pod = asking(2)
 	assert.NoError(t, checkDevicesAvailable(c), "2 asked, 1 free")
+}
+
+// TestPreemptionCaseOfAnotherPreempter: a case another system under test
+// decided, with core's victims but no CoreRecord, is judged by the contract
+// checks alone, as the core case is, and they can still fail on it.
+func TestPreemptionCaseOfAnotherPreempter(t *testing.T) {
+	contract := PreemptionContractChecks()
+	var ids []string
+	for _, chk := range contract {
+		ids = append(ids, chk.ID)
+	}
+	require.Equal(t, []string{PRCStaticCritical, PRCGuaranteedLowest, PRCLowerPriority}, ids)
+
+	core := upstreamCase(t, nil)
+	other := func() *PreemptionCase {
+		return NewPreemptionCase(core.Preemptor, core.Active, core.Reasons, core.Victims, []error{nil, errors.New("kill failed")}, nil)
+	}
+	c := other()
+	assert.Equal(t, []*pod.Pod{core.Victims[0]}, c.Evicted, "only the victim whose kill succeeded is evicted")
+	res := runChecks(c)
+	for _, chk := range PreemptionChecks {
+		_, applied := res[chk.ID]
+		if chk.Kind != verify.Contract {
+			assert.False(t, applied, "%s applies to a case without a CoreRecord", chk.ID)
+			continue
+		}
+		assert.Equal(t, chk.Applies(core), applied, "%s applies to the other case as to core's", chk.ID)
+		assert.NoError(t, res[chk.ID], "%s", chk.ID)
+	}
+
+	c = other()
+	c.Active[4].Annotations = map[string]string{sourceAnnotation: "file"}
+	c.Active[4].Priority = p32(preemption.SystemClusterCriticalPriority)
+	assert.Error(t, contract[0].Holds(c), "%s passed a static pod marked as critical among the victims", PRCStaticCritical)
 }

@@ -11,18 +11,32 @@ import (
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
 
-// PreemptionCase is one call of core/preemption with the kills' results,
-// and the model's view of the same inputs.
+// PreemptionCase is one preemption decided by a system under test (a
+// Preempter), the kills' results, and the model's view of the same inputs.
+//
+// Every system under test fills the inputs, Victims, Err, KillErrs and
+// Evicted; those, and what the model derives from the inputs alone, are all
+// the contract checks read, so that they judge upstream's own handler as they
+// judge core. Core is core/preemption's own record, which only core gives:
+// the fidelity checks compare it with the model, the twin run and upstream's
+// wording, and apply only to a case that has it.
 type PreemptionCase struct {
 	Preemptor *pod.Pod
 	Active    []*pod.Pod
 	Reasons   []preemption.Reason
-	Decision  preemption.Decision
-	// Twin is the decision of a second call on deep copies of the inputs.
-	Twin preemption.Decision
+	// Victims are the active pods the system under test chose to preempt
+	// (the very pointers of Active), in kill order.
+	Victims []*pod.Pod
+	// Err is its error: no set of the pods it may preempt frees enough.
+	Err error
 	// KillErrs are the kills' results, one per victim.
 	KillErrs []error
-	Outcome  preemption.Outcome
+	// Evicted are the victims it counts as evicted, whose kills succeeded:
+	// they leave the node.
+	Evicted []*pod.Pod
+	// Core is nil when another system under test (upstream's critical pod
+	// admission handler, in the conformance module) decided the case.
+	Core *CoreRecord
 
 	mPreemptor  model.Pod
 	mActive     []model.Pod
@@ -35,32 +49,69 @@ type PreemptionCase struct {
 	preemptable []int
 }
 
-// RunPreemption calls core/preemption on the inputs, twice (the second
-// time on copies), kills each victim with kill, and returns the case. The
-// error is core/preemption rejecting the input, which the generators never
-// produce.
+// CoreRecord is what core/preemption says of a case beyond its victims and
+// error: the whole decision (the reasons that stand, the requirements, the
+// evictions), the decision of a second call on deep copies of the inputs,
+// and the outcome of the kills.
+type CoreRecord struct {
+	Decision preemption.Decision
+	Twin     preemption.Decision
+	Outcome  preemption.Outcome
+}
+
+// Preempter is the preemption suite's system under test: the kubelet's
+// critical pod admission handler, asked about preemptor, which failed
+// admission for reasons on a node running active. It kills each victim it
+// chooses, in order, with kill (victim is the victim's index among them),
+// whose error it must treat as the kubelet's kill failing, and returns the
+// case. Its error is the system refusing the input, never a decision's
+// error (the case's Err). RunPreemption is core's; the conformance module
+// has upstream's.
+type Preempter func(preemptor *pod.Pod, active []*pod.Pod, reasons []preemption.Reason, kill func(victim int) error) (*PreemptionCase, error)
+
+// RunPreemption is core's Preempter: it calls core/preemption on the
+// inputs, twice (the second time on copies), kills each victim with kill,
+// and returns the case. The error is core/preemption rejecting the input,
+// which the generators never produce.
 func RunPreemption(preemptor *pod.Pod, active []*pod.Pod, reasons []preemption.Reason, kill func(victim int) error) (*PreemptionCase, error) {
-	c := &PreemptionCase{Preemptor: preemptor, Active: active, Reasons: reasons}
+	c := &PreemptionCase{Preemptor: preemptor, Active: active, Reasons: reasons, Core: &CoreRecord{}}
 	var err error
-	if c.Decision, err = preemption.HandleAdmissionFailure(preemptor, reasons, active); err != nil {
+	if c.Core.Decision, err = preemption.HandleAdmissionFailure(preemptor, reasons, active); err != nil {
 		return nil, fmt.Errorf("valid input rejected: %v", err)
 	}
 	copies := make([]*pod.Pod, len(active))
 	for i, p := range active {
 		copies[i] = ClonePod(p)
 	}
-	if c.Twin, err = preemption.HandleAdmissionFailure(ClonePod(preemptor), cloneReasons(reasons), copies); err != nil {
+	if c.Core.Twin, err = preemption.HandleAdmissionFailure(ClonePod(preemptor), cloneReasons(reasons), copies); err != nil {
 		return nil, fmt.Errorf("valid input rejected on the second run: %v", err)
 	}
-	c.KillErrs = make([]error, len(c.Decision.Victims))
+	c.Victims, c.Err = c.Core.Decision.Victims, c.Core.Decision.Err
+	c.KillErrs = make([]error, len(c.Victims))
 	for i := range c.KillErrs {
 		c.KillErrs[i] = kill(i)
 	}
-	if c.Outcome, err = c.Decision.Complete(c.KillErrs); err != nil {
+	if c.Core.Outcome, err = c.Core.Decision.Complete(c.KillErrs); err != nil {
 		return nil, err
 	}
+	c.Evicted = c.Core.Outcome.Evicted
 	c.model()
 	return c, nil
+}
+
+// NewPreemptionCase is the case of a system under test other than core: its
+// victims (pointers into active, in kill order), its error and the kills'
+// results, one per victim. It has no CoreRecord, so only the contract checks
+// apply to it.
+func NewPreemptionCase(preemptor *pod.Pod, active []*pod.Pod, reasons []preemption.Reason, victims []*pod.Pod, killErrs []error, err error) *PreemptionCase {
+	c := &PreemptionCase{Preemptor: preemptor, Active: active, Reasons: reasons, Victims: victims, Err: err, KillErrs: killErrs}
+	for i, v := range victims {
+		if i < len(killErrs) && killErrs[i] == nil {
+			c.Evicted = append(c.Evicted, v)
+		}
+	}
+	c.model()
+	return c
 }
 
 func cloneReasons(reasons []preemption.Reason) []preemption.Reason {
@@ -108,7 +159,7 @@ func (c *PreemptionCase) preempts() bool { return c.critical && len(c.nonResourc
 func (c *PreemptionCase) victimIndex() ([]int, error) {
 	var idx []int
 	seen := map[int]bool{}
-	for _, v := range c.Decision.Victims {
+	for _, v := range c.Victims {
 		found := -1
 		for i, p := range c.Active {
 			if p == v {
@@ -172,6 +223,13 @@ func errText(err error) string {
 
 func always(*PreemptionCase) bool { return true }
 
+// fidelity makes a fidelity check apply only to a case core decided: it
+// reads the CoreRecord, or compares with the model what only core must
+// match.
+func fidelity(applies func(*PreemptionCase) bool) func(*PreemptionCase) bool {
+	return func(c *PreemptionCase) bool { return c.Core != nil && applies(c) }
+}
+
 // Preemption invariant IDs.
 const (
 	PRVictims       = "PR-VICTIMS"
@@ -196,7 +254,9 @@ const (
 
 // PreemptionChecks are the preemption invariants, sharpest first: a
 // failure is attributed to the first statement it breaks, and the broad
-// comparison with the model comes last.
+// comparison with the model comes last. The fidelity checks apply only to
+// a case with a CoreRecord; the contract checks, last, read only what every
+// Preempter gives.
 var PreemptionChecks = []verify.Check[*PreemptionCase]{
 	{
 		Property: verify.Property{
@@ -210,7 +270,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
 			},
 		},
-		Applies: always,
+		Applies: fidelity(always),
 		Holds:   checkVictims,
 	},
 	{
@@ -225,7 +285,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.Code(podUpdate, "IsCriticalPod"),
 			},
 		},
-		Applies: always,
+		Applies: fidelity(always),
 		Holds:   checkNonCritical,
 	},
 	{
@@ -237,7 +297,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				"order, and preempts nothing.",
 			Sources: []cite.Source{cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.HandleAdmissionFailure")},
 		},
-		Applies: func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 },
+		Applies: fidelity(func(c *PreemptionCase) bool { return c.critical && len(c.nonResource) > 0 }),
 		Holds:   checkNonResource,
 	},
 	{
@@ -249,7 +309,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				"lower priority.",
 			Sources: []cite.Source{cite.Code(podUpdate, "Preemptable"), cite.Issue(65372), cite.PR(65561)},
 		},
-		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 },
+		Applies: fidelity(func(c *PreemptionCase) bool { return len(c.Victims) > 0 }),
 		Holds:   checkPreemptable,
 	},
 	{
@@ -263,7 +323,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.Code(kubeletPreemption, "admissionRequirementList.subtract"),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil },
+		Applies: fidelity(func(c *PreemptionCase) bool { return c.preempts() && c.Err == nil }),
 		Holds:   checkFrees,
 	},
 	{
@@ -275,7 +335,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				"free every insufficient amount.",
 			Sources: []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt")},
 		},
-		Applies: func(c *PreemptionCase) bool { return c.preempts() },
+		Applies: fidelity(func(c *PreemptionCase) bool { return c.preempts() }),
 		Holds:   checkErrorIff,
 	},
 	{
@@ -286,7 +346,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 			Statement: "Victims come in QoS order: BestEffort, then Burstable, then Guaranteed.",
 			Sources:   []cite.Source{cite.Code(kubeletPreemption, "getPodsToPreempt"), preemptionSeed(prSeedPerClass)},
 		},
-		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 1 },
+		Applies: fidelity(func(c *PreemptionCase) bool { return len(c.Victims) > 1 }),
 		Holds:   checkQoSOrder,
 	},
 	{
@@ -302,7 +362,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				preemptionSeed(prSeedPerClass),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return c.preempts() && c.Decision.Err == nil },
+		Applies: fidelity(func(c *PreemptionCase) bool { return c.preempts() && c.Err == nil }),
 		Holds:   checkQoSLowest,
 	},
 	{
@@ -319,7 +379,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.PR(135866).Noting("open; would change this"),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return c.preempts() && len(c.Decision.Victims) > 0 },
+		Applies: fidelity(func(c *PreemptionCase) bool { return c.preempts() && len(c.Victims) > 0 }),
 		Holds:   check135857,
 	},
 	{
@@ -335,7 +395,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.PR(78493),
 			},
 		},
-		Applies: always,
+		Applies: fidelity(always),
 		Holds:   checkKillSkipped,
 	},
 	{
@@ -349,7 +409,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.Code(kubeletPreemption, "CriticalPodAdmissionHandler.evictPodsToFreeRequests"),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 },
+		Applies: fidelity(func(c *PreemptionCase) bool { return len(c.Victims) > 0 }),
 		Holds:   checkVictimStatus,
 	},
 	{
@@ -365,7 +425,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				cite.Doc("models/preemption/doc.go", ""),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return c.preempts() },
+		Applies: fidelity(func(c *PreemptionCase) bool { return c.preempts() }),
 		Holds:   checkModel,
 	},
 	{
@@ -376,7 +436,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 			Statement: "A second call on copies of the same inputs gives the same decision.",
 			Sources:   []cite.Source{cite.DeterminismContract},
 		},
-		Applies: always,
+		Applies: fidelity(always),
 		Holds:   checkDeterministic,
 	},
 	{
@@ -402,7 +462,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				).Noting("static pods: set the priority field directly"),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 },
+		Applies: func(c *PreemptionCase) bool { return len(c.Victims) > 0 },
 		Holds:   checkStaticCritical,
 	},
 	{
@@ -429,7 +489,7 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 		Applies: func(
 			c *PreemptionCase,
 		) bool {
-			return c.preempts() && c.Decision.Err == nil && len(c.guaranteedVictims()) > 0
+			return c.preempts() && c.Err == nil && len(c.guaranteedVictims()) > 0
 		},
 		Holds: checkGuaranteedLowest,
 	},
@@ -452,9 +512,21 @@ var PreemptionChecks = []verify.Check[*PreemptionCase]{
 				).Noting("a pod without a priority class has priority zero"),
 			},
 		},
-		Applies: func(c *PreemptionCase) bool { return len(c.Decision.Victims) > 0 && fromAPIServer(c.Preemptor) },
+		Applies: func(c *PreemptionCase) bool { return len(c.Victims) > 0 && fromAPIServer(c.Preemptor) },
 		Holds:   checkLowerPriority,
 	},
+}
+
+// PreemptionContractChecks are the contract checks of PreemptionChecks, in
+// order: the ones that judge a Preempter other than core.
+func PreemptionContractChecks() []verify.Check[*PreemptionCase] {
+	var out []verify.Check[*PreemptionCase]
+	for _, c := range PreemptionChecks {
+		if c.Kind == verify.Contract {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // fromAPIServer says whether the kubelet got the pod from the API server
@@ -467,7 +539,7 @@ func fromAPIServer(p *pod.Pod) bool {
 }
 
 func checkLowerPriority(c *PreemptionCase) error {
-	for _, v := range c.Decision.Victims {
+	for _, v := range c.Victims {
 		if userPriority(v) >= userPriority(c.Preemptor) {
 			return fmt.Errorf("%q (%s) preempted %q (%s), whose priority is not lower", c.Preemptor.UID, describePriority(c.Preemptor), v.UID, describePriority(v))
 		}
@@ -506,7 +578,7 @@ func staticMarkedCritical(p *pod.Pod) bool {
 }
 
 func checkStaticCritical(c *PreemptionCase) error {
-	for _, v := range c.Decision.Victims {
+	for _, v := range c.Victims {
 		if staticMarkedCritical(v) {
 			return fmt.Errorf("%q (%s) preempted the static pod %q (config source %q, priority %s, priorityClassName %q), which is marked as critical",
 				c.Preemptor.UID, describePriority(c.Preemptor), v.UID, v.Annotations[sourceAnnotation], priorityText(v.Priority), v.PriorityClassName)
@@ -572,7 +644,7 @@ func checkGuaranteedLowest(c *PreemptionCase) error {
 		}
 		if len(lower) > 0 && len(model.Missing(c.needs, lower)) == 0 {
 			return fmt.Errorf("the Guaranteed pod %q (priority %s) is a victim (victims %s) although the lower-priority pods the preemptor may preempt, [%s], free %s by themselves",
-				c.Active[g].UID, priorityText(c.Active[g].Priority), uidList(c.Decision.Victims), strings.Join(names, " "), model.Format(c.needs))
+				c.Active[g].UID, priorityText(c.Active[g].Priority), uidList(c.Victims), strings.Join(names, " "), model.Format(c.needs))
 		}
 	}
 	return nil
@@ -582,21 +654,21 @@ func checkVictims(c *PreemptionCase) error {
 	if _, err := c.victimIndex(); err != nil {
 		return err
 	}
-	for _, v := range c.Decision.Victims {
+	for _, v := range c.Victims {
 		if v == c.Preemptor || v.UID == c.Preemptor.UID {
 			return fmt.Errorf("the preemptor %q is its own victim", v.UID)
 		}
 	}
-	if len(c.Decision.Victims) > 0 && (len(c.Decision.Reasons) > 0 || c.Decision.Err != nil) {
-		return fmt.Errorf("victims %s chosen although reasons %s stand or error %q", uidList(c.Decision.Victims), reasonTexts(c.Decision.Reasons), errText(c.Decision.Err))
+	if len(c.Victims) > 0 && (len(c.Core.Decision.Reasons) > 0 || c.Err != nil) {
+		return fmt.Errorf("victims %s chosen although reasons %s stand or error %q", uidList(c.Victims), reasonTexts(c.Core.Decision.Reasons), errText(c.Err))
 	}
 	return nil
 }
 
 func checkNonCritical(c *PreemptionCase) error {
-	unchanged := len(c.Decision.Reasons) == len(c.Reasons) && len(c.Reasons) > 0
-	for i := range c.Decision.Reasons {
-		if unchanged && c.Decision.Reasons[i] != c.Reasons[i] {
+	unchanged := len(c.Core.Decision.Reasons) == len(c.Reasons) && len(c.Reasons) > 0
+	for i := range c.Core.Decision.Reasons {
+		if unchanged && c.Core.Decision.Reasons[i] != c.Reasons[i] {
 			unchanged = false
 		}
 	}
@@ -604,29 +676,29 @@ func checkNonCritical(c *PreemptionCase) error {
 		// A critical preemptor never gets all its reasons back when one is
 		// a resource reason (the non-resource ones are a strict subset).
 		if unchanged && len(c.needs) > 0 {
-			return fmt.Errorf("critical preemptor %q got every reason back unchanged: %s", c.Preemptor.UID, reasonTexts(c.Decision.Reasons))
+			return fmt.Errorf("critical preemptor %q got every reason back unchanged: %s", c.Preemptor.UID, reasonTexts(c.Core.Decision.Reasons))
 		}
 		return nil
 	}
 	if len(c.Reasons) > 0 && !unchanged {
-		return fmt.Errorf("non-critical preemptor %q: reasons %s came back as %s", c.Preemptor.UID, reasonTexts(c.Reasons), reasonTexts(c.Decision.Reasons))
+		return fmt.Errorf("non-critical preemptor %q: reasons %s came back as %s", c.Preemptor.UID, reasonTexts(c.Reasons), reasonTexts(c.Core.Decision.Reasons))
 	}
-	if len(c.Decision.Victims) > 0 || c.Decision.Err != nil || len(c.Decision.Requirements) > 0 {
-		return fmt.Errorf("non-critical preemptor %q preempted %s (error %q, requirements %v)", c.Preemptor.UID, uidList(c.Decision.Victims), errText(c.Decision.Err), c.Decision.Requirements)
+	if len(c.Victims) > 0 || c.Err != nil || len(c.Core.Decision.Requirements) > 0 {
+		return fmt.Errorf("non-critical preemptor %q preempted %s (error %q, requirements %v)", c.Preemptor.UID, uidList(c.Victims), errText(c.Err), c.Core.Decision.Requirements)
 	}
 	return nil
 }
 
 func checkNonResource(c *PreemptionCase) error {
-	if len(c.Decision.Victims) > 0 || c.Decision.Err != nil {
-		return fmt.Errorf("with non-resource reasons %s, preemption ran: victims %s, error %q", reasonTexts(c.nonResource), uidList(c.Decision.Victims), errText(c.Decision.Err))
+	if len(c.Victims) > 0 || c.Err != nil {
+		return fmt.Errorf("with non-resource reasons %s, preemption ran: victims %s, error %q", reasonTexts(c.nonResource), uidList(c.Victims), errText(c.Err))
 	}
-	if len(c.Decision.Reasons) != len(c.nonResource) {
-		return fmt.Errorf("reasons %s came back as %s, want only the non-resource ones %s", reasonTexts(c.Reasons), reasonTexts(c.Decision.Reasons), reasonTexts(c.nonResource))
+	if len(c.Core.Decision.Reasons) != len(c.nonResource) {
+		return fmt.Errorf("reasons %s came back as %s, want only the non-resource ones %s", reasonTexts(c.Reasons), reasonTexts(c.Core.Decision.Reasons), reasonTexts(c.nonResource))
 	}
 	for i := range c.nonResource {
-		if c.Decision.Reasons[i] != c.nonResource[i] {
-			return fmt.Errorf("reasons came back as %s, want %s in that order", reasonTexts(c.Decision.Reasons), reasonTexts(c.nonResource))
+		if c.Core.Decision.Reasons[i] != c.nonResource[i] {
+			return fmt.Errorf("reasons came back as %s, want %s in that order", reasonTexts(c.Core.Decision.Reasons), reasonTexts(c.nonResource))
 		}
 	}
 	return nil
@@ -658,7 +730,7 @@ func checkFrees(c *PreemptionCase) error {
 		return err
 	}
 	if left := model.Missing(c.needs, c.podsAt(idx)); len(left) > 0 {
-		return fmt.Errorf("victims %s leave %s of %s missing", uidList(c.Decision.Victims), model.Format(left), model.Format(c.needs))
+		return fmt.Errorf("victims %s leave %s of %s missing", uidList(c.Victims), model.Format(left), model.Format(c.needs))
 	}
 	return nil
 }
@@ -666,14 +738,14 @@ func checkFrees(c *PreemptionCase) error {
 func checkErrorIff(c *PreemptionCase) error {
 	left := model.Missing(c.needs, c.ofClass(model.BestEffort, model.Burstable, model.Guaranteed))
 	switch {
-	case len(left) > 0 && c.Decision.Err == nil:
-		return fmt.Errorf("all preemptable pods together leave %s missing, yet preemption succeeded with victims %s", model.Format(left), uidList(c.Decision.Victims))
-	case len(left) == 0 && c.Decision.Err != nil:
-		return fmt.Errorf("preemption failed (%v) although all %d preemptable pods together free %s", c.Decision.Err, len(c.preemptable), model.Format(c.needs))
+	case len(left) > 0 && c.Err == nil:
+		return fmt.Errorf("all preemptable pods together leave %s missing, yet preemption succeeded with victims %s", model.Format(left), uidList(c.Victims))
+	case len(left) == 0 && c.Err != nil:
+		return fmt.Errorf("preemption failed (%v) although all %d preemptable pods together free %s", c.Err, len(c.preemptable), model.Format(c.needs))
 	case len(left) > 0:
 		want := "preemption: error finding a set of pods to preempt: no set of running pods found to reclaim resources: " + model.Format(left)
-		if c.Decision.Err.Error() != want {
-			return fmt.Errorf("error %q, want %q", c.Decision.Err, want)
+		if c.Err.Error() != want {
+			return fmt.Errorf("error %q, want %q", c.Err, want)
 		}
 	}
 	return nil
@@ -706,11 +778,11 @@ func checkQoSLowest(c *PreemptionCase) error {
 	}
 	if len(model.Missing(c.needs, c.ofClass(model.BestEffort))) == 0 && count[model.Burstable]+count[model.Guaranteed] > 0 {
 		return fmt.Errorf("the preemptable BestEffort pods alone free %s, yet victims %s include %d Burstable and %d Guaranteed pods",
-			model.Format(c.needs), uidList(c.Decision.Victims), count[model.Burstable], count[model.Guaranteed])
+			model.Format(c.needs), uidList(c.Victims), count[model.Burstable], count[model.Guaranteed])
 	}
 	if len(model.Missing(c.needs, c.ofClass(model.BestEffort, model.Burstable))) == 0 && count[model.Guaranteed] > 0 {
 		return fmt.Errorf("the preemptable BestEffort and Burstable pods together free %s, yet victims %s include %d Guaranteed pods",
-			model.Format(c.needs), uidList(c.Decision.Victims), count[model.Guaranteed])
+			model.Format(c.needs), uidList(c.Victims), count[model.Guaranteed])
 	}
 	return nil
 }
@@ -739,24 +811,24 @@ func check135857(c *PreemptionCase) error {
 		return fmt.Errorf("without priorities preemption failed: %v %v", err, d.Err)
 	}
 	if len(d.Victims) != len(idx) {
-		return fmt.Errorf("victims %s with priorities, %d without", uidList(c.Decision.Victims), len(d.Victims))
+		return fmt.Errorf("victims %s with priorities, %d without", uidList(c.Victims), len(d.Victims))
 	}
 	for k, v := range d.Victims {
 		if back[v] != idx[k] {
-			return fmt.Errorf("victims %s with priorities, %s without: priority changed the choice", uidList(c.Decision.Victims), uidList(d.Victims))
+			return fmt.Errorf("victims %s with priorities, %s without: priority changed the choice", uidList(c.Victims), uidList(d.Victims))
 		}
 	}
 	return nil
 }
 
 func checkKillSkipped(c *PreemptionCase) error {
-	o := c.Outcome
-	wantAdmit := len(c.Decision.Reasons) == 0 && c.Decision.Err == nil
-	if o.Admit != wantAdmit || errText(o.Err) != errText(c.Decision.Err) {
-		return fmt.Errorf("kills %v: outcome admit=%t err=%q, want admit=%t err=%q", c.KillErrs, o.Admit, errText(o.Err), wantAdmit, errText(c.Decision.Err))
+	o := c.Core.Outcome
+	wantAdmit := len(c.Core.Decision.Reasons) == 0 && c.Err == nil
+	if o.Admit != wantAdmit || errText(o.Err) != errText(c.Err) {
+		return fmt.Errorf("kills %v: outcome admit=%t err=%q, want admit=%t err=%q", c.KillErrs, o.Admit, errText(o.Err), wantAdmit, errText(c.Err))
 	}
 	var evicted, failed []*pod.Pod
-	for i, v := range c.Decision.Victims {
+	for i, v := range c.Victims {
 		if c.KillErrs[i] == nil {
 			evicted = append(evicted, v)
 		} else {
@@ -778,25 +850,25 @@ func checkKillSkipped(c *PreemptionCase) error {
 	if total != len(evicted) {
 		return fmt.Errorf("kubelet_preemptions counted %v for %d killed victims", o.Preemptions, len(evicted))
 	}
-	if len(evicted) > 0 && o.Preemptions[string(c.Decision.Requirements[0].Resource)] != len(evicted) {
-		return fmt.Errorf("kubelet_preemptions %v, want the signal %q, the first requirement's resource", o.Preemptions, c.Decision.Requirements[0].Resource)
+	if len(evicted) > 0 && o.Preemptions[string(c.Core.Decision.Requirements[0].Resource)] != len(evicted) {
+		return fmt.Errorf("kubelet_preemptions %v, want the signal %q, the first requirement's resource", o.Preemptions, c.Core.Decision.Requirements[0].Resource)
 	}
 	return nil
 }
 
 func checkVictimStatus(c *PreemptionCase) error {
-	ev := c.Decision.Evictions()
-	if len(ev) != len(c.Decision.Victims) {
-		return fmt.Errorf("%d evictions for %d victims", len(ev), len(c.Decision.Victims))
+	ev := c.Core.Decision.Evictions()
+	if len(ev) != len(c.Victims) {
+		return fmt.Errorf("%d evictions for %d victims", len(ev), len(c.Victims))
 	}
 	for i, e := range ev {
 		s := e.Status
-		ok := e.Pod == c.Decision.Victims[i] && e.Evict && e.GracePeriodOverride == nil && s.Phase == "Failed" && s.Reason == "Preempting" && s.Message == "Preempted in order to admit critical pod" &&
+		ok := e.Pod == c.Victims[i] && e.Evict && e.GracePeriodOverride == nil && s.Phase == "Failed" && s.Reason == "Preempting" && s.Message == "Preempted in order to admit critical pod" &&
 			len(s.Conditions) == 1 && s.Conditions[0] == (preemption.Condition{Type: "DisruptionTarget", Status: "True", Reason: "TerminationByKubelet",
 			Message: "Pod was preempted by Kubelet to accommodate a critical pod."}) &&
 			e.Event == (preemption.Event{Type: "Warning", Reason: "Preempting", Message: "Preempted in order to admit critical pod"})
 		if !ok {
-			return fmt.Errorf("eviction of %q: %+v", c.Decision.Victims[i].UID, e)
+			return fmt.Errorf("eviction of %q: %+v", c.Victims[i].UID, e)
 		}
 	}
 	return nil
@@ -804,9 +876,9 @@ func checkVictimStatus(c *PreemptionCase) error {
 
 func checkModel(c *PreemptionCase) error {
 	want := c.greedy
-	if want.Err != "" || c.Decision.Err != nil {
-		if errText(c.Decision.Err) != want.Err {
-			return fmt.Errorf("error %q, the model's %q (victims %s)", errText(c.Decision.Err), want.Err, uidList(c.Decision.Victims))
+	if want.Err != "" || c.Err != nil {
+		if errText(c.Err) != want.Err {
+			return fmt.Errorf("error %q, the model's %q (victims %s)", errText(c.Err), want.Err, uidList(c.Victims))
 		}
 		return nil
 	}
@@ -826,7 +898,7 @@ func renderDecision(d preemption.Decision) string {
 }
 
 func checkDeterministic(c *PreemptionCase) error {
-	if a, b := renderDecision(c.Decision), renderDecision(c.Twin); a != b {
+	if a, b := renderDecision(c.Core.Decision), renderDecision(c.Core.Twin); a != b {
 		return fmt.Errorf("the same input gave two decisions:\n  first:  %s\n  second: %s", a, b)
 	}
 	return nil
@@ -845,7 +917,7 @@ const (
 // (found by brute force, whatever the QoS classes), and whether a victim
 // has a higher priority than a preemptable pod it spared.
 func (c *PreemptionCase) Observe(observe func(name string, value float64)) {
-	if !c.preempts() || c.Decision.Err != nil || len(c.Decision.Victims) == 0 {
+	if !c.preempts() || c.Err != nil || len(c.Victims) == 0 {
 		return
 	}
 	idx, err := c.victimIndex()

@@ -44,13 +44,13 @@ func (m *machine) podLeaves(t *rapid.T) {
 	m.active = append(m.active[:i], m.active[i+1:]...)
 }
 
-// preempt asks core/preemption about an arriving pod; each victim's kill
+// preempt asks the system under test about an arriving pod; each victim's kill
 // fails with probability 1/4, and the victims killed leave.
 func (m *machine) preempt(t *rapid.T, action string, critical bool) {
 	p := admissioncheck.Pod(t, m.newUID(), admissioncheck.PodOptions{Critical: critical})
 	reasons := admissioncheck.Reasons(t)
 	m.steps.Begin(action, "%s reasons=%s active=%s", admissioncheck.DescribePod(p), admissioncheck.DescribeReasons(reasons), admissioncheck.DescribeUIDs(m.active))
-	c, err := admissioncheck.RunPreemption(p, append([]*pod.Pod(nil), m.active...), reasons, func(i int) error {
+	c, err := m.sut(p, append([]*pod.Pod(nil), m.active...), reasons, func(i int) error {
 		if rapid.IntRange(0, 3).Draw(t, "killFails") == 0 {
 			return errors.New("failed to kill pod: context deadline exceeded")
 		}
@@ -59,8 +59,8 @@ func (m *machine) preempt(t *rapid.T, action string, critical bool) {
 	if err != nil {
 		m.t.Fatalf("%s: %v", admissioncheck.PRModel, err)
 	}
-	m.t.Logf("  victims=%s killFailed=%d err=%v", admissioncheck.DescribeUIDs(c.Decision.Victims), len(c.Outcome.KillFailed), c.Decision.Err)
-	for _, v := range c.Outcome.Evicted {
+	m.t.Logf("  victims=%s killFailed=%d err=%v", admissioncheck.DescribeUIDs(c.Victims), len(c.Victims)-len(c.Evicted), c.Err)
+	for _, v := range c.Evicted {
 		for i, a := range m.active {
 			if a == v {
 				m.active = append(m.active[:i], m.active[i+1:]...)

@@ -9,14 +9,25 @@ import (
 	"github.com/nodeproof/nodeproof/verify"
 )
 
-// init registers the suite, so that importing the package is enough.
+// init registers the suite of core/preemption with every check, so that
+// importing the package is enough.
 func init() {
-	properties.Register(properties.Suite{
-		Name:       "preemption",
+	properties.Register(NewSuite("preemption", admissioncheck.RunPreemption, admissioncheck.PreemptionChecks))
+}
+
+// NewSuite is the preemption suite with sut as its system under test,
+// checking checks after every preemption: the same generated actions drive
+// core (the registered suite) or, in the conformance module, upstream's own
+// critical pod admission handler, which only the contract checks
+// (admissioncheck.PreemptionContractChecks) can judge. properties.Run runs
+// an unregistered one.
+func NewSuite(name string, sut admissioncheck.Preempter, checks []verify.Check[*admissioncheck.PreemptionCase]) properties.Suite {
+	return properties.Suite{
+		Name:       name,
 		Subsystem:  "preemption",
-		Invariants: verify.Properties(admissioncheck.PreemptionChecks),
-		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally).run() },
-	})
+		Invariants: verify.Properties(checks),
+		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally, sut, checks).run() },
+	}
 }
 
 // maxActive keeps the candidate pods within the brute-force search, so
@@ -36,10 +47,12 @@ type machine struct {
 	uids   int
 	active []*pod.Pod
 	last   *admissioncheck.PreemptionCase
+	sut    admissioncheck.Preempter
+	checks []verify.Check[*admissioncheck.PreemptionCase]
 }
 
-func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	return &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally)}
+func newMachine(t *rapid.T, tally *properties.Tally, sut admissioncheck.Preempter, checks []verify.Check[*admissioncheck.PreemptionCase]) *machine {
+	return &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), sut: sut, checks: checks}
 }
 
 func (m *machine) run() {
@@ -58,5 +71,5 @@ func (m *machine) check(*rapid.T) {
 		return
 	}
 	m.last = nil
-	properties.Evaluate(m.t, m.tally, admissioncheck.PreemptionChecks, c)
+	properties.Evaluate(m.t, m.tally, m.checks, c)
 }
