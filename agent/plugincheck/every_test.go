@@ -28,7 +28,7 @@ func TestEveryFailingCheckReported(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.RejectUnknownIDs = false
 	cfg.Faults[testplugin.GetPreferredAllocation] = testplugin.Fault{Malformed: testplugin.MissingMustInclude}
-	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: healthyBound})
+	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res), "findings: %+v", res.Findings)
 	for _, f := range res.Findings {
@@ -50,7 +50,7 @@ func TestSmokeJudgesAnswers(t *testing.T) {
 	cfg.RejectUnknownIDs = false
 	cfg.Faults[testplugin.Allocate] = testplugin.Fault{Malformed: testplugin.NoContainerResponses}
 	cfg.Faults[testplugin.GetPreferredAllocation] = testplugin.Fault{Malformed: testplugin.WrongPreferredSize}
-	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: healthyBound})
+	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	// The preferred allocation one device short drops a device it must
 	// include, too: the sequences find that after the smoke pass.

@@ -34,7 +34,7 @@ func TestDeviceFailureNotBlamed(t *testing.T) {
 			cfg := cleanPlugin(socketDir(t))
 			cfg.ReregisterEndpoint, cfg.IDsPerHostDevice = "", 0
 			cfg.DeviceFailure = &failure
-			res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: healthyBound})
+			res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 			require.NoError(t, err)
 			assert.Empty(t, describeAll(res))
 			asked := slices.IndexFunc(p.Calls(testplugin.Allocate)[failure.AfterAllocates:], func(c testplugin.Call) bool { return slices.Contains(c.DeviceIDs, failure.ID) })
@@ -60,7 +60,7 @@ func TestReregisterOnNewSocketNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.DeviceFailure, cfg.IDsPerHostDevice = nil, 0
 	cfg.ReregisterEndpoint = "again.sock"
-	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 10, Restart: true, CallTimeout: healthyBound})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 10, Restart: true, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	assert.Equal(t, Count{Run: 1, Applied: 1}, res.Counts[RestartReregister])
@@ -75,7 +75,7 @@ func TestSharedHostDeviceNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.DeviceFailure, cfg.ReregisterEndpoint = nil, ""
 	cfg.IDsPerHostDevice = 2
-	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: healthyBound})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	shared := slices.ContainsFunc(p.Calls(testplugin.Allocate), func(c testplugin.Call) bool {
