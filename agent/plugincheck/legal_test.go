@@ -31,6 +31,11 @@ func TestDeviceFailureNotBlamed(t *testing.T) {
 		"in the generated calls": {ID: "d3", AfterAllocates: 5},
 	} {
 		t.Run(name, func(t *testing.T) {
+			// The two runs go on together, each with its own directory and
+			// plugin: they wait on sockets more than they compute, and a
+			// checker that blames the refusal waits the whole call bound
+			// for a list that would excuse it, in each of them.
+			t.Parallel()
 			cfg := cleanPlugin(socketDir(t))
 			cfg.ReregisterEndpoint, cfg.IDsPerHostDevice = "", 0
 			cfg.DeviceFailure = &failure
