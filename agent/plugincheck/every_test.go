@@ -28,7 +28,7 @@ func TestEveryFailingCheckReported(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.RejectUnknownIDs = false
 	cfg.Faults[testplugin.GetPreferredAllocation] = testplugin.Fault{Malformed: testplugin.MissingMustInclude}
-	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: healthyBound})
+	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res), "findings: %+v", res.Findings)
 	for _, f := range res.Findings {
@@ -50,7 +50,7 @@ func TestSmokeJudgesAnswers(t *testing.T) {
 	cfg.RejectUnknownIDs = false
 	cfg.Faults[testplugin.Allocate] = testplugin.Fault{Malformed: testplugin.NoContainerResponses}
 	cfg.Faults[testplugin.GetPreferredAllocation] = testplugin.Fault{Malformed: testplugin.WrongPreferredSize}
-	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: healthyBound})
+	res, err := checkPlugin(cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	// The preferred allocation one device short drops a device it must
 	// include, too: the sequences find that after the smoke pass.
@@ -70,10 +70,16 @@ func TestSmokeJudgesAnswers(t *testing.T) {
 // (PC-PLUGIN-ALIVE, PC-RESTART-STREAM-DROP), nor wait the call bound for it
 // on every call of every case it shrinks.
 func TestOptionsFailureBlamedOnce(t *testing.T) {
-	for name, fault := range map[string]testplugin.Fault{"error": {Err: errors.New("no options")}, "hang": {Hang: true}} {
-		t.Run(name, func(t *testing.T) {
+	// In this order: a mutant that fails both (mutants/pc-preferred-*.patch)
+	// is re-run with the first failure (mutants.killingTest), the error's,
+	// which does not wait out a hang.
+	for _, tc := range []struct {
+		name  string
+		fault testplugin.Fault
+	}{{"error", testplugin.Fault{Err: errors.New("no options")}}, {"hang", testplugin.Fault{Hang: true}}} {
+		t.Run(tc.name, func(t *testing.T) {
 			cfg := cleanPlugin(socketDir(t))
-			cfg.Faults[testplugin.GetDevicePluginOptions] = fault
+			cfg.Faults[testplugin.GetDevicePluginOptions] = tc.fault
 			// The run must report PC-REG-OPTIONS alone, so no healthy call
 			// may meet the bound, not even on a loaded machine: at 2 s one
 			// did once, in the fifth run of make test-busy (a rapid case

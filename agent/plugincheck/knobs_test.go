@@ -80,13 +80,7 @@ func TestKnobsCaught(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			opts := Options{Restart: true, Checks: 10, CallTimeout: healthyBound, RegisterTimeout: healthyBound}
-			if stalls(k.cfg) {
-				opts.CallTimeout = stallBound
-			}
-			if k.check == RestartReregister {
-				opts.RegisterTimeout = stallBound
-			}
+			opts := Options{Restart: true, Checks: 10, CallTimeout: callBound(k.cfg), RegisterTimeout: registerBound(k.cfg)}
 			results[i].res, results[i].err = checkPlugin(k.cfg, opts)
 		})
 	}
@@ -108,15 +102,47 @@ func TestKnobsCaught(t *testing.T) {
 // whose plugin never answers (a call that hangs, blocks or is slower than
 // any bound, a registration that never comes) needs a bound that fires,
 // and its run waits that bound out for real, at every hung call it makes.
+// callBound and registerBound choose. The other tests of cleanPlugin take
+// callBound too, so that a mutant that turns a hang on in cleanPlugin
+// (mutants/pc-allocate-hang.patch) fails them after stallBound rather
+// than after healthyBound.
 const (
 	healthyBound = 30 * time.Second
 	stallBound   = 2 * time.Second
 )
 
-// stalls says whether the plugin has a call that never answers.
-func stalls(cfg testplugin.Config) bool {
+// callBound is the call bound of a run against cfg's plugin: stallBound
+// when the run waits the bound out (stalls), else healthyBound.
+func callBound(cfg testplugin.Config) time.Duration {
+	if stalls(cfg) {
+		return stallBound
+	}
+	return healthyBound
+}
+
+// registerBound is the bound on the waits for Register of a run against
+// cfg's plugin: stallBound when no registration comes after the kubelet
+// restart, because the plugin does not register again or has crashed by
+// then, else healthyBound.
+func registerBound(cfg testplugin.Config) time.Duration {
+	if cfg.NoReregister {
+		return stallBound
+	}
 	for _, f := range cfg.Faults {
-		if f.Hang || f.Block != nil || f.Delay >= healthyBound {
+		if f.Crash {
+			return stallBound
+		}
+	}
+	return healthyBound
+}
+
+// stalls says whether a run against cfg's plugin waits out its call
+// bound: the plugin has a call that never answers, or refuses Allocate
+// without the list update that would excuse the refusal, which the
+// checker waits the call bound for (refusalExcused).
+func stalls(cfg testplugin.Config) bool {
+	for rpc, f := range cfg.Faults {
+		if f.Hang || f.Block != nil || f.Delay >= healthyBound || rpc == testplugin.Allocate && f.Err != nil {
 			return true
 		}
 	}

@@ -31,10 +31,15 @@ func TestDeviceFailureNotBlamed(t *testing.T) {
 		"in the generated calls": {ID: "d3", AfterAllocates: 5},
 	} {
 		t.Run(name, func(t *testing.T) {
+			// The two runs go on together, each with its own directory and
+			// plugin: they wait on sockets more than they compute, and a
+			// checker that blames the refusal waits the whole call bound
+			// for a list that would excuse it, in each of them.
+			t.Parallel()
 			cfg := cleanPlugin(socketDir(t))
 			cfg.ReregisterEndpoint, cfg.IDsPerHostDevice = "", 0
 			cfg.DeviceFailure = &failure
-			res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: healthyBound})
+			res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 			require.NoError(t, err)
 			assert.Empty(t, describeAll(res))
 			asked := slices.IndexFunc(p.Calls(testplugin.Allocate)[failure.AfterAllocates:], func(c testplugin.Call) bool { return slices.Contains(c.DeviceIDs, failure.ID) })
@@ -60,7 +65,7 @@ func TestReregisterOnNewSocketNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.DeviceFailure, cfg.IDsPerHostDevice = nil, 0
 	cfg.ReregisterEndpoint = "again.sock"
-	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 10, Restart: true, CallTimeout: healthyBound})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 10, Restart: true, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	assert.Equal(t, Count{Run: 1, Applied: 1}, res.Counts[RestartReregister])
@@ -75,7 +80,7 @@ func TestSharedHostDeviceNotBlamed(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	cfg.DeviceFailure, cfg.ReregisterEndpoint = nil, ""
 	cfg.IDsPerHostDevice = 2
-	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: healthyBound})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Checks: 30, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	assert.Empty(t, describeAll(res))
 	shared := slices.ContainsFunc(p.Calls(testplugin.Allocate), func(c testplugin.Call) bool {

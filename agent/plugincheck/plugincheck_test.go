@@ -116,7 +116,7 @@ func launcher(cfg testplugin.Config) (launch func(context.Context) error, stop f
 // came up in the run.
 func TestCleanTestPluginPasses(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
-	res, p, err := checkPluginKept(context.Background(), cfg, Options{Restart: true, CallTimeout: healthyBound})
+	res, p, err := checkPluginKept(context.Background(), cfg, Options{Restart: true, CallTimeout: callBound(cfg)})
 	require.NoError(t, err)
 	allocates := p.Calls(testplugin.Allocate)
 	asks := func(ids ...string) func(testplugin.Call) bool {

@@ -18,7 +18,7 @@ func TestStreamFindingNamesUpdate(t *testing.T) {
 	cfg := cleanPlugin(socketDir(t))
 	started := make(chan *testplugin.Plugin, 1)
 	var plugin *testplugin.Plugin
-	opts := Options{Dir: cfg.Dir, Seed: 1, Checks: 5, CallTimeout: healthyBound,
+	opts := Options{Dir: cfg.Dir, Seed: 1, Checks: 5, CallTimeout: callBound(cfg),
 		Launch: func(context.Context) error {
 			p, err := testplugin.Start(cfg)
 			started <- p

@@ -47,7 +47,7 @@ func TestRunReplayLines(t *testing.T) {
 	cfg := broken()
 	rec := &recordingTB{TB: t}
 	launch, stop := launcher(cfg)
-	res := Run(rec, Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: healthyBound})
+	res := Run(rec, Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: callBound(cfg)})
 	_, err := stop()
 	require.NoError(t, err)
 	require.Equal(t, []string{PrefMustInclude, AllocUnknown}, findingChecks(res))
@@ -71,7 +71,7 @@ func TestRunReplayLines(t *testing.T) {
 		t.Setenv(MuteEnv, m[3])
 		cfg := broken()
 		launch, stop := launcher(cfg)
-		again, err := Check(context.Background(), Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: healthyBound})
+		again, err := Check(context.Background(), Options{Dir: cfg.Dir, Launch: launch, Checks: 30, CallTimeout: callBound(cfg)})
 		require.NoError(t, err)
 		_, err = stop()
 		require.NoError(t, err)
