@@ -387,6 +387,7 @@ var subsystems = []Subsystem{
 		},
 		Mutants: []string{
 			"rk-refused-devices-free",
+			"rk-violation-not-repeated",
 			"sim-gc-stale-containers",
 			"sim-liveness-restart-keeps-id",
 			"sim-preempted-devices-kept",
@@ -400,6 +401,10 @@ var subsystems = []Subsystem{
 			"sim-terminated-worker-kept",
 			"sim-terminating-devices-collected",
 			"verify-breach-tolerates-all",
+			"verify-events-skip-passes",
+			"verify-matrix-broken-harness-passes",
+			"verify-matrix-mixed-reads-present",
+			"verify-matrix-record-unchecked",
 			"verify-reproduced-despite-other",
 			"verify-search-any-failure",
 		},

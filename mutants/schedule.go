@@ -15,7 +15,7 @@ import (
 // with call bounds, the integration tests with real cgroups and
 // containerd, the linearizability workloads) run alone, as they do under
 // go test, so that a kill is never the load's doing.
-var alongsidePackages = []string{"./core/", "./models/", "./properties", "./sim/", "./verify", "./findings", "./fuzz"}
+var alongsidePackages = []string{"./core/", "./models/", "./properties", "./sim/", "./verify", "./findings", "./fuzz", "./upstream"}
 
 // RunsAlongside reports whether m's tests may run beside another mutant's.
 func RunsAlongside(m Mutant) bool {

@@ -82,17 +82,21 @@ func TestBuild(t *testing.T) {
 		{ID: "A-F1", Title: "a", Confirmation: "conformance: TestFindingA", Releases: "still present in v1.37.2"},
 		{ID: "B-F1", Title: "b", Confirmation: "conformance: TestFindingB", Releases: "fixed in v1.37.2 by kubernetes PR #1"},
 		{ID: "C-F1", Title: "c", Confirmation: "realkubelet/scenario: TestFindingC"},
+		{ID: "D-F1", Title: "d", Confirmation: "conformance: TestFindingD"},
 	}
 	columns := []Column{
 		{Release: "v1.37.2", Tests: []Test{
 			{Name: "TestFindingA", Passed: true, Verdicts: []Verdict{verdict("A-F1", "v1.37.2", true), verdict("A-F1", "v1.37.2", false)}},
 			{Name: "TestFindingB", Passed: true, Verdicts: []Verdict{verdict("B-F1", "v1.37.2", false)}},
 			{Name: "TestCompare", Failure: "mismatch"},
+			// The harness cannot drive v1.37.2: not a fix.
+			{Name: "TestFindingD", Failure: "setup: no such API"},
 		}},
 		{Release: Modelled, Tests: []Test{
 			{Name: "TestFindingA", Passed: true, Verdicts: []Verdict{verdict("A-F1", Modelled, true)}},
 			{Name: "TestFindingB", Passed: true},
 			{Name: "TestCompare", Passed: true},
+			{Name: "TestFindingD", Passed: true, Verdicts: []Verdict{verdict("D-F1", Modelled, true)}},
 		}},
 		{Release: "v1.38.0-beta.0", Error: "the conformance module does not build against v1.38.0-beta.0: exit status 1\nmore"},
 	}
@@ -105,7 +109,7 @@ func TestBuild(t *testing.T) {
 		}
 		return s
 	}
-	require.Len(t, m.Findings, 3)
+	require.Len(t, m.Findings, 4)
 	assert.Equal(t, []string{Present, Mixed, NotRun}, states(m.Findings[0].Cells))
 	assert.Equal(t, "1 of 2 cases show the bug; the others: kept", m.Findings[0].Cells[1].Detail)
 	assert.Empty(t, m.Findings[0].Contradicted, "mixed is neither present nor absent")
@@ -114,12 +118,14 @@ func TestBuild(t *testing.T) {
 	assert.Empty(t, m.Findings[1].Contradicted)
 	assert.Equal(t, []string{NotRun, NotRun, NotRun}, states(m.Findings[2].Cells))
 	assert.Contains(t, m.Findings[2].Cells[0].Detail, "confirmed on the real kubelet binary")
+	assert.Equal(t, []string{Present, Broken, NotRun}, states(m.Findings[3].Cells))
 	require.Len(t, m.Tests, 1)
 	assert.Equal(t, []string{Agrees, Differs, NotRun}, states(m.Tests[0].Cells))
 	assert.Equal(t, "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestCompare$' .", m.Tests[0].Cells[1].Replay)
 	assert.Equal(t, []string{
 		"v1.38.0-beta.0: the conformance module does not build against v1.38.0-beta.0: exit status 1",
 		"B-F1 on v1.36.3: TestFindingB broke: TestFindingB passed but logged no verdict on B-F1",
+		"D-F1 on v1.37.2: TestFindingD broke: setup: no such API",
 	}, m.Failures())
 
 	// The record says present; the release keeps the promise.
