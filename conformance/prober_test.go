@@ -797,6 +797,13 @@ func (u *prUpstream) retire() {
 	u.m.CleanupPods(map[types.UID]sets.Empty{})
 }
 
+// newTheirManager is upstream's prober manager over the fakes, the results
+// managers in the order liveness, readiness, startup: the one call of
+// prober.NewManager, whose arguments may change between releases.
+func newTheirManager(statuses *prStatusManager, results []*prResults, runner kubecontainer.CommandRunner, events *prEvents) upstreamprober.Manager {
+	return upstreamprober.NewManager(statuses, results[0], results[1], results[2], runner, events)
+}
+
 func runTheirProber(t *testing.T, in prScenario) prResult {
 	var out prResult
 	synctest.Test(t, func(*testing.T) {
@@ -819,7 +826,7 @@ func theirProberInBubble(in prScenario) prResult {
 		for _, typ := range []string{"Liveness", "Readiness", "Startup"} {
 			u.results = append(u.results, &prResults{Manager: proberresults.NewManager(), typ: typ, out: rec})
 		}
-		u.m = upstreamprober.NewManager(u.status, u.results[0], u.results[1], u.results[2], u.runner, events)
+		u.m = newTheirManager(u.status, u.results, u.runner, events)
 		return u
 	}
 	kubelets := []*prUpstream{newKubelet()}

@@ -49,6 +49,11 @@ walk:
 		}
 	}
 	jitter := func(k core.WorkerKey) float64 { return fractions[k] }
+	if m.other != nil {
+		m.t.Logf("  AddPod %s", p.spec.UID)
+		m.other.AddPod(m.now, p.spec, jitter)
+		return
+	}
 	got, err := m.core.AddPod(m.now, p.spec, jitter)
 	twin, twinErr := m.twin.AddPod(m.now, p.spec, jitter)
 	m.tally.Check(Deterministic, true)
@@ -137,9 +142,13 @@ func (m *machine) deletePod(t *rapid.T) {
 	p.deleted = true
 	at := m.now
 	p.spec.DeletionTimestamp = &at
+	m.begin("deletePod", "%s", p.spec.UID)
+	if m.other != nil {
+		m.other.SetDeletionTimestamp(p.spec.UID, at)
+		return
+	}
 	m.core.SetDeletionTimestamp(p.spec.UID, at)
 	m.twin.SetDeletionTimestamp(p.spec.UID, at)
-	m.begin("deletePod", "%s", p.spec.UID)
 }
 
 // finishPod ends every container and sets the phase Succeeded or Failed.
@@ -171,6 +180,10 @@ func (m *machine) stopLivenessAndStartup(t *rapid.T) {
 	}
 	m.begin("stopLivenessAndStartup", "%s", p.spec.UID)
 	p.stopped = true
+	if m.other != nil {
+		m.other.StopLivenessAndStartup(m.now, p.spec)
+		return
+	}
 	named := p.workerKeys(core.Liveness, core.Startup)
 	m.checkStop("StopLivenessAndStartup", named, m.core.StopLivenessAndStartup(m.now, p.spec), m.twin.StopLivenessAndStartup(m.now, p.spec))
 }
@@ -197,6 +210,10 @@ func (m *machine) removePod(t *rapid.T) {
 	}
 	m.begin("removePod", "%s", p.spec.UID)
 	m.pods = slices.DeleteFunc(m.pods, func(q *pod) bool { return q == p })
+	if m.other != nil {
+		m.other.RemovePod(m.now, p.spec)
+		return
+	}
 	named := p.workerKeys(probeTypes...)
 	m.checkStop("RemovePod", named, m.core.RemovePod(m.now, p.spec), m.twin.RemovePod(m.now, p.spec))
 }
@@ -214,6 +231,10 @@ func (m *machine) cleanupPods(t *rapid.T) {
 	desired := map[string]bool{}
 	for _, q := range m.pods {
 		desired[q.spec.UID] = true
+	}
+	if m.other != nil {
+		m.other.CleanupPods(m.now, desired)
+		return
 	}
 	var named []core.WorkerKey
 	for key := range m.tracks {
@@ -254,10 +275,12 @@ func (m *machine) kubeletRestart(t *rapid.T) {
 	m.begin("kubeletRestart", "after %v down", down)
 	m.contractRestart()
 	m.newKubelet()
-	// PB-WORKERS applies: a new manager has no workers.
-	m.tally.Check(Workers, true)
-	if ws := m.core.Workers(); len(ws) != 0 {
-		properties.Fail(m.t, Workers, "a new manager has workers %v", ws)
+	if m.other == nil {
+		// PB-WORKERS applies: a new manager has no workers.
+		m.tally.Check(Workers, true)
+		if ws := m.core.Workers(); len(ws) != 0 {
+			properties.Fail(m.t, Workers, "a new manager has workers %v", ws)
+		}
 	}
 	for _, p := range m.pods {
 		m.addPodToKubelet(p, t)
@@ -295,6 +318,10 @@ func (m *machine) sync(t *rapid.T) {
 // syncPod runs UpdatePodStatus on a pod with a status and holds the
 // answer to the rules restated.
 func (m *machine) syncPod(p *pod) {
+	if m.other != nil {
+		m.syncOther(p)
+		return
+	}
 	in := *p.status()
 	got, err := m.core.UpdatePodStatus(m.now, p.spec, in)
 	twin, twinErr := m.twin.UpdatePodStatus(m.now, p.spec, in)
@@ -384,6 +411,22 @@ func (m *machine) syncPod(p *pod) {
 	}
 	p.spec.Ready = allReady && p.phase == core.PodRunning
 	m.t.Logf("  Started/Ready %s; triggered %v", statusText(got.Status), got.Triggered)
+	m.moveTo(m.now)
+}
+
+// syncOther is syncPod with another manager: only the readiness promise
+// judges its answer, which is written back as core's is.
+func (m *machine) syncOther(p *pod) {
+	got := m.other.UpdatePodStatus(m.now, p.spec, *p.status())
+	allReady := len(got.ContainerStatuses) > 0
+	for i, out := range got.ContainerStatuses {
+		m.contractReady(p, i, out.Ready)
+		p.containers[i].started = out.Started != nil && *out.Started
+		p.containers[i].ready = out.Ready
+		allReady = allReady && out.Ready
+	}
+	p.spec.Ready = allReady && p.phase == core.PodRunning
+	m.t.Logf("  Started/Ready %s", statusText(got))
 	m.moveTo(m.now)
 }
 
@@ -615,7 +658,7 @@ func (m *machine) stepWorker(key core.WorkerKey, at time.Time) {
 		if answer == "error" {
 			errored = true
 			m.checkError(tr, before, after, alive, attempts, step)
-			m.contractUnknown(tr, step)
+			m.contractUnknown(tr, step.Updates, step.Kind == core.StepExit)
 		} else {
 			verdictGiven = true
 			m.checkVerdict(tr, answer, step, after, alive)

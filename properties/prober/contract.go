@@ -120,15 +120,15 @@ func (m *machine) contractVerdict(tr *track, answer model.Answer, updates []core
 }
 
 // contractUnknown holds a probe whose three tries erred to the Unknown
-// promise: nothing published, and the worker goes on unless a stop was
-// already waiting for it.
-func (m *machine) contractUnknown(tr *track, step core.Step) {
+// promise: nothing published (updates), and the worker goes on (exited
+// is false) unless a stop was already waiting for it.
+func (m *machine) contractUnknown(tr *track, updates []core.Update, exited bool) {
 	// PB-C-UNKNOWN-NO-ACTION applies to every probe that could not be run.
 	m.tally.Check(ContractUnknownNoop, true)
-	if len(step.Updates) > 0 {
-		m.tally.Breach(m.t, ContractUnknownNoop, "%v: a probe of %s that could not be run published %v", tr.key, tr.containerID, step.Updates)
+	if len(updates) > 0 {
+		m.tally.Breach(m.t, ContractUnknownNoop, "%v: a probe of %s that could not be run published %v", tr.key, tr.containerID, updates)
 	}
-	if step.Kind == core.StepExit && !tr.stopping {
+	if exited && !tr.stopping {
 		m.tally.Breach(m.t, ContractUnknownNoop, "%v: the kubelet stopped probing %s after a probe that could not be run", tr.key, tr.containerID)
 	}
 }

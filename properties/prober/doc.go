@@ -4,5 +4,7 @@
 // times; every worker step runs on the core and on a twin manager and is
 // held against the reference model in models/prober, the invariants and the
 // documentation's promises (contract.go). The suite registers itself with
-// properties as "prober".
+// properties as "prober". NewContractSuite runs the same actions on another
+// prober manager (other.go: the conformance module's is upstream's) and holds
+// it to the promises alone.
 package prober

@@ -100,11 +100,22 @@ type machine struct {
 	// contract is what the contract properties remember of the
 	// containers; it outlives kubelet restarts.
 	contract contract
+
+	// other is the system under test when it is not core (NewContractSuite),
+	// made anew by newOther at every kubelet start; core, twin, tracks
+	// and shadow are then unused. inflight are its probes being run.
+	other    Manager
+	newOther NewManager
+	inflight map[core.WorkerKey]*inflight
 }
 
-func newMachine(t *rapid.T, tally *properties.Tally) *machine {
+func newMachine(t *rapid.T, tally *properties.Tally) *machine { return newMachineOf(t, tally, nil) }
+
+// newMachineOf is the machine with other managers made by sut as the
+// system under test, or core's when sut is nil.
+func newMachineOf(t *rapid.T, tally *properties.Tally, sut NewManager) *machine {
 	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	m := &machine{t: t, tally: tally, now: start, contract: newContract()}
+	m := &machine{t: t, tally: tally, now: start, contract: newContract(), newOther: sut}
 	m.newKubelet()
 	m.addPod(t)
 	return m
@@ -148,6 +159,15 @@ func (m *machine) clock() string { return fmt.Sprintf("start+%v", m.now.Sub(m.ku
 // newKubelet is a kubelet (re)start: new managers, empty caches, no
 // workers; the status manager's statuses stay, as the API holds them.
 func (m *machine) newKubelet() {
+	if m.newOther != nil {
+		if m.other != nil {
+			m.other.Close()
+		}
+		m.kubeletStart = m.now
+		m.inflight = map[core.WorkerKey]*inflight{}
+		m.other = m.newOther(m.now, node{m})
+		return
+	}
 	var err error
 	if m.core, err = core.NewManager(core.Options{KubeletStart: m.now}); err != nil {
 		properties.Fail(m.t, Model, "NewManager: %v", err)
@@ -356,8 +376,8 @@ func (m *machine) killUnhealthy(t *rapid.T) {
 			if !c.running {
 				continue
 			}
-			live, _ := m.core.Result(core.Liveness, c.id)
-			startup, _ := m.core.Result(core.Startup, c.id)
+			live, _ := m.result(core.Liveness, c.id)
+			startup, _ := m.result(core.Startup, c.id)
 			if live != core.Failure && startup != core.Failure {
 				continue
 			}
@@ -441,8 +461,11 @@ func (m *machine) advance(t *rapid.T) {
 // container's initial delay.
 func (m *machine) advanceToBoundary(t *rapid.T) {
 	var targets []time.Time
-	if _, due, ok := m.core.NextDue(); ok {
-		targets = append(targets, due)
+	// Another manager does not say when its workers are due.
+	if m.other == nil {
+		if _, due, ok := m.core.NextDue(); ok {
+			targets = append(targets, due)
+		}
 	}
 	for _, p := range m.pods {
 		for i, c := range p.containers {
@@ -472,6 +495,11 @@ func (m *machine) advanceToBoundary(t *rapid.T) {
 const maxStepsPerMove = 2000
 
 func (m *machine) moveTo(target time.Time) {
+	if m.other != nil {
+		m.other.Advance(target)
+		m.now = target
+		return
+	}
 	for n := 0; ; n++ {
 		if n > maxStepsPerMove {
 			properties.Fail(m.t, Model, "more than %d worker steps before %v: a worker does not move on", maxStepsPerMove, target)
@@ -483,4 +511,13 @@ func (m *machine) moveTo(target time.Time) {
 		m.stepWorker(key, due)
 	}
 	m.now = target
+}
+
+// result is the system under test's cached result of a type for a
+// container.
+func (m *machine) result(typ core.ProbeType, containerID string) (core.Result, bool) {
+	if m.other != nil {
+		return m.other.Result(typ, containerID)
+	}
+	return m.core.Result(typ, containerID)
 }
