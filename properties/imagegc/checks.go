@@ -15,9 +15,13 @@ import (
 	"github.com/nodeproof/nodeproof/properties"
 )
 
-// check runs after every step: the core's records against the model's.
+// check runs after every step: the node's use of its images, and the
+// core's records against the model's.
 func (m *machine) check(*rapid.T) {
 	m.markUse()
+	if m.core == nil {
+		return
+	}
 	// GC-MODEL applies when the kubelet holds records to compare.
 	m.tally.Check(Model, len(m.records) > 0)
 	if diff := recordsDiff(m.core.Records(), m.records); diff != "" {
@@ -48,8 +52,13 @@ func recordsDiff(core []core.Record, want map[string]model.Record) string {
 	return ""
 }
 
-// checkRestart holds the records of a fresh kubelet to its start's detection.
+// checkRestart holds the records of a fresh core kubelet to its start's
+// detection.
 func (m *machine) checkRestart(why string) {
+	if m.core == nil {
+		m.check(nil)
+		return
+	}
 	inUse := m.inUse()
 	// GC-RESTART applies when the runtime lists an image to record.
 	m.tally.Check(Restart, len(m.listed) > 0)
@@ -67,8 +76,13 @@ func (m *machine) checkRestart(why string) {
 	m.check(nil)
 }
 
-// checkPass holds one pass to every invariant, then moves the model on.
+// checkPass holds one pass to every invariant, then moves the model on;
+// a pass another system under test ran, to the contract alone.
 func (m *machine) checkPass(p *pass) {
+	if m.core == nil {
+		m.checkContract(p)
+		return
+	}
 	m.checkSafety(p)
 	ageAttempts, spaceAttempts := split(p.out.Attempts)
 	m.checkOrder(p, ageAttempts, spaceAttempts)
@@ -120,7 +134,7 @@ func (m *machine) checkSafety(p *pass) {
 	// all from the eviction list: never one in use or pinned. (Upstream's
 	// detection also marks an image in use as used now, so the space pass
 	// would skip it as used too recently; the hooks' input still tells.)
-	for _, id := range p.out.RemainingImages {
+	for _, id := range p.out.Core.RemainingImages {
 		if p.inUse[id] {
 			properties.Fail(m.t, InUse, "the post-GC hooks get %s as an image GC examined, yet a container uses it", id)
 		}
@@ -192,7 +206,7 @@ func (m *machine) checkMinAge(p *pass, space []core.Attempt) {
 	}
 	// GC-MIN-AGE applies when the space pass removed something or an
 	// unused image was too young or used too recently to be removed.
-	m.tally.Check(MinAge, len(space) > 0 || young && (p.stats == nil || p.out.Usage != nil && p.out.Usage.AboveHigh || !p.isGC))
+	m.tally.Check(MinAge, len(space) > 0 || young && (p.stats == nil || p.out.Core.Usage != nil && p.out.Core.Usage.AboveHigh || !p.isGC))
 	for _, a := range space {
 		r := p.before[a.ImageID]
 		if age := m.now.Sub(r.FirstDetected); age < m.policy.MinAge {
@@ -254,8 +268,8 @@ func (m *machine) checkSpacePass(p *pass, age, space []core.Attempt) {
 		return
 	}
 	amount := capacity*int64(100-m.policy.LowThresholdPercent)/100 - available
-	if p.out.Usage == nil || p.out.Usage.AmountToFreeBytes != amount || p.out.Usage.UsagePercent != usage {
-		properties.Fail(m.t, Low, "usage %d%% of %d bytes, %d available, low %d%%: want amountToFree %d, the core has %+v", usage, capacity, available, m.policy.LowThresholdPercent, amount, p.out.Usage)
+	if u := p.out.Core.Usage; u == nil || u.AmountToFreeBytes != amount || u.UsagePercent != usage {
+		properties.Fail(m.t, Low, "usage %d%% of %d bytes, %d available, low %d%%: want amountToFree %d, the core has %+v", usage, capacity, available, m.policy.LowThresholdPercent, amount, u)
 	}
 
 	var counted int64
@@ -313,7 +327,7 @@ func (m *machine) checkDeleteUnused(p *pass, age, space []core.Attempt) {
 	if len(age) > 0 || !slices.Equal(got, eligible) {
 		properties.Fail(m.t, DeleteUnused, "tried %s, want every eligible image %v (eviction order %v)", ids(p.out.Attempts), eligible, p.order)
 	}
-	if p.stats != nil || p.out.Usage != nil {
+	if p.stats != nil || p.out.Core.Usage != nil {
 		properties.Fail(m.t, DeleteUnused, "read the filesystem's stats")
 	}
 	if (p.out.Err != nil) != failed {
@@ -426,7 +440,7 @@ func (m *machine) checkTwin(p *pass) {
 	// GC-DETERMINISTIC applies when there was something to decide: an
 	// image the pass could have removed.
 	m.tally.Check(Deterministic, len(p.order) > 0)
-	if got, want := outcomeText(pass.Outcome()), outcomeText(p.out); got != want || len(answers) > 0 {
+	if got, want := outcomeText(pass.Outcome()), outcomeText(*p.out.Core); got != want || len(answers) > 0 {
 		properties.Fail(m.t, Deterministic, "same inputs, different outcomes:\n  first: %s\n  twin:  %s", want, got)
 	}
 	if !reflect.DeepEqual(m.twin.Records(), m.core.Records()) {
@@ -542,20 +556,8 @@ func (m *machine) checkContractMinAge(p *pass) {
 func (m *machine) checkContractMaxAge(p *pass) {
 	maxAge := m.policy.MaxAge
 	age, _ := split(p.out.Attempts)
-	// GC-C-MAX-AGE-UNUSED applies when MaxAge is set and the pass had
-	// unused images it could have removed for age (during the start-up
-	// wait too: none may go then).
-	m.tally.Check(ContractMaxAgeUnused, len(age) > 0 || maxAge > 0 && len(p.order) > 0)
-	for _, a := range age {
-		if a.Err != nil {
-			continue
-		}
-		if unused := m.now.Sub(m.unusedSince(p, a.ImageID)); unused < maxAge {
-			m.tally.Breach(m.t, ContractMaxAgeUnused, "removed %s for age after %v unused (since %s), under imageMaximumGCAge %v", a.ImageID, unused, m.unusedSince(p, a.ImageID).Sub(m.beganGC), maxAge)
-		}
-	}
-	// GC-C-MAX-AGE-BOUND applies when MaxAge is set and an unused,
-	// unpinned image was listed.
+	// candidates: MaxAge is set and an unused, unpinned image was listed
+	// at the pass's detection.
 	var due []string
 	candidates := false
 	for _, id := range p.listed {
@@ -567,6 +569,19 @@ func (m *machine) checkContractMaxAge(p *pass) {
 			due = append(due, id)
 		}
 	}
+	// GC-C-MAX-AGE-UNUSED applies when the pass removed for age or had
+	// candidates it could have removed (during the start-up wait too:
+	// none may go then).
+	m.tally.Check(ContractMaxAgeUnused, len(age) > 0 || candidates)
+	for _, a := range age {
+		if a.Err != nil {
+			continue
+		}
+		if unused := m.now.Sub(m.unusedSince(p, a.ImageID)); unused < maxAge {
+			m.tally.Breach(m.t, ContractMaxAgeUnused, "removed %s for age after %v unused (since %s), under imageMaximumGCAge %v", a.ImageID, unused, m.unusedSince(p, a.ImageID).Sub(m.beganGC), maxAge)
+		}
+	}
+	// GC-C-MAX-AGE-BOUND applies when there were candidates.
 	m.tally.Check(ContractMaxAgeBound, candidates)
 	attempted := attemptedSet(p.out.Attempts)
 	for _, id := range due {

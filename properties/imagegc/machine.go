@@ -13,16 +13,46 @@ import (
 	core "github.com/nodeproof/nodeproof/core/imagegc"
 	model "github.com/nodeproof/nodeproof/models/imagegc"
 	"github.com/nodeproof/nodeproof/properties"
+	"github.com/nodeproof/nodeproof/verify"
 )
 
-// init registers the suite, so that importing the package is enough.
+// init registers the suite of core/imagegc with every invariant, so that
+// importing the package is enough.
 func init() {
 	properties.Register(properties.Suite{
 		Name:       "imagegc",
 		Subsystem:  subsystem,
 		Invariants: invariants,
-		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally).run() },
+		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally, nil).run() },
 	})
+}
+
+// ContractSuite is the suite with kubelet's managers as its system under
+// test in place of core: the same generated node, the same actions, held
+// to the contract properties alone (ContractInvariants). The fidelity
+// invariants compare core's own records, outcome and twin with the model;
+// another system under test gives none of them, and the conformance
+// module's TestImageGC holds core to upstream already. properties.Run runs
+// it unregistered.
+func ContractSuite(name string, kubelet Kubelet) properties.Suite {
+	return properties.Suite{
+		Name:       name,
+		Subsystem:  subsystem,
+		Invariants: ContractInvariants(),
+		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally, kubelet).run() },
+	}
+}
+
+// ContractInvariants are the contract properties among the invariants, in
+// order: the ones that judge a system under test other than core.
+func ContractInvariants() []verify.Property {
+	var out []verify.Property
+	for _, p := range invariants {
+		if p.Kind == verify.Contract {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // maxContainers bounds the containers startContainer leaves listed, so
@@ -38,9 +68,11 @@ type container struct {
 }
 
 // machine plays a node: a runtime with images and containers, an image
-// filesystem, a clock and a kubelet whose image GC manager is the core.
-// The reference model's records are kept beside it, and every expectation
-// of the invariants is worked out from the node and those records.
+// filesystem, a clock and a kubelet whose image GC manager is the system
+// under test, the core unless kubelet starts another. With the core, the
+// reference model's records are kept beside it, and every expectation of
+// the invariants is worked out from the node and those records; the
+// contract invariants read the node alone.
 type machine struct {
 	t     *rapid.T
 	tally *properties.Tally
@@ -50,6 +82,12 @@ type machine struct {
 	// lastDetect is the last detection's time, for the clock's draws.
 	lastDetect time.Time
 	policy     core.Policy
+	// kubelet starts the system under test; nil for the core.
+	kubelet Kubelet
+	// sut is this kubelet run's manager. core and twin are the core's
+	// managers when it is the system under test (sut is then core), nil
+	// otherwise: the fidelity invariants apply only when they are set.
+	sut        Collector
 	core, twin *core.Manager
 
 	// listed are the image IDs the runtime lists, in ID order.
@@ -77,8 +115,8 @@ type machine struct {
 
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), now: epoch, arrived: map[string]time.Time{}, lastUse: map[string]time.Time{}}
+func newMachine(t *rapid.T, tally *properties.Tally, kubelet Kubelet) *machine {
+	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), now: epoch, kubelet: kubelet, arrived: map[string]time.Time{}, lastUse: map[string]time.Time{}}
 	m.capacityBytes = rapid.SampledFrom([]int64{1536 * mi, 2048 * mi, 3072 * mi}).Draw(t, "capacity")
 	m.listed = []string{pause}
 	m.otherBytes = rapid.SampledFrom([]int64{0, 200 * mi, 600 * mi}).Draw(t, "otherBytes")
@@ -267,14 +305,21 @@ func (m *machine) clock() string {
 // loop beginning now, and the start's detection (realImageGCManager.Start).
 func (m *machine) restartKubelet(why string) {
 	var err error
-	if m.core, err = core.NewManager(m.policy, core.Options{}); err != nil {
-		properties.Fail(m.t, Model, "a valid policy %+v is refused: %v", m.policy, err)
-	}
-	if m.twin, err = core.NewManager(m.policy, core.Options{}); err != nil {
-		properties.Fail(m.t, Deterministic, "the second manager refuses %+v: %v", m.policy, err)
+	if m.kubelet != nil {
+		if m.sut, err = m.kubelet(m.policy); err != nil {
+			m.t.Fatalf("the system under test refuses a valid policy %+v: %v", m.policy, err)
+		}
+	} else {
+		if m.core, err = core.NewManager(m.policy, core.Options{}); err != nil {
+			properties.Fail(m.t, Model, "a valid policy %+v is refused: %v", m.policy, err)
+		}
+		if m.twin, err = core.NewManager(m.policy, core.Options{}); err != nil {
+			properties.Fail(m.t, Deterministic, "the second manager refuses %+v: %v", m.policy, err)
+		}
+		m.sut = coreCollector{m.core}
+		m.records = map[string]model.Record{}
 	}
 	m.beganGC = m.now
-	m.records = map[string]model.Record{}
 	m.listedSince = map[string]time.Time{}
 	m.runDetect()
 	m.checkRestart(why)
@@ -282,11 +327,17 @@ func (m *machine) restartKubelet(why string) {
 
 func (m *machine) runDetect() {
 	view := m.view()
-	errCore, errTwin := m.core.Detect(m.now, view), m.twin.Detect(m.now, view)
-	if errCore != nil || errTwin != nil {
-		properties.Fail(m.t, Model, "detection of a valid view failed: %v / %v", errCore, errTwin)
+	if m.core == nil {
+		if err := m.sut.Detect(m.now, view); err != nil {
+			m.t.Fatalf("detection of a valid view failed: %v", err)
+		}
+	} else {
+		errCore, errTwin := m.sut.Detect(m.now, view), m.twin.Detect(m.now, view)
+		if errCore != nil || errTwin != nil {
+			properties.Fail(m.t, Model, "detection of a valid view failed: %v / %v", errCore, errTwin)
+		}
+		m.records = model.Detect(m.records, m.modelImages(), m.inUse(), m.now)
 	}
-	m.records = model.Detect(m.records, m.modelImages(), m.inUse(), m.now)
 	m.lastDetect = m.now
 	m.noteListed()
 }
@@ -308,8 +359,9 @@ func (m *machine) noteListed() {
 // pass is what one pass saw and did, for the checks.
 type pass struct {
 	isGC bool
-	// before are the model's records after the pass's detection; inUse and
-	// listed are the runtime's answer at that detection.
+	// before are the model's records after the pass's detection, with the
+	// core only; inUse and listed are the runtime's answer at that
+	// detection.
 	before map[string]model.Record
 	inUse  map[string]bool
 	listed []string
@@ -317,7 +369,7 @@ type pass struct {
 	order []string
 	// stats is what ImageFsStats answered, when it was asked.
 	stats *core.FsStats
-	out   core.Outcome
+	out   Outcome
 	// failing are the removals the runtime failed, with their error texts.
 	failing map[string]string
 	// raced are the images a container started on while their removal was
@@ -337,8 +389,8 @@ type pass struct {
 	arrivedBefore, lastUseBefore map[string]time.Time
 }
 
-// runPass runs GarbageCollect (isGC) or DeleteUnusedImages through the
-// stepped API, the machine answering RemoveImage (failures drawn per
+// runPass runs GarbageCollect (isGC) or DeleteUnusedImages on the system
+// under test, the machine answering RemoveImage (failures drawn per
 // removal) and ImageFsStats, and a container sometimes starting on the
 // image being removed (#123631).
 func (m *machine) runPass(t *rapid.T, isGC bool) {
@@ -347,58 +399,57 @@ func (m *machine) runPass(t *rapid.T, isGC bool) {
 	view := m.view()
 	p := &pass{isGC: isGC, inUse: m.inUse(), listed: slices.Clone(m.listed), failing: map[string]string{}, usedBefore: m.usedBytes(),
 		arrivedBefore: maps.Clone(m.arrived), lastUseBefore: maps.Clone(m.lastUse)}
-	p.before = model.Detect(m.records, m.modelImages(), p.inUse, m.now)
-	p.order = evictionOrder(p.before, p.inUse)
-	var pass *core.Pass
+	if m.core != nil {
+		p.before = model.Detect(m.records, m.modelImages(), p.inUse, m.now)
+		p.order = evictionOrder(p.before, p.inUse)
+	}
 	var err error
-	if isGC {
-		pass, err = m.core.GarbageCollect(m.now, m.beganGC, view)
-	} else {
-		pass, err = m.core.DeleteUnusedImages(m.now, view)
+	if p.out, err = m.sut.Collect(isGC, m.now, m.beganGC, view, &passRuntime{m: m, t: t, p: p}); err != nil {
+		properties.Fail(m.t, Model, "%v", err)
 	}
-	if err != nil {
-		properties.Fail(m.t, Model, "a valid view is refused: %v", err)
-	}
-	for step := pass.Next(); step.Kind != core.StepDone; step = pass.Next() {
-		switch step.Kind {
-		case core.StepRemoveImage:
-			id := step.Removal.ImageID
-			if rapid.Bool().Draw(t, "podStartsOnImage") && id != pause {
-				c := m.addContainer(t, id)
-				p.raced = append(p.raced, id)
-				m.t.Logf("  %s starts on %s between detection and removal", c.id, id)
-			}
-			var removeErr error
-			if rapid.IntRange(0, 5).Draw(t, "removalFails") == 0 {
-				removeErr = fmt.Errorf("rpc error: code = Unknown desc = failed to remove image %q: device or resource busy", id)
-				p.failing[id] = removeErr.Error()
-			} else {
-				if m.usedByContainer(id) {
-					p.removedInUse = append(p.removedInUse, id)
-				}
-				m.removeFromRuntime(id)
-			}
-			m.t.Logf("  RemoveImage %s (%s, %s): %v", id, step.Removal.Reason, core.FormatSize(step.Removal.SizeBytes), removeErr)
-			p.answers = append(p.answers, removeErr)
-			if err := pass.RemoveImageDone(removeErr); err != nil {
-				properties.Fail(m.t, Model, "RemoveImageDone after a removal step: %v", err)
-			}
-		case core.StepImageFsStats:
-			if !isGC {
-				properties.Fail(m.t, DeleteUnused, "DeleteUnusedImages asked for the filesystem's stats")
-			}
-			stats := m.fsStats()
-			p.stats, p.usedAtStats = &stats, m.usedBytes()
-			m.t.Logf("  ImageFsStats: %s available of %s", core.FormatSize(stats.AvailableBytes), core.FormatSize(stats.CapacityBytes))
-			if err := pass.ImageFsStatsDone(stats, nil); err != nil {
-				properties.Fail(m.t, Model, "valid stats %+v refused: %v", stats, err)
-			}
-		}
-	}
-	p.out = pass.Outcome()
 	p.usedAfter, p.heldAfter = m.usedBytes(), m.heldLayers()
 	m.t.Logf("  outcome: freed %d, err %v", p.out.FreedBytes, p.out.Err)
 	m.checkPass(p)
+}
+
+// passRuntime is the node answering one pass: the machine's Runtime.
+type passRuntime struct {
+	m *machine
+	t *rapid.T
+	p *pass
+}
+
+func (r *passRuntime) RemoveImage(removal core.Removal) error {
+	m, t, p, id := r.m, r.t, r.p, removal.ImageID
+	if rapid.Bool().Draw(t, "podStartsOnImage") && id != pause {
+		c := m.addContainer(t, id)
+		p.raced = append(p.raced, id)
+		m.t.Logf("  %s starts on %s between detection and removal", c.id, id)
+	}
+	var removeErr error
+	if rapid.IntRange(0, 5).Draw(t, "removalFails") == 0 {
+		removeErr = fmt.Errorf("rpc error: code = Unknown desc = failed to remove image %q: device or resource busy", id)
+		p.failing[id] = removeErr.Error()
+	} else {
+		if m.usedByContainer(id) {
+			p.removedInUse = append(p.removedInUse, id)
+		}
+		m.removeFromRuntime(id)
+	}
+	m.t.Logf("  RemoveImage %s (%s, %s): %v", id, removal.Reason, core.FormatSize(removal.SizeBytes), removeErr)
+	p.answers = append(p.answers, removeErr)
+	return removeErr
+}
+
+func (r *passRuntime) ImageFsStats() core.FsStats {
+	m, p := r.m, r.p
+	if !p.isGC && m.core != nil {
+		properties.Fail(m.t, DeleteUnused, "DeleteUnusedImages asked for the filesystem's stats")
+	}
+	stats := m.fsStats()
+	p.stats, p.usedAtStats = &stats, m.usedBytes()
+	m.t.Logf("  ImageFsStats: %s available of %s", core.FormatSize(stats.AvailableBytes), core.FormatSize(stats.CapacityBytes))
+	return stats
 }
 
 // evictionOrder is the eviction order worked out from the model's
