@@ -442,6 +442,16 @@ type gcFakeRuntime struct {
 	// space: removals now count towards the space pass (ImageFsStats was
 	// read, or the pass is DeleteUnusedImages).
 	space bool
+	// answers, when set, answers RemoveImage and ImageFsStats in place of
+	// the world: the imagegc suite's node (upstream_imagegc_test.go).
+	answers gcAnswers
+}
+
+// gcAnswers answers a pass's RemoveImage (space: for the space pass) and
+// ImageFsStats.
+type gcAnswers interface {
+	RemoveImage(image kubecontainer.ImageSpec, space bool) error
+	ImageFsStats() (capacity, available uint64, err error)
 }
 
 func (f *gcFakeRuntime) ListImages(context.Context) ([]kubecontainer.Image, error) {
@@ -493,6 +503,9 @@ func (f *gcFakeRuntime) GetContainerStatus(_ context.Context, pod types.UID, id 
 }
 
 func (f *gcFakeRuntime) RemoveImage(ctx context.Context, image kubecontainer.ImageSpec) error {
+	if f.answers != nil {
+		return f.answers.RemoveImage(image, f.space)
+	}
 	// RemoveImage is called without the manager's records lock held, as
 	// the background detection may run at any time.
 	if f.world.interleaved() {
@@ -511,6 +524,14 @@ func (f *gcFakeRuntime) RemoveImage(ctx context.Context, image kubecontainer.Ima
 func (f *gcFakeRuntime) ImageFsStats(context.Context) (*statsapi.FsStats, *statsapi.FsStats, error) {
 	f.call.Calls = append(f.call.Calls, gcRuntimeCall{Call: "ImageFsStats"})
 	f.space = true
+	if f.answers != nil {
+		capacity, available, err := f.answers.ImageFsStats()
+		if err != nil {
+			return nil, nil, err
+		}
+		s := &statsapi.FsStats{CapacityBytes: &capacity, AvailableBytes: &available}
+		return s, s, nil
+	}
 	if f.world.fsErr {
 		return nil, nil, errFsStats
 	}
@@ -570,16 +591,11 @@ func theirGCInBubble(in gcScenario) gcResult {
 	hook := func(_ context.Context, remaining []string, gcStart time.Time) {
 		hooks = &gcHooks{Remaining: append([]string{}, remaining...), At: gcStart.Sub(gcEpoch)}
 	}
-	policy := images.ImageGCPolicy{HighThresholdPercent: in.Policy.High, LowThresholdPercent: in.Policy.Low, MinAge: in.Policy.MinAge, MaxAge: in.Policy.MaxAge}
-	newManager := func() (images.ImageGCManager, error) {
-		return images.NewImageGCManager(rt, rt, []images.PostImageGCHook{hook}, events, node, policy, noopoteltrace.NewTracerProvider())
-	}
-	m, err := newManager()
+	m, err := newUpstreamGCManager(rt, []images.PostImageGCHook{hook}, events, node, in.Policy)
 	if err != nil {
 		out.NewErr = err.Error()
 		return out
 	}
-	rt.manager = reflect.ValueOf(m).UnsafePointer()
 	began := time.Now()
 	for i, s := range in.Steps {
 		if world.apply(s) {
@@ -589,20 +605,12 @@ func theirGCInBubble(in gcScenario) gcResult {
 		case "wait":
 			time.Sleep(s.Wait)
 		case "restart":
-			m, _ = newManager()
-			rt.manager = reflect.ValueOf(m).UnsafePointer()
+			m, _ = newUpstreamGCManager(rt, []images.PostImageGCHook{hook}, events, node, in.Policy)
 			began = time.Now()
 		case "detect", "gc", "delete":
 			call := gcCall{Step: i, Op: s.Op}
 			rt.call, rt.space, events.call, hooks = &call, s.Op == "delete", &call, nil
-			switch s.Op {
-			case "detect":
-				_, err = upstreamDetectImages(rt.manager, ctx, time.Now())
-			case "gc":
-				err = m.GarbageCollect(ctx, began)
-			case "delete":
-				err = m.DeleteUnusedImages(ctx)
-			}
+			err = upstreamGCCall(ctx, rt, m, s.Op, began)
 			call.Err, call.Hooks = errText(err), hooks
 			rt.call, events.call = nil, nil
 			out.Calls = append(out.Calls, call)
@@ -612,6 +620,35 @@ func theirGCInBubble(in gcScenario) gcResult {
 		out.Setup = fmt.Sprintf("events outside a call or on another object: %q", events.other)
 	}
 	return out
+}
+
+// newUpstreamGCManager is a kubelet's image GC manager over rt, rt's
+// manager from then on: the harness's one call of NewImageGCManager, for
+// TestImageGC and the imagegc suite's upstream system under test alike.
+func newUpstreamGCManager(rt *gcFakeRuntime, hooks []images.PostImageGCHook, events *gcEvents, node *corev1.ObjectReference, p gcPolicy) (images.ImageGCManager, error) {
+	policy := images.ImageGCPolicy{HighThresholdPercent: p.High, LowThresholdPercent: p.Low, MinAge: p.MinAge, MaxAge: p.MaxAge}
+	m, err := images.NewImageGCManager(rt, rt, hooks, events, node, policy, noopoteltrace.NewTracerProvider())
+	if err == nil {
+		rt.manager = reflect.ValueOf(m).UnsafePointer()
+	}
+	return m, err
+}
+
+// upstreamGCCall makes the call op names on m at the bubble's time: the
+// background detection ("detect"), GarbageCollect with the kubelet's start
+// as beganGC ("gc") or DeleteUnusedImages ("delete"). It is the harness's
+// one call of each, for TestImageGC and the imagegc suite alike.
+func upstreamGCCall(ctx context.Context, rt *gcFakeRuntime, m images.ImageGCManager, op string, began time.Time) error {
+	switch op {
+	case "detect":
+		_, err := upstreamDetectImages(rt.manager, ctx, time.Now())
+		return err
+	case "gc":
+		return m.GarbageCollect(ctx, began)
+	case "delete":
+		return m.DeleteUnusedImages(ctx)
+	}
+	return fmt.Errorf("no upstream call %q", op)
 }
 
 // Generation.

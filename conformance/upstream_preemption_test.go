@@ -24,6 +24,7 @@ import (
 	"github.com/nodeproof/nodeproof/findings"
 	"github.com/nodeproof/nodeproof/properties"
 	"github.com/nodeproof/nodeproof/properties/admissioncheck"
+	gcsuite "github.com/nodeproof/nodeproof/properties/imagegc"
 	prsuite "github.com/nodeproof/nodeproof/properties/preemption"
 	pbsuite "github.com/nodeproof/nodeproof/properties/prober"
 )
@@ -203,6 +204,10 @@ var upstreamContracts = []struct {
 		// breaches that at 4, 5 and 7 (core's search at all but 3 and 8),
 		// and at 4 every one of the four.
 		seed: 4,
+	},
+	{
+		suite:    func(t *testing.T) properties.Suite { return gcsuite.ContractSuite("imagegc", upstreamKubelet(t)) },
+		breached: []string{gcsuite.ContractMinAge, gcsuite.ContractMaxAgeUnused, gcsuite.ContractInUse, gcsuite.ContractLow},
 	},
 }
 
