@@ -10,11 +10,14 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	kubecontainer "k8s.io/kubernetes/pkg/kubelet/container"
 	"k8s.io/kubernetes/pkg/kubelet/images"
 
 	"github.com/nodeproof/nodeproof/core/imagegc"
+	"github.com/nodeproof/nodeproof/properties"
 	gcsuite "github.com/nodeproof/nodeproof/properties/imagegc"
 )
 
@@ -289,4 +292,150 @@ func (a *suiteAnswers) ImageFsStats() (capacity, available uint64, err error) {
 		return 0, 0, a.refused
 	}
 	return uint64(s.CapacityBytes), uint64(s.AvailableBytes), nil
+}
+
+// TestUpstreamImageGCDecidesAsCore: the adapter changes nothing upstream
+// decides but the order of ties. The contract suite runs with core beside
+// the adapter: upstream's pass drives the node, and core's same pass, on
+// the same view and at the suite's own instants, is answered as the node
+// answered upstream, image by image; the two must make the same removals,
+// in order and for the same pass, count the same bytes and fail alike.
+// Where core's first differing removal is a choice between two images its
+// records tie (first detected at one instant by two detections, which the
+// adapter orders by call and core by ID), the kubelet run goes on
+// uncompared.
+func TestUpstreamImageGCDecidesAsCore(t *testing.T) {
+	var compared, diverged int
+	kubelet := upstreamKubelet(t)
+	paired := func(policy imagegc.Policy) (gcsuite.Collector, error) {
+		up, err := kubelet(policy)
+		if err != nil {
+			return nil, err
+		}
+		core, err := imagegc.NewManager(policy, imagegc.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return &pairedCollector{up: up, core: core, compared: &compared, diverged: &diverged}, nil
+	}
+	res := properties.Run(gcsuite.ContractSuite("imagegc", paired), contractBudget)
+	require.Nil(t, res.Failure, "upstream and core decided differently")
+	t.Logf("%d passes compared; %d kubelet runs left uncompared after a tie", compared, diverged)
+	assert.Greater(t, compared, 10*diverged, "ties cut the comparison short too often")
+}
+
+// pairedCollector is upstream's manager with core's beside it.
+type pairedCollector struct {
+	up   gcsuite.Collector
+	core *imagegc.Manager
+	// apart: a tie took the two apart; core runs no more.
+	apart              bool
+	compared, diverged *int
+}
+
+func (p *pairedCollector) Detect(now time.Time, view imagegc.RuntimeView) error {
+	if !p.apart {
+		if err := p.core.Detect(now, view); err != nil {
+			return err
+		}
+	}
+	return p.up.Detect(now, view)
+}
+
+// answered is the node's answers to upstream's pass.
+type answered struct {
+	node     gcsuite.Runtime
+	removals []imagegc.Attempt
+	stats    *imagegc.FsStats
+}
+
+func (a *answered) RemoveImage(r imagegc.Removal) error {
+	err := a.node.RemoveImage(r)
+	a.removals = append(a.removals, imagegc.Attempt{Removal: r, Err: err})
+	return err
+}
+
+func (a *answered) ImageFsStats() imagegc.FsStats {
+	s := a.node.ImageFsStats()
+	a.stats = &s
+	return s
+}
+
+func (p *pairedCollector) Collect(gc bool, now, beganGC time.Time, view imagegc.RuntimeView, rt gcsuite.Runtime) (gcsuite.Outcome, error) {
+	a := &answered{node: rt}
+	out, err := p.up.Collect(gc, now, beganGC, view, a)
+	if err != nil || p.apart {
+		return out, err
+	}
+	// Core's detection at the pass's instant, as the pass's own would be,
+	// so that its records show the ties the pass sorts.
+	if err := p.core.Detect(now, view); err != nil {
+		return out, err
+	}
+	records := map[string]imagegc.Record{}
+	for _, r := range p.core.Records() {
+		records[r.Key] = r
+	}
+	tied := func(x, y string) bool {
+		rx, okX := records[x]
+		ry, okY := records[y]
+		return okX && okY && rx.LastUsed.Equal(ry.LastUsed) && rx.FirstDetected.Equal(ry.FirstDetected)
+	}
+	var pass *imagegc.Pass
+	if gc {
+		pass, err = p.core.GarbageCollect(now, beganGC, view)
+	} else {
+		pass, err = p.core.DeleteUnusedImages(now, view)
+	}
+	if err != nil {
+		return out, err
+	}
+	n := 0
+	for step := pass.Next(); step.Kind != imagegc.StepDone; step = pass.Next() {
+		switch step.Kind {
+		case imagegc.StepRemoveImage:
+			id := step.Removal.ImageID
+			if n >= len(a.removals) || a.removals[n].ImageID != id {
+				upstream := "no removal"
+				if n < len(a.removals) {
+					upstream = a.removals[n].ImageID
+					if tied(id, upstream) {
+						p.apart = true
+						*p.diverged++
+						return out, nil
+					}
+				}
+				return out, fmt.Errorf("removal %d: core removes %s, upstream %s (upstream's removals %v)", n, id, upstream, attemptIDs(out.Attempts))
+			}
+			err = pass.RemoveImageDone(a.removals[n].Err)
+			n++
+		case imagegc.StepImageFsStats:
+			if a.stats == nil {
+				return out, fmt.Errorf("core reads the filesystem's stats after %d removals; upstream did not read them (removals %v)", n, attemptIDs(out.Attempts))
+			}
+			err = pass.ImageFsStatsDone(*a.stats, nil)
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+	o := pass.Outcome()
+	*p.compared++
+	if got, want := attemptIDs(out.Attempts), attemptIDs(o.Attempts); got != want || out.FreedBytes != o.FreedBytes || (out.Err == nil) != (o.Err == nil) {
+		return out, fmt.Errorf("upstream removes %s, frees %d, fails %v; core removes %s, frees %d, fails %v", got, out.FreedBytes, out.Err, want, o.FreedBytes, o.Err)
+	}
+	return out, nil
+}
+
+// attemptIDs prints removals as image/pass, failed ones marked.
+func attemptIDs(attempts []imagegc.Attempt) string {
+	var s []string
+	for _, a := range attempts {
+		id := a.ImageID + "/" + a.Reason
+		if a.Err != nil {
+			id += "(failed)"
+		}
+		s = append(s, id)
+	}
+	return fmt.Sprint(s)
 }
