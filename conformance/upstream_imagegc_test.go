@@ -173,7 +173,7 @@ func (c *upstreamCollector) call(now time.Time, view imagegc.RuntimeView, op str
 	c.rt.call = &gcCall{Op: op}
 	c.events.call = c.rt.call
 	synctest.Test(c.t, func(*testing.T) {
-		time.Sleep(at.Sub(time.Now()))
+		time.Sleep(time.Until(at))
 		if now := time.Now(); !now.Equal(at) {
 			refused = fmt.Errorf("the bubble's clock is at %v, not at %v", now, at)
 			return
