@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	"pgregory.net/rapid"
 
@@ -217,11 +216,11 @@ func TestResourceConfigForPod(t *testing.T) {
 			setGates(true, true)
 			p := upstreamPod(in.Pod)
 			setGates(in.CustomPeriod, in.PodLevel)
-			policy := kubeletconfig.NoneMemoryReservationPolicy
+			policy := memoryPolicyNone
 			if in.Tiered {
-				policy = kubeletconfig.TieredReservationMemoryReservationPolicy
+				policy = memoryPolicyTiered
 			}
-			rc := cm.ResourceConfigForPod(p, in.EnforceCPULimits, in.PeriodUS, in.MemoryQoS, policy)
+			rc := resourceConfigForPod(p, in.EnforceCPULimits, in.PeriodUS, in.MemoryQoS, policy)
 			return config{rc.CPUShares, rc.CPUQuota, rc.CPUPeriod, rc.Memory, rc.HugePageLimit, rc.PidsLimit, rc.Unified}
 		},
 		Equal: sameConfig,

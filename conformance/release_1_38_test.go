@@ -1,0 +1,11 @@
+//go:build kubelet1.38
+
+package conformance
+
+import "k8s.io/component-base/featuregate"
+
+// jobGates: v1.38 removed JobManagedBy, the last Job gate, GA and locked on
+// since v1.35.
+func jobGates() []featuregate.Feature {
+	return nil
+}

@@ -1,0 +1,47 @@
+//go:build kubelet1.37 || kubelet1.38
+
+package conformance
+
+// The kubelet API of v1.37 and later (-tags kubelet1.37, kubelet1.38) where
+// it differs from v1.36's; release_upto_1_36_test.go has each function's
+// v1.36 side and says what changed.
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	upstreamdm "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
+	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
+	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
+)
+
+// HandleAdmissionFailure records the reasons and hands them on with the
+// admission's operation.
+func (r *reasonRecorder) HandleAdmissionFailure(ctx context.Context, p *corev1.Pod, reasons []lifecycle.PredicateFailureReason, op lifecycle.Operation) ([]lifecycle.PredicateFailureReason, error) {
+	r.reasons = reasons
+	return r.AdmissionFailureHandler.HandleAdmissionFailure(ctx, p, reasons, op)
+}
+
+// handleAdmissionFailure is the critical pod handler's answer to a pod being
+// added: AddOperation, since upstream defers a resize to the scheduler.
+func handleAdmissionFailure(ctx context.Context, h lifecycle.AdmissionFailureHandler, p *corev1.Pod, reasons []lifecycle.PredicateFailureReason) ([]lifecycle.PredicateFailureReason, error) {
+	return h.HandleAdmissionFailure(ctx, p, reasons, lifecycle.AddOperation)
+}
+
+func admit(ctx context.Context, h lifecycle.PodAdmitHandler, attrs *lifecycle.PodAdmitAttributes) lifecycle.PodAdmitResult {
+	return h.Admit(ctx, attrs)
+}
+
+func newFakeTopologyManager(logger klog.Logger) topologymanager.Manager {
+	return topologymanager.NewFakeManager(logger)
+}
+
+func deviceCapacity(logger klog.Logger, m *upstreamdm.ManagerImpl) (capacity, allocatable corev1.ResourceList) {
+	capacity, allocatable, _ = m.GetCapacity(logger)
+	return capacity, allocatable
+}
+
+func allocate(ctx context.Context, m *upstreamdm.ManagerImpl, p *corev1.Pod, c *corev1.Container) error {
+	return m.Allocate(ctx, p, c, lifecycle.AddOperation)
+}
