@@ -33,7 +33,7 @@ MUTANT_JOBS ?= $(shell nproc)
 # BUSY_RUNS is how many times `make test-busy` runs `make test` in a row.
 BUSY_RUNS ?= 5
 
-.PHONY: test test-busy report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance containerd-pinned sim findings kubelet node-e2e
+.PHONY: test test-busy report fuzz fuzz-speed oss-fuzz mutants mutation bench lint clean conformance conformance-release containerd-pinned sim findings kubelet node-e2e
 
 # The packages that run goroutines against real sockets run again under the
 # race detector.
@@ -130,6 +130,32 @@ conformance:
 	mkdir -p report
 	cd conformance && $(GO) vet ./... && NODEPROOF_CONFORMANCE_JSON=$(CURDIR)/report/conformance.json \
 		NODEPROOF_PLUGINCHECK_JSON=$(CURDIR)/report/plugincheck.json $(GO) test -count=1 ./...
+
+# The conformance module against another kubelet release (#28), e.g.
+# `make conformance-release RELEASE=v1.37.2`: vet and the tests with
+# conformance/releases/$(RELEASE).mod and the build tag of the release's
+# minor (kubelet1.35, kubelet1.37, kubelet1.38; v1.36.3 is go.mod, no tag),
+# the test events into report/upstream/$(RELEASE).jsonl, then the tests that
+# failed. A failure is expected, not a bug here: it is what the release
+# changed. v1.38 requires go 1.27, which the go command fetches.
+RELEASE ?= v1.36.3
+RELEASE_MINOR = $(word 2,$(subst ., ,$(RELEASE)))
+RELEASE_TAG = $(if $(filter 36,$(RELEASE_MINOR)),,kubelet1.$(RELEASE_MINOR))
+RELEASE_FLAGS = $(if $(RELEASE_TAG),-modfile=releases/$(RELEASE).mod -tags $(RELEASE_TAG))
+RELEASE_ENV = $(if $(filter 38,$(RELEASE_MINOR)),GOTOOLCHAIN=go1.27.3)
+RELEASE_OUT = $(CURDIR)/report/upstream/$(RELEASE)
+
+conformance-release:
+	@$(if $(RELEASE_TAG),test -f conformance/releases/$(RELEASE).mod,test $(RELEASE) = v1.36.3) || \
+		{ echo "no module file for $(RELEASE) in conformance/releases"; exit 2; }
+	mkdir -p report/upstream
+	cd conformance && $(RELEASE_ENV) $(GO) vet $(RELEASE_FLAGS) ./...
+	@status=0; cd conformance && $(RELEASE_ENV) NODEPROOF_CONFORMANCE_JSON=$(RELEASE_OUT).conformance.json \
+		NODEPROOF_PLUGINCHECK_JSON=$(RELEASE_OUT).plugincheck.json \
+		$(GO) test $(RELEASE_FLAGS) -count=1 -json ./... > $(RELEASE_OUT).jsonl || status=$$?; \
+	echo "$(RELEASE): $$(grep -c '"Action":"pass","Package":"[^"]*","Test"' $(RELEASE_OUT).jsonl) passed, $$(grep -c '"Action":"fail","Package":"[^"]*","Test"' $(RELEASE_OUT).jsonl) failed (report/upstream/$(RELEASE).jsonl)"; \
+	sed -n 's/.*"Action":"fail","Package":"[^"]*","Test":"\([^"]*\)".*/FAIL \1/p' $(RELEASE_OUT).jsonl; \
+	exit $$status
 
 # Debian's containerd 1.6 never sets CRI's pinned flag, so `make test`
 # sees the sandbox image unprotected (#111796). containerd 1.7 pins it: this
