@@ -147,7 +147,7 @@ func createOnServer(versioned runtime.Object) (runtime.Object, []string, error) 
 	}
 	rest.FillObjectMetaSystemFields(accessor)
 	warnings := &warningList{}
-	ctx := genericapirequest.WithNamespace(context.Background(), campaignNamespace)
+	ctx := withRequestInfo(genericapirequest.WithNamespace(context.Background(), campaignNamespace), gvk)
 	ctx = warning.WithWarningRecorder(ctx, warnings)
 	if err := rest.BeforeCreate(strategy, ctx, internal); err != nil {
 		return nil, nil, err

@@ -25,13 +25,16 @@ func upstreamCPUWeight(cpuShares *uint64) uint64
 // read from the process-wide default gate. Tests here do not run in
 // parallel, so one case's gates cannot leak into another's.
 func setGates(customPeriod, podLevel bool) {
-	err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+	gates := map[string]bool{
 		string(kubefeatures.CPUCFSQuotaPeriod): customPeriod,
 		string(kubefeatures.PodLevelResources): podLevel,
-		// depends on PodLevelResources; the gate refuses it on alone. None
-		// of the functions compared here reads it.
-		string(kubefeatures.InPlacePodLevelResourcesVerticalScaling): podLevel,
-	})
+	}
+	// The gates that depend on PodLevelResources follow it, on by default:
+	// the gate refuses one on alone.
+	for _, g := range podLevelDependents() {
+		gates[string(g)] = podLevel
+	}
+	err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates)
 	if err != nil {
 		panic(err)
 	}

@@ -10,7 +10,11 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
+	kubefeatures "k8s.io/kubernetes/pkg/features"
 	upstreamdm "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
@@ -44,4 +48,18 @@ func deviceCapacity(logger klog.Logger, m *upstreamdm.ManagerImpl) (capacity, al
 
 func allocate(ctx context.Context, m *upstreamdm.ManagerImpl, p *corev1.Pod, c *corev1.Container) error {
 	return m.Allocate(ctx, p, c, lifecycle.AddOperation)
+}
+
+func podLevelDependents() []featuregate.Feature {
+	return []featuregate.Feature{
+		kubefeatures.InPlacePodLevelResourcesVerticalScaling,
+		kubefeatures.PodLevelResourcesFixDefaulting, kubefeatures.PodLevelResourcesFixKubeletQOSClass,
+	}
+}
+
+func withRequestInfo(ctx context.Context, gvk schema.GroupVersionKind) context.Context {
+	return genericapirequest.WithRequestInfo(ctx, &genericapirequest.RequestInfo{
+		IsResourceRequest: true, Verb: "create", APIGroup: gvk.Group, APIVersion: gvk.Version,
+		Namespace: campaignNamespace,
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
@@ -65,4 +66,22 @@ func deviceCapacity(_ klog.Logger, m *upstreamdm.ManagerImpl) (capacity, allocat
 // gave Allocate a context and the admission's operation.
 func allocate(_ context.Context, m *upstreamdm.ManagerImpl, p *corev1.Pod, c *corev1.Container) error {
 	return m.Allocate(p, c)
+}
+
+// podLevelDependents are the feature gates that depend on
+// PodLevelResources. None of the functions compared here reads
+// InPlacePodLevelResourcesVerticalScaling; v1.37 added two more
+// (PodLevelResourcesFixDefaulting, PodLevelResourcesFixKubeletQOSClass).
+func podLevelDependents() []featuregate.Feature {
+	return []featuregate.Feature{kubefeatures.InPlacePodLevelResourcesVerticalScaling}
+}
+
+// withRequestInfo is the request context of a create as the API server's
+// handler chain makes it, as far as the registry strategies read it:
+// through v1.36 they read only the namespace. v1.37's strategies embed
+// rest.DeclarativeValidation, which validates the version of the request's
+// RequestInfo and is an internal error without one ("Configure strategies
+// to auto-wire declarative validation", kubernetes#138323).
+func withRequestInfo(ctx context.Context, _ schema.GroupVersionKind) context.Context {
+	return ctx
 }
