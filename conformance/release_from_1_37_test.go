@@ -14,6 +14,9 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
+	podutil "k8s.io/kubernetes/pkg/api/pod"
+	"k8s.io/kubernetes/pkg/apis/core"
+	apiv1 "k8s.io/kubernetes/pkg/apis/core/v1"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
 	upstreamdm "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager"
 	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
@@ -62,4 +65,15 @@ func withRequestInfo(ctx context.Context, gvk schema.GroupVersionKind) context.C
 		IsResourceRequest: true, Verb: "create", APIGroup: gvk.Group, APIVersion: gvk.Version,
 		Namespace: campaignNamespace,
 	})
+}
+
+func applyCreateDefaults(p *corev1.Pod) {
+	var internal core.Pod
+	if err := apiv1.Convert_v1_Pod_To_core_Pod(p, &internal, nil); err != nil {
+		panic(err)
+	}
+	podutil.DefaultPodLevelResources(&internal)
+	if err := apiv1.Convert_core_Pod_To_v1_Pod(&internal, p, nil); err != nil {
+		panic(err)
+	}
 }

@@ -85,3 +85,11 @@ func podLevelDependents() []featuregate.Feature {
 func withRequestInfo(ctx context.Context, _ schema.GroupVersionKind) context.Context {
 	return ctx
 }
+
+// applyCreateDefaults applies the defaults the pod strategy's
+// PrepareForCreate sets. Through v1.36 the API server defaults the pod-level
+// resources in SetObjectDefaults_Pod and PrepareForCreate adds none the
+// kubelet reads; v1.37 moved them to PrepareForCreate behind
+// PodLevelResourcesFixDefaulting, on by default ("Plr defaulting fix",
+// kubernetes#140514).
+func applyCreateDefaults(*corev1.Pod) {}
