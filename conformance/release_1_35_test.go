@@ -9,6 +9,7 @@ import (
 	"unsafe" // for go:linkname to the QoS container manager's unexported setMemoryQoS
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/component-base/featuregate"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	"k8s.io/kubernetes/pkg/kubelet/lifecycle"
@@ -59,4 +60,12 @@ func setMemoryQoS(m unsafe.Pointer, configs map[corev1.PodQOSClass]*cm.CgroupCon
 // upstreamSetMemoryQoS: see release_from_1_36_test.go.
 func upstreamSetMemoryQoS(m unsafe.Pointer, _ klog.Logger, configs map[corev1.PodQOSClass]*cm.CgroupConfig) {
 	setMemoryQoS(m, configs)
+}
+
+// podLevelDependents are the feature gates that depend on
+// PodLevelResources and are on by default: none in v1.35, where
+// InPlacePodLevelResourcesVerticalScaling is alpha, off, and depends on
+// NodeDeclaredFeatures, off too (v1.36 made it beta, on).
+func podLevelDependents() []featuregate.Feature {
+	return nil
 }

@@ -68,14 +68,6 @@ func allocate(_ context.Context, m *upstreamdm.ManagerImpl, p *corev1.Pod, c *co
 	return m.Allocate(p, c)
 }
 
-// podLevelDependents are the feature gates that depend on
-// PodLevelResources. None of the functions compared here reads
-// InPlacePodLevelResourcesVerticalScaling; v1.37 added two more
-// (PodLevelResourcesFixDefaulting, PodLevelResourcesFixKubeletQOSClass).
-func podLevelDependents() []featuregate.Feature {
-	return []featuregate.Feature{kubefeatures.InPlacePodLevelResourcesVerticalScaling}
-}
-
 // withRequestInfo is the request context of a create as the API server's
 // handler chain makes it, as far as the registry strategies read it:
 // through v1.36 they read only the namespace. v1.37's strategies embed
