@@ -178,11 +178,6 @@ type reasonRecorder struct {
 	reasons []lifecycle.PredicateFailureReason
 }
 
-func (r *reasonRecorder) HandleAdmissionFailure(ctx context.Context, p *corev1.Pod, reasons []lifecycle.PredicateFailureReason) ([]lifecycle.PredicateFailureReason, error) {
-	r.reasons = reasons
-	return r.AdmissionFailureHandler.HandleAdmissionFailure(ctx, p, reasons)
-}
-
 func upstreamAdmissions(in admissionInput) []admissionResult {
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: admissionNode},
 		Status: corev1.NodeStatus{Capacity: in.Allocatable, Allocatable: in.Allocatable}}
@@ -203,7 +198,7 @@ func upstreamAdmissions(in admissionInput) []admissionResult {
 			func(*schedulerframework.NodeInfo, *lifecycle.PodAdmitAttributes) error { return nil },
 		)
 		arriving := upstreamPod(p)
-		res := handler.Admit(&lifecycle.PodAdmitAttributes{Pod: arriving, OtherPods: active, Operation: lifecycle.AddOperation})
+		res := admit(context.Background(), handler, addAttributes(arriving, active))
 		r := admissionResult{Admitted: res.Admit, Reason: res.Reason, Message: res.Message}
 		for _, f := range recorder.reasons {
 			r.Reasons = append(r.Reasons, upstreamFitReason(f))

@@ -6,7 +6,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/kubernetes/pkg/apis/core/v1/helper/qos"
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	upstreamcp "k8s.io/kubernetes/pkg/kubelet/cm/devicemanager/checkpoint"
 
@@ -76,7 +75,7 @@ func BenchmarkResourceConfigForPod(b *testing.B) {
 	})
 	b.Run("upstream", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
-			_ = cm.ResourceConfigForPod(bp.theirs[i%benchInputs], true, 100_000, false, kubeletconfig.NoneMemoryReservationPolicy)
+			_ = resourceConfigForPod(bp.theirs[i%benchInputs], true, 100_000, false, memoryPolicyNone)
 		}
 	})
 }

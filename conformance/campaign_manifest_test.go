@@ -31,13 +31,11 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/apiserver/pkg/warning"
-	"k8s.io/component-base/featuregate"
 	"k8s.io/kubernetes/pkg/api/legacyscheme"
 	"k8s.io/kubernetes/pkg/apis/batch"
 	_ "k8s.io/kubernetes/pkg/apis/batch/install" // batch/v1 defaulting and conversion into legacyscheme
 	"k8s.io/kubernetes/pkg/apis/core"
 	_ "k8s.io/kubernetes/pkg/apis/core/install" // core/v1 defaulting and conversion into legacyscheme
-	kubefeatures "k8s.io/kubernetes/pkg/features"
 	jobregistry "k8s.io/kubernetes/pkg/registry/batch/job"
 	configmapregistry "k8s.io/kubernetes/pkg/registry/core/configmap"
 	pvcregistry "k8s.io/kubernetes/pkg/registry/core/persistentvolumeclaim"
@@ -149,7 +147,7 @@ func createOnServer(versioned runtime.Object) (runtime.Object, []string, error) 
 	}
 	rest.FillObjectMetaSystemFields(accessor)
 	warnings := &warningList{}
-	ctx := genericapirequest.WithNamespace(context.Background(), campaignNamespace)
+	ctx := withRequestInfo(genericapirequest.WithNamespace(context.Background(), campaignNamespace), gvk)
 	ctx = warning.WithWarningRecorder(ctx, warnings)
 	if err := rest.BeforeCreate(strategy, ctx, internal); err != nil {
 		return nil, nil, err
@@ -285,10 +283,7 @@ func TestCampaignManifestCreates(t *testing.T) {
 // that change gates reset them; this guards against one that does not.
 func requireJobGatesAtDefault(t *testing.T) {
 	t.Helper()
-	for _, gate := range []featuregate.Feature{
-		kubefeatures.JobBackoffLimitPerIndex, kubefeatures.JobManagedBy,
-		kubefeatures.JobPodReplacementPolicy, kubefeatures.JobSuccessPolicy,
-	} {
+	for _, gate := range jobGates() {
 		require.True(t, utilfeature.DefaultFeatureGate.Enabled(gate), "feature gate %s is off", gate)
 	}
 }

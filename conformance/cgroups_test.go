@@ -7,7 +7,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	kubefeatures "k8s.io/kubernetes/pkg/features"
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 	"pgregory.net/rapid"
 
@@ -26,13 +25,16 @@ func upstreamCPUWeight(cpuShares *uint64) uint64
 // read from the process-wide default gate. Tests here do not run in
 // parallel, so one case's gates cannot leak into another's.
 func setGates(customPeriod, podLevel bool) {
-	err := utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{
+	gates := map[string]bool{
 		string(kubefeatures.CPUCFSQuotaPeriod): customPeriod,
 		string(kubefeatures.PodLevelResources): podLevel,
-		// depends on PodLevelResources; the gate refuses it on alone. None
-		// of the functions compared here reads it.
-		string(kubefeatures.InPlacePodLevelResourcesVerticalScaling): podLevel,
-	})
+	}
+	// The gates that depend on PodLevelResources follow it, on by default:
+	// the gate refuses one on alone.
+	for _, g := range podLevelDependents() {
+		gates[string(g)] = podLevel
+	}
+	err := utilfeature.DefaultMutableFeatureGate.SetFromMap(gates)
 	if err != nil {
 		panic(err)
 	}
@@ -217,11 +219,11 @@ func TestResourceConfigForPod(t *testing.T) {
 			setGates(true, true)
 			p := upstreamPod(in.Pod)
 			setGates(in.CustomPeriod, in.PodLevel)
-			policy := kubeletconfig.NoneMemoryReservationPolicy
+			policy := memoryPolicyNone
 			if in.Tiered {
-				policy = kubeletconfig.TieredReservationMemoryReservationPolicy
+				policy = memoryPolicyTiered
 			}
-			rc := cm.ResourceConfigForPod(p, in.EnforceCPULimits, in.PeriodUS, in.MemoryQoS, policy)
+			rc := resourceConfigForPod(p, in.EnforceCPULimits, in.PeriodUS, in.MemoryQoS, policy)
 			return config{rc.CPUShares, rc.CPUQuota, rc.CPUPeriod, rc.Memory, rc.HugePageLimit, rc.PidsLimit, rc.Unified}
 		},
 		Equal: sameConfig,

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"unsafe" // for go:linkname to the QoS container manager's unexported setMemoryQoS
 
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
@@ -14,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
-	kubeletconfig "k8s.io/kubernetes/pkg/kubelet/apis/config"
 	"k8s.io/kubernetes/pkg/kubelet/cm"
 )
 
@@ -70,7 +68,7 @@ func TestFindingCGQuotaFloorExceedsLimit(t *testing.T) {
 				"container quota %dµs per %dµs allows no more than its %dm limit: the promise is kept", quota, c.periodUS, c.milliCPU)
 			assert.Equal(bug, int64(cm.MinQuotaPeriod), quota, "the quota is the kernel's 1ms floor")
 
-			rc := cm.ResourceConfigForPod(upstreamPod(limitedPod(c.milliCPU)), true, uint64(c.periodUS), false, kubeletconfig.NoneMemoryReservationPolicy)
+			rc := resourceConfigForPod(upstreamPod(limitedPod(c.milliCPU)), true, uint64(c.periodUS), false, memoryPolicyNone)
 			require.NotNil(t, rc.CPUQuota)
 			require.NotNil(t, rc.CPUPeriod)
 			assert.Equal(t, uint64(c.periodUS), *rc.CPUPeriod)
@@ -79,14 +77,6 @@ func TestFindingCGQuotaFloorExceedsLimit(t *testing.T) {
 		})
 	}
 }
-
-// upstreamSetMemoryQoS is the QoS container manager's Memory QoS step of
-// UpdateCgroups, which upstream runs only on a cgroup v2 host with the
-// MemoryQoS gate on; calling it directly makes the test independent of the
-// host's cgroup version. m is the *qosContainerManagerImpl.
-//
-//go:linkname upstreamSetMemoryQoS k8s.io/kubernetes/pkg/kubelet/cm.(*qosContainerManagerImpl).setMemoryQoS
-func upstreamSetMemoryQoS(m unsafe.Pointer, logger klog.Logger, configs map[corev1.PodQOSClass]*cm.CgroupConfig)
 
 // recordingCgroups is a cgroup manager that creates nothing: every cgroup
 // exists once created and every update is recorded. It is safe for the
@@ -145,6 +135,10 @@ func (r *recordingCgroups) Version() int { return 2 }
 // manager's own update, fed the pod as its only active pod. The test passes
 // while the bug is present.
 func TestFindingCGBurstableMemoryLowVoid(t *testing.T) {
+	if !tieredMemoryQoS {
+		findingNotApplicable(t, "CG-F2", "the release has no memoryReservationPolicy: every pod with a memory request gets memory.min, none memory.low (KEP-2570's policy came in v1.36, kubernetes#137584)")
+		return
+	}
 	resetGates(t)
 	setGates(true, true)
 	request := int64(32 << 20)
@@ -155,13 +149,13 @@ func TestFindingCGBurstableMemoryLowVoid(t *testing.T) {
 		}}}},
 	})
 
-	pc := cm.ResourceConfigForPod(p, true, 100_000, true, kubeletconfig.TieredReservationMemoryReservationPolicy)
-	require.Equal(t, map[string]string{cm.Cgroup2MemoryLow: "33554432"}, pc.Unified, "the pod's own memory.low is its request")
+	pc := resourceConfigForPod(p, true, 100_000, true, memoryPolicyTiered)
+	require.Equal(t, map[string]string{cgroup2MemoryLow: "33554432"}, pc.Unified, "the pod's own memory.low is its request")
 
 	kubepods := cm.NewCgroupName(cm.RootCgroupName, "kubepods")
 	fake := &recordingCgroups{created: map[string]bool{}}
 	qm, err := cm.NewQOSContainerManager(&cm.CgroupSubsystems{}, kubepods,
-		cm.NodeConfig{CgroupsPerQOS: true, MemoryReservationPolicy: kubeletconfig.TieredReservationMemoryReservationPolicy}, fake)
+		qosNodeConfig(memoryPolicyTiered), fake)
 	require.NoError(t, err)
 	allocatable := func() corev1.ResourceList {
 		return corev1.ResourceList{corev1.ResourceMemory: quantity(corev1.ResourceMemory, 2<<30)}
@@ -181,11 +175,11 @@ func TestFindingCGBurstableMemoryLowVoid(t *testing.T) {
 	burstable := configs[corev1.PodQOSBurstable].ResourceParameters.Unified
 	require.Equal(t, kubepods, info.Guaranteed, "the Guaranteed tier is kubepods itself")
 	assert.Equal(t, "33554432", root[cm.Cgroup2MemoryMin], "kubepods' memory.min covers the Burstable request")
-	assert.Equal(t, "33554432", burstable[cm.Cgroup2MemoryLow], "the burstable tier's memory.low is the Burstable requests")
+	assert.Equal(t, "33554432", burstable[cgroup2MemoryLow], "the burstable tier's memory.low is the Burstable requests")
 
 	// The chain kubepods → kubepods/burstable → the pod: the smallest
 	// memory.low on it bounds the pod's effective memory.low (unset is 0).
-	chain := []string{root[cm.Cgroup2MemoryLow], burstable[cm.Cgroup2MemoryLow], pc.Unified[cm.Cgroup2MemoryLow]}
+	chain := []string{root[cgroup2MemoryLow], burstable[cgroup2MemoryLow], pc.Unified[cgroup2MemoryLow]}
 	bound := request
 	for _, v := range chain {
 		low := int64(0)
@@ -196,6 +190,6 @@ func TestFindingCGBurstableMemoryLowVoid(t *testing.T) {
 		bound = min(bound, low)
 	}
 	bug := bugOutcome(t, "CG-F2")
-	assert.Empty(bug, root[cm.Cgroup2MemoryLow], "kubepods has a memory.low: the ancestor covers the soft protection")
+	assert.Empty(bug, root[cgroup2MemoryLow], "kubepods has a memory.low: the ancestor covers the soft protection")
 	assert.Less(bug, bound, request, "the pod's request is covered by memory.low all the way up (%v): the promise is kept", chain)
 }

@@ -92,7 +92,7 @@ func prAdmitOnNode(t *testing.T, allocatable corev1.ResourceList, running []*cor
 		// No device plugins on this node: nothing to update.
 		func(*schedulerframework.NodeInfo, *lifecycle.PodAdmitAttributes) error { return nil },
 	)
-	out.Result = handler.Admit(&lifecycle.PodAdmitAttributes{Pod: pod, OtherPods: running, Operation: lifecycle.AddOperation})
+	out.Result = admit(context.Background(), handler, addAttributes(pod, running))
 	return out
 }
 

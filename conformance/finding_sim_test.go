@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/pkg/kubelet/cm/containermap"
-	"k8s.io/kubernetes/pkg/kubelet/cm/topologymanager"
 )
 
 // Findings of the node simulation (verify/findings_sim.go), confirmed on
@@ -159,7 +158,7 @@ func restartRejectsPod(t *testing.T, c0Running bool) (string, []string) {
 	first.close()
 	plugin.stop()
 	logger := klog.Background()
-	m, err := newUpstreamManager(logger, filepath.Join(dir, kubeletSocket), nil, topologymanager.NewFakeManager())
+	m, err := newUpstreamManager(logger, filepath.Join(dir, kubeletSocket), nil, newFakeTopologyManager(logger))
 	require.NoError(t, err)
 	second := &upstreamSide{socketDir: dir, m: m}
 	containers := containermap.NewContainerMap()

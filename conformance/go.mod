@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/go-logr/logr v1.4.3
-	github.com/google/cadvisor v0.56.2
 	github.com/nodeproof/nodeproof v0.0.0
 	github.com/stretchr/testify v1.11.1
 	go.opentelemetry.io/otel/trace v1.41.0
@@ -60,6 +59,7 @@ require (
 	github.com/godbus/dbus/v5 v5.2.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
+	github.com/google/cadvisor v0.56.2 // indirect
 	github.com/google/cel-go v0.26.0 // indirect
 	github.com/google/gnostic-models v0.7.0 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect

@@ -181,6 +181,7 @@ func aggregatedRequests(p *corev1.Pod) corev1.ResourceList {
 func upstreamPod(p *corev1.Pod) *corev1.Pod {
 	c := p.DeepCopy()
 	apiv1.SetObjectDefaults_Pod(c)
+	applyCreateDefaults(c)
 	return c
 }
 

@@ -243,7 +243,7 @@ func TestPreemption(t *testing.T) {
 				reasons = append(reasons, &lifecycle.InsufficientResourceError{ResourceName: r.Resource,
 					Requested: r.Requested, Used: r.Used, Capacity: r.Capacity})
 			}
-			left, err := h.HandleAdmissionFailure(context.Background(), upstreamPod(in.Preemptor), reasons)
+			left, err := handleAdmissionFailure(context.Background(), h, upstreamPod(in.Preemptor), reasons)
 			// Events are matched to the victims by uid; one on any other
 			// object is left over and shows as a victim of its own.
 			for i := range out.Victims {

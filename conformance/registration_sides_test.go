@@ -12,7 +12,6 @@ import (
 	"sync"
 	_ "unsafe" // for go:linkname to the device manager's unexported constructor
 
-	cadvisorapi "github.com/google/cadvisor/info/v1"
 	"google.golang.org/protobuf/proto"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -124,13 +123,24 @@ func (s *agentSide) close()            { s.agent.Stop() }
 
 // --- upstream's device manager ---------------------------------------------
 
-// newUpstreamManager is the v1.36.3 device manager's constructor with the
-// socket path as a parameter. The exported NewManagerImpl fixes it to
+// newUpstreamManager is the device manager's constructor with the socket
+// path as a parameter. The exported NewManagerImpl fixes it to
 // /var/lib/kubelet/device-plugins/kubelet.sock, which a test must not take
 // from a kubelet that may run on the same machine.
 //
+// The signature is the same in v1.35.4, v1.36.3, v1.37.2 and
+// v1.38.0-beta.0 (pkg/kubelet/cm/devicemanager/manager.go) but for the
+// topology's element type: github.com/google/cadvisor/info/v1's Node through
+// v1.36, github.com/google/cadvisor/lib/model's since v1.37 ("kubelet:
+// depend on github.com/google/cadvisor/lib", kubernetes#139870). Importing
+// either would make every release's module require both cadvisor modules
+// (go mod tidy reads the files of every build tag) and move the versions
+// the release selects, so topology is declared by its layout: a slice is
+// passed as the same three words whatever its element type. It is always
+// nil, a node without NUMA topology.
+//
 //go:linkname newUpstreamManager k8s.io/kubernetes/pkg/kubelet/cm/devicemanager.newManagerImpl
-func newUpstreamManager(logger klog.Logger, socketPath string, topology []cadvisorapi.Node, store topologymanager.Store) (*upstreamdm.ManagerImpl, error)
+func newUpstreamManager(logger klog.Logger, socketPath string, topology []struct{}, store topologymanager.Store) (*upstreamdm.ManagerImpl, error)
 
 type allSourcesReady struct{}
 
@@ -147,7 +157,7 @@ type upstreamSide struct {
 
 func startUpstream(dir string) (kubeletSide, error) {
 	logger := klog.Background()
-	m, err := newUpstreamManager(logger, filepath.Join(dir, kubeletSocket), nil, topologymanager.NewFakeManager())
+	m, err := newUpstreamManager(logger, filepath.Join(dir, kubeletSocket), nil, newFakeTopologyManager(logger))
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +177,7 @@ func (s *upstreamSide) activePods() []*corev1.Pod {
 func (s *upstreamSide) dir() string { return s.socketDir }
 
 func (s *upstreamSide) capacity() (map[string]int64, map[string]int64) {
-	capacity, allocatable, _ := s.m.GetCapacity()
+	capacity, allocatable := deviceCapacity(klog.Background(), s.m)
 	return counts(capacity), counts(allocatable)
 }
 
@@ -189,7 +199,7 @@ func (s *upstreamSide) admit(p *corev1.Pod) string {
 	s.active = append(s.active, p)
 	s.mu.Unlock()
 	for _, c := range slices.Concat(p.Spec.InitContainers, p.Spec.Containers) {
-		if err := s.m.Allocate(p, &c); err != nil {
+		if err := allocate(context.Background(), s.m, p, &c); err != nil {
 			s.remove(string(p.UID))
 			return fmt.Sprintf("Allocate failed due to %v, which is unexpected", err)
 		}

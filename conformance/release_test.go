@@ -44,6 +44,17 @@ func bugOutcome(t *testing.T, id string) assert.TestingT {
 	return b
 }
 
+// findingNotApplicable logs, for the release matrix, that the finding id
+// cannot arise on this release at all, and why. On the modelled release,
+// where every finding was confirmed, it fails t.
+func findingNotApplicable(t *testing.T, id, why string) {
+	t.Helper()
+	if onModelled() {
+		t.Fatalf("%s is confirmed on %s, yet its test says it cannot arise there: %s", id, release(), why)
+	}
+	t.Log(upstream.Verdict{Finding: id, Release: release(), Inapplicable: why}.Line())
+}
+
 // absence keeps the bug assertions that failed.
 type absence struct {
 	t      *testing.T

@@ -63,9 +63,9 @@ func upstreamPreempter(preemptor *pod.Pod, active []*pod.Pod, reasons []preempti
 		return err
 	}
 	handler := upstream.NewCriticalPodAdmissionHandler(func() []*corev1.Pod { return theirs }, killPod, eventLog{})
-	// The file's one call of HandleAdmissionFailure, whose arguments may
-	// change between releases.
-	_, err := handler.HandleAdmissionFailure(context.Background(), kubeletPod(preemptor), kubeletReasons(reasons))
+	// HandleAdmissionFailure's arguments changed between releases: the
+	// release's shim calls it.
+	_, err := handleAdmissionFailure(context.Background(), handler, kubeletPod(preemptor), kubeletReasons(reasons))
 	if len(strangers) > 0 {
 		return nil, fmt.Errorf("upstream killed %q, which no active pod is", strangers)
 	}

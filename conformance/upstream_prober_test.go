@@ -256,7 +256,7 @@ func (a *theirProber) Advance(target time.Time) {
 func (a *theirProber) Result(typ core.ProbeType, containerID string) (core.Result, bool) {
 	var r proberresults.Result
 	var ok bool
-	a.do(func() { r, ok = a.u.results[typ].Get(kubecontainer.ParseContainerID(containerID)) })
+	a.do(func() { r, ok = a.u.results[typ].Get(containerIDOf(containerID)) })
 	return coreResult(r.String()), ok
 }
 
@@ -648,4 +648,11 @@ func (n *scriptedNode) Probed(run pbsuite.Run, updates []core.Update) {
 	}
 	n.log = append(n.log, fmt.Sprintf("probed %s/%s %s try %d at +%v failure %d [%s]", run.Key.ContainerName, run.Key.Type, run.ContainerID, run.Attempt,
 		run.At.Sub(n.start), run.Probe.FailureThreshold, strings.Join(results, " ")))
+}
+
+// containerIDOf is the container ID "type://id" as the kubelet parses it;
+// written here because v1.37 gave kubecontainer.ParseContainerID a logger.
+func containerIDOf(s string) kubecontainer.ContainerID {
+	typ, id, _ := strings.Cut(s, "://")
+	return kubecontainer.ContainerID{Type: typ, ID: id}
 }

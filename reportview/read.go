@@ -222,7 +222,7 @@ func LoadUpstream(path string) (*upstream.Matrix, error) {
 
 // The states each kind of row takes, in the words of their errors.
 var (
-	findingStates  = []string{upstream.Present, upstream.Absent, upstream.Mixed, upstream.Broken, upstream.NotRun}
+	findingStates  = []string{upstream.Present, upstream.Absent, upstream.Mixed, upstream.NotApplicable, upstream.Broken, upstream.NotRun}
 	contractStates = []string{upstream.Breached, upstream.Held, upstream.NotApplicable, upstream.Broken, upstream.NotRun}
 	testStates     = []string{upstream.Agrees, upstream.Differs, upstream.Broken, upstream.NotRun}
 )

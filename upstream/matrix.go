@@ -18,7 +18,8 @@ const (
 	Mixed = "mixed"
 	// Breached, Held and NotApplicable: a contract property in a suite's
 	// generated search with the release's code as the system under test
-	// (not applicable: no case reached it).
+	// (not applicable: no case reached it). A finding is not applicable on
+	// a release that lacks what it is about.
 	Breached      = "breached"
 	Held          = "held"
 	NotApplicable = "not applicable"
@@ -187,6 +188,10 @@ func findingCell(f verify.Finding, test string, col Column) Cell {
 	for _, v := range t.Verdicts {
 		if v.Finding != f.ID {
 			continue
+		}
+		if v.Inapplicable != "" {
+			c.State, c.Detail = NotApplicable, v.Inapplicable
+			return c
 		}
 		if v.Present {
 			present++

@@ -29,7 +29,7 @@ var Releases = []Release{
 	{Version: "v1.35.4", ModFile: "releases/v1.35.4.mod", Tag: "kubelet1.35"},
 	{Version: Modelled},
 	{Version: "v1.37.2", ModFile: "releases/v1.37.2.mod", Tag: "kubelet1.37"},
-	{Version: "v1.38.0-beta.0", ModFile: "releases/v1.38.0-beta.0.mod", Tag: "kubelet1.38"},
+	{Version: "v1.38.0-beta.0", ModFile: "releases/v1.38.0-beta.0.mod", Tag: "kubelet1.38", Toolchain: "go1.27.3"},
 }
 
 // Find returns the release of that version.

@@ -16,6 +16,7 @@ func TestVerdictLine(t *testing.T) {
 	for _, v := range []Verdict{
 		{Finding: "GC-F1", Release: "v1.37.2", Present: true},
 		{Finding: "PB-F2", Release: "v1.38.0-beta.0", Detail: "the replacement failed 3 probes: the promise is kept"},
+		{Finding: "CG-F2", Release: "v1.35.4", Inapplicable: "v1.35 has no memoryReservationPolicy"},
 	} {
 		got, ok := ParseVerdict("    release_test.go:50: " + v.Line())
 		require.True(t, ok, v.Line())
@@ -119,6 +120,14 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, []string{NotRun, NotRun, NotRun}, states(m.Findings[2].Cells))
 	assert.Contains(t, m.Findings[2].Cells[0].Detail, "confirmed on the real kubelet binary")
 	assert.Equal(t, []string{Present, Broken, NotRun}, states(m.Findings[3].Cells))
+
+	// A release without what the finding is about.
+	columns[0].Tests[1].Verdicts = []Verdict{{Finding: "B-F1", Release: "v1.37.2", Inapplicable: "no such feature"}}
+	na := Build(findings[1:2], columns)
+	assert.Equal(t, NotApplicable, na.Findings[0].Cells[1].State)
+	assert.Equal(t, "no such feature", na.Findings[0].Cells[1].Detail)
+	assert.Empty(t, na.Findings[0].Contradicted, "not applicable contradicts no record")
+	columns[0].Tests[1].Verdicts = []Verdict{verdict("B-F1", "v1.37.2", false)}
 	require.Len(t, m.Tests, 1)
 	assert.Equal(t, []string{Agrees, Differs, NotRun}, states(m.Tests[0].Cells))
 	assert.Equal(t, "cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestCompare$' .", m.Tests[0].Cells[1].Replay)

@@ -13,6 +13,10 @@ type Verdict struct {
 	// held. Detail, when it did not, is the first line of each that failed.
 	Present bool
 	Detail  string
+	// Inapplicable, when set, says why the finding cannot arise on the
+	// release at all: what it is about is not in it (a feature a later
+	// release added). Neither present nor absent.
+	Inapplicable string
 }
 
 // verdictPrefix marks a verdict among a test's other output lines.
@@ -20,13 +24,16 @@ const verdictPrefix = "nodeproof-matrix: finding "
 
 // Line is the verdict as the test logs it, one line.
 func (v Verdict) Line() string {
+	if v.Inapplicable != "" {
+		return fmt.Sprintf("%s%s on %s: not applicable: %s", verdictPrefix, v.Finding, v.Release, v.Inapplicable)
+	}
 	if v.Present {
 		return fmt.Sprintf("%s%s on %s: present", verdictPrefix, v.Finding, v.Release)
 	}
 	return fmt.Sprintf("%s%s on %s: absent: %s", verdictPrefix, v.Finding, v.Release, v.Detail)
 }
 
-var verdictLine = regexp.MustCompile(regexp.QuoteMeta(verdictPrefix) + `(\S+) on (\S+): (present|absent)(?:: (.*))?$`)
+var verdictLine = regexp.MustCompile(regexp.QuoteMeta(verdictPrefix) + `(\S+) on (\S+): (present|absent|not applicable)(?:: (.*))?$`)
 
 // ParseVerdict reads a verdict out of one line of test output (the test
 // runner's indentation and file prefix before it), and says whether the
@@ -35,6 +42,9 @@ func ParseVerdict(line string) (Verdict, bool) {
 	m := verdictLine.FindStringSubmatch(line)
 	if m == nil {
 		return Verdict{}, false
+	}
+	if m[3] == "not applicable" {
+		return Verdict{Finding: m[1], Release: m[2], Inapplicable: m[4]}, true
 	}
 	return Verdict{Finding: m[1], Release: m[2], Present: m[3] == "present", Detail: m[4]}, true
 }
