@@ -57,7 +57,7 @@ func newReleasesSection(m *upstream.Matrix) releasesSection {
 			"own kubelet packages (nodeproof upstream, make upstream-matrix). " +
 			"A finding absent on a release means that release keeps the promise the finding breaks; " +
 			"a comparison that differs is a behaviour change since " + m.Modelled + ", not a bug.",
-		Columns:   Table{Headings: []string{"Release", "Build (s)", "Run (s)", "Tests", "Failed", "Error"}},
+		Columns:   Table{Headings: []string{"Release", "Build (s)", "Run (s)", "Cases a comparison", "Tests", "Failed", "Error"}},
 		Findings:  Table{Headings: []string{"Finding", "Broken promise"}},
 		Contracts: Table{Headings: []string{"Contract property"}},
 		Tests:     Table{Headings: []string{"Test"}},
@@ -65,7 +65,7 @@ func newReleasesSection(m *upstream.Matrix) releasesSection {
 	}
 	for _, c := range m.Columns {
 		s.Columns.Figures = append(s.Columns.Figures, []string{c.Release, strconv.FormatFloat(c.BuildSeconds, 'f', 1, 64),
-			strconv.FormatFloat(c.RunSeconds, 'f', 1, 64), strconv.Itoa(len(c.Tests)), strconv.Itoa(len(c.Failed())), orDash(firstLine(c.Error))})
+			strconv.FormatFloat(c.RunSeconds, 'f', 1, 64), casesPerComparison(c.Checks), strconv.Itoa(len(c.Tests)), strconv.Itoa(len(c.Failed())), orDash(firstLine(c.Error))})
 		s.Findings.Headings = append(s.Findings.Headings, c.Release)
 		s.Contracts.Headings = append(s.Contracts.Headings, c.Release)
 		s.Tests.Headings = append(s.Tests.Headings, c.Release)
@@ -181,4 +181,13 @@ func markdownReleaseNotes(b *strings.Builder, notes []releaseNote) {
 		}
 		b.WriteString("\n")
 	}
+}
+
+// casesPerComparison is a column's budget: its own, or the module's
+// default when it ran with none.
+func casesPerComparison(checks int) string {
+	if checks == 0 {
+		return "10,000 (the module's)"
+	}
+	return strconv.Itoa(checks)
 }

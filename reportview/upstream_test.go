@@ -44,7 +44,7 @@ func syntheticUpstream() *upstream.Matrix {
 			{Name: "TestCompareQOS", Passed: true},
 			{Name: "TestCompareCgroups", Passed: true},
 		}},
-		{Release: "v1.37.2", BuildSeconds: 50, RunSeconds: 13, Tests: []upstream.Test{
+		{Release: "v1.37.2", Checks: 1000, BuildSeconds: 50, RunSeconds: 13, Tests: []upstream.Test{
 			{Name: "TestFindingIGC", Passed: true, Verdicts: []upstream.Verdict{{Finding: "IGC-F1", Release: "v1.37.2",
 				Detail: "image i1 is kept while c1 runs it\nsecond line"}}},
 			search("v1.37.2", false, 14, ""),
@@ -169,7 +169,7 @@ func TestUpstreamSection(t *testing.T) {
 			"own kubelet packages (nodeproof upstream, make upstream-matrix). " +
 			"A finding absent on a release means that release keeps the promise the finding breaks; " +
 			"a comparison that differs is a behaviour change since v1.36.3, not a bug.\n\n",
-		"| Release | Build (s) | Run (s) | Tests | Failed | Error |\n|---|---|---|---|---|---|\n| v1.36.3 | 41.2 | 12.5 | 4 | 0 | - |\n| v1.37.2 | 50.0 | 13.0 | 4 | 1 | - |\n",
+		"| Release | Build (s) | Run (s) | Cases a comparison | Tests | Failed | Error |\n|---|---|---|---|---|---|---|\n| v1.36.3 | 41.2 | 12.5 | 10,000 (the module's) | 4 | 0 | - |\n| v1.37.2 | 50.0 | 13.0 | 1000 | 4 | 1 | - |\n",
 		"| Finding | Broken promise | v1.36.3 | v1.37.2 |\n|---|---|---|---|\n| IGC-F1 | an image &lt;b&gt;in use&lt;/b&gt; is removed | present | absent |\n\n" +
 			"- `IGC-F1` on v1.37.2: absent: image i1 is kept while c1 runs it; replay: `" + findingReplay + "`\n",
 		"| Contract property | v1.36.3 | v1.37.2 |\n|---|---|---|\n| IGC-C-PROMISE | breached | held |\n\n" +
@@ -192,7 +192,7 @@ func TestUpstreamSection(t *testing.T) {
 	section := regexp.MustCompile(`(?s)<section id="upstream">.*?</section>`).FindString(page.String())
 	for _, want := range []string{
 		"<h2>Upstream releases</h2>\n<p>The conformance module (nodeproof&#39;s checks modelled on v1.36.3",
-		"<tr><td>v1.37.2</td><td>50.0</td><td>13.0</td><td>4</td><td>1</td><td>-</td></tr>",
+		"<tr><td>v1.37.2</td><td>50.0</td><td>13.0</td><td>1000</td><td>4</td><td>1</td><td>-</td></tr>",
 		"<tr><th>Finding</th><th>Broken promise</th><th>v1.36.3</th><th>v1.37.2</th></tr>\n" +
 			"<tr><td>IGC-F1</td><td>an image &lt;b&gt;in use&lt;/b&gt; is removed</td><td>present</td><td>absent</td></tr>",
 		"<li><code>IGC-F1</code> on v1.37.2: absent: image i1 is kept while c1 runs it; replay: <code class=\"replay\">cd conformance &amp;&amp; go test -count=1 " +
@@ -244,7 +244,7 @@ func TestUpstreamFailuresFailTheReport(t *testing.T) {
 	assert.False(t, r.Passed)
 	assert.Contains(t, r.Verdict().Problems, "upstream releases: v1.37.2: the conformance module does not build against v1.37.2: exit status 1")
 	md = RenderMarkdown(r, MarkdownLimit)
-	assert.Contains(t, md, "| v1.37.2 | 50.0 | 13.0 | 0 | 0 | the conformance module does not build against v1.37.2: exit status 1 |\n")
+	assert.Contains(t, md, "| v1.37.2 | 50.0 | 13.0 | 1000 | 0 | 0 | the conformance module does not build against v1.37.2: exit status 1 |\n")
 	assert.Contains(t, md, "- `IGC-F1` on v1.37.2: not run: the conformance module does not build against v1.37.2: exit status 1\n", "a cell not run has no replay")
 
 	r.Upstream = nil

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,6 +19,9 @@ type Column struct {
 	// BuildSeconds is the test binary's build, RunSeconds its run.
 	BuildSeconds float64 `json:"build_seconds"`
 	RunSeconds   float64 `json:"run_seconds"`
+	// Checks is the generated cases per comparison the run drew (rapid's
+	// -rapid.checks); 0 for the module's own default (10,000).
+	Checks int `json:"checks,omitempty"`
 	// Error, when set, says why the release's tests did not run: the
 	// module did not build against it, or its test binary did not start.
 	Error string `json:"error,omitempty"`
@@ -46,6 +50,10 @@ type RunOptions struct {
 	Done func(Test)
 	// Timeout bounds the test binary's run (its -test.timeout).
 	Timeout time.Duration
+	// Checks, when set, is the generated cases per comparison in place of
+	// the module's default: a smaller budget for a release that is only
+	// surveyed.
+	Checks int
 }
 
 // Run builds the conformance module in dir against r and runs its tests.
@@ -53,7 +61,7 @@ type RunOptions struct {
 // an error: it is a cell of the matrix. The error is for what stops the
 // run itself (ctx done, no go command).
 func Run(ctx context.Context, dir string, r Release, opts RunOptions) (Column, error) {
-	col := Column{Release: r.Version, Tests: []Test{}}
+	col := Column{Release: r.Version, Checks: opts.Checks, Tests: []Test{}}
 	tmp, err := os.MkdirTemp("", "nodeproof-upstream-")
 	if err != nil {
 		return col, err
@@ -84,7 +92,11 @@ func Run(ctx context.Context, dir string, r Release, opts RunOptions) (Column, e
 	// No rapid fail files: one release's counterexample, left in
 	// testdata/rapid, would be replayed first by the next release's run,
 	// which then tests a case the search did not draw for it.
-	run := exec.CommandContext(ctx, "go", "tool", "test2json", "-t", binary, "-test.v=test2json", "-test.count=1", "-test.timeout="+timeout.String(), "-rapid.nofailfile")
+	args := []string{"tool", "test2json", "-t", binary, "-test.v=test2json", "-test.count=1", "-test.timeout=" + timeout.String(), "-rapid.nofailfile"}
+	if opts.Checks > 0 {
+		args = append(args, "-rapid.checks="+strconv.Itoa(opts.Checks))
+	}
+	run := exec.CommandContext(ctx, "go", args...)
 	run.Dir, run.Env = dir, r.env(append(os.Environ(), opts.Env...))
 	var stderr bytes.Buffer
 	run.Stderr = &stderr

@@ -102,7 +102,7 @@ func TestReportFlagErrors(t *testing.T) {
 		{[]string{"--upstream", filepath.Join(dir, "missing.json")}, "--upstream: open "},
 		{[]string{"--upstream", notObjects}, "--upstream: " + notObjects + ": want the JSON object nodeproof upstream --json writes"},
 		{[]string{"--upstream", notArray}, "--upstream: " + notArray + `: want the JSON object nodeproof upstream --json writes: json: unknown field "a"`},
-		{[]string{"--upstream", upstreamState}, "--upstream: " + upstreamState + `: findings[0].cells[0].state: "gone" is not one of present, absent, mixed, broken, not run`},
+		{[]string{"--upstream", upstreamState}, "--upstream: " + upstreamState + `: findings[0].cells[0].state: "gone" is not one of present, absent, mixed, not applicable, broken, not run`},
 		{[]string{"--seed", "-1"}, `invalid argument "-1" for "--seed" flag`},
 		{[]string{"-seed", "1"}, "unknown shorthand flag: 's' in -seed"},
 		{[]string{"extra"}, `unexpected argument "extra"`},

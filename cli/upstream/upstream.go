@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,9 @@ type Options struct {
 	// run writes the conformance results and the plugin checker's upstream
 	// runs, which nodeproof report reads.
 	ConformancePath, PluginCheckPath string
+	// Checks is the generated cases per comparison on every release but
+	// the modelled one; 0 for the module's default.
+	Checks int
 
 	releases []upstream.Release
 }
@@ -79,6 +83,7 @@ written; 2 for bad flags; 130 on SIGINT or SIGTERM.`,
 	fl.StringVar(&o.Module, "module", "conformance", "the conformance module's `DIR`")
 	fl.StringVar(&o.Dir, "dir", "report/upstream", "write each release's test events to `DIR`")
 	fl.StringVar(&o.JSONPath, "json", "", "write the matrix as JSON to this `FILE`")
+	fl.IntVar(&o.Checks, "checks", 0, "generated cases `N` per comparison on every release but "+upstream.Modelled+" (0: the module's 10,000); "+upstream.Modelled+" always runs the module's default, as make conformance does")
 	fl.StringVar(&o.ConformancePath, "conformance", "report/conformance.json", "the modelled release's conformance results `FILE`")
 	fl.StringVar(&o.PluginCheckPath, "plugin-check", "report/plugincheck.json", "the modelled release's plugin checker runs `FILE`")
 	return cmd
@@ -94,6 +99,9 @@ func (o *Options) Validate() error {
 
 func (o *Options) validate() error {
 	o.releases = nil
+	if o.Checks < 0 {
+		return fmt.Errorf("--checks: %d is not a number of cases (0 for the module's default)", o.Checks)
+	}
 	if o.Releases == "all" {
 		o.releases = upstream.Releases
 	} else {
@@ -183,6 +191,9 @@ func (o *Options) runRelease(ctx context.Context, deps Deps, r upstream.Release,
 		}
 		fmt.Fprintf(w, "  %s %s %s (%.1f s)\n", r.Version, verdict, t.Name, t.Seconds)
 	}}
+	if r.Version != upstream.Modelled {
+		opts.Checks = o.Checks
+	}
 	if r.Version == upstream.Modelled {
 		env, err := absEnv(map[string]string{"NODEPROOF_CONFORMANCE_JSON": o.ConformancePath, "NODEPROOF_PLUGINCHECK_JSON": o.PluginCheckPath})
 		if err != nil {
@@ -198,7 +209,11 @@ func (o *Options) runRelease(ctx context.Context, deps Deps, r upstream.Release,
 	if col.Error != "" {
 		fmt.Fprintf(w, "%s: %s\n", r.Version, col.Error)
 	}
-	fmt.Fprintf(w, "%s: built in %.0f s, ran %d tests in %.0f s, %d failed\n", r.Version, col.BuildSeconds, len(col.Tests), col.RunSeconds, len(col.Failed()))
+	budget := "the module's 10,000"
+	if col.Checks > 0 {
+		budget = strconv.Itoa(col.Checks)
+	}
+	fmt.Fprintf(w, "%s: built in %.0f s, ran %d tests in %.0f s (%s cases a comparison), %d failed\n", r.Version, col.BuildSeconds, len(col.Tests), col.RunSeconds, budget, len(col.Failed()))
 	return col, events.Close()
 }
 

@@ -35,15 +35,19 @@ func module(t *testing.T) string {
 // the modelled release and none on the others, and one comparison that
 // differs off the modelled release.
 type stand struct {
-	ran []string
-	env map[string][]string
+	ran    []string
+	env    map[string][]string
+	checks map[string]int
 }
 
 func (s *stand) deps() Deps {
 	return Deps{Run: func(_ context.Context, _ string, r upstream.Release, opts upstream.RunOptions) (upstream.Column, error) {
 		s.ran = append(s.ran, r.Version)
 		s.env[r.Version] = opts.Env
-		col := upstream.Column{Release: r.Version, BuildSeconds: 1, RunSeconds: 2}
+		if s.checks != nil {
+			s.checks[r.Version] = opts.Checks
+		}
+		col := upstream.Column{Release: r.Version, BuildSeconds: 1, RunSeconds: 2, Checks: opts.Checks}
 		for _, f := range verify.Findings() {
 			name := strings.TrimPrefix(f.Confirmation, "conformance: ")
 			v := upstream.Verdict{Finding: f.ID, Release: r.Version, Present: r.Version == upstream.Modelled}
@@ -86,6 +90,7 @@ func TestUpstreamFlagErrors(t *testing.T) {
 		{"--releases v1.37.2 --module " + bare, "nodeproof upstream: --releases: v1.37.2: its module file releases/v1.37.2.mod is missing from "},
 		{"--module " + mod + " --json " + filepath.Join(file, "m.json"), "nodeproof upstream: --json: "},
 		{"--module " + mod + " extra", `nodeproof upstream: unexpected argument "extra"`},
+		{"--module " + mod + " --checks -1", "nodeproof upstream: --checks: -1 is not a number of cases"},
 	} {
 		t.Run(tc.args, func(t *testing.T) {
 			s := &stand{env: map[string][]string{}}
@@ -106,16 +111,17 @@ func TestUpstreamFlagErrors(t *testing.T) {
 func TestUpstreamMatrix(t *testing.T) {
 	mod := module(t)
 	out := t.TempDir()
-	s := &stand{env: map[string][]string{}}
+	s := &stand{env: map[string][]string{}, checks: map[string]int{}}
 	// The stand's records say "fixed", the findings' records say "still
 	// present in v1.37.2" for most: the run fails on the contradiction.
 	code, stdout, stderr := run(t, s.deps(), "--module", mod, "--releases", "v1.37.2,v1.36.3", "--dir", filepath.Join(out, "up"),
-		"--json", filepath.Join(out, "upstream.json"), "--conformance", filepath.Join(out, "c.json"), "--plugin-check", filepath.Join(out, "p.json"))
+		"--checks", "1000", "--json", filepath.Join(out, "upstream.json"), "--conformance", filepath.Join(out, "c.json"), "--plugin-check", filepath.Join(out, "p.json"))
 	assert.Equal(t, []string{"v1.37.2", "v1.36.3"}, s.ran)
 	assert.Empty(t, s.env["v1.37.2"])
+	assert.Equal(t, map[string]int{"v1.37.2": 1000, "v1.36.3": 0}, s.checks, "the modelled release runs the module's own budget")
 	assert.Equal(t, []string{"NODEPROOF_CONFORMANCE_JSON=" + filepath.Join(out, "c.json"), "NODEPROOF_PLUGINCHECK_JSON=" + filepath.Join(out, "p.json")}, s.env["v1.36.3"])
 	assert.Contains(t, stdout, "  v1.37.2 FAIL TestCompare (0.0 s)\n")
-	assert.Contains(t, stdout, "v1.37.2: built in 1 s, ran 17 tests in 2 s, 1 failed\n")
+	assert.Contains(t, stdout, "v1.37.2: built in 1 s, ran 17 tests in 2 s (1000 cases a comparison), 1 failed\n")
 	assert.Contains(t, stdout, "finding  v1.36.3  v1.37.2\n")
 	assert.Contains(t, stdout, "GC-F1    present  absent\n")
 	assert.Contains(t, stdout, "GC-F1 on v1.37.2: absent: kept\n  replay: cd conformance && go test -count=1 -modfile=releases/v1.37.2.mod -tags=kubelet1.37 -run '^TestFindingGCMaxAgeIgnoresMinAge$' .\n")
