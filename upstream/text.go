@@ -11,55 +11,16 @@ import (
 // line, then the failures.
 func Text(m Matrix) string {
 	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	header := "finding"
-	for _, c := range m.Columns {
-		header += "\t" + c.Release
-	}
-	fmt.Fprintln(tw, header)
+	var findings, contracts []stateRow
 	for _, row := range m.Findings {
-		line := row.ID
-		for _, c := range row.Cells {
-			line += "\t" + c.State
-		}
-		fmt.Fprintln(tw, line)
+		findings = append(findings, stateRow{row.ID, row.Cells})
 	}
-	tw.Flush()
-	for _, row := range m.Findings {
-		for _, c := range row.Cells {
-			if c.State != Present && c.Detail != "" {
-				fmt.Fprintf(&b, "%s on %s: %s: %s\n", row.ID, c.Release, c.State, firstLineOf(c.Detail))
-				if c.Replay != "" {
-					fmt.Fprintf(&b, "  replay: %s\n", c.Replay)
-				}
-			}
-		}
+	for _, row := range m.Contracts {
+		contracts = append(contracts, stateRow{row.ID, row.Cells})
 	}
-	if len(m.Contracts) > 0 {
-		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		header := "contract (upstream as the system under test)"
-		for _, c := range m.Columns {
-			header += "\t" + c.Release
-		}
-		fmt.Fprintln(tw, header)
-		for _, row := range m.Contracts {
-			line := row.ID
-			for _, c := range row.Cells {
-				line += "\t" + c.State
-			}
-			fmt.Fprintln(tw, line)
-		}
-		tw.Flush()
-		for _, row := range m.Contracts {
-			for _, c := range row.Cells {
-				if c.State != Held {
-					fmt.Fprintf(&b, "%s on %s: %s: %s\n", row.ID, c.Release, c.State, firstLineOf(c.Detail))
-					if c.Replay != "" {
-						fmt.Fprintf(&b, "  replay: %s\n", c.Replay)
-					}
-				}
-			}
-		}
+	writeStates(&b, m.Columns, "finding", findings, Present)
+	if len(contracts) > 0 {
+		writeStates(&b, m.Columns, "contract (upstream as the system under test)", contracts, Held)
 	}
 	agree := 0
 	for _, row := range m.Tests {
@@ -107,4 +68,40 @@ func FailureLine(output string) string {
 		}
 	}
 	return first
+}
+
+// stateRow is a finding's or a contract property's cells, by its ID.
+type stateRow struct {
+	id    string
+	cells []Cell
+}
+
+// writeStates writes rows as a table of states, a column a release, then
+// each cell that is not expected, with its detail and replay line.
+func writeStates(b *strings.Builder, columns []Column, heading string, rows []stateRow, expected string) {
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	header := heading
+	for _, c := range columns {
+		header += "\t" + c.Release
+	}
+	fmt.Fprintln(tw, header)
+	for _, row := range rows {
+		line := row.id
+		for _, c := range row.cells {
+			line += "\t" + c.State
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	for _, row := range rows {
+		for _, c := range row.cells {
+			if c.State == expected || c.Detail == "" {
+				continue
+			}
+			fmt.Fprintf(b, "%s on %s: %s: %s\n", row.id, c.Release, c.State, firstLineOf(c.Detail))
+			if c.Replay != "" {
+				fmt.Fprintf(b, "  replay: %s\n", c.Replay)
+			}
+		}
+	}
 }
