@@ -38,10 +38,20 @@ func (r *recorder) Failed() bool              { return r.failed }
 // withoutFailFile keeps the self-tests' deliberate failures out of
 // testdata/rapid, where rapid saves failing cases for replay.
 func withoutFailFile(t *testing.T) {
-	if err := flag.Set("rapid.nofailfile", "true"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = flag.Set("rapid.nofailfile", "false") })
+	setFlag(t, "rapid.nofailfile", "true")
+}
+
+// setFlag sets a command-line flag for the test and puts back the value it
+// had, which the command line may have given (the release matrix runs with
+// -rapid.checks and -rapid.nofailfile): a fixed value put back would undo
+// it for every test after this one.
+func setFlag(t *testing.T, name, value string) {
+	t.Helper()
+	f := flag.Lookup(name)
+	require.NotNil(t, f, "no flag %s", name)
+	old := f.Value.String()
+	require.NoError(t, flag.Set(name, value))
+	t.Cleanup(func() { _ = flag.Set(name, old) })
 }
 
 // TestHarnessReportsMismatch shows that Compare fails, with the shrunk

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"flag"
 	"testing"
 	"time"
 
@@ -42,8 +41,7 @@ func TestProberJitterIsSeeded(t *testing.T) {
 // core that ignores the jitter (its first probes at once).
 func TestProberComparisonFailsOnWrongCore(t *testing.T) {
 	withoutFailFile(t)
-	require.NoError(t, flag.Set("rapid.checks", "300"))
-	t.Cleanup(func() { _ = flag.Set("rapid.checks", "10000") })
+	setFlag(t, "rapid.checks", "300")
 	const name = "selftest.proberWithoutJitter"
 	defer forget(name)
 	rec := &recorder{}
