@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -273,36 +274,30 @@ func admission(s *State) error {
 // devices less every device the checkpoint gives a pod /pods lists and has
 // not refused (a finished init container's devices stay its pod's).
 func Free(o *Observation) []string {
-	used := map[string]bool{}
 	active := map[string]bool{}
 	for _, p := range o.Pods {
 		if !refused(p) {
 			active[string(p.UID)] = true
 		}
 	}
-	for _, e := range o.Checkpoint {
-		if active[e.PodUID] {
-			for _, id := range flatten(e.DeviceIDs) {
-				used[id] = true
-			}
-		}
-	}
-	var free []string
-	for _, id := range o.Allocatable {
-		if !used[id] {
-			free = append(free, id)
-		}
-	}
-	return free
+	return unheld(o, func(e checkpoint.PodDevicesEntry) bool { return active[e.PodUID] })
 }
 
 // Unclaimed are the healthy devices no checkpoint entry gives any pod,
 // refused ones included: those the kubelet cannot be holding.
 func Unclaimed(o *Observation) []string {
+	return unheld(o, func(checkpoint.PodDevicesEntry) bool { return true })
+}
+
+// unheld are GetAllocatableResources' devices that no checkpoint entry
+// for which holding is true gives a pod.
+func unheld(o *Observation, holding func(checkpoint.PodDevicesEntry) bool) []string {
 	used := map[string]bool{}
 	for _, e := range o.Checkpoint {
-		for _, id := range flatten(e.DeviceIDs) {
-			used[id] = true
+		if holding(e) {
+			for _, id := range flatten(e.DeviceIDs) {
+				used[id] = true
+			}
 		}
 	}
 	var free []string
