@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -107,43 +108,40 @@ func Build(findings []verify.Finding, columns []Column) Matrix {
 		}
 		m.Findings = append(m.Findings, row)
 	}
-	var ids []string
+	ids := map[string]bool{}
 	for _, col := range columns {
 		for _, t := range col.Tests {
 			for _, v := range t.Contracts {
 				// A suite's search is a contract row, not a comparison.
 				confirming[t.Name] = true
-				if !slices.Contains(ids, v.Property) {
-					ids = append(ids, v.Property)
-				}
+				ids[v.Property] = true
 			}
 		}
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		row := ContractRow{ID: id, Cells: []Cell{}}
-		for _, col := range columns {
-			row.Cells = append(row.Cells, contractCell(id, col))
-		}
-		m.Contracts = append(m.Contracts, row)
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		m.Contracts = append(m.Contracts, ContractRow{ID: id, Cells: cells(columns, func(col Column) Cell { return contractCell(id, col) })})
 	}
-	var names []string
+	names := map[string]bool{}
 	for _, col := range columns {
 		for _, t := range col.Tests {
-			if !confirming[t.Name] && !slices.Contains(names, t.Name) {
-				names = append(names, t.Name)
+			if !confirming[t.Name] {
+				names[t.Name] = true
 			}
 		}
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		row := TestRow{Test: name, Cells: []Cell{}}
-		for _, col := range columns {
-			row.Cells = append(row.Cells, testCell(name, col))
-		}
-		m.Tests = append(m.Tests, row)
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		m.Tests = append(m.Tests, TestRow{Test: name, Cells: cells(columns, func(col Column) Cell { return testCell(name, col) })})
 	}
 	return m
+}
+
+// cells is a row's cell for each column, in the columns' order.
+func cells(columns []Column, cell func(Column) Cell) []Cell {
+	row := []Cell{}
+	for _, col := range columns {
+		row = append(row, cell(col))
+	}
+	return row
 }
 
 // order is a release's place among Releases; an unknown one goes last.
