@@ -2,7 +2,6 @@ package reportview
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -71,40 +70,36 @@ func newReleasesSection(m *upstream.Matrix) releasesSection {
 		s.Tests.Headings = append(s.Tests.Headings, c.Release)
 	}
 	for _, row := range m.Findings {
-		figures := []string{row.ID, row.Title}
-		for _, c := range row.Cells {
-			figures = append(figures, c.State)
-			if c.State != upstream.Present {
-				s.FindingNotes = append(s.FindingNotes, newReleaseNote(row.ID, c))
-			}
-		}
-		s.Findings.Figures = append(s.Findings.Figures, figures)
+		figures, notes := stateRow([]string{row.ID, row.Title}, row.Cells, upstream.Present)
+		s.Findings.Figures, s.FindingNotes = append(s.Findings.Figures, figures), append(s.FindingNotes, notes...)
 	}
 	for _, row := range m.Contracts {
-		figures := []string{row.ID}
-		for _, c := range row.Cells {
-			figures = append(figures, c.State)
-			if c.State != upstream.Held {
-				s.ContractNotes = append(s.ContractNotes, newReleaseNote(row.ID, c))
-			}
-		}
-		s.Contracts.Figures = append(s.Contracts.Figures, figures)
+		figures, notes := stateRow([]string{row.ID}, row.Cells, upstream.Held)
+		s.Contracts.Figures, s.ContractNotes = append(s.Contracts.Figures, figures), append(s.ContractNotes, notes...)
 	}
 	for _, row := range m.Tests {
-		if !slices.ContainsFunc(row.Cells, func(c upstream.Cell) bool { return c.State != upstream.Agrees }) {
+		figures, notes := stateRow([]string{row.Test}, row.Cells, upstream.Agrees)
+		if len(notes) == 0 {
 			s.Agreeing++
 			continue
 		}
-		figures := []string{row.Test}
-		for _, c := range row.Cells {
-			figures = append(figures, c.State)
-			if c.State != upstream.Agrees {
-				s.TestNotes = append(s.TestNotes, newReleaseNote(row.Test, c))
-			}
-		}
-		s.Tests.Figures = append(s.Tests.Figures, figures)
+		s.Tests.Figures, s.TestNotes = append(s.Tests.Figures, figures), append(s.TestNotes, notes...)
 	}
 	return s
+}
+
+// stateRow is a table row, lead (the row's ID first) then each cell's
+// state, and a note for each cell not in the expected state.
+func stateRow(lead []string, cells []upstream.Cell, expected string) ([]string, []releaseNote) {
+	figures := lead
+	var notes []releaseNote
+	for _, c := range cells {
+		figures = append(figures, c.State)
+		if c.State != expected {
+			notes = append(notes, newReleaseNote(lead[0], c))
+		}
+	}
+	return figures, notes
 }
 
 func newReleaseNote(row string, c upstream.Cell) releaseNote {
