@@ -34,10 +34,10 @@ type event struct {
 // assertion and its messages, not a whole log.
 const failureLines = 30
 
-// Events reads test2json events, one a line, and hands each top-level test
-// to done as it ends; it returns the tests in the order they ended. A line
-// that is not an event is an error naming it: the stream is the go
-// command's, and a stray line means something else wrote to it.
+// Events reads test2json events, one a line (Read), hands each top-level
+// test to done as it ends, and keeps the tests in the order they ended
+// (Tests). A line that is not an event is an error naming it: the stream is
+// the go command's, and a stray line means something else wrote to it.
 type Events struct {
 	tests  []Test
 	output map[string][]string
