@@ -53,7 +53,7 @@ func TestFindingSIMRestartRejectsRunning(t *testing.T) {
 
 	plugin.Stop()
 	require.NoError(t, n.RestartKubelet(ctx))
-	after, err := n.WaitPod(ctx, spec.Name, settleLimit, func(p corev1.Pod) bool { return p.Status.Phase != corev1.PodRunning })
+	after, err := n.WaitPod(ctx, spec.Name, settleLimit, ended)
 	require.NoError(t, err, "the pod ran on: SIM-F2 is not shown")
 	assert.Equal(t, before.UID, after.UID)
 	assert.Equal(t, "UnexpectedAdmissionError", after.Status.Reason)

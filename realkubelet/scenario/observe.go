@@ -126,6 +126,13 @@ func running(p corev1.Pod) bool {
 	return true
 }
 
+// ended says whether the pod has reached a terminal phase. A pod that is
+// merely not Running has not: just after a restart the kubelet lists a
+// static pod with an empty status until it has admitted the pod again.
+func ended(p corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded
+}
+
 // refused says whether the device manager refused the pod at admission.
 func refused(p corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "UnexpectedAdmissionError"

@@ -209,3 +209,20 @@ func qosOf(p *corev1.Pod) corev1.PodQOSClass {
 	}
 	return corev1.PodQOSBurstable
 }
+
+// TestEnded keeps the cause of a CI failure of
+// TestFindingSIMRestartRejectsRunning: it waited for a phase other than
+// Running and took the empty status the kubelet lists just after its
+// restart, before the pod was refused, for the refusal.
+func TestEnded(t *testing.T) {
+	listedAfterRestart := corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "u0"}}
+	assert.False(t, ended(listedAfterRestart), "an empty status is not an end")
+	pending := listedAfterRestart
+	pending.Status.Phase = corev1.PodPending
+	assert.False(t, ended(pending))
+	assert.False(t, ended(runningPod("u0", corev1.PodQOSBestEffort, 0, "main")))
+	assert.True(t, ended(refusedPod("u0", "no healthy devices")))
+	succeeded := listedAfterRestart
+	succeeded.Status.Phase = corev1.PodSucceeded
+	assert.True(t, ended(succeeded))
+}
