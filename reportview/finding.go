@@ -24,6 +24,9 @@ type Finding struct {
 	// Replay searches for the finding and prints its shrunk case.
 	Replay       string `json:"replay"`
 	Confirmation string `json:"confirmation"`
+	// RealKubelet names the test that shows it on the real kubelet
+	// binary, or says why none does.
+	RealKubelet string `json:"real_kubelet"`
 	// Tracker is empty when no upstream issue tracks the finding, which
 	// TrackerNote then says.
 	Tracker     []Source `json:"tracker"`
@@ -59,7 +62,7 @@ func newFindings(known []verify.Finding, suites []Suite, searches *findings.File
 	for _, f := range known {
 		r := Finding{ID: f.ID, Title: f.Title, Subsystem: f.Subsystem, Suite: f.Suite, Property: f.Property,
 			Promise: f.Promise, Sources: Sources(f.Sources), Steps: f.Steps, Replay: "nodeproof findings " + f.ID,
-			Confirmation: f.Confirmation, Tracker: Sources(f.Tracker), Releases: f.Releases, Breaches: -1, searched: searches != nil}
+			Confirmation: f.Confirmation, RealKubelet: f.RealKubelet, Tracker: Sources(f.Tracker), Releases: f.Releases, Breaches: -1, searched: searches != nil}
 		if len(f.Tracker) == 0 {
 			r.TrackerNote = verify.NoTracker
 		}

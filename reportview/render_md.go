@@ -250,9 +250,9 @@ func markdownFindings(list []Finding) string {
 		len(list), phrase.Noun(len(list), "promise", "promises"))
 	var rows [][]string
 	for _, f := range list {
-		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, f.SearchText(), MarkdownInline(f.Replay), f.Confirmation, f.TrackerText()})
+		rows = append(rows, []string{f.ID, f.Subsystem, f.Title, f.SearchText(), MarkdownInline(f.Replay), f.Confirmation, f.RealKubelet, f.TrackerText()})
 	}
-	MarkdownTable(&b, []string{"ID", "Subsystem", "Broken promise", "Search", "Replay", "Confirmed by", "Upstream tracker"}, rows)
+	MarkdownTable(&b, []string{"ID", "Subsystem", "Broken promise", "Search", "Replay", "Confirmed by", "On the real kubelet", "Upstream tracker"}, rows)
 	return b.String()
 }
 

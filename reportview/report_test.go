@@ -39,7 +39,8 @@ var (
 // the imagegc suite reached; its search found it from seed 3.
 var syntheticFinding = verify.Finding{ID: "IGC-F1", Title: "an image <b>in use</b> is removed", Subsystem: "imagegc", Suite: "imagegc",
 	Property: "IGC-C-PROMISE", Promise: "Images in use are kept.", Sources: []cite.Source{{Kind: cite.KindKubernetesDoc, Text: igcPage.Text, URL: igcPage.URL}},
-	Steps: []string{"pull image i1", "start c1 on i1 during the pass"}, Seed: 3, Confirmation: "conformance: TestFindingIGC", Releases: "still present in v1.37.2"}
+	Steps: []string{"pull image i1", "start c1 on i1 during the pass"}, Seed: 3, Confirmation: "conformance: TestFindingIGC",
+	RealKubelet: "realkubelet/scenario: TestFindingIGCOnNode", Releases: "still present in v1.37.2"}
 
 // syntheticSearches is the findings file of the synthetic report.
 func syntheticSearches() *findings.File {
@@ -221,7 +222,7 @@ func TestRenderings(t *testing.T) {
 			"<details><summary>RK-* properties (2): checked, applied</summary>\n<table>",
 			"<tr><td>RK-C-NOT-SHARED</td><td>42</td><td>17</td></tr>",
 			"<tr><th>Known bug</th><th>Breaches it explained</th></tr>\n<tr><td>SIM-F2</td><td>3</td></tr>",
-			"<p>Not covered: the kubelet&#39;s image garbage collection: it runs every 5 minutes",
+			"<p>Not covered: the kubelet&#39;s image garbage collection: the kubelet runs a pass as it starts",
 			// The release matrix, after the conformance results.
 			"<section id=\"upstream\">\n<h2>Upstream releases</h2>\n<p>The conformance module (nodeproof&#39;s checks modelled on v1.36.3",
 		} {
@@ -243,7 +244,7 @@ func TestRenderings(t *testing.T) {
 			"## Conformance against upstream\n\nconformance against upstream not run: run it with `make conformance`, which writes `report/conformance.json`.\n",
 			"## Failures\n\n### Counterexample: suite devicemanager, DM-EXCLUSIVE\n\nShrunk steps:\n",
 			"## Findings in the kubelet\n\n1 known broken promise of the v1.36.3 kubelet",
-			"| IGC-F1 | imagegc | an image &lt;b&gt;in use&lt;/b&gt; is removed | found from seed 3 after 1.25 s, shrunk to 2 steps | `nodeproof findings IGC-F1` | conformance: TestFindingIGC | no upstream issue found |",
+			"| IGC-F1 | imagegc | an image &lt;b&gt;in use&lt;/b&gt; is removed | found from seed 3 after 1.25 s, shrunk to 2 steps | `nodeproof findings IGC-F1` | conformance: TestFindingIGC | realkubelet/scenario: TestFindingIGCOnNode | no upstream issue found |",
 			"```text\nstep 1: register resource=a.com/r endpoint=p1.sock\nDM-EXCLUSIVE: device <script>",
 			"Replay: `nodeproof replay --suite devicemanager --seed 59 --steps 100`",
 			"1 of 1 killed.",
@@ -256,7 +257,7 @@ func TestRenderings(t *testing.T) {
 			"Steps by kind: add-pod 20, kill-kubelet 12, remove-pod 10.",
 			"| RK-C-NOT-SHARED | 42 | 17 |",
 			"| SIM-F2 | 3 |",
-			"Not covered: the kubelet's image garbage collection: it runs every 5 minutes",
+			"Not covered: the kubelet's image garbage collection: the kubelet runs a pass as it starts",
 			"## Upstream releases\n\nThe conformance module (nodeproof's checks modelled on v1.36.3",
 			"The report's index.html and report.json hold the rest: each invariant",
 		} {
@@ -373,6 +374,7 @@ func checkReportJSON(t *testing.T, data string) {
 		assert.Equal(t, "IGC-F1", f.ID)
 		assert.Equal(t, "imagegc", f.Subsystem)
 		assert.Equal(t, "conformance: TestFindingIGC", f.Confirmation)
+		assert.Equal(t, "realkubelet/scenario: TestFindingIGCOnNode", f.RealKubelet)
 		assert.Equal(t, "nodeproof findings IGC-F1", f.Replay)
 		assert.Equal(t, verify.NoTracker, f.TrackerNote)
 		assert.Equal(t, []Source{igcPage}, f.Sources)

@@ -37,6 +37,11 @@ type Finding struct {
 	// upstream's own code: "conformance: TestFindingPBStartupGate" (the
 	// v1.36.3 kubelet packages) or a real-kubelet test.
 	Confirmation string
+	// RealKubelet names the test that shows the broken promise on the
+	// real kubelet binary, run as a node ("realkubelet/scenario:
+	// TestFindingCGQuotaFloorOnNode"), or says why no such test exists:
+	// what keeps a node under the harness from showing it.
+	RealKubelet string
 	// Tracker cites the upstream issues or pull requests that track it;
 	// empty when none was found (NoTracker says so in words).
 	Tracker []cite.Source
@@ -44,6 +49,16 @@ type Finding struct {
 	// "still present in v1.37.2" or "fixed in v1.37.2 by kubernetes PR #N".
 	Releases string
 }
+
+// Why a finding has no real-kubelet test (Finding.RealKubelet).
+const (
+	imageGCOnNode = "not observable on a node in a test's time: the kubelet's first image GC pass runs as it starts, " +
+		"when every image has just been detected, so imageMinimumGCAge keeps them all, and imageMaximumGCAge's " +
+		"removals wait until that age has passed since the start; the next pass is 5 minutes later (ImageGCPeriod, " +
+		"which no flag or configuration field sets). An imageMinimumGCAge of 0 would let the first pass remove the " +
+		"images the node's pods are about to use"
+	probesOnNode = "not shown yet: the real-kubelet scenarios have no probes (docs/realkubelet.md, What is left)"
+)
 
 // NoTracker is what the report and docs/findings.md say of a finding no
 // upstream issue or pull request tracks: the most valuable kind.

@@ -25,6 +25,7 @@ var cgroupsFindings = []Finding{
 		},
 		Seed:         2,
 		Confirmation: "conformance: TestFindingCGQuotaFloorExceedsLimit",
+		RealKubelet:  "realkubelet/scenario: TestFindingCGQuotaFloorOnNode",
 		Releases:     "still present in v1.37.2 (read: pkg/kubelet/cm/helpers_linux.go MilliCPUToQuota, called by pkg/kubelet/kuberuntime/kuberuntime_container_linux.go calculateLinuxResources and cm.ResourceConfigForPod)",
 	},
 	{
@@ -49,6 +50,7 @@ var cgroupsFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingCGBurstableMemoryLowVoid",
+		RealKubelet:  "not observable here: memory.low and Memory QoS exist only on cgroup v2, and the harness runs the kubelet on this machine's cgroup v1",
 		Tracker:      []cite.Source{cite.PR(140267)},
 		Releases:     "fixed in v1.37.2 by kubernetes PR #140267 (read: pkg/kubelet/cm/qos_container_manager_linux.go setMemoryQoS now sets memory.low on kubepods too)",
 	},

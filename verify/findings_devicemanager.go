@@ -29,6 +29,7 @@ var devicemanagerFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingDMReplacedPluginUpdate",
+		RealKubelet:  "realkubelet/scenario: TestFindingDMReplacedPluginUpdateOnNode",
 		// Related but not this: #121994 / PR #135437, the replaced
 		// instance's late disconnect, fixed in v1.37; its late updates
 		// still count.
@@ -63,6 +64,7 @@ var devicemanagerFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingDMZeroRequestRejected",
+		RealKubelet:  "realkubelet/scenario: TestFindingDMZeroRequestRejectedOnNode",
 		Tracker:      []cite.Source{cite.Issue(128854), cite.PR(140791)},
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/cm/devicemanager/manager.go ManagerImpl.allocateContainerResources, " +
 			"which passes a 0 limit on to devicesToAllocate, and ManagerImpl.devicesToAllocate, whose registration and health " +

@@ -36,6 +36,7 @@ var preemptionFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingPRStaticCritical",
+		RealKubelet:  "realkubelet/scenario: TestFindingPRStaticCriticalOnNode",
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/types/pod_update.go Preemptable, unchanged, and " +
 			"pkg/kubelet/preemption/preemption.go getPodsToPreempt, unchanged but for resize requests, which it leaves to the scheduler)",
 	},
@@ -58,6 +59,7 @@ var preemptionFindings = []Finding{
 		},
 		Seed:         8,
 		Confirmation: "conformance: TestFindingPRGuaranteedLowest",
+		RealKubelet:  "realkubelet/scenario: TestFindingPRGuaranteedLowestOnNode",
 		Tracker:      []cite.Source{cite.Issue(135857).Noting("open"), cite.PR(135866).Noting("open")},
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/preemption/preemption.go getPodsToPreempt and " +
 			"getPodsToPreemptByDistance, unchanged)",

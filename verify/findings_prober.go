@@ -28,6 +28,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         5,
 		Confirmation: "conformance: TestFindingPBDelayAfterStartup",
+		RealKubelet:  probesOnNode,
 		Tracker: []cite.Source{
 			cite.Issue(119617).Noting("the documentation's promise is not in the code; closed as stale without a fix"),
 			cite.PR(119666).Noting("a fix, closed without merging"),
@@ -48,6 +49,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         10,
 		Confirmation: "conformance: TestFindingPBFailureRunCarriedOver",
+		RealKubelet:  probesOnNode,
 		Tracker: []cite.Source{
 			cite.Issue(53530).Noting("the count carried over after a restart the threshold caused; PR #46371 resets it then, not when a container is replaced below the threshold"),
 			cite.PR(48120).Noting("a reset on a new container, closed without merging in 2017"),
@@ -68,6 +70,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         8,
 		Confirmation: "conformance: TestFindingPBSuccessRunCarriedOver",
+		RealKubelet:  probesOnNode,
 		Tracker: []cite.Source{
 			cite.PR(48120).Noting("a reset on a new container, closed without merging in 2017"),
 		},
@@ -86,6 +89,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         6,
 		Confirmation: "conformance: TestFindingPBReplacedContainerReady",
+		RealKubelet:  probesOnNode,
 		Tracker: []cite.Source{
 			cite.Issue(141473),
 			cite.PR(141487).Noting("merged on the development branch"),

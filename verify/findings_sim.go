@@ -28,6 +28,7 @@ var simFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingSIMRestartReady",
+		RealKubelet:  probesOnNode,
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/prober/prober_manager.go manager.setReadyStateOnKubeletRestart and " +
 			"kubeletRestartGracePeriod, 10 s before the manager's start; worker.go worker.doProbe)",
 	},
@@ -55,6 +56,7 @@ var simFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingSIMRestartRejectsRunning",
+		RealKubelet:  "realkubelet/scenario: TestFindingSIMRestartRejectsRunning",
 		Tracker:      []cite.Source{cite.Issue(133382), cite.Issue(138446)},
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/cm/devicemanager/manager.go ManagerImpl.devicesToAllocate, " +
 			"the health checks before needed == 0 and the running-container exception only while the sources are not ready; " +

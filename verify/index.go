@@ -10,7 +10,7 @@ import (
 // below it has the whole story); a test keeps the two in step.
 func IndexMarkdown() string {
 	var b strings.Builder
-	b.WriteString("| Finding | Subsystem | Broken promise | Upstream tracker | v1.37.2 | Confirmed by |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| Finding | Subsystem | Broken promise | Upstream tracker | v1.37.2 | Confirmed by | On the real kubelet |\n|---|---|---|---|---|---|---|\n")
 	for _, f := range Findings() {
 		tracker := NoTracker
 		if len(f.Tracker) > 0 {
@@ -25,8 +25,29 @@ func IndexMarkdown() string {
 			fixed = "fixed"
 		}
 		confirmation, _ := strings.CutPrefix(f.Confirmation, "conformance: ")
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | `%s` |\n", f.ID, f.Subsystem,
-			strings.ReplaceAll(f.Title, "|", `\|`), tracker, fixed, confirmation)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | `%s` | %s |\n", f.ID, f.Subsystem,
+			strings.ReplaceAll(f.Title, "|", `\|`), tracker, fixed, confirmation, realKubeletCell(f.RealKubelet))
 	}
 	return b.String()
+}
+
+// realKubeletCell is the index's word on a finding's real-kubelet test:
+// the test's name, or the clause of the reason before its colon.
+func realKubeletCell(text string) string {
+	if pkg, test, ok := realKubeletTest(text); ok {
+		return "`" + test + "` (" + pkg + ")"
+	}
+	reason, _, _ := strings.Cut(text, ":")
+	return reason
+}
+
+// realKubeletTest splits Finding.RealKubelet into the package directory
+// and the test's name when it names a test ("realkubelet/scenario:
+// TestFindingX"), and says whether it does.
+func realKubeletTest(text string) (pkg, test string, ok bool) {
+	pkg, test, ok = strings.Cut(text, ": ")
+	if !ok || !strings.HasPrefix(pkg, "realkubelet") || !strings.HasPrefix(test, "Test") || strings.ContainsAny(test, " ,") {
+		return "", "", false
+	}
+	return pkg, test, true
 }

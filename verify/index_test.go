@@ -3,6 +3,7 @@ package verify
 import (
 	"flag"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -48,5 +49,38 @@ func TestFindingsAreUnique(t *testing.T) {
 		assert.False(t, ids[f.ID], "finding %s registered twice", f.ID)
 		assert.False(t, props[f.Property], "property %s explains two findings: a breach could not say which", f.Property)
 		ids[f.ID], props[f.Property] = true, true
+	}
+}
+
+// TestFindingsOnTheRealKubelet: every finding names the real-kubelet
+// test that shows it, and that test exists (build tag nodee2e: make
+// node-e2e runs it), or says why there is none.
+func TestFindingsOnTheRealKubelet(t *testing.T) {
+	for _, f := range Findings() {
+		pkg, test, ok := realKubeletTest(f.RealKubelet)
+		if !ok {
+			assert.True(t, strings.HasPrefix(f.RealKubelet, "not "), "%s: RealKubelet names no test (\"realkubelet/<package>: TestX\") and gives no reason (\"not ...\"): %q", f.ID, f.RealKubelet)
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join("..", pkg, "*_test.go"))
+		require.NoError(t, err)
+		found := false
+		for _, file := range files {
+			src, err := os.ReadFile(file)
+			require.NoError(t, err)
+			found = found || strings.Contains(string(src), "\nfunc "+test+"(t *testing.T) {")
+		}
+		assert.True(t, found, "%s: no test %s in %s", f.ID, test, pkg)
+	}
+}
+
+func TestRealKubeletTest(t *testing.T) {
+	pkg, test, ok := realKubeletTest("realkubelet/scenario: TestFindingX")
+	assert.True(t, ok)
+	assert.Equal(t, "realkubelet/scenario", pkg)
+	assert.Equal(t, "TestFindingX", test)
+	for _, text := range []string{"not shown yet: TestX", "conformance: TestX", "realkubelet/scenario: TestX and TestY", ""} {
+		_, _, ok := realKubeletTest(text)
+		assert.False(t, ok, text)
 	}
 }

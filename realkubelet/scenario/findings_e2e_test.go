@@ -6,13 +6,17 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 	"github.com/nodeproof/nodeproof/realkubelet"
@@ -26,24 +30,9 @@ import (
 // so that the window before its new registration, which the sweep hits
 // most of the time, lasts.
 func TestFindingSIMRestartRejectsRunning(t *testing.T) {
-	if why := realkubelet.Unavailable(); why != "" {
-		t.Fatalf("this host cannot run a real kubelet: %s", why)
-	}
 	ctx := context.Background()
-	n, err := realkubelet.Start(ctx, realkubelet.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(n.LogTail())
-		}
-		assert.NoError(t, n.Stop())
-	})
-	plugin, err := testplugin.Start(testplugin.Config{
-		Dir: n.DevicePluginDir, Endpoint: "nodeproof-dev.sock", ResourceName: Resource,
-		Devices: testplugin.Healthy(Devices...), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
-	require.NoError(t, err)
-	t.Cleanup(plugin.Stop)
+	n := findingNode(t)
+	plugin := startPlugin(t, n, "nodeproof-dev.sock", testplugin.Healthy(Devices...))
 
 	spec := PodSpec{Name: "p0", QOS: corev1.PodQOSBestEffort, Init: true, InitDevices: 1}
 	require.NoError(t, n.WriteStaticPod(spec.Pod()))
@@ -83,48 +72,14 @@ func TestFindingSIMRestartRejectsRunning(t *testing.T) {
 // instance, on a socket of its own, crashes only once the new one is
 // watched, so the order is certain.
 func TestD1LateDisconnectDropsSuccessor(t *testing.T) {
-	if why := realkubelet.Unavailable(); why != "" {
-		t.Fatalf("this host cannot run a real kubelet: %s", why)
-	}
-	ctx := context.Background()
-	n, err := realkubelet.Start(ctx, realkubelet.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Log(n.LogTail())
-		}
-		assert.NoError(t, n.Stop())
-	})
-	start := func(endpoint string) *testplugin.Plugin {
-		p, err := testplugin.Start(testplugin.Config{
-			Dir: n.DevicePluginDir, Endpoint: endpoint, ResourceName: Resource,
-			Devices: testplugin.Healthy(Devices...), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		})
-		require.NoError(t, err)
-		t.Cleanup(p.Stop)
-		return p
-	}
-	watched := func(p *testplugin.Plugin, streams int) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(ctx, settleLimit)
-		defer cancel()
-		tick := time.NewTicker(50 * time.Millisecond)
-		defer tick.Stop()
-		for p.Watching() != streams {
-			select {
-			case <-ctx.Done():
-				t.Fatalf("the plugin has %d ListAndWatch streams open, want %d", p.Watching(), streams)
-			case <-tick.C:
-			}
-		}
-	}
-	old := start("old.sock")
-	watched(old, 1)
-	successor := start("new.sock")
-	watched(successor, 1)
+	n := findingNode(t)
+	old := startPlugin(t, n, "old.sock", testplugin.Healthy(Devices...))
+	watched(t, old, 1)
+	successor := startPlugin(t, n, "new.sock", testplugin.Healthy(Devices...))
+	watched(t, successor, 1)
 
 	old.Crash()
-	watched(successor, 0)
+	watched(t, successor, 0)
 	assert.Equal(t, 1, successor.Registrations(), "the successor registered once and was dropped without registering again")
 }
 
@@ -138,4 +93,208 @@ func mainRunning(ctx context.Context, t *testing.T, n *realkubelet.Node) bool {
 		}
 	}
 	return false
+}
+
+// CG-F1 on the real kubelet: a Guaranteed pod whose container's cpu limit
+// is 1m gets a pod cgroup with cpu.cfs_quota_us 1000 per 100000 µs
+// period: 10m of CPU, ten times its limit (1m is 100 µs a period, below
+// the 1 ms floor the kubelet raises every quota to).
+func TestFindingCGQuotaFloorOnNode(t *testing.T) {
+	ctx := context.Background()
+	n := findingNode(t)
+	spec := PodSpec{Name: "tiny", QOS: corev1.PodQOSGuaranteed}
+	manifest := spec.Pod()
+	limits := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1m"), corev1.ResourceMemory: resource.MustParse(containerMemory)}
+	manifest.Spec.Containers[0].Resources = corev1.ResourceRequirements{Limits: limits, Requests: limits.DeepCopy()}
+	require.NoError(t, n.WriteStaticPod(manifest))
+	p, err := n.WaitPod(ctx, spec.Name, settleLimit, running)
+	require.NoError(t, err)
+	require.Equal(t, corev1.PodQOSGuaranteed, p.Status.QOSClass)
+
+	cgroup := realkubelet.PodCgroup(p)
+	period, err := n.CgroupValue("cpu", cgroup, "cpu.cfs_period_us")
+	require.NoError(t, err)
+	require.Equal(t, "100000", period)
+	quota, err := n.CgroupValue("cpu", cgroup, "cpu.cfs_quota_us")
+	require.NoError(t, err)
+	assert.Equal(t, "1000", quota, "a 1m limit is 100 µs of a 100 ms period; CG-F1 raises it to the 1 ms floor")
+}
+
+// DM-F2 on the real kubelet: while the plugin reports no healthy device,
+// a pod whose container asks for 0 devices of its resource is refused,
+// and the same pod without that 0 entry runs.
+func TestFindingDMZeroRequestRejectedOnNode(t *testing.T) {
+	ctx := context.Background()
+	n := findingNode(t)
+	unhealthy := testplugin.Healthy(Devices...)
+	for i := range unhealthy {
+		unhealthy[i].Health = v1beta1.Unhealthy
+	}
+	plugin := startPlugin(t, n, "nodeproof-dev.sock", unhealthy)
+	watched(t, plugin, 1)
+
+	zero := PodSpec{Name: "zero", QOS: corev1.PodQOSBestEffort}
+	manifest := zero.Pod()
+	none := *resource.NewQuantity(0, resource.DecimalSI)
+	manifest.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+		Limits: corev1.ResourceList{Resource: none}, Requests: corev1.ResourceList{Resource: none},
+	}
+	require.NoError(t, n.WriteStaticPod(manifest))
+	p, err := n.WaitPod(ctx, zero.Name, settleLimit, ended)
+	require.NoError(t, err, "the pod asking for 0 devices ran: DM-F2 is not shown")
+	assert.Equal(t, "UnexpectedAdmissionError", p.Status.Reason)
+	assert.Contains(t, p.Status.Message, "no healthy devices present; cannot allocate unhealthy devices "+Resource)
+
+	plain := PodSpec{Name: "plain", QOS: corev1.PodQOSBestEffort}
+	require.NoError(t, n.WriteStaticPod(plain.Pod()))
+	_, err = n.WaitPod(ctx, plain.Name, settleLimit, running)
+	require.NoError(t, err, "the same pod without the 0 entry must run")
+}
+
+// DM-F1 on the real kubelet: a plugin instance that a second instance of
+// the same resource replaced keeps its ListAndWatch stream open, and its
+// update (d0 unhealthy) becomes what the node advertises while the
+// registered instance reports five devices healthy. The successor reports
+// a fifth device, d4, so that the node is seen to have taken its list
+// before the replaced instance speaks (the two lists would otherwise
+// race).
+func TestFindingDMReplacedPluginUpdateOnNode(t *testing.T) {
+	n := findingNode(t)
+	old := startPlugin(t, n, "old.sock", testplugin.Healthy(Devices...))
+	watched(t, old, 1)
+	successorDevices := append(slices.Clone(Devices), "d4")
+	successor := startPlugin(t, n, "new.sock", testplugin.Healthy(successorDevices...))
+	advertises(t, n, successorDevices, "the successor's list did not reach the node")
+	require.Equal(t, 1, old.Watching(), "the replaced instance's stream stays open")
+
+	sick := testplugin.Healthy(Devices...)
+	sick[0].Health = v1beta1.Unhealthy
+	old.Update(sick)
+	advertises(t, n, Devices[1:], "the replaced instance's update did not reach the node: DM-F1 is not shown")
+	assert.Equal(t, 1, successor.Watching(), "the registered instance is still watched")
+	assert.Equal(t, 1, successor.Registrations())
+}
+
+// PR-F1 on the real kubelet: a static pod marked as critical (its
+// priority set directly to 2000000000, as the documentation tells static
+// pods to) is preempted to admit a static pod of priority 2000001000 that
+// does not fit beside it. Each asks for 60% of the node's CPUs, so either
+// fits alone and the two do not fit together.
+func TestFindingPRStaticCriticalOnNode(t *testing.T) {
+	ctx := context.Background()
+	n := findingNode(t)
+	marked := PodSpec{Name: "marked", QOS: corev1.PodQOSGuaranteed}
+	require.NoError(t, n.WriteStaticPod(cpuPod(marked, 60, 60, 2000000000)))
+	before, err := n.WaitPod(ctx, marked.Name, settleLimit, running)
+	require.NoError(t, err, "the static pod asking for 60%% of the node's CPUs must run alone")
+
+	preemptor := PodSpec{Name: "preemptor", QOS: corev1.PodQOSGuaranteed, Critical: true}
+	require.NoError(t, n.WriteStaticPod(cpuPod(preemptor, 60, 60, criticalPriority)))
+	_, err = n.WaitPod(ctx, preemptor.Name, settleLimit, running)
+	require.NoError(t, err, "the pod of priority %d was not admitted", criticalPriority)
+	after, err := n.WaitPod(ctx, marked.Name, settleLimit, ended)
+	require.NoError(t, err, "the static critical pod runs on: PR-F1 is not shown")
+	assert.Equal(t, before.UID, after.UID)
+	assert.Equal(t, "Preempting", after.Status.Reason, "the static critical pod was preempted")
+}
+
+// PR-F2 on the real kubelet, the finding's case scaled to the node's
+// CPUs: a Burstable pod (5% requested) and two Guaranteed pods, 20% at
+// priority 0 and 10% at priority 5, run; a pod of priority 2000001000
+// asking for 80% is 15% short. The kubelet preempts the Burstable pod and
+// the priority-5 Guaranteed pod, and spares the priority-0 one, which
+// alone would have freed enough: "Guaranteed ... not to be killed until
+// ... there are no lower-priority Pods that can be preempted".
+func TestFindingPRGuaranteedLowestOnNode(t *testing.T) {
+	ctx := context.Background()
+	n := findingNode(t)
+	burstable := PodSpec{Name: "burstable", QOS: corev1.PodQOSBurstable}
+	lowest := PodSpec{Name: "guaranteed-0", QOS: corev1.PodQOSGuaranteed}
+	higher := PodSpec{Name: "guaranteed-5", QOS: corev1.PodQOSGuaranteed}
+	for _, p := range []*corev1.Pod{cpuPod(burstable, 5, 10, 0), cpuPod(lowest, 20, 20, 0), cpuPod(higher, 10, 10, 5)} {
+		require.NoError(t, n.WriteStaticPod(p))
+		_, err := n.WaitPod(ctx, p.Name, settleLimit, running)
+		require.NoError(t, err)
+	}
+
+	preemptor := PodSpec{Name: "preemptor", QOS: corev1.PodQOSGuaranteed, Critical: true}
+	require.NoError(t, n.WriteStaticPod(cpuPod(preemptor, 80, 80, criticalPriority)))
+	_, err := n.WaitPod(ctx, preemptor.Name, settleLimit, running)
+	require.NoError(t, err, "the pod of priority %d was not admitted", criticalPriority)
+	for _, victim := range []string{burstable.Name, higher.Name} {
+		p, err := n.WaitPod(ctx, victim, settleLimit, ended)
+		require.NoError(t, err, "%s was not preempted", victim)
+		assert.Equal(t, "Preempting", p.Status.Reason, victim)
+	}
+	spared, found, err := n.Pod(ctx, lowest.Name)
+	require.NoError(t, err)
+	require.True(t, found)
+	assert.True(t, running(spared), "the priority-0 Guaranteed pod was preempted: PR-F2 is not shown (%s)", spared.Status.Reason)
+}
+
+// cpuPod is spec's static pod whose app container requests request% of
+// the node's CPUs (runtime.NumCPU, as the kubelet counts them) with a
+// limit of limit%, and 16Mi of memory, at the given priority.
+func cpuPod(spec PodSpec, request, limit int, priority int32) *corev1.Pod {
+	share := func(percent int) resource.Quantity {
+		return *resource.NewMilliQuantity(int64(runtime.NumCPU())*10*int64(percent), resource.DecimalSI)
+	}
+	memory := resource.MustParse(containerMemory)
+	p := spec.Pod()
+	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: share(limit), corev1.ResourceMemory: memory},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: share(request), corev1.ResourceMemory: memory},
+	}
+	p.Spec.Priority = &priority
+	return p
+}
+
+// advertises waits until GetAllocatableResources lists exactly healthy
+// (sorted) for Resource.
+func advertises(t *testing.T, n *realkubelet.Node, healthy []string, failure string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		allocatable, err := n.Allocatable(context.Background())
+		require.NoError(c, err)
+		assert.Equal(c, healthy, allocatable[Resource])
+	}, settleLimit, 50*time.Millisecond, failure)
+}
+
+// findingNode starts a node for t; the cleanup stops it, with the
+// kubelet log's tail when t failed.
+func findingNode(t *testing.T) *realkubelet.Node {
+	t.Helper()
+	if why := realkubelet.Unavailable(); why != "" {
+		t.Fatalf("this host cannot run a real kubelet: %s", why)
+	}
+	n, err := realkubelet.Start(context.Background(), realkubelet.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Log(n.LogTail())
+		}
+		assert.NoError(t, n.Stop())
+	})
+	return n
+}
+
+// startPlugin starts an instance of the test plugin of Resource on
+// endpoint, reporting devices; the cleanup stops it.
+func startPlugin(t *testing.T, n *realkubelet.Node, endpoint string, devices []testplugin.Device) *testplugin.Plugin {
+	t.Helper()
+	p, err := testplugin.Start(testplugin.Config{
+		Dir: n.DevicePluginDir, Endpoint: endpoint, ResourceName: Resource,
+		Devices: devices, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	require.NoError(t, err)
+	t.Cleanup(p.Stop)
+	return p
+}
+
+// watched waits until the kubelet holds streams ListAndWatch streams
+// open on p.
+func watched(t *testing.T, p *testplugin.Plugin, streams int) {
+	t.Helper()
+	require.Eventuallyf(t, func() bool { return p.Watching() == streams }, settleLimit, 50*time.Millisecond,
+		"the kubelet did not come to hold %d ListAndWatch streams open on the plugin", streams)
 }
