@@ -405,6 +405,7 @@ var subsystems = []Subsystem{
 			"verify-matrix-broken-harness-passes",
 			"verify-matrix-mixed-reads-present",
 			"verify-matrix-record-unchecked",
+			"verify-realkubelet-any-package",
 			"verify-reproduced-despite-other",
 			"verify-search-any-failure",
 		},
