@@ -18,8 +18,9 @@ type HostState struct {
 	// Mounts are the host namespace's mounts, "mountpoint fstype source".
 	Mounts []string
 	// Cgroups are the cgroup directories of every hierarchy, as paths
-	// under /sys/fs/cgroup.
-	Cgroups []string
+	// under /sys/fs/cgroup; Occupied those of them holding a process.
+	Cgroups  []string
+	Occupied map[string]bool
 	// Paths says, for each of the kubelet's fixed host paths, whether it
 	// exists.
 	Paths map[string]bool
@@ -35,7 +36,7 @@ var fixedPaths = []string{"/var/lib/kubelet", DevicePluginPath, "/var/log/contai
 
 // CaptureHost reads the host's state.
 func CaptureHost() (HostState, error) {
-	s := HostState{Paths: map[string]bool{}, KernelFlags: map[string]string{}}
+	s := HostState{Occupied: map[string]bool{}, Paths: map[string]bool{}, KernelFlags: map[string]string{}}
 	var err error
 	if s.Mounts, err = mounts(); err != nil {
 		return s, err
@@ -44,6 +45,8 @@ func CaptureHost() (HostState, error) {
 		// A cgroup removed during the walk is not an error of the walk.
 		if err == nil && d.IsDir() {
 			s.Cgroups = append(s.Cgroups, path)
+			procs, _ := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+			s.Occupied[path] = len(strings.TrimSpace(string(procs))) > 0
 		}
 		return nil
 	})
@@ -88,11 +91,15 @@ func mounts() ([]string, error) {
 }
 
 // Diff lists the differences from before to after, one line each, leaving
-// out what belongs to other harnesses that may run beside the node (go test
-// runs packages in parallel): another containerd's directory and mounts
-// (agent/containerd's, under $TMPDIR/npctrd*, other than the node's own)
-// and its cgroups (/nodeproof-test-*). ownContainerdDir is the node's
-// containerd's directory.
+// out what belongs to other programs that may run beside the node: another
+// harness's (go test runs packages in parallel) containerd directory and
+// mounts (agent/containerd's, under $TMPDIR/npctrd*, other than the node's
+// own) and its cgroups (/nodeproof-test-*), and a new cgroup holding a
+// process whose path names nothing of a node's (no nodeproof, kubepods or
+// k8s.io): a busy host's other programs make such cgroups for processes
+// of their own. A node's process left running is Stop's to report (it
+// finds them by their command lines), and its empty cgroups are still
+// reported here. ownContainerdDir is the node's containerd's directory.
 func Diff(before, after HostState, ownContainerdDir string) []string {
 	foreign := func(entry string) bool {
 		if strings.Contains(entry, "/nodeproof-test-") {
@@ -101,9 +108,16 @@ func Diff(before, after HostState, ownContainerdDir string) []string {
 		other := filepath.Join(os.TempDir(), "npctrd")
 		return strings.Contains(entry, other) && (ownContainerdDir == "" || !strings.Contains(entry, ownContainerdDir))
 	}
+	othersCgroup := func(path string) bool {
+		if foreign(path) {
+			return true
+		}
+		nodes := strings.Contains(path, "nodeproof") || strings.Contains(path, "kubepods") || strings.Contains(path, "k8s.io")
+		return after.Occupied[path] && !slices.Contains(before.Cgroups, path) && !nodes
+	}
 	var diffs []string
 	diffs = append(diffs, diffLists("mount", before.Mounts, after.Mounts, foreign)...)
-	diffs = append(diffs, diffLists("cgroup", before.Cgroups, after.Cgroups, foreign)...)
+	diffs = append(diffs, diffLists("cgroup", before.Cgroups, after.Cgroups, othersCgroup)...)
 	for _, p := range fixedPaths {
 		if before.Paths[p] != after.Paths[p] {
 			diffs = append(diffs, fmt.Sprintf("path %s: existed %v, now %v", p, before.Paths[p], after.Paths[p]))

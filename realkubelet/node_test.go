@@ -45,3 +45,28 @@ func TestVersionAgrees(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, regexp.MustCompile(`(?m)^require k8s\.io/kubernetes `+regexp.QuoteMeta(Version)+`$`), string(goMod))
 }
+
+// TestDiffLeavesOutOthersLiveCgroups keeps a false alarm seen on a busy
+// machine: another program made a cgroup for a process of its own while
+// the node ran, and the host check took it for the node's. A new cgroup
+// that holds a process, with no name of the node's, is another
+// program's; an empty one, or one named like the node's, is reported.
+func TestDiffLeavesOutOthersLiveCgroups(t *testing.T) {
+	before := HostState{Cgroups: []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/memory/jobs"}}
+	after := HostState{
+		Cgroups: []string{
+			"/sys/fs/cgroup/memory", "/sys/fs/cgroup/memory/jobs",
+			"/sys/fs/cgroup/memory/jobs/829d130d", "/sys/fs/cgroup/memory/jobs/empty",
+			"/sys/fs/cgroup/memory/kubepods", "/sys/fs/cgroup/memory/nodeproof-kubelet-x/kubepods",
+		},
+		Occupied: map[string]bool{
+			"/sys/fs/cgroup/memory/jobs/829d130d": true, "/sys/fs/cgroup/memory/kubepods": true,
+			"/sys/fs/cgroup/memory/nodeproof-kubelet-x/kubepods": true,
+		},
+	}
+	assert.Equal(t, []string{
+		"cgroup added: /sys/fs/cgroup/memory/jobs/empty",
+		"cgroup added: /sys/fs/cgroup/memory/kubepods",
+		"cgroup added: /sys/fs/cgroup/memory/nodeproof-kubelet-x/kubepods",
+	}, Diff(before, after, ""))
+}
