@@ -56,8 +56,8 @@ import (
 //
 // What the contract properties do not read (the node-allocatable values,
 // shares, memory limits, hugetlb and pids limits of the tiers and
-// containers) is left out: TestResourceConfigForPod and the other
-// comparisons hold core to upstream on those.
+// containers) is left out: only the suite's fidelity invariants, which
+// judge core, are about them.
 
 // upstreamCgroups is the cgroups suite's Kubelet with this release's code.
 type upstreamCgroups struct {
