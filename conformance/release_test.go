@@ -114,9 +114,10 @@ func TestReleaseIsTheModules(t *testing.T) {
 // contractVerdicts logs, for the release matrix, what a suite run with this
 // release's code as the system under test says of each of ids: how often
 // each was checked and applied, and its breach, the shrunk case on one line,
-// when the run failed on it. The run's other failures fail t: a search that
+// when the run failed on it, or why the release cannot express it when
+// inapplicable names it. The run's other failures fail t: a search that
 // cannot drive the release must not read as a promise kept.
-func contractVerdicts(t *testing.T, res properties.Result, ids []string) {
+func contractVerdicts(t *testing.T, res properties.Result, ids []string, inapplicable map[string]string) {
 	t.Helper()
 	breached := ""
 	if res.Failure != nil {
@@ -127,7 +128,7 @@ func contractVerdicts(t *testing.T, res properties.Result, ids []string) {
 	}
 	for _, id := range ids {
 		v := upstream.ContractVerdict{Property: id, Release: release(), Test: t.Name(),
-			Checked: res.Tally.Checked[id], Applied: res.Tally.Applied[id], Breached: id == breached}
+			Checked: res.Tally.Checked[id], Applied: res.Tally.Applied[id], Breached: id == breached, Detail: inapplicable[id]}
 		if v.Breached {
 			message, _, _ := strings.Cut(res.Failure.Message, "\n")
 			v.Detail = strings.Join(append([]string{message}, res.Failure.Steps...), " | ")

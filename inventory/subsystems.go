@@ -172,6 +172,7 @@ var subsystems = []Subsystem{
 			"cgroups.ResourceConfigForPod",
 		},
 		Mutants: []string{
+			"cg-contract-untiered-judged",
 			"cg-custom-period-ignored",
 			"cg-maxshares-cap-missing",
 			"cg-memory-min-wrong-tier",

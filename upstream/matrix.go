@@ -230,6 +230,8 @@ func contractCell(id string, col Column) Cell {
 				c.State, c.Detail = Broken, t.Failure
 			case v.Breached:
 				c.State, c.Detail = Breached, fmt.Sprintf("checked %d, applied %d: %s", v.Checked, v.Applied, v.Detail)
+			case v.Applied == 0 && v.Detail != "":
+				c.State, c.Detail = NotApplicable, fmt.Sprintf("checked %d, applied in none: %s", v.Checked, v.Detail)
 			case v.Applied == 0:
 				c.State, c.Detail = NotApplicable, fmt.Sprintf("checked %d, applied in none: no generated case reached it", v.Checked)
 			default:

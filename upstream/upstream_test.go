@@ -155,12 +155,23 @@ func TestContractVerdicts(t *testing.T) {
 	held := v
 	held.Breached, held.Detail, held.Release = false, "", Modelled
 	none := ContractVerdict{Property: "PR-C-Y", Release: Modelled, Test: "TestUpstreamContracts/preemption/PR-C-Y", Checked: 200}
+	inexpressible := none
+	inexpressible.Release, inexpressible.Detail = "v1.35.4", "the release has no such policy"
+	got, ok = ParseContractVerdict(inexpressible.Line())
+	require.True(t, ok, inexpressible.Line())
+	assert.Equal(t, inexpressible, got)
 	columns := []Column{
+		{Release: "v1.35.4", Tests: []Test{{Name: "TestUpstreamContracts", Passed: true, Contracts: []ContractVerdict{inexpressible}}}},
 		{Release: Modelled, Tests: []Test{{Name: "TestUpstreamContracts", Passed: true, Contracts: []ContractVerdict{held, none}}}},
 		{Release: "v1.37.2", Tests: []Test{{Name: "TestUpstreamContracts", Passed: true, Contracts: []ContractVerdict{v}}}},
 	}
 	m := Build(nil, columns)
 	require.Len(t, m.Contracts, 2)
+	assert.Equal(t, NotRun, m.Contracts[0].Cells[0].State)
+	assert.Equal(t, NotApplicable, m.Contracts[1].Cells[0].State)
+	assert.Equal(t, "checked 200, applied in none: the release has no such policy", m.Contracts[1].Cells[0].Detail)
+	columns = columns[1:]
+	m = Build(nil, columns)
 	assert.Empty(t, m.Tests, "a suite's search is not a comparison row")
 	assert.Equal(t, Held, m.Contracts[0].Cells[0].State)
 	assert.Equal(t, Breached, m.Contracts[0].Cells[1].State)

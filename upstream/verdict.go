@@ -58,7 +58,8 @@ type ContractVerdict struct {
 	Test             string
 	Checked, Applied int
 	Breached         bool
-	// Detail is the breach's message and shrunk steps, on one line.
+	// Detail is the breach's message and shrunk steps, on one line; or,
+	// for a property the release cannot express (applied in none), why.
 	Detail string
 }
 

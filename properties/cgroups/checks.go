@@ -29,17 +29,17 @@ func (m *machine) check(t *rapid.T) {
 		return
 	}
 	m.dirty = false
+	if m.kubelet != nil {
+		m.checkContracts()
+		return
+	}
 	h, err := core.Build(m.cfg, m.pods)
 	// A valid node must build, so CG-ERRORS applies to every change.
 	m.tally.Check(Errors, true)
 	if err != nil {
 		properties.Fail(m.t, Errors, "valid node and pods rejected: %v\n  config: %s", err, configSpec{m.cfg})
 	}
-	node, mpods := cgroupscheck.ModelInput(m.cfg, m.pods)
-	m.spec = map[string]model.Pod{}
-	for _, p := range mpods {
-		m.spec[p.UID] = p
-	}
+	node, mpods := m.modelInput()
 	m.checkDeterministic(h)
 	m.checkTree(h)
 	m.checkShares(h)
@@ -59,6 +59,17 @@ func (m *machine) check(t *rapid.T) {
 	m.checkContractCPULimit(h)
 	m.checkContractMemoryLow(h)
 	m.checkModel(node, mpods, files)
+}
+
+// modelInput is the node and its pods in the model's terms, each pod kept
+// in spec for the checks.
+func (m *machine) modelInput() (model.Node, []model.Pod) {
+	node, mpods := cgroupscheck.ModelInput(m.cfg, m.pods)
+	m.spec = map[string]model.Pod{}
+	for _, p := range mpods {
+		m.spec[p.UID] = p
+	}
+	return node, mpods
 }
 
 // checkDeterministic builds again from the same input. Values is a pure
@@ -485,9 +496,11 @@ func (m *machine) checkContractCPULimit(h core.Hierarchy) {
 // is soft-protected by memory.low. cgroup v2 protection is hierarchical: a
 // cgroup's effective memory.low is bounded by the memory.low of each of its
 // ancestors (unset is 0), so the bound is the smallest memory.low from
-// kubepods, the topmost cgroup the kubelet manages, down to the pod.
+// kubepods, the topmost cgroup the kubelet manages, down to the pod. A
+// kubelet without the policy (Kubelet.TieredReservation) cannot be
+// configured so, and the promise applies to none of its pods.
 func (m *machine) checkContractMemoryLow(h core.Hierarchy) {
-	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == core.ReservationTiered
+	tiered := m.cfg.MemoryQoS && m.cfg.MemoryReservationPolicy == core.ReservationTiered && (m.kubelet == nil || m.kubelet.TieredReservation)
 	byPath := map[string]core.Cgroup{}
 	for _, cg := range h {
 		byPath[cg.Path] = cg

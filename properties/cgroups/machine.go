@@ -17,7 +17,7 @@ func init() {
 		Name:       "cgroups",
 		Subsystem:  subsystem,
 		Invariants: invariants,
-		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally).run() },
+		Property:   func(t *rapid.T, tally *properties.Tally) { newMachine(t, tally, nil).run() },
 	})
 }
 
@@ -46,16 +46,21 @@ type machine struct {
 	spec map[string]model.Pod
 	// dirty is set by every step that changed the node or its pods.
 	dirty bool
+	// kubelet is the system under test when it is not core
+	// (ContractSuite); nil for core.
+	kubelet *Kubelet
 }
 
-func newMachine(t *rapid.T, tally *properties.Tally) *machine {
-	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), dirty: true}
+func newMachine(t *rapid.T, tally *properties.Tally, kubelet *Kubelet) *machine {
+	m := &machine{t: t, tally: tally, steps: properties.NewSteps(t, tally), dirty: true, kubelet: kubelet}
 	m.podLevelGate = rapid.IntRange(0, 3).Draw(t, "podLevelGate") > 0
 	m.oddQuantities = rapid.Bool().Draw(t, "oddQuantities")
 	m.cfg = m.drawConfig(t)
 	// The node is part of every counterexample, so it is the first step.
 	t.Logf("step 0: start %s", configSpec{m.cfg})
-	m.checkSeed()
+	if kubelet == nil {
+		m.checkSeed()
+	}
 	return m
 }
 
