@@ -57,7 +57,9 @@ const (
 		"removals wait until that age has passed since the start; the next pass is 5 minutes later (ImageGCPeriod, " +
 		"which no flag or configuration field sets). An imageMinimumGCAge of 0 would let the first pass remove the " +
 		"images the node's pods are about to use"
-	probesOnNode = "not shown yet: the real-kubelet scenarios have no probes (docs/realkubelet.md, What is left)"
+	probesOnNode = "not shown yet: it turns on when probes run relative to a container's start or a kubelet restart " +
+		"(start-up jitter of up to a probe period after a restart), which a test on the binary must pin down or observe " +
+		"(docs/realkubelet.md, What is left)"
 )
 
 // NoTracker is what the report and docs/findings.md say of a finding no

@@ -49,7 +49,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         10,
 		Confirmation: "conformance: TestFindingPBFailureRunCarriedOver",
-		RealKubelet:  probesOnNode,
+		RealKubelet:  "realkubelet/scenario: TestFindingPBFailureRunCarriedOverOnNode",
 		Tracker: []cite.Source{
 			cite.Issue(53530).Noting("the count carried over after a restart the threshold caused; PR #46371 resets it then, not when a container is replaced below the threshold"),
 			cite.PR(48120).Noting("a reset on a new container, closed without merging in 2017"),

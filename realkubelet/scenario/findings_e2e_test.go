@@ -6,8 +6,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,9 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
+	"github.com/nodeproof/nodeproof/agent/cri"
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 	"github.com/nodeproof/nodeproof/realkubelet"
 )
@@ -247,6 +253,113 @@ func cpuPod(spec PodSpec, request, limit int, priority int32) *corev1.Pod {
 	}
 	p.Spec.Priority = &priority
 	return p
+}
+
+// PB-F2 on the real kubelet: a container whose liveness probe failed
+// twice (failureThreshold 3) crashes; its replacement is killed after one
+// failed probe of its own, the run of failures carried over from the
+// container it replaced. The probe's target is served by the test on
+// 127.0.0.1 (the pod is on the host network), which counts the failures
+// it answered; the container is stopped through CRI right after the
+// second, a probe period (3 s) before the next.
+func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
+	ctx := context.Background()
+	n := findingNode(t)
+	target := newProbeTarget(t)
+	spec := PodSpec{Name: "live", QOS: corev1.PodQOSBestEffort}
+	manifest := spec.Pod()
+	manifest.Spec.Containers[0].LivenessProbe = &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.get()},
+		PeriodSeconds:    3,
+		TimeoutSeconds:   1,
+		FailureThreshold: 3,
+	}
+	require.NoError(t, n.WriteStaticPod(manifest))
+	_, err := n.WaitPod(ctx, spec.Name, settleLimit, running)
+	require.NoError(t, err)
+	first := runningMain(ctx, t, n, "")
+
+	target.set(false)
+	require.Eventually(t, func() bool { return target.failures() >= 2 }, settleLimit, 10*time.Millisecond,
+		"the kubelet did not probe the failing target twice")
+	require.NoError(t, n.Containerd.CRI.StopContainer(ctx, first, 0))
+	atCrash := target.failures()
+	require.Equal(t, 2, atCrash, "the container was stopped after its third failure: the test's timing failed it, not the kubelet")
+
+	replacement := runningMain(ctx, t, n, first)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		containers, err := n.Containerd.CRI.ListContainers(ctx)
+		require.NoError(c, err)
+		i := slices.IndexFunc(containers, func(ct cri.Container) bool { return ct.ID == replacement })
+		assert.True(c, i < 0 || containers[i].State != runtimeapi.ContainerState_CONTAINER_RUNNING, "the replacement runs")
+	}, settleLimit, 50*time.Millisecond, "the replacement was not killed")
+	assert.Contains(t, n.LogTail(), "failed liveness probe", "the replacement was killed for its liveness probe")
+	assert.Less(t, target.failures()-atCrash, 3,
+		"the replacement failed %d liveness probes of its own before it was killed: PB-F2 is not shown", target.failures()-atCrash)
+}
+
+// probeTarget answers HTTP probes on 127.0.0.1 with 200 or 500, as the
+// test sets it, counting the 500s it served.
+type probeTarget struct {
+	server  *httptest.Server
+	mu      sync.Mutex
+	healthy bool
+	failed  int
+}
+
+func newProbeTarget(t *testing.T) *probeTarget {
+	p := &probeTarget{healthy: true}
+	p.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.healthy {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		p.failed++
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(p.server.Close)
+	return p
+}
+
+// get is the probe's handler: an HTTP GET of the target.
+func (p *probeTarget) get() *corev1.HTTPGetAction {
+	addr := p.server.Listener.Addr().(*net.TCPAddr)
+	return &corev1.HTTPGetAction{Host: addr.IP.String(), Port: intstr.FromInt(addr.Port), Path: "/"}
+}
+
+// set makes the target answer healthy or not from now on, and starts a
+// new count of failures.
+func (p *probeTarget) set(healthy bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.healthy, p.failed = healthy, 0
+}
+
+func (p *probeTarget) failures() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.failed
+}
+
+// runningMain waits until CRI has a container named main running other
+// than not, and returns its ID.
+func runningMain(ctx context.Context, t *testing.T, n *realkubelet.Node, not string) string {
+	t.Helper()
+	var id string
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		containers, err := n.Containerd.CRI.ListContainers(ctx)
+		require.NoError(c, err)
+		id = ""
+		for _, ct := range containers {
+			if ct.Name == "main" && ct.ID != not && ct.State == runtimeapi.ContainerState_CONTAINER_RUNNING {
+				id = ct.ID
+			}
+		}
+		assert.NotEmpty(c, id, "no container main running other than %q", not)
+	}, settleLimit, 50*time.Millisecond)
+	return id
 }
 
 // advertises waits until GetAllocatableResources lists exactly healthy
