@@ -57,9 +57,11 @@ const (
 		"removals wait until that age has passed since the start; the next pass is 5 minutes later (ImageGCPeriod, " +
 		"which no flag or configuration field sets). An imageMinimumGCAge of 0 would let the first pass remove the " +
 		"images the node's pods are about to use"
-	probesOnNode = "not shown yet: it turns on when probes run relative to a container's start or a kubelet restart " +
-		"(start-up jitter of up to a probe period after a restart), which a test on the binary must pin down or observe " +
-		"(docs/realkubelet.md, What is left)"
+	readinessFromAPIServer = "not observable on a standalone node: across a kubelet restart the kubelet keeps a " +
+		"probed container Ready only while the pod it was given holds a True Ready condition (read: " +
+		"pkg/kubelet/prober/prober_manager.go setReadyStateOnKubeletRestart), and the harness's pods are static pods " +
+		"read from files, with no status, for want of an API server: every probed container of theirs starts a " +
+		"restart not Ready, on either side of the line the finding draws"
 )
 
 // NoTracker is what the report and docs/findings.md say of a finding no

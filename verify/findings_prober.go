@@ -28,7 +28,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         5,
 		Confirmation: "conformance: TestFindingPBDelayAfterStartup",
-		RealKubelet:  probesOnNode,
+		RealKubelet:  "realkubelet/scenario: TestFindingPBDelayAfterStartupOnNode",
 		Tracker: []cite.Source{
 			cite.Issue(119617).Noting("the documentation's promise is not in the code; closed as stale without a fix"),
 			cite.PR(119666).Noting("a fix, closed without merging"),
@@ -70,7 +70,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         8,
 		Confirmation: "conformance: TestFindingPBSuccessRunCarriedOver",
-		RealKubelet:  probesOnNode,
+		RealKubelet:  "realkubelet/scenario: TestFindingPBSuccessRunCarriedOverOnNode",
 		Tracker: []cite.Source{
 			cite.PR(48120).Noting("a reset on a new container, closed without merging in 2017"),
 		},
@@ -89,7 +89,7 @@ var proberFindings = []Finding{
 		},
 		Seed:         6,
 		Confirmation: "conformance: TestFindingPBReplacedContainerReady",
-		RealKubelet:  probesOnNode,
+		RealKubelet:  readinessFromAPIServer,
 		Tracker: []cite.Source{
 			cite.Issue(141473),
 			cite.PR(141487).Noting("merged on the development branch"),

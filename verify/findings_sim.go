@@ -28,7 +28,7 @@ var simFindings = []Finding{
 		},
 		Seed:         1,
 		Confirmation: "conformance: TestFindingSIMRestartReady",
-		RealKubelet:  probesOnNode,
+		RealKubelet:  readinessFromAPIServer,
 		Releases: "still present in v1.37.2 (read: pkg/kubelet/prober/prober_manager.go manager.setReadyStateOnKubeletRestart and " +
 			"kubeletRestartGracePeriod, 10 s before the manager's start; worker.go worker.doProbe)",
 	},

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,7 +270,7 @@ func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
 	spec := PodSpec{Name: "live", QOS: corev1.PodQOSBestEffort}
 	manifest := spec.Pod()
 	manifest.Spec.Containers[0].LivenessProbe = &corev1.Probe{
-		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.get()},
+		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.get("/live")},
 		PeriodSeconds:    3,
 		TimeoutSeconds:   1,
 		FailureThreshold: 3,
@@ -279,12 +280,13 @@ func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
 	require.NoError(t, err)
 	first := runningMain(ctx, t, n, "")
 
-	target.set(false)
-	require.Eventually(t, func() bool { return target.failures() >= 2 }, settleLimit, 10*time.Millisecond,
+	failing := time.Now()
+	target.set("/live", false)
+	require.Eventually(t, func() bool { return target.failures("/live", failing) >= 2 }, settleLimit, 10*time.Millisecond,
 		"the kubelet did not probe the failing target twice")
 	require.NoError(t, n.Containerd.CRI.StopContainer(ctx, first, 0))
-	atCrash := target.failures()
-	require.Equal(t, 2, atCrash, "the container was stopped after its third failure: the test's timing failed it, not the kubelet")
+	crashed := time.Now()
+	require.Equal(t, 2, target.failures("/live", failing), "the container was stopped after its third failure: the test's timing failed it, not the kubelet")
 
 	replacement := runningMain(ctx, t, n, first)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -294,53 +296,164 @@ func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
 		assert.True(c, i < 0 || containers[i].State != runtimeapi.ContainerState_CONTAINER_RUNNING, "the replacement runs")
 	}, settleLimit, 50*time.Millisecond, "the replacement was not killed")
 	assert.Contains(t, n.LogTail(), "failed liveness probe", "the replacement was killed for its liveness probe")
-	assert.Less(t, target.failures()-atCrash, 3,
-		"the replacement failed %d liveness probes of its own before it was killed: PB-F2 is not shown", target.failures()-atCrash)
+	own := target.failures("/live", crashed)
+	assert.Less(t, own, 3, "the replacement failed %d liveness probes of its own before it was killed: PB-F2 is not shown", own)
+	t.Logf("the replacement was killed after %d failed liveness probes of its own", own)
 }
 
-// probeTarget answers HTTP probes on 127.0.0.1 with 200 or 500, as the
-// test sets it, counting the 500s it served.
+// PB-F3 on the real kubelet: a container whose readiness probe
+// (successThreshold 3, period 3 s) failed, then succeeded twice, crashes;
+// its replacement is Ready after fewer than 3 successes of its own, the
+// run carried over. The target answers 500 until the test turns it, so
+// the run of successes starts after a failure ("after having failed").
+func TestFindingPBSuccessRunCarriedOverOnNode(t *testing.T) {
+	ctx := context.Background()
+	n := findingNode(t)
+	target := newProbeTarget(t)
+	target.set("/ready", false)
+	spec := PodSpec{Name: "ready", QOS: corev1.PodQOSBestEffort}
+	manifest := spec.Pod()
+	manifest.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: target.get("/ready")},
+		PeriodSeconds: 3, TimeoutSeconds: 1, SuccessThreshold: 3,
+	}
+	began := time.Now()
+	require.NoError(t, n.WriteStaticPod(manifest))
+	require.Eventually(t, func() bool { return target.failures("/ready", began) >= 1 }, settleLimit, 10*time.Millisecond,
+		"the readiness probe never ran")
+	first := runningMain(ctx, t, n, "")
+
+	passing := time.Now()
+	target.set("/ready", true)
+	require.Eventually(t, func() bool { return len(target.served("/ready", passing)) >= 2 }, settleLimit, 10*time.Millisecond,
+		"the kubelet did not probe the passing target twice")
+	require.NoError(t, n.Containerd.CRI.StopContainer(ctx, first, 0))
+	crashed := time.Now()
+	require.Len(t, target.served("/ready", passing), 2, "the container was stopped after its third success: the test's timing failed it, not the kubelet")
+
+	replacement := runningMain(ctx, t, n, first)
+	var own int
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		p, found, err := n.Pod(ctx, spec.Name)
+		require.NoError(c, err)
+		require.True(c, found)
+		own = len(target.served("/ready", crashed))
+		i := slices.IndexFunc(p.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return strings.HasSuffix(s.ContainerID, replacement) })
+		require.GreaterOrEqual(c, i, 0, "the replacement is not listed")
+		assert.True(c, p.Status.ContainerStatuses[i].Ready, "the replacement is not Ready")
+	}, settleLimit, 50*time.Millisecond, "the replacement never became Ready")
+	assert.Less(t, own, 3, "the replacement was Ready after %d successful readiness probes of its own: PB-F3 is not shown", own)
+	t.Logf("the replacement was seen Ready after %d successful readiness probes of its own", own)
+}
+
+// PB-F1 on the real kubelet: a container's readiness probe, whose
+// initialDelaySeconds is 5, first runs at once when its startup probe
+// succeeds 7 s after the container started, not 5 s after that success
+// ("If a startup probe is provided, all other probes are disabled until it
+// succeeds"; the delays count from the container's start).
+func TestFindingPBDelayAfterStartupOnNode(t *testing.T) {
+	n := findingNode(t)
+	target := newProbeTarget(t)
+	target.set("/startup", false)
+	spec := PodSpec{Name: "slow", QOS: corev1.PodQOSBestEffort}
+	manifest := spec.Pod()
+	manifest.Spec.Containers[0].StartupProbe = &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: target.get("/startup")}, PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 60,
+	}
+	manifest.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: target.get("/ready")}, InitialDelaySeconds: 5, PeriodSeconds: 1, TimeoutSeconds: 1,
+	}
+	began := time.Now()
+	require.NoError(t, n.WriteStaticPod(manifest))
+	require.Eventually(t, func() bool { return target.failures("/startup", began) >= 7 }, settleLimit, 10*time.Millisecond,
+		"the startup probe did not fail 7 times")
+	target.set("/startup", true)
+
+	var started, firstReady time.Time
+	require.Eventually(t, func() bool {
+		startups, readies := target.served("/startup", began), target.served("/ready", began)
+		i := slices.IndexFunc(startups, func(a probeAnswer) bool { return a.ok })
+		if i < 0 || len(readies) == 0 {
+			return false
+		}
+		started, firstReady = startups[i].at, readies[0].at
+		return true
+	}, settleLimit, 10*time.Millisecond, "no readiness probe after the startup probe succeeded")
+	require.False(t, firstReady.Before(started), "a readiness probe ran before the startup probe succeeded")
+	assert.Less(t, firstReady.Sub(started), 5*time.Second,
+		"the readiness probe waited its initialDelaySeconds after the startup probe succeeded: PB-F1 is not shown")
+	t.Logf("startup probe succeeded %v after the manifest; first readiness probe %v after that",
+		started.Sub(began).Round(time.Millisecond), firstReady.Sub(started).Round(time.Millisecond))
+}
+
+// probeTarget answers HTTP probes on 127.0.0.1, each path with 200 or
+// 500 as the test sets it (200 until then), and keeps every answer.
 type probeTarget struct {
-	server  *httptest.Server
-	mu      sync.Mutex
-	healthy bool
-	failed  int
+	server    *httptest.Server
+	mu        sync.Mutex
+	unhealthy map[string]bool
+	answers   []probeAnswer
+}
+
+// probeAnswer is one probe the target answered.
+type probeAnswer struct {
+	path string
+	at   time.Time
+	ok   bool
 }
 
 func newProbeTarget(t *testing.T) *probeTarget {
-	p := &probeTarget{healthy: true}
-	p.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	p := &probeTarget{unhealthy: map[string]bool{}}
+	p.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		if p.healthy {
+		ok := !p.unhealthy[r.URL.Path]
+		p.answers = append(p.answers, probeAnswer{path: r.URL.Path, at: time.Now(), ok: ok})
+		if ok {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
-		p.failed++
 		w.WriteHeader(http.StatusInternalServerError)
 	}))
 	t.Cleanup(p.server.Close)
 	return p
 }
 
-// get is the probe's handler: an HTTP GET of the target.
-func (p *probeTarget) get() *corev1.HTTPGetAction {
+// get is a probe's handler: an HTTP GET of path on the target.
+func (p *probeTarget) get(path string) *corev1.HTTPGetAction {
 	addr := p.server.Listener.Addr().(*net.TCPAddr)
-	return &corev1.HTTPGetAction{Host: addr.IP.String(), Port: intstr.FromInt(addr.Port), Path: "/"}
+	return &corev1.HTTPGetAction{Host: addr.IP.String(), Port: intstr.FromInt(addr.Port), Path: path}
 }
 
-// set makes the target answer healthy or not from now on, and starts a
-// new count of failures.
-func (p *probeTarget) set(healthy bool) {
+// set makes path answer healthy or not from now on.
+func (p *probeTarget) set(path string, healthy bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.healthy, p.failed = healthy, 0
+	p.unhealthy[path] = !healthy
 }
 
-func (p *probeTarget) failures() int {
+// served lists the answers to path from since on.
+func (p *probeTarget) served(path string, since time.Time) []probeAnswer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.failed
+	var out []probeAnswer
+	for _, a := range p.answers {
+		if a.path == path && !a.at.Before(since) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// failures counts the failures path answered from since on.
+func (p *probeTarget) failures(path string, since time.Time) int {
+	n := 0
+	for _, a := range p.served(path, since) {
+		if !a.ok {
+			n++
+		}
+	}
+	return n
 }
 
 // runningMain waits until CRI has a container named main running other
