@@ -202,7 +202,7 @@ func (s *Sim) readmit(p *simPod) bool {
 		s.restartStopped = append(s.restartStopped, fmt.Sprintf("%s, running %s, was rejected by the restarted kubelet's admission: %s: %s",
 			p.spec.UID, strings.Join(stopped, ", "), res.Reason, res.Message))
 	}
-	p.rejected = true
+	p.rejected, p.reason, p.message = true, res.Reason, res.Message
 	s.setDead(p)
 	return false
 }
