@@ -54,7 +54,9 @@ func (c ScriptConfig) Validate() error {
 // regular init container exits, successfully, as soon as it has started;
 // a sidecar runs on beside the app containers. A pod's containers all start
 // when it is admitted: the order in which they start matters to no
-// subsystem the node models.
+// subsystem the node models. A refused pod whose manifest is still there is
+// admitted again by a restarted kubelet, as the running ones are: a static
+// pod's status lives in the kubelet's memory only.
 type Scripted struct {
 	sim      *Sim
 	resource string
@@ -85,6 +87,7 @@ func NewScripted(cfg ScriptConfig) (*Scripted, error) {
 	s.startKubelet()
 	s.schedule(&queued{at: s.now, kind: evPluginRegister, name: cfg.Resource})
 	n := &Scripted{sim: s, resource: cfg.Resource, pods: map[string]string{}}
+	s.refusedAgain = func(uid string) bool { return slices.Contains(slices.Collect(maps.Values(n.pods)), uid) }
 	return n, n.settle()
 }
 
@@ -272,9 +275,18 @@ type PodCgroup struct {
 // Unlimited is a limit the cgroup does not set.
 const Unlimited = -1
 
-// Predict reads the node as it is now.
+// Predict reads the node as the scenario's observer does, through
+// PodResources List among others, whose every call first collects the
+// devices of the pods no longer active (UpdateAllocatedDevices, once the
+// pod sources are ready), in the device manager's memory: the checkpoint
+// file keeps them until its next write.
 func (n *Scripted) Predict() (Prediction, error) {
 	s := n.sim
+	var active []string
+	for _, p := range s.kubelet.activePods(s) {
+		active = append(active, p.UID)
+	}
+	s.kubelet.devices.UpdateAllocatedDevices(active)
 	out := Prediction{Pods: map[string]PodPrediction{}, Allocatable: s.kubelet.node.Allocatable()[pod.ResourceName(n.resource)]}
 	if s.disk != nil {
 		d, err := checkpoint.Decode(s.disk)

@@ -194,3 +194,32 @@ func TestScriptedBadInput(t *testing.T) {
 	assert.EqualError(t, n.AddPod(scriptedPod("a", false, 0, -1, -1)), "pod.uid: \"a\" was used already")
 	assert.ErrorContains(t, n.AddPod(pod.Pod{Name: "c", Containers: []pod.Container{{Name: "x"}, {Name: "x"}}}), "a core refused the glue")
 }
+
+// A restarted kubelet admits a refused static pod again, before the plugin
+// has registered again: it is refused once more, for unhealthy devices.
+func TestScriptedRestartAdmitsRefusedAgain(t *testing.T) {
+	n := scriptedNode(t)
+	require.NoError(t, n.AddPod(scriptedPod("a", false, 3, -1, 2)))
+	require.Contains(t, predict(t, n).Pods["a"].Message, "Requested: 3, Available: 2")
+	require.NoError(t, n.AddPod(scriptedPod("b", false, 1, -1, -1)))
+	require.NoError(t, n.RemovePod("b"))
+	require.NoError(t, n.AddPod(scriptedPod("c", false, 0, -1, -1)))
+	require.NoError(t, n.RestartKubelet())
+	got := predict(t, n)
+	assert.Contains(t, got.Pods["a"].Message, "no healthy devices present")
+	assert.Equal(t, pod.Running, got.Pods["c"].Phase)
+	assert.NotContains(t, got.Pods, "b", "a removed pod is not admitted again")
+}
+
+// Reading the node collects a refused pod's devices in the device
+// manager's memory; the checkpoint file drops them at its next write.
+func TestScriptedPredictCollects(t *testing.T) {
+	n := scriptedNode(t)
+	require.NoError(t, n.AddPod(scriptedPod("a", false, 3, -1, 2)))
+	got := predict(t, n)
+	require.Equal(t, pod.Failed, got.Pods["a"].Phase)
+	require.Len(t, got.Checkpoint, 1, "the sidecar's devices, allocated before the app container was refused")
+	assert.Empty(t, n.sim.kubelet.devices.Holdings())
+	require.NoError(t, n.RestartPlugin(scriptedResource))
+	assert.Empty(t, predict(t, n).Checkpoint)
+}

@@ -44,6 +44,11 @@ type Sim struct {
 
 	kubelet    *kubelet
 	kubeletGen int
+	// refusedAgain says, at a kubelet restart, whether a refused pod is
+	// admitted again: a static pod whose manifest is still there, on a
+	// scripted node. Nil in a drawn simulation, whose pods' refusals the
+	// API server keeps.
+	refusedAgain func(uid string) bool
 
 	// Facts an event produced that the next Check judges.
 	livenessBad []string

@@ -69,8 +69,11 @@ func (s PodSpec) coreContainer(name string, devices int) pod.Container {
 // beside the real one: the same plugin and devices, the same pods.
 type Predictor struct {
 	node *sim.Scripted
-	// healthy is each device's health as the plugin reports it.
-	healthy map[string]bool
+	// healthy is each device's health as the real plugin reports it, by
+	// the real device's ID; simHealthy the simulated plugin's, by the
+	// simulated device's; last is the latest prediction.
+	healthy, simHealthy map[string]bool
+	last                sim.Prediction
 }
 
 // NewPredictor starts the simulated node, its plugin registered with
@@ -80,15 +83,17 @@ func NewPredictor() (*Predictor, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Predictor{node: n, healthy: map[string]bool{}}
+	p := &Predictor{node: n, healthy: map[string]bool{}, simHealthy: map[string]bool{}}
 	for _, d := range Devices {
-		p.healthy[d] = true
+		p.healthy[d], p.simHealthy[d] = true, true
 	}
-	return p, nil
+	p.last, err = n.Predict()
+	return p, err
 }
 
-// Play does step to the simulated node and returns what it then shows.
-func (p *Predictor) Play(step Step) (sim.Prediction, error) {
+// Play does step to the simulated node and returns what it then shows;
+// before is the real node as it was before the step.
+func (p *Predictor) Play(step Step, before *Observation) (sim.Prediction, error) {
 	var err error
 	switch step.Kind {
 	case AddPod:
@@ -100,15 +105,72 @@ func (p *Predictor) Play(step Step) (sim.Prediction, error) {
 	case RestartPlugin:
 		err = p.node.RestartPlugin(Resource)
 	case FlipHealth:
+		d := p.counterpart(step.Device, before)
 		p.healthy[step.Device] = !p.healthy[step.Device]
-		err = p.node.SetHealth(Resource, step.Device, p.healthy[step.Device])
+		p.simHealthy[d] = !p.simHealthy[d]
+		err = p.node.SetHealth(Resource, d, p.simHealthy[d])
 	default:
 		err = fmt.Errorf("step: unknown kind %q", step.Kind)
 	}
 	if err != nil {
 		return sim.Prediction{}, fmt.Errorf("the simulated node, %s: %w", step, err)
 	}
-	return p.node.Predict()
+	p.last, err = p.node.Predict()
+	return p.last, err
+}
+
+// counterpart is the simulated device that plays the real device id: the
+// device IDs differ, upstream picking devices from an unordered set, so a
+// health flip of id is played on a device in the same place, one the same
+// containers hold (none, if none holds id) and as healthy as id, the first
+// by ID; if none is in that place, the first as healthy.
+func (p *Predictor) counterpart(id string, before *Observation) string {
+	names := map[string]string{} // the real pods' UIDs to their names
+	for name, pod := range before.Pods {
+		names[string(pod.UID)] = name
+	}
+	place := holders(before.Checkpoint, func(uid string) string { return names[uid] })[id]
+	simPlace := holders(p.last.Checkpoint, func(uid string) string {
+		if _, listed := p.last.Pods[uid]; listed {
+			return uid
+		}
+		return ""
+	})
+	fallback := ""
+	for _, d := range Devices {
+		if p.simHealthy[d] != p.healthy[id] {
+			continue
+		}
+		if simPlace[d] == place {
+			return d
+		}
+		if fallback == "" {
+			fallback = d
+		}
+	}
+	return fallback
+}
+
+// holders says, for each device an entry holds, which containers of listed
+// pods hold it ("pod/container", sorted, joined by spaces); name maps an
+// entry's pod UID to its pod's name, "" for a pod not listed.
+func holders(entries []checkpoint.PodDevicesEntry, name func(uid string) string) map[string]string {
+	keys := map[string][]string{}
+	for _, e := range entries {
+		n := name(e.PodUID)
+		if n == "" {
+			continue
+		}
+		for _, id := range flatten(e.DeviceIDs) {
+			keys[id] = append(keys[id], n+"/"+e.ContainerName)
+		}
+	}
+	out := map[string]string{}
+	for id, k := range keys {
+		slices.Sort(k)
+		out[id] = strings.Join(k, " ")
+	}
+	return out
 }
 
 // Divergence is one thing the simulation predicted otherwise than the real
@@ -147,9 +209,10 @@ func (d Divergence) String() string {
 const (
 	// LimitD1 is D1, the late disconnect of a crashed plugin's stream.
 	LimitD1 = "D1"
-	// LimitSIMF2Window is SIM-F2's window: whether the plugin registered
-	// again before the restarted kubelet admitted the pod again.
-	LimitSIMF2Window = "SIM-F2-window"
+	// LimitReadmission is the race of a restarted kubelet's admitting
+	// its pods again against the plugin's registering again: SIM-F2's
+	// window, and a refused pod's second chance.
+	LimitReadmission = "readmission-race"
 )
 
 // Diverged is the comparison's verdict: every divergence of one step,
@@ -198,39 +261,35 @@ var Predicts = verify.Check[*State]{
 }
 
 // limit names the known limit that explains d after the step of s, by two
-// rules: any divergence of a step after which the kubelet holds no
-// ListAndWatch stream on the plugin is D1's (the kubelet dropped the
-// plugin that registered last, which the simulation's plugin restart, one
-// stream ending before the next begins, never does); after a kill -9, a
-// divergence of a pod whose regular init container holds devices and that
-// ran before the restart, one side running it and the other refusing it
-// for unhealthy devices, is SIM-F2's window (the simulation always admits
-// the pod again before the plugin registers again; the real kubelet does
-// so in a race with the plugin).
+// rules. D1: any divergence of a step after which the kubelet holds no
+// ListAndWatch stream on the plugin (the kubelet dropped the plugin that
+// registered last, which the simulation's plugin restart, one stream
+// ending before the next begins, never does). The readmission race: after
+// a kill -9, a divergence of pods the restarted kubelet had to allocate
+// devices for again (one that ran with an exited init container holding
+// devices, SIM-F2's case, or one refused before that asks for devices),
+// each of which one side runs and the other refuses for unhealthy devices
+// (the simulation always admits them again before the plugin registers
+// again; the real kubelet does so in a race with the plugin).
 func limit(s *State, d Divergence) string {
 	if s.Watching == 0 {
 		return LimitD1
 	}
-	if s.Step.Kind != KillKubelet || s.Before == nil {
+	if s.Step.Kind != KillKubelet || s.Before == nil || len(d.Pods) == 0 {
 		return ""
 	}
 	for _, name := range d.Pods {
-		spec := s.Specs[name]
-		after, ok := s.After.Pods[name]
-		if spec.InitDevices == 0 || !ok || !running(s.Before.Pods[name]) {
-			return ""
-		}
-		if !running(after) && !(refused(after) && unhealthyMessage.MatchString(after.Status.Message)) {
-			return ""
-		}
-		if running(after) == (s.Predicted.Pods[name].Phase == pod.Running) {
+		spec, before, after := s.Specs[name], s.Before.Pods[name], s.After.Pods[name]
+		again := (running(before) && spec.InitDevices > 0) || (refused(before) && spec.HoldsDevices())
+		predicted := s.Predicted.Pods[name]
+		simRunning := predicted.Phase == pod.Running
+		simUnhealthy := predicted.Phase == pod.Failed && unhealthyMessage.MatchString(predicted.Message)
+		nodeUnhealthy := refused(after) && unhealthyMessage.MatchString(after.Status.Message)
+		if !again || !(running(after) && simUnhealthy || nodeUnhealthy && simRunning) {
 			return ""
 		}
 	}
-	if len(d.Pods) == 0 {
-		return ""
-	}
-	return LimitSIMF2Window
+	return LimitReadmission
 }
 
 // Compare lists where the prediction and the observation differ, for the

@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/nodeproof/nodeproof/core/pod"
+	"github.com/nodeproof/nodeproof/sim"
 )
 
 // The differential on observations made by hand: the scripted simulation
@@ -58,7 +60,7 @@ func played(t *testing.T, steps ...Step) *Predictor {
 	p, err := NewPredictor()
 	require.NoError(t, err)
 	for _, s := range steps {
-		_, err := p.Play(s)
+		_, err := p.Play(s, &Observation{})
 		require.NoError(t, err)
 	}
 	return p
@@ -66,7 +68,7 @@ func played(t *testing.T, steps ...Step) *Predictor {
 
 func predictState(t *testing.T, p *Predictor, step Step, before, after *Observation, specs map[string]PodSpec) *State {
 	t.Helper()
-	pred, err := p.Play(step)
+	pred, err := p.Play(step, before)
 	require.NoError(t, err)
 	return &State{Step: step, Before: before, After: after, Specs: specs, Healthy: Devices, Watching: 1, Predicted: &pred}
 }
@@ -169,7 +171,7 @@ func TestPredictsKnownLimits(t *testing.T) {
 	s := predictState(t, p, Step{Kind: KillKubelet}, before, before, specs)
 	d := divergences(t, s)
 	require.Len(t, d, 1, "%v", d)
-	assert.Equal(t, "p0 outcome: the simulation predicts refused: devices unhealthy, the node shows running ("+LimitSIMF2Window+")", d[0].String())
+	assert.Equal(t, "p0 outcome: the simulation predicts refused: devices unhealthy, the node shows running ("+LimitReadmission+")", d[0].String())
 
 	// The same divergence on a pod whose init container holds no device
 	// is no race of SIM-F2's.
@@ -179,6 +181,19 @@ func TestPredictsKnownLimits(t *testing.T) {
 	s.Specs, s.Step = specs, Step{Kind: FlipHealth, Device: "d0"}
 	assert.Equal(t, FidelityBug, divergences(t, s)[0].class())
 
+	// A pod refused before the restart is admitted again: the node,
+	// whose plugin won the race, runs it; the simulation refuses it.
+	refusedBefore := &Observation{Pods: map[string]corev1.Pod{"p1": refusedPod("u1", "Requested: 1, Available: 0")}}
+	again := &State{Step: Step{Kind: KillKubelet}, Before: refusedBefore, Watching: 1,
+		After:     &Observation{Pods: map[string]corev1.Pod{"p1": runningPod("u1", corev1.PodQOSBestEffort, 0, "main")}},
+		Specs:     map[string]PodSpec{"p1": {Name: "p1", QOS: corev1.PodQOSBestEffort, MainDevices: 1}},
+		Predicted: &sim.Prediction{Pods: map[string]sim.PodPrediction{"p1": {Phase: pod.Failed, Reason: "UnexpectedAdmissionError", Message: "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices nodeproof.io/dev, which is unexpected"}}}}
+	d = divergences(t, again)
+	require.Len(t, d, 1, "%v", d)
+	assert.Equal(t, LimitReadmission, d[0].class())
+	again.Specs["p1"] = PodSpec{Name: "p1", QOS: corev1.PodQOSBestEffort}
+	assert.Equal(t, FidelityBug, divergences(t, again)[0].class(), "a pod that asks for no device needs none again")
+
 	// D1: the kubelet holds no stream on the plugin.
 	s.Watching = 0
 	assert.Equal(t, LimitD1, divergences(t, s)[0].class())
@@ -187,19 +202,38 @@ func TestPredictsKnownLimits(t *testing.T) {
 // A tally counts divergences by class and parts at the first.
 func TestTallyDiverge(t *testing.T) {
 	tally := NewTally()
-	d := Diverged{{Pods: []string{"p0"}, What: "outcome", Sim: "running", Node: "refused: devices unhealthy", Limit: LimitSIMF2Window},
+	d := Diverged{{Pods: []string{"p0"}, What: "outcome", Sim: "running", Node: "refused: devices unhealthy", Limit: LimitReadmission},
 		{What: "allocatable", Sim: "4", Node: "3"}}
-	assert.Equal(t, LimitSIMF2Window, tally.diverge(d, "steps:\n  1. kill-kubelet\n"))
-	assert.Equal(t, map[string]int{LimitSIMF2Window: 1, FidelityBug: 1}, tally.Divergences)
-	assert.Contains(t, tally.Summary(), "the simulation's divergences from the node: 2 (SIM-F2-window 1, fidelity bug 1) at 1 steps")
+	assert.Equal(t, LimitReadmission, tally.diverge(d, "steps:\n  1. kill-kubelet\n"))
+	assert.Equal(t, map[string]int{LimitReadmission: 1, FidelityBug: 1}, tally.Divergences)
+	assert.Contains(t, tally.Summary(), "the simulation's divergences from the node: 2 (fidelity bug 1, readmission-race 1) at 1 steps")
 	assert.Contains(t, tally.Summary(), "node allocatable: the simulation predicts 4, the node shows 3 (fidelity bug)\nsteps:\n  1. kill-kubelet")
 }
 
 // A step the simulated node cannot take is an error naming it.
 func TestPredictorBadStep(t *testing.T) {
 	p := played(t)
-	_, err := p.Play(Step{Kind: RemovePod, Pod: PodSpec{Name: "nope"}})
+	_, err := p.Play(Step{Kind: RemovePod, Pod: PodSpec{Name: "nope"}}, &Observation{})
 	assert.ErrorContains(t, err, `the simulated node, remove-pod nope: name: no pod "nope" on the node`)
-	_, err = p.Play(Step{Kind: "jump"})
+	_, err = p.Play(Step{Kind: "jump"}, &Observation{})
 	assert.ErrorContains(t, err, `step: unknown kind "jump"`)
+}
+
+// A health flip is played on the simulated device in the real one's
+// place: here the one the app container of p0 holds, whatever its ID.
+func TestPredictorFlipsTheCounterpart(t *testing.T) {
+	spec := PodSpec{Name: "p0", QOS: corev1.PodQOSBestEffort, MainDevices: 1}
+	p := played(t, Step{Kind: AddPod, Pod: spec})
+	before := &Observation{Pods: map[string]corev1.Pod{"p0": runningPod("u0", corev1.PodQOSBestEffort, 0, "main")},
+		Checkpoint: []checkpoint.PodDevicesEntry{entry("u0", "main", "d3")}}
+	got, err := p.Play(Step{Kind: FlipHealth, Device: "d3"}, before)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3), got.Allocatable)
+	held := got.Pods["p0"].Held["main"]
+	require.Len(t, held, 1)
+	assert.False(t, p.simHealthy[held[0]], "the device p0 holds turned unhealthy")
+	// Three healthy devices are free: a pod asking for them all fits.
+	got, err = p.Play(Step{Kind: AddPod, Pod: PodSpec{Name: "p1", QOS: corev1.PodQOSBestEffort, MainDevices: 3}}, before)
+	require.NoError(t, err)
+	assert.Equal(t, pod.Running, got.Pods["p1"].Phase, "%s", got.Pods["p1"].Message)
 }

@@ -265,7 +265,7 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: watching}
 	s.last = after
 	if s.parted == "" {
-		predicted, err := s.predictor.Play(step)
+		predicted, err := s.predictor.Play(step, state.Before)
 		if err != nil {
 			return err
 		}
