@@ -268,9 +268,10 @@ var Predicts = verify.Check[*State]{
 // a kill -9, a divergence of pods the restarted kubelet had to allocate
 // devices for again (one that ran with an exited init container holding
 // devices, SIM-F2's case, or one refused before that asks for devices),
-// each of which one side runs and the other refuses for unhealthy devices
-// (the simulation always admits them again before the plugin registers
-// again; the real kubelet does so in a race with the plugin).
+// each of which one side refuses for unhealthy devices and the other runs
+// or refuses for want of devices (the simulation always admits them again
+// before the plugin registers again; the real kubelet does so in a race
+// with the plugin, and after it the devices may or may not suffice).
 func limit(s *State, d Divergence) string {
 	if s.Watching == 0 {
 		return LimitD1
@@ -282,10 +283,12 @@ func limit(s *State, d Divergence) string {
 		spec, before, after := s.Specs[name], s.Before.Pods[name], s.After.Pods[name]
 		again := (running(before) && spec.InitDevices > 0) || (refused(before) && spec.HoldsDevices())
 		predicted := s.Predicted.Pods[name]
-		simRunning := predicted.Phase == pod.Running
-		simUnhealthy := predicted.Phase == pod.Failed && unhealthyMessage.MatchString(predicted.Message)
+		simRefused := predicted.Phase == pod.Failed
+		simUnhealthy := simRefused && unhealthyMessage.MatchString(predicted.Message)
+		simAfterPlugin := predicted.Phase == pod.Running || simRefused && admissionMessage.MatchString(predicted.Message)
 		nodeUnhealthy := refused(after) && unhealthyMessage.MatchString(after.Status.Message)
-		if !again || !(running(after) && simUnhealthy || nodeUnhealthy && simRunning) {
+		nodeAfterPlugin := running(after) || refused(after) && admissionMessage.MatchString(after.Status.Message)
+		if !again || !(simUnhealthy && nodeAfterPlugin || nodeUnhealthy && simAfterPlugin) {
 			return ""
 		}
 	}

@@ -191,6 +191,9 @@ func TestPredictsKnownLimits(t *testing.T) {
 	d = divergences(t, again)
 	require.Len(t, d, 1, "%v", d)
 	assert.Equal(t, LimitReadmission, d[0].class())
+	// The plugin won the race, and the devices did not suffice.
+	again.After.Pods["p1"] = refusedPod("u1", "Allocate failed due to requested number of devices unavailable for nodeproof.io/dev. Requested: 1, Available: 0, which is unexpected")
+	assert.Equal(t, LimitReadmission, divergences(t, again)[0].class())
 	again.Specs["p1"] = PodSpec{Name: "p1", QOS: corev1.PodQOSBestEffort}
 	assert.Equal(t, FidelityBug, divergences(t, again)[0].class(), "a pod that asks for no device needs none again")
 
