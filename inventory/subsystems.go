@@ -387,6 +387,7 @@ var subsystems = []Subsystem{
 			"sim",
 		},
 		Mutants: []string{
+			"rk-prediction-ignores-device-counts",
 			"rk-refused-devices-free",
 			"rk-violation-not-repeated",
 			"sim-gc-stale-containers",
@@ -396,6 +397,7 @@ var subsystems = []Subsystem{
 			"sim-restart-pods-not-synced",
 			"sim-restart-readiness-dropped",
 			"sim-restart-restores-memory",
+			"sim-scripted-init-runs-on",
 			"sim-stale-allocate-committed",
 			"sim-terminated-probes-kept",
 			"sim-terminated-status-kept",

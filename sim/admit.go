@@ -181,7 +181,7 @@ func (s *Sim) admissionResult(r *admission.Result) string {
 		s.stats.Observed["a critical pod admitted while a victim's kill had failed (#78405)"]++
 	}
 	if !r.Admitted {
-		p.rejected = true
+		p.rejected, p.reason, p.message = true, r.Reason, r.Message
 		s.setDead(p)
 		return fmt.Sprintf("rejected: %s: %s", r.Reason, r.Message)
 	}

@@ -30,7 +30,10 @@
 // rebuilds it from the checkpoint, the runtime and the API server
 // (restart.go). The invariants (invariants.go) compare the cores and the
 // cgroupfs with the world's record, never with the glue's bookkeeping, so
-// a glue bug is caught. Faults are documented in faults.go.
+// a glue bug is caught. Faults are documented in faults.go. A scripted node
+// (scripted.go) drives the same world and kubelet from outside, one step at
+// a time, with nothing drawn: realkubelet/scenario plays a real node's
+// steps on it and compares what it predicts with what the node shows.
 //
 // Deliberate simplifications: a probe answers at the instant it runs; a
 // pod whose containers run at a restart is admitted again at once, before

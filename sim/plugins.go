@@ -92,10 +92,7 @@ func (s *Sim) pluginTick(resource string) string {
 	}
 	switch {
 	case s.fault(PluginCrash):
-		p.up = false
-		// The process that was busy answering is gone.
-		p.busyUntil = time.Time{}
-		s.kubelet.disconnect(s, p)
+		s.crashPlugin(p)
 		// Sometimes back within the endpoint grace period, sometimes after.
 		delay := time.Duration(1+s.src.Intn(600)) * time.Second
 		p.registerPending = true
@@ -111,6 +108,14 @@ func (s *Sim) pluginTick(resource string) string {
 		return fmt.Sprintf("%s: %s unhealthy=%v", resource, id, p.unhealthy[id])
 	}
 	return s.nothingHappened(resource + " healthy")
+}
+
+// crashPlugin is the plugin process dying: its ListAndWatch stream ends.
+func (s *Sim) crashPlugin(p *plugin) {
+	p.up = false
+	// The process that was busy answering is gone.
+	p.busyUntil = time.Time{}
+	s.kubelet.disconnect(s, p)
 }
 
 // grant is one successful Allocate answer as the world records it: the

@@ -70,6 +70,14 @@ func (s *Sim) restartKubelet(where string) string {
 		// collection frees them again.
 		p.mustRelease = false
 		switch {
+		case p.rejected && s.refusedAgain != nil && s.refusedAgain(uid):
+			// A static pod's refusal was the old process's memory only:
+			// the new one reads its manifest and admits it again, with
+			// the running pods, before the plugins register again.
+			p.rejected, p.reason, p.message = false, "", ""
+			if res := s.admitNow(p); res != nil {
+				s.admissionResult(res)
+			}
 		case p.phase == phaseAdmitting:
 			p.phase = phasePending
 			k.admitQueue = append(k.admitQueue, uid)
@@ -149,10 +157,40 @@ func (s *Sim) readmit(p *simPod) bool {
 		s.coreErr("admission.AddRunning", k.node.AddRunning(p.spec))
 		return true
 	}
+	res := s.admitNow(p)
+	if res == nil || res.Admitted {
+		return true
+	}
+	var stopped []string
+	for _, c := range p.containers {
+		if c.running {
+			stopped = append(stopped, c.name)
+		}
+	}
+	if s.unreportedRunning() {
+		// A pod runs without devices it requests, admitted before their
+		// plugin registered: a node no scheduler would have placed it on,
+		// outside what the promise covers, and its requests count
+		// against the pods admitted after it.
+		s.stats.Observed[observedRestartRejected]++
+	} else {
+		s.restartStopped = append(s.restartStopped, fmt.Sprintf("%s, running %s, was rejected by the restarted kubelet's admission: %s: %s",
+			p.spec.UID, strings.Join(stopped, ", "), res.Reason, res.Message))
+	}
+	p.rejected, p.reason, p.message = true, res.Reason, res.Message
+	s.setDead(p)
+	return false
+}
+
+// admitNow drives the admission of p to its decision at once, before the
+// next event: an Allocate call it needs is answered at once. It returns nil
+// when the admission could not begin.
+func (s *Sim) admitNow(p *simPod) *admission.Result {
+	k := s.kubelet
 	a, err := k.node.Begin(p.spec, admission.Options{})
 	if err != nil {
 		s.coreErr("admission.Begin", err)
-		return true
+		return nil
 	}
 	var res *admission.Result
 	for res == nil {
@@ -183,28 +221,7 @@ func (s *Sim) readmit(p *simPod) bool {
 			res = step.Result
 		}
 	}
-	if res.Admitted {
-		return true
-	}
-	var stopped []string
-	for _, c := range p.containers {
-		if c.running {
-			stopped = append(stopped, c.name)
-		}
-	}
-	if s.unreportedRunning() {
-		// A pod runs without devices it requests, admitted before their
-		// plugin registered: a node no scheduler would have placed it on,
-		// outside what the promise covers, and its requests count
-		// against the pods admitted after it.
-		s.stats.Observed[observedRestartRejected]++
-	} else {
-		s.restartStopped = append(s.restartStopped, fmt.Sprintf("%s, running %s, was rejected by the restarted kubelet's admission: %s: %s",
-			p.spec.UID, strings.Join(stopped, ", "), res.Reason, res.Message))
-	}
-	p.rejected = true
-	s.setDead(p)
-	return false
+	return res
 }
 
 // observedRestartRejected is the Stats.Observed key of running pods a

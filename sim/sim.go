@@ -44,6 +44,11 @@ type Sim struct {
 
 	kubelet    *kubelet
 	kubeletGen int
+	// refusedAgain says, at a kubelet restart, whether a refused pod is
+	// admitted again: a static pod whose manifest is still there, on a
+	// scripted node. Nil in a drawn simulation, whose pods' refusals the
+	// API server keeps.
+	refusedAgain func(uid string) bool
 
 	// Facts an event produced that the next Check judges.
 	livenessBad []string
@@ -73,6 +78,21 @@ func New(cfg Config, src Source) (*Sim, error) {
 	if src == nil {
 		return nil, fmt.Errorf("source: must not be nil")
 	}
+	s := newNode(cfg, src)
+	s.plugins = []*plugin{newPlugin(fpgaResource, 2), newPlugin(gpuResource, 4)}
+	s.startKubelet()
+	for _, p := range s.plugins {
+		s.schedule(&queued{at: s.now.Add(time.Duration(1+s.src.Intn(5)) * time.Second), kind: evPluginRegister, name: p.resource})
+		s.schedule(&queued{at: s.now.Add(pluginTickPeriod), kind: evPluginTick, name: p.resource})
+	}
+	s.schedule(&queued{at: s.now, kind: evPodArrive})
+	return s, nil
+}
+
+// newNode is the node before its plugins and kubelet: the world's empty
+// records, the cgroup configuration and the images it was provisioned
+// with. It draws nothing but the split of src.
+func newNode(cfg Config, src Source) *Sim {
 	s := &Sim{
 		cfg: cfg, src: src, slowSrc: src.Split(), now: simStart, end: simStart.Add(cfg.Duration),
 		pods: map[string]*simPod{}, forgotten: map[string]bool{},
@@ -84,18 +104,11 @@ func New(cfg Config, src Source) (*Sim, error) {
 	}
 	s.cgCfg = cgroups.DefaultConfig()
 	s.cgCfg.Capacity = pod.ResourceList{pod.CPU: nodeCPUMilli, pod.Memory: nodeMemoryBytes + (1 << 30), cgroups.PIDs: 1 << 20}
-	s.plugins = []*plugin{newPlugin(fpgaResource, 2), newPlugin(gpuResource, 4)}
 	// Images the node was provisioned with: the first half of the pool.
 	for _, img := range s.images[:len(s.images)/2] {
 		s.runtime.images[img.id] = img.sizeBytes
 	}
-	s.startKubelet()
-	for _, p := range s.plugins {
-		s.schedule(&queued{at: s.now.Add(time.Duration(1+s.src.Intn(5)) * time.Second), kind: evPluginRegister, name: p.resource})
-		s.schedule(&queued{at: s.now.Add(pluginTickPeriod), kind: evPluginTick, name: p.resource})
-	}
-	s.schedule(&queued{at: s.now, kind: evPodArrive})
-	return s, nil
+	return s
 }
 
 // fault draws whether kind fires at this opportunity and counts it.

@@ -77,6 +77,8 @@ type simPod struct {
 	// runningAtRestart: every container of the pod ran at the latest
 	// kubelet restart, however recently it started (SIM-C-RESTART-READY).
 	runningAtRestart bool
+	// reason and message are a rejected pod's status reason and message.
+	reason, message string
 }
 
 func (p *simPod) live() bool { return p.phase == phaseRunning || p.phase == phaseTerminating }

@@ -14,4 +14,9 @@
 // node can show, and the agreements between what the kubelet says in
 // different places. Each property is a verify.Check, counted checked and
 // applied, so a sweep says how often each was put to the test.
+//
+// The same steps are played on nodeproof's simulated node too (a
+// sim.Scripted, predict.go), and Predicts compares what it predicts with
+// what the real node shows; a divergence is either one of the harness's
+// known limits, by a stated rule, or a fidelity bug of the simulation.
 package scenario

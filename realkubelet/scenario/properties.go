@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/nodeproof/nodeproof/core/devicemanager/checkpoint"
+	"github.com/nodeproof/nodeproof/sim"
 	"github.com/nodeproof/nodeproof/verify"
 	"github.com/nodeproof/nodeproof/verify/cite"
 )
@@ -28,6 +29,9 @@ type State struct {
 	// Watching counts the ListAndWatch streams the kubelet holds open on
 	// the plugin.
 	Watching int
+	// Predicted is what the scripted simulation, played the same steps,
+	// shows after this one; nil when the two nodes had parted before it.
+	Predicted *sim.Prediction
 }
 
 // The properties' IDs. RK is the real kubelet: what is checked on the

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +41,7 @@ func entry(uid, container string, ids ...string) checkpoint.PodDevicesEntry {
 
 func check(t *testing.T, id string, s *State) error {
 	t.Helper()
-	for _, c := range Checks {
+	for _, c := range append(slices.Clone(Checks), Predicts) {
 		if c.ID == id {
 			counts := verify.Counts{}
 			err := c.Evaluate(s, counts)

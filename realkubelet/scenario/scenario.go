@@ -81,6 +81,27 @@ type Tally struct {
 	// Log, when set, hears of each scenario and step as it is played
 	// (shrinking's too): a sweep run by hand shows what it is doing.
 	Log func(line string)
+	// Divergences counts the simulation's divergences from the node
+	// (Predicts) by class: a known limit's name, or FidelityBug; Diverged
+	// lists each step that diverged, its divergences and the steps played.
+	// Uncompared counts the steps not compared because the two nodes had
+	// parted at an earlier step.
+	Divergences map[string]int
+	Diverged    []string
+	Uncompared  int
+}
+
+// FidelityBug is the class of a divergence no known limit explains.
+const FidelityBug = "fidelity bug"
+
+// diverge records one step's divergences and returns the class of the
+// first, at which the nodes part.
+func (t *Tally) diverge(d Diverged, history string) string {
+	for _, x := range d {
+		t.Divergences[x.class()]++
+	}
+	t.Diverged = append(t.Diverged, d.Error()+"\n"+history)
+	return d[0].class()
 }
 
 func (t *Tally) log(line string) {
@@ -98,7 +119,8 @@ func (t *Tally) explain(e Explained, history string) {
 
 // NewTally returns an empty tally.
 func NewTally() *Tally {
-	return &Tally{Counts: verify.Counts{}, Kinds: map[Kind]int{}, Explained: map[string]int{}, Shortest: map[string]string{}}
+	return &Tally{Counts: verify.Counts{}, Kinds: map[Kind]int{}, Explained: map[string]int{}, Shortest: map[string]string{},
+		Divergences: map[string]int{}}
 }
 
 // Scenario is one generated scenario on its own node.
@@ -114,6 +136,11 @@ type Scenario struct {
 	// ended says the scenario stops before its drawn length: the node is
 	// in a state a known bug left it in.
 	ended bool
+	// predictor plays the steps on the scripted simulation; parted names
+	// the class of the divergence after which it no longer predicts the
+	// node, both having taken different ways.
+	predictor *Predictor
+	parted    string
 }
 
 // Play starts a node and the test plugin, then draws and plays up to
@@ -145,6 +172,9 @@ func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps in
 	}
 	if s.last, _, err = s.settle(ctx); err != nil {
 		t.Fatalf("the new node: %v", err)
+	}
+	if s.predictor, err = NewPredictor(); err != nil {
+		t.Fatalf("the simulated node: %v", err)
 	}
 	steps := rapid.IntRange(1, maxSteps).Draw(t, "steps")
 	tally.log(fmt.Sprintf("scenario %d: %d steps drawn", tally.Scenarios, steps))
@@ -234,6 +264,21 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 	}
 	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: watching}
 	s.last = after
+	if s.parted == "" {
+		predicted, err := s.predictor.Play(step, state.Before)
+		if err != nil {
+			return err
+		}
+		state.Predicted = &predicted
+	} else {
+		s.tally.Uncompared++
+	}
+	var diverged Diverged
+	if err := Predicts.Evaluate(state, s.tally.Counts); errors.As(err, &diverged) {
+		s.parted = s.tally.diverge(diverged, s.history())
+	} else if err != nil {
+		return err
+	}
 	violations := []error{unsettled}
 	for _, c := range Checks {
 		err := c.Evaluate(state, s.tally.Counts)
@@ -377,7 +422,7 @@ func (s *Scenario) history() string {
 // and of a kill -9 restart cycle.
 func (t *Tally) Summary() string {
 	var b strings.Builder
-	for _, c := range Checks {
+	for _, c := range append(slices.Clone(Checks), Predicts) {
 		n := t.Counts[c.ID]
 		fmt.Fprintf(&b, "%-26s checked %5d  applied %5d\n", c.ID, n.Checked, n.Applied)
 	}
@@ -389,6 +434,17 @@ func (t *Tally) Summary() string {
 	fmt.Fprintf(&b, "kill -9 restart cycle (kill to settled): median %v, p95 %v\n", percentile(t.Restarts, 50), percentile(t.Restarts, 95))
 	for _, id := range sortedKeys(t.Explained) {
 		fmt.Fprintf(&b, "breaches explained by %s: %d; the shortest:\n%s", id, t.Explained[id], t.Shortest[id])
+	}
+	total := 0
+	var classes []string
+	for _, class := range sortedKeys(t.Divergences) {
+		total += t.Divergences[class]
+		classes = append(classes, fmt.Sprintf("%s %d", class, t.Divergences[class]))
+	}
+	fmt.Fprintf(&b, "the simulation's divergences from the node: %d (%s) at %d steps; steps not compared once the two had parted: %d\n",
+		total, strings.Join(classes, ", "), len(t.Diverged), t.Uncompared)
+	for _, d := range t.Diverged {
+		fmt.Fprintf(&b, "diverged:\n%s", d)
 	}
 	return b.String()
 }

@@ -52,6 +52,11 @@ func TestScenarios(t *testing.T) {
 	for _, c := range Checks {
 		require.Positive(t, tally.Counts[c.ID].Checked, "%s never checked", c.ID)
 	}
+	require.Positive(t, tally.Counts[SimPredicts].Applied, "%s never applied", SimPredicts)
+	// A divergence no known limit explains is a fidelity bug of the
+	// simulation: the sweep goes on past it, so that it counts them all,
+	// and fails at the end.
+	require.Zero(t, tally.Divergences[FidelityBug], "divergences of the simulation from the node that no known limit explains")
 }
 
 func flagSet(name string) bool {
