@@ -213,6 +213,13 @@ const (
 	// its pods again against the plugin's registering again: SIM-F2's
 	// window, and a refused pod's second chance.
 	LimitReadmission = "readmission-race"
+	// GapCheckpointAfterRestart is no limit of the harness but a fidelity
+	// bug of the simulation, known, open and named so that any other
+	// still fails the sweep (docs/deviations.md, S1): after a kill -9,
+	// the real node's checkpoint keeps devices of a pod the simulation
+	// has already collected, across its next writes. Its cause is not
+	// confirmed.
+	GapCheckpointAfterRestart = "S1 (open): checkpoint after a restart"
 )
 
 // Diverged is the comparison's verdict: every divergence of one step,
@@ -272,9 +279,17 @@ var Predicts = verify.Check[*State]{
 // or refuses for want of devices (the simulation always admits them again
 // before the plugin registers again; the real kubelet does so in a race
 // with the plugin, and after it the devices may or may not suffice).
+//
+// S1, the open fidelity gap: a divergence of a checkpoint entry, or of two
+// entries' devices in common, in which the node keeps more devices than
+// the simulation, at a step of a scenario whose kubelet was killed and
+// started again at it or before it.
 func limit(s *State, d Divergence) string {
 	if s.Watching == 0 {
 		return LimitD1
+	}
+	if s.Restarted && checkpointKeepsMore(d) {
+		return GapCheckpointAfterRestart
 	}
 	if s.Step.Kind != KillKubelet || s.Before == nil || len(d.Pods) == 0 {
 		return ""
@@ -293,6 +308,19 @@ func limit(s *State, d Divergence) string {
 		}
 	}
 	return LimitReadmission
+}
+
+// checkpointKeepsMore says whether d is a divergence of the checkpoint's
+// sharing structure in which the node shows more devices than the
+// simulation.
+func checkpointKeepsMore(d Divergence) bool {
+	entry := strings.HasPrefix(d.What, "devices of ") && strings.HasSuffix(d.What, " in the checkpoint")
+	if !entry && !strings.HasPrefix(d.What, "devices in common of ") {
+		return false
+	}
+	simSide, err1 := strconv.Atoi(d.Sim)
+	node, err2 := strconv.Atoi(d.Node)
+	return err1 == nil && err2 == nil && node > simSide
 }
 
 // Compare lists where the prediction and the observation differ, for the

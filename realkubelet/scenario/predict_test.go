@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -202,6 +203,27 @@ func TestPredictsKnownLimits(t *testing.T) {
 	assert.Equal(t, LimitD1, divergences(t, s)[0].class())
 }
 
+// S1, the open fidelity gap, is named by its rule and nothing wider: a
+// checkpoint entry the node keeps and the simulation has collected, after
+// a restart.
+func TestPredictsOpenGap(t *testing.T) {
+	kept := Divergence{Pods: []string{"p0"}, What: "devices of p0/init in the checkpoint", Sim: "0", Node: "1"}
+	common := Divergence{Pods: []string{"p0"}, What: "devices in common of p0/init and p0/main", Sim: "0", Node: "1"}
+	restarted := &State{Step: Step{Kind: RestartPlugin}, Watching: 1, Restarted: true}
+	assert.Equal(t, GapCheckpointAfterRestart, limit(restarted, kept))
+	assert.Equal(t, GapCheckpointAfterRestart, limit(restarted, common))
+
+	fewer := kept
+	fewer.Sim, fewer.Node = "2", "1"
+	assert.Empty(t, limit(restarted, fewer), "the node holding fewer devices than predicted is no such gap")
+	held := kept
+	held.What = "held devices of init"
+	assert.Empty(t, limit(restarted, held), "what List shows is compared apart")
+	never := *restarted
+	never.Restarted = false
+	assert.Empty(t, limit(&never, kept), "without a restart the node drops such entries too")
+}
+
 // A tally counts divergences by class and parts at the first.
 func TestTallyDiverge(t *testing.T) {
 	tally := NewTally()
@@ -239,4 +261,16 @@ func TestPredictorFlipsTheCounterpart(t *testing.T) {
 	got, err = p.Play(Step{Kind: AddPod, Pod: PodSpec{Name: "p1", QOS: corev1.PodQOSBestEffort, MainDevices: 3}}, before)
 	require.NoError(t, err)
 	assert.Equal(t, pod.Running, got.Pods["p1"].Phase, "%s", got.Pods["p1"].Message)
+}
+
+// The kubelet's answer to a registration D1 broke, as seen in a sweep, and
+// others that are not D1's.
+func TestLateDisconnectAtRegistration(t *testing.T) {
+	seen := errors.New("rpc error: code = Unknown desc = failed to get device plugin options: rpc error: code = Canceled desc = grpc: the client connection is closing")
+	assert.True(t, lateDisconnectAtRegistration(seen))
+	assert.True(t, lateDisconnectAtRegistration(fmt.Errorf("starting the device plugin: %w", seen)))
+	for _, err := range []error{nil, errors.New("failed to get device plugin options: context deadline exceeded"),
+		errors.New("rpc error: code = Unavailable desc = the client connection is closing")} {
+		assert.False(t, lateDisconnectAtRegistration(err), "%v", err)
+	}
 }

@@ -32,6 +32,9 @@ type State struct {
 	// Predicted is what the scripted simulation, played the same steps,
 	// shows after this one; nil when the two nodes had parted before it.
 	Predicted *sim.Prediction
+	// Restarted says the kubelet was killed and started again at this
+	// step or an earlier one of the scenario.
+	Restarted bool
 }
 
 // The properties' IDs. RK is the real kubelet: what is checked on the
