@@ -113,6 +113,9 @@ func (r *Report) problems() []string {
 		for _, v := range r.Node.Violations {
 			problems = append(problems, fmt.Sprintf("real kubelet: seed %d violated a property; replay: %s", v.Seed, v.Replay))
 		}
+		if n := r.Node.FidelityBugs(); n > 0 {
+			problems = append(problems, fmt.Sprintf("real kubelet: the simulation diverged from the node %d times where no known limit explains it (a fidelity bug)", n))
+		}
 	}
 	for _, h := range r.Linearizability {
 		if !h.Passed() {

@@ -48,6 +48,7 @@ var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"nodeChecks":           nodeChecksTable,
 	"nodeKnown":            nodeKnownTable,
 	"nodeKinds":            nodeKinds,
+	"nodeDivergences":      nodeDivergences,
 	"upstreamSection":      newReleasesSection,
 }).ParseFS(templates, "templates/index.html", "templates/style.css"))
 

@@ -61,6 +61,19 @@ func nodeKinds(s *sweep.Summary) string {
 	return strings.Join(parts, ", ")
 }
 
+// nodeDivergences is the simulation's divergences from the node by class,
+// in a stable order.
+func nodeDivergences(s *sweep.Summary) string {
+	var parts []string
+	for _, class := range slices.Sorted(maps.Keys(s.Divergences)) {
+		parts = append(parts, fmt.Sprintf("%s %d", class, s.Divergences[class]))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 
 // markdownNode is the real kubelet's block of report.md; notRun is its body
@@ -75,7 +88,8 @@ func markdownNode(s *sweep.Summary, notRun string) string {
 	b.WriteString(nodeIntro + "\n\n")
 	t := nodeSummaryTable(s)
 	MarkdownTable(&b, t.Headings, t.Figures)
-	fmt.Fprintf(&b, "\nSteps by kind: %s.\n\n", MarkdownEscape(nodeKinds(s)))
+	fmt.Fprintf(&b, "\nSteps by kind: %s.\n\nThe simulation's divergences from the node (RK-SIM-PREDICTS), by class: %s.\n\n",
+		MarkdownEscape(nodeKinds(s)), MarkdownEscape(nodeDivergences(s)))
 	t = nodeChecksTable(s)
 	MarkdownTable(&b, t.Headings, t.Figures)
 	if k := nodeKnownTable(s); k != nil {

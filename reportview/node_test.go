@@ -61,6 +61,8 @@ func TestLoadNode(t *testing.T) {
 		"no checks":               {func(s *sweep.Summary) { s.Checks = nil }, "checks: none"},
 		"applied beyond checked":  {func(s *sweep.Summary) { s.Checks[1].Applied = 43 }, `checks[1]: id "RK-RESTART-KEEPS", applied 43 of 42 checked`},
 		"passed with a violation": {func(s *sweep.Summary) { s.Violations = []sweep.Violation{{Seed: 3, Report: "x", Replay: "y"}} }, "passed is true with 1 violations"},
+		"passed with a fidelity bug": {func(s *sweep.Summary) { s.Divergences = map[string]int{sweep.FidelityBug: 2} },
+			`passed is true with 0 violations and 2 divergences of class "fidelity bug"`},
 		"violation without replay": {func(s *sweep.Summary) {
 			s.Passed, s.Violations = false, []sweep.Violation{{Seed: 3, Report: "RK-X: broken"}}
 		}, "violations[0]: report and replay are required"},
@@ -97,6 +99,16 @@ func TestNodeViolationFailsTheReport(t *testing.T) {
 	require.NoError(t, WriteHTML(&page, r))
 	assert.Contains(t, page.String(), `<code class="replay">nodeproof node --seed 3 --steps 8</code>`)
 	assert.Contains(t, page.String(), "<pre>RK-C-NOT-SHARED: d1 held by p0 and p1\nsteps:\n  1. add-pod p0</pre>")
+
+	// A divergence of the simulation that no known limit explains is a
+	// problem too; one a known limit explains is shown and is not.
+	r.Node = syntheticNode()
+	r.Node.Passed = false
+	r.Node.Divergences = map[string]int{"readmission-race": 2, sweep.FidelityBug: 1}
+	r.Finish(testInventory, []verify.Finding{}, 0)
+	assert.False(t, r.Passed)
+	assert.Contains(t, r.Verdict().Problems, "real kubelet: the simulation diverged from the node 1 times where no known limit explains it (a fidelity bug)")
+	assert.Contains(t, RenderMarkdown(r, MarkdownLimit), "The simulation's divergences from the node (RK-SIM-PREDICTS), by class: fidelity bug 1, readmission-race 2.")
 
 	r.Node = nil
 	r.Finish(testInventory, []verify.Finding{}, 0)

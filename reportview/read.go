@@ -178,8 +178,8 @@ func LoadNode(path string) (*sweep.Summary, error) {
 		return nil, fmt.Errorf("%s: steps is %d but kinds add up to %d", path, s.Steps, kinds)
 	case len(s.Checks) == 0:
 		return nil, fmt.Errorf("%s: checks: none, but every step checks every property", path)
-	case s.Passed != (len(s.Violations) == 0):
-		return nil, fmt.Errorf("%s: passed is %v with %d violations", path, s.Passed, len(s.Violations))
+	case s.Passed != (len(s.Violations) == 0 && s.FidelityBugs() == 0):
+		return nil, fmt.Errorf("%s: passed is %v with %d violations and %d divergences of class %q", path, s.Passed, len(s.Violations), s.FidelityBugs(), sweep.FidelityBug)
 	}
 	for i, c := range s.Checks {
 		if c.ID == "" || c.Applied > c.Checked {

@@ -180,6 +180,9 @@ func (o *Options) Run(ctx context.Context, deps Deps, out io.Writer) error {
 	for _, v := range violations {
 		fmt.Fprintf(w, "violated at seed %d:\n%s\nreplay: %s\n", v.Seed, indent(head(v.Report, violationLines)), v.Replay)
 	}
+	if n := sweep.FidelityBugs(); n > 0 {
+		fmt.Fprintf(w, "the simulation diverged from the node %d times where no known limit explains it (a fidelity bug: the divergences above)\n", n)
+	}
 	fmt.Fprintf(w, "seeds %d..%d in %.1f s: %d violations\n", o.first, o.last, sweep.Seconds, len(violations))
 	if w.Err != nil {
 		return cli.OutputError(w.Err)

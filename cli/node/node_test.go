@@ -23,6 +23,9 @@ import (
 type fakeHost struct {
 	played   []uint64
 	violated map[uint64]bool
+	// diverged: the seed's scenario met a divergence of the simulation
+	// from the node of this class.
+	diverged map[uint64]string
 	kubelet  string
 }
 
@@ -35,6 +38,10 @@ func (h *fakeHost) deps() Deps {
 			h.kubelet = opts.Kubelet
 			tally.Scenarios++
 			tally.Log("  step 1: kill-kubelet")
+			if class, ok := h.diverged[seed]; ok {
+				tally.Divergences[class]++
+				tally.Diverged = append(tally.Diverged, "node allocatable: the simulation predicts 4, the node shows 3 ("+class+")")
+			}
 			if h.violated[seed] {
 				return &sweep.Violation{Seed: seed, Report: "RK-X: broken\nsteps:\n  1. kill-kubelet", Replay: scenario.Replay(seed, maxSteps), TestReplay: scenario.TestReplay(seed, maxSteps)}
 			}
@@ -125,8 +132,33 @@ func TestNodeSweep(t *testing.T) {
 	assert.Equal(t, 3, sweep.Scenarios)
 	require.Len(t, sweep.Violations, 1)
 	assert.Equal(t, "nodeproof node --seed 3 --steps 5", sweep.Violations[0].Replay)
-	assert.Len(t, sweep.Checks, len(scenario.Checks))
+	assert.Len(t, sweep.Checks, len(scenario.Checks)+1, "the RK-* checks and RK-SIM-PREDICTS")
+	assert.Equal(t, scenario.SimPredicts, sweep.Checks[len(sweep.Checks)-1].ID)
 	assert.NotEmpty(t, sweep.NotCovered)
+}
+
+// TestNodeFidelityBug: a divergence of the simulation from the node that no
+// known limit explains fails the sweep (exit 1, passed false, said before
+// the last line); one a known limit explains is counted and passes.
+func TestNodeFidelityBug(t *testing.T) {
+	h := &fakeHost{diverged: map[uint64]string{1: scenario.LimitReadmission, 2: scenario.FidelityBug}}
+	path := filepath.Join(t.TempDir(), "node.json")
+	code, stdout, stderr := run(h.deps(), "--seeds", "1..2", "--json", path)
+	assert.Equal(t, cli.StatusFailed, code, "stderr:\n%s", stderr)
+	assert.Contains(t, stdout, "the simulation diverged from the node 1 times where no known limit explains it")
+	assert.Contains(t, stdout, ": 0 violations\n")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var got sweep.Summary
+	require.NoError(t, json.Unmarshal(raw, &got))
+	assert.False(t, got.Passed)
+	assert.Equal(t, map[string]int{scenario.LimitReadmission: 1, scenario.FidelityBug: 1}, got.Divergences)
+	assert.Len(t, got.Diverged, 2)
+
+	h = &fakeHost{diverged: map[uint64]string{1: scenario.LimitReadmission}}
+	code, stdout, _ = run(h.deps())
+	assert.Equal(t, cli.StatusOK, code)
+	assert.NotContains(t, stdout, "no known limit explains")
 }
 
 // TestNodePasses: a seed with no violation is exit 0.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodeproof/nodeproof/agent/deviceplugin/testplugin"
 	"github.com/nodeproof/nodeproof/realkubelet"
+	"github.com/nodeproof/nodeproof/realkubelet/sweep"
 	"github.com/nodeproof/nodeproof/verify"
 )
 
@@ -92,7 +93,7 @@ type Tally struct {
 }
 
 // FidelityBug is the class of a divergence no known limit explains.
-const FidelityBug = "fidelity bug"
+const FidelityBug = sweep.FidelityBug
 
 // diverge records one step's divergences and returns the class of the
 // first, at which the nodes part.
@@ -464,8 +465,12 @@ func (t *Tally) Summary() string {
 		total += t.Divergences[class]
 		classes = append(classes, fmt.Sprintf("%s %d", class, t.Divergences[class]))
 	}
-	fmt.Fprintf(&b, "the simulation's divergences from the node: %d (%s) at %d steps; steps not compared once the two had parted: %d\n",
-		total, strings.Join(classes, ", "), len(t.Diverged), t.Uncompared)
+	if total == 0 {
+		b.WriteString("the simulation's divergences from the node: none\n")
+	} else {
+		fmt.Fprintf(&b, "the simulation's divergences from the node: %d (%s) at %d steps; steps not compared once the two had parted: %d\n",
+			total, strings.Join(classes, ", "), len(t.Diverged), t.Uncompared)
+	}
 	for _, d := range t.Diverged {
 		fmt.Fprintf(&b, "diverged:\n%s", d)
 	}

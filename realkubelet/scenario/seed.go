@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -116,14 +118,22 @@ func (t *Tally) Sweep(first, last uint64, maxSteps int, violations []sweep.Viola
 		Kinds: map[string]int{}, Checks: []sweep.Check{}, Known: []sweep.Known{}, Violations: violations,
 		StepMedianSeconds: percentile(t.Steps, 50).Seconds(), StepP95Seconds: percentile(t.Steps, 95).Seconds(),
 		RestartMedianSeconds: percentile(t.Restarts, 50).Seconds(), RestartP95Seconds: percentile(t.Restarts, 95).Seconds(),
-		Seconds: took.Round(time.Millisecond).Seconds(), NotCovered: []string{sweep.ImageGCNotCovered}, Passed: len(violations) == 0}
+		Seconds: took.Round(time.Millisecond).Seconds(), NotCovered: []string{sweep.ImageGCNotCovered},
+		Divergences: maps.Clone(t.Divergences), Diverged: slices.Clone(t.Diverged)}
 	if s.Violations == nil {
 		s.Violations = []sweep.Violation{}
 	}
+	if s.Divergences == nil {
+		s.Divergences = map[string]int{}
+	}
+	if s.Diverged == nil {
+		s.Diverged = []string{}
+	}
+	s.Passed = len(violations) == 0 && s.FidelityBugs() == 0
 	for k, n := range t.Kinds {
 		s.Kinds[string(k)] = n
 	}
-	for _, c := range Checks {
+	for _, c := range append(slices.Clone(Checks), Predicts) {
 		n := t.Counts[c.ID]
 		s.Checks = append(s.Checks, sweep.Check{ID: c.ID, Checked: n.Checked, Applied: n.Applied})
 	}

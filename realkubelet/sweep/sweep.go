@@ -46,6 +46,12 @@ type Summary struct {
 	Checks     []Check        `json:"checks"`
 	Known      []Known        `json:"known"`
 	Violations []Violation    `json:"violations"`
+	// Divergences counts the node simulation's divergences from the real
+	// node (RK-SIM-PREDICTS) by class: a known limit of the harness, an
+	// open gap docs/deviations.md names, or FidelityBug; Diverged lists
+	// each diverging step with its divergences and the steps played.
+	Divergences map[string]int `json:"divergences"`
+	Diverged    []string       `json:"diverged"`
 	// The time of a step (action, settling and every observation) and of a
 	// kill -9 restart cycle, in seconds, and of the whole sweep.
 	StepMedianSeconds    float64 `json:"step_median_seconds"`
@@ -55,5 +61,13 @@ type Summary struct {
 	Seconds              float64 `json:"seconds"`
 	// NotCovered says what of the node the scenarios do not test.
 	NotCovered []string `json:"not_covered"`
-	Passed     bool     `json:"passed"`
+	// Passed: no violation, and no divergence of class FidelityBug.
+	Passed bool `json:"passed"`
 }
+
+// FidelityBug is the class of a divergence of the simulation from the node
+// that no known limit or named gap explains.
+const FidelityBug = "fidelity bug"
+
+// FidelityBugs counts the divergences no known limit explains.
+func (s Summary) FidelityBugs() int { return s.Divergences[FidelityBug] }
