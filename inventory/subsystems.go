@@ -387,6 +387,7 @@ var subsystems = []Subsystem{
 			"sim",
 		},
 		Mutants: []string{
+			"rk-fidelity-bug-passes",
 			"rk-prediction-ignores-device-counts",
 			"rk-refused-devices-free",
 			"rk-violation-not-repeated",
