@@ -30,6 +30,19 @@ type Property struct {
 	Sources []cite.Source
 }
 
+// Contracts are the contract properties of ps, in order: the ones that
+// judge a system under test other than nodeproof's core, whose fidelity
+// properties compare it with upstream's behaviour.
+func Contracts(ps []Property) []Property {
+	var out []Property
+	for _, p := range ps {
+		if p.Kind == Contract {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // Check is a Property and how it is checked on a state of type S: a case
 // of a generated test, the node simulation after an event, a plugin's
 // answer.

@@ -52,3 +52,10 @@ func TestCommandLineQuotesOnlyWhatAShellWouldRead(t *testing.T) {
 	assert.Equal(t, "a=1,user@host:1", Quote("a=1,user@host:1"))
 	assert.Equal(t, "'50%'", Quote("50%"))
 }
+
+func TestContracts(t *testing.T) {
+	fidelity := Property{ID: "X-F", Kind: Fidelity}
+	a, b := Property{ID: "X-C-A", Kind: Contract}, Property{ID: "X-C-B", Kind: Contract}
+	assert.Equal(t, []Property{a, b}, Contracts([]Property{a, fidelity, b}))
+	assert.Empty(t, Contracts([]Property{fidelity}))
+}

@@ -45,15 +45,7 @@ func ContractSuite(name string, kubelet Kubelet) properties.Suite {
 
 // ContractInvariants are the contract properties among the invariants, in
 // order: the ones that judge a system under test other than core.
-func ContractInvariants() []verify.Property {
-	var out []verify.Property
-	for _, p := range invariants {
-		if p.Kind == verify.Contract {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func ContractInvariants() []verify.Property { return verify.Contracts(invariants) }
 
 // maxContainers bounds the containers startContainer leaves listed, so
 // that most images stay unused and GC has something to judge; containers
