@@ -213,13 +213,12 @@ const (
 	// its pods again against the plugin's registering again: SIM-F2's
 	// window, and a refused pod's second chance.
 	LimitReadmission = "readmission-race"
-	// GapCheckpointAfterRestart is no limit of the harness but a fidelity
-	// bug of the simulation, known, open and named so that any other
-	// still fails the sweep (docs/deviations.md, S1): after a kill -9,
-	// the real node's checkpoint keeps devices of a pod the simulation
-	// has already collected, across its next writes. Its cause is not
-	// confirmed.
-	GapCheckpointAfterRestart = "S1 (open): checkpoint after a restart"
+	// GapCheckpointAfterRestart is S1 of docs/deviations.md, a limit of
+	// the simulation's timing, seen on the node: the kubelet kills a pod
+	// it refused while its containers ran at the next housekeeping, with
+	// at least 2 s of grace, and counts it active until then, its devices
+	// held and written to the checkpoint; the simulation stops it at once.
+	GapCheckpointAfterRestart = "S1: a refused pod's kill takes time"
 )
 
 // Diverged is the comparison's verdict: every divergence of one step,
@@ -280,7 +279,7 @@ var Predicts = verify.Check[*State]{
 // before the plugin registers again; the real kubelet does so in a race
 // with the plugin, and after it the devices may or may not suffice).
 //
-// S1, the open fidelity gap: a divergence of a checkpoint entry, or of two
+// S1, the refused pod's kill: a divergence of a checkpoint entry, or of two
 // entries' devices in common, in which the node keeps more devices than
 // the simulation, at a step of a scenario whose kubelet was killed and
 // started again at it or before it.

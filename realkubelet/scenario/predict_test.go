@@ -203,7 +203,7 @@ func TestPredictsKnownLimits(t *testing.T) {
 	assert.Equal(t, LimitD1, divergences(t, s)[0].class())
 }
 
-// S1, the open fidelity gap, is named by its rule and nothing wider: a
+// S1, the refused pod's kill, is named by its rule and nothing wider: a
 // checkpoint entry the node keeps and the simulation has collected, after
 // a restart.
 func TestPredictsOpenGap(t *testing.T) {
