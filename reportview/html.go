@@ -38,7 +38,7 @@ var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"notRunIDs":            func() sectionIDs { return notRunIDs },
 	"inventoryLayer":       inventoryLayers,
 	"statusClass":          statusClass,
-	"simFaults":            simFaultsText,
+	"counts":               countsText,
 	"violations":           violationsCell,
 	"counterexamples":      func(r *Report) int { return r.counterexamples() },
 	"linearizabilityTable": LinearizabilityTable,
@@ -47,8 +47,6 @@ var page = template.Must(template.New("index.html").Funcs(template.FuncMap{
 	"nodeSummary":          nodeSummaryTable,
 	"nodeChecks":           nodeChecksTable,
 	"nodeKnown":            nodeKnownTable,
-	"nodeKinds":            nodeKinds,
-	"nodeDivergences":      nodeDivergences,
 	"upstreamSection":      newReleasesSection,
 }).ParseFS(templates, "templates/index.html", "templates/style.css"))
 

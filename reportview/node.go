@@ -2,8 +2,6 @@ package reportview
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -49,31 +47,6 @@ func nodeKnownTable(s *sweep.Summary) *Table {
 	return &t
 }
 
-// nodeKinds is the steps by kind, in a stable order.
-func nodeKinds(s *sweep.Summary) string {
-	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(s.Kinds)) {
-		parts = append(parts, fmt.Sprintf("%s %d", k, s.Kinds[k]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// nodeDivergences is the simulation's divergences from the node by class,
-// in a stable order.
-func nodeDivergences(s *sweep.Summary) string {
-	var parts []string
-	for _, class := range slices.Sorted(maps.Keys(s.Divergences)) {
-		parts = append(parts, fmt.Sprintf("%s %d", class, s.Divergences[class]))
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
 func seconds(s float64) string { return strconv.FormatFloat(s, 'f', 3, 64) }
 
 // markdownNode is the real kubelet's block of report.md; notRun is its body
@@ -89,7 +62,7 @@ func markdownNode(s *sweep.Summary, notRun string) string {
 	t := nodeSummaryTable(s)
 	MarkdownTable(&b, t.Headings, t.Figures)
 	fmt.Fprintf(&b, "\nSteps by kind: %s.\n\nThe simulation's divergences from the node (RK-SIM-PREDICTS), by class: %s.\n\n",
-		MarkdownEscape(nodeKinds(s)), MarkdownEscape(nodeDivergences(s)))
+		MarkdownEscape(countsText(s.Kinds)), MarkdownEscape(countsText(s.Divergences)))
 	t = nodeChecksTable(s)
 	MarkdownTable(&b, t.Headings, t.Figures)
 	if k := nodeKnownTable(s); k != nil {

@@ -237,7 +237,7 @@ func markdownSim(s *simreport.Section, notRun string) string {
 	MarkdownTable(&b, []string{"Result", "Seeds", "Hours per seed", "Simulated hours", "Events", "Pods", "Seconds", "Violations"},
 		[][]string{{result(s.Passed), fmt.Sprintf("%d (%d..%d)", s.Seeds, s.FirstSeed, s.LastSeed), phrase.Stat(s.Hours), phrase.Stat(s.SimulatedHours),
 			strconv.Itoa(s.Events), strconv.Itoa(s.Pods), strconv.FormatFloat(s.Seconds, 'f', 1, 64), strconv.Itoa(len(s.Violations))}})
-	fmt.Fprintf(&b, "\nFaults injected: %s.\n", MarkdownEscape(simFaultsText(s.Injected)))
+	fmt.Fprintf(&b, "\nFaults injected: %s.\n", MarkdownEscape(countsText(s.Injected)))
 	return b.String()
 }
 

@@ -58,14 +58,16 @@ func SimBudget(s simreport.Section) string {
 		phrase.Count(s.Seeds, "seed"), phrase.Stat(s.Hours), s.FirstSeed, s.LastSeed, s.Events, s.Seconds)
 }
 
-// simFaultsText lists the faults injected per kind, in kind order.
-func simFaultsText(injected map[string]int) string {
-	if len(injected) == 0 {
+// countsText lists counts by kind, in kind order ("kill-kubelet 2,
+// plugin-crash 7"), or says none: the faults a simulation injected, the
+// steps a sweep played, the divergences it saw.
+func countsText(counts map[string]int) string {
+	if len(counts) == 0 {
 		return "none"
 	}
 	var parts []string
-	for _, k := range slices.Sorted(maps.Keys(injected)) {
-		parts = append(parts, k+" "+strconv.Itoa(injected[k]))
+	for _, k := range slices.Sorted(maps.Keys(counts)) {
+		parts = append(parts, k+" "+strconv.Itoa(counts[k]))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -9,7 +9,7 @@ import (
 
 	core "github.com/nodeproof/nodeproof/core/cgroups"
 	"github.com/nodeproof/nodeproof/properties"
-	"github.com/nodeproof/nodeproof/verify"
+	"github.com/nodeproof/nodeproof/properties/propertiestest"
 )
 
 // coreAsOther is core's Build as a Kubelet, with every policy it knows.
@@ -21,31 +21,7 @@ var coreAsOther = Kubelet{Build: core.Build, TieredReservation: true}
 // checks, applications and breaches): judging another system under test
 // takes nothing from them but the fidelity invariants.
 func TestContractSuiteJudgesAsTheSuite(t *testing.T) {
-	s := ContractSuite("cgroups-contract", coreAsOther)
-	var ids []string
-	for _, p := range s.Invariants {
-		assert.Equal(t, verify.Contract, p.Kind, p.ID)
-		ids = append(ids, p.ID)
-	}
-	require.Equal(t, []string{ContractCPULimit, ContractMemoryLow}, ids)
-
-	registered, ok := properties.Lookup("cgroups")
-	require.True(t, ok)
-	opts := properties.RunOptions{Seed: 1, Checks: 100, Steps: 100}
-	theirs, ours := properties.Run(s, opts), properties.Run(registered, opts)
-	require.Nil(t, theirs.Failure)
-	require.Nil(t, ours.Failure)
-	assert.Equal(t, ours.Tally.Cases, theirs.Tally.Cases)
-	assert.Equal(t, ours.Tally.Actions, theirs.Tally.Actions)
-	for id := range theirs.Tally.Checked {
-		assert.Contains(t, ids, id, "the contract suite checked a fidelity invariant")
-	}
-	for _, id := range ids {
-		assert.Positive(t, theirs.Tally.Applied[id], id)
-		assert.Equal(t, ours.Tally.Checked[id], theirs.Tally.Checked[id], id)
-		assert.Equal(t, ours.Tally.Applied[id], theirs.Tally.Applied[id], id)
-		assert.Equal(t, ours.Tally.Breaches[id], theirs.Tally.Breaches[id], id)
-	}
+	propertiestest.JudgesAsRegistered(t, ContractSuite("cgroups-contract", coreAsOther), "cgroups", []string{ContractCPULimit, ContractMemoryLow})
 }
 
 // TestContractSuiteWithoutTieredReservation: a kubelet without the
