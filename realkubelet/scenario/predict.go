@@ -213,12 +213,12 @@ const (
 	// its pods again against the plugin's registering again: SIM-F2's
 	// window, and a refused pod's second chance.
 	LimitReadmission = "readmission-race"
-	// GapCheckpointAfterRestart is S1 of docs/deviations.md, a limit of
+	// LimitRefusedPodKill is S1 of docs/deviations.md, a limit of
 	// the simulation's timing, seen on the node: the kubelet kills a pod
 	// it refused while its containers ran at the next housekeeping, with
 	// at least 2 s of grace, and counts it active until then, its devices
 	// held and written to the checkpoint; the simulation stops it at once.
-	GapCheckpointAfterRestart = "S1: a refused pod's kill takes time"
+	LimitRefusedPodKill = "S1: a refused pod's kill takes time"
 )
 
 // Diverged is the comparison's verdict: every divergence of one step,
@@ -288,7 +288,7 @@ func limit(s *State, d Divergence) string {
 		return LimitD1
 	}
 	if s.Restarted && checkpointKeepsMore(d) {
-		return GapCheckpointAfterRestart
+		return LimitRefusedPodKill
 	}
 	if s.Step.Kind != KillKubelet || s.Before == nil || len(d.Pods) == 0 {
 		return ""

@@ -206,12 +206,12 @@ func TestPredictsKnownLimits(t *testing.T) {
 // S1, the refused pod's kill, is named by its rule and nothing wider: a
 // checkpoint entry the node keeps and the simulation has collected, after
 // a restart.
-func TestPredictsOpenGap(t *testing.T) {
+func TestPredictsRefusedPodKill(t *testing.T) {
 	kept := Divergence{Pods: []string{"p0"}, What: "devices of p0/init in the checkpoint", Sim: "0", Node: "1"}
 	common := Divergence{Pods: []string{"p0"}, What: "devices in common of p0/init and p0/main", Sim: "0", Node: "1"}
 	restarted := &State{Step: Step{Kind: RestartPlugin}, Watching: 1, Restarted: true}
-	assert.Equal(t, GapCheckpointAfterRestart, limit(restarted, kept))
-	assert.Equal(t, GapCheckpointAfterRestart, limit(restarted, common))
+	assert.Equal(t, LimitRefusedPodKill, limit(restarted, kept))
+	assert.Equal(t, LimitRefusedPodKill, limit(restarted, common))
 
 	fewer := kept
 	fewer.Sim, fewer.Node = "2", "1"
