@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,7 +34,7 @@ import (
 // instance's later updates as the resource's devices. The test passes while
 // the bug is present: it asserts that the node advertises the old
 // instance's empty list and rejects a pod, while the registered instance is
-// connected and reports two healthy devices.
+// connected and reports three healthy devices.
 func TestFindingDMReplacedPluginUpdate(t *testing.T) {
 	dir, err := os.MkdirTemp(scratchDir(), "np-f1-")
 	require.NoError(t, err)
@@ -60,30 +61,31 @@ func TestFindingDMReplacedPluginUpdate(t *testing.T) {
 	require.Eventually(t, func() bool { return advertises(2) }, waitLimit, time.Millisecond, "the first instance's devices")
 
 	// 2. A second instance registers the same resource and reports the
-	// same two healthy devices; the kubelet writes its checkpoint once it
-	// took that list, so the step waits for the write.
-	before := checkpointFile(dir)
-	current, err := startStub(dir, "dev-a-2.sock", 0, healthy, false)
+	// same two devices and a third, d2, so that the node is seen to have
+	// taken its list: with the same list, the first instance's checkpoint
+	// write, which upstream makes after it published the count, could pass
+	// for the second's, and the two lists would race.
+	successorDevices := append(slices.Clone(healthy), regDevice{ID: "d2", Healthy: true})
+	current, err := startStub(dir, "dev-a-2.sock", 0, successorDevices, false)
 	require.NoError(t, err)
 	t.Cleanup(current.stop)
-	require.Eventually(t, func() bool { return rewritten(before, checkpointFile(dir)) && advertises(2) }, waitLimit, time.Millisecond,
-		"the registered instance's devices")
+	require.Eventually(t, func() bool { return advertises(3) }, waitLimit, time.Millisecond, "the registered instance's devices")
 
 	// 3. The first instance, replaced but with its stream still open,
 	// sends an empty list (as a plugin shutting down may).
 	old.update(nil)
 	bug := bugOutcome(t, "DM-F1")
 	if !assert.Eventually(bug, func() bool { return advertises(0) }, waitLimit, time.Millisecond,
-		"the node kept advertising the registered instance's 2 devices after the replaced one sent an empty list: the promise is kept") {
+		"the node kept advertising the registered instance's 3 devices after the replaced one sent an empty list: the promise is kept") {
 		return
 	}
 
 	// 4. The broken promise: the registered instance is connected and
-	// reports two healthy devices, yet the node advertises none, and a pod
+	// reports three healthy devices, yet the node advertises none, and a pod
 	// asking for one of them is rejected.
 	capacity, allocatable := k.capacity()
-	assert.Equal(bug, int64(0), capacity[resource], "capacity while the registered plugin reports 2 devices")
-	assert.Equal(bug, int64(0), allocatable[resource], "allocatable while the registered plugin reports 2 healthy devices")
+	assert.Equal(bug, int64(0), capacity[resource], "capacity while the registered plugin reports 3 devices")
+	assert.Equal(bug, int64(0), allocatable[resource], "allocatable while the registered plugin reports 3 healthy devices")
 	p := (&regPod{UID: "pod-1", Apps: []regContainer{{Name: "app0", Devices: [2]int64{1, 0}}}}).manifest()
 	assert.Equal(bug, "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices "+resource+", which is unexpected",
 		k.admit(p))

@@ -176,7 +176,7 @@ func TestUpstreamSection(t *testing.T) {
 			"- `IGC-C-PROMISE` on v1.36.3: breached: checked 300, applied 12: IGC-C-PROMISE: image i1 removed while c1 runs it; " +
 			"steps: 1. pull i1 2. start c1 on i1; replay: `" + contractReplay + "`\n",
 		"| Test | v1.36.3 | v1.37.2 |\n|---|---|---|\n| TestCompareQOS | agrees | differs |\n\n" +
-			"- `TestCompareQOS` on v1.37.2: differs: pod p1: got Burstable, want Guaranteed; replay: `" + compareReplay + "`\n",
+			"- `TestCompareQOS` on v1.37.2: differs: pod p1: got Burstable, want Guaranteed (qos_test.go:40); replay: `" + compareReplay + "`\n",
 		"\n1 other test agrees on every release.\n",
 	} {
 		assert.Contains(t, md, want, "report.md")
@@ -201,7 +201,7 @@ func TestUpstreamSection(t *testing.T) {
 		"<li><code>IGC-C-PROMISE</code> on v1.36.3: breached: checked 300, applied 12: IGC-C-PROMISE: image i1 removed while c1 runs it; " +
 			"steps: 1. pull i1 2. start c1 on i1; replay: <code class=\"replay\">cd conformance &amp;&amp; go test -count=1 -run &#39;^TestSearchUpstream$/^imagegc$&#39; .</code></li>",
 		"<tr><td>TestCompareQOS</td><td>agrees</td><td>differs</td></tr>",
-		"<li><code>TestCompareQOS</code> on v1.37.2: differs: pod p1: got Burstable, want Guaranteed; replay: <code class=\"replay\">",
+		"<li><code>TestCompareQOS</code> on v1.37.2: differs: pod p1: got Burstable, want Guaranteed (qos_test.go:40); replay: <code class=\"replay\">",
 		"<p>1 other test agrees on every release.</p>",
 	} {
 		assert.Contains(t, section, want, "index.html")

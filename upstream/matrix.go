@@ -300,7 +300,7 @@ func (m Matrix) Failures() []string {
 	for _, row := range m.Findings {
 		for _, c := range row.Cells {
 			if c.State == Broken {
-				out = append(out, fmt.Sprintf("%s on %s: %s broke: %s", row.ID, c.Release, row.Test, firstLineOf(c.Detail)))
+				out = append(out, fmt.Sprintf("%s on %s: %s broke: %s", row.ID, c.Release, row.Test, FailureLine(c.Detail)))
 			}
 		}
 		if len(row.Contradicted) > 0 {
@@ -310,7 +310,7 @@ func (m Matrix) Failures() []string {
 	for _, row := range m.Contracts {
 		for _, c := range row.Cells {
 			if c.State == Broken {
-				out = append(out, fmt.Sprintf("%s on %s: its search broke: %s", row.ID, c.Release, firstLineOf(c.Detail)))
+				out = append(out, fmt.Sprintf("%s on %s: its search broke: %s", row.ID, c.Release, FailureLine(c.Detail)))
 			}
 		}
 	}

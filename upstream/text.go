@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 )
@@ -52,22 +53,40 @@ func Text(m Matrix) string {
 	return b.String()
 }
 
-// FailureLine is the line of a failed test's output that says what
-// failed: testify's "Error:" line or, failing that, the first line that is
-// not the runner's "=== RUN". The report's notes under the matrix use it
-// too.
+// FailureLine is what a failed test's output says failed, on one line:
+// testify's "Error:" text with its "Messages:" and the file and line of its
+// "Error Trace:" or, without testify's report, the first line that is not
+// the runner's "=== RUN". The report's notes under the matrix use it too.
 func FailureLine(output string) string {
-	var first string
+	var first, trace, failure, messages string
 	for line := range strings.SplitSeq(output, "\n") {
 		t := strings.TrimSpace(line)
-		if rest, ok := strings.CutPrefix(t, "Error:"); ok {
-			return strings.TrimSpace(rest)
+		if rest, ok := strings.CutPrefix(t, "Error Trace:"); ok && trace == "" {
+			trace = filepath.Base(strings.TrimSpace(rest))
+			continue
+		}
+		if rest, ok := strings.CutPrefix(t, "Error:"); ok && failure == "" {
+			failure = strings.TrimSpace(rest)
+			continue
+		}
+		if rest, ok := strings.CutPrefix(t, "Messages:"); ok && failure != "" && messages == "" {
+			messages = strings.TrimSpace(rest)
+			continue
 		}
 		if first == "" && t != "" && !strings.HasPrefix(t, "=== ") {
 			first = t
 		}
 	}
-	return first
+	if failure == "" {
+		return first
+	}
+	if messages != "" {
+		failure += ": " + messages
+	}
+	if trace != "" {
+		failure += " (" + trace + ")"
+	}
+	return failure
 }
 
 // stateRow is a finding's or a contract property's cells, by its ID.
@@ -98,7 +117,7 @@ func writeStates(b *strings.Builder, columns []Column, heading string, rows []st
 			if c.State == expected || c.Detail == "" {
 				continue
 			}
-			fmt.Fprintf(b, "%s on %s: %s: %s\n", row.id, c.Release, c.State, firstLineOf(c.Detail))
+			fmt.Fprintf(b, "%s on %s: %s: %s\n", row.id, c.Release, c.State, FailureLine(c.Detail))
 			if c.Replay != "" {
 				fmt.Fprintf(b, "  replay: %s\n", c.Replay)
 			}

@@ -91,7 +91,7 @@ func TestBuild(t *testing.T) {
 			{Name: "TestFindingB", Passed: true, Verdicts: []Verdict{verdict("B-F1", "v1.37.2", false)}},
 			{Name: "TestCompare", Failure: "mismatch"},
 			// The harness cannot drive v1.37.2: not a fix.
-			{Name: "TestFindingD", Failure: "setup: no such API"},
+			{Name: "TestFindingD", Failure: "=== RUN   TestFindingD\n    assertions.go:387: \n        \tError Trace:\t/src/conformance/finding_d_test.go:76\n        \tError:      \tCondition never satisfied\n        \tMessages:   \tthe node's devices\n--- FAIL: TestFindingD (2.05s)"},
 		}},
 		{Release: Modelled, Tests: []Test{
 			{Name: "TestFindingA", Passed: true, Verdicts: []Verdict{verdict("A-F1", Modelled, true)}},
@@ -134,7 +134,7 @@ func TestBuild(t *testing.T) {
 	assert.Equal(t, []string{
 		"v1.38.0-beta.0: the conformance module does not build against v1.38.0-beta.0: exit status 1",
 		"B-F1 on v1.36.3: TestFindingB broke: TestFindingB passed but logged no verdict on B-F1",
-		"D-F1 on v1.37.2: TestFindingD broke: setup: no such API",
+		"D-F1 on v1.37.2: TestFindingD broke: Condition never satisfied: the node's devices (finding_d_test.go:76)",
 	}, m.Failures())
 
 	// The record says present; the release keeps the promise.
