@@ -54,6 +54,11 @@ type kubeletConfiguration struct {
 	CPUManagerPolicy            string            `json:"cpuManagerPolicy"`
 	MemoryManagerPolicy         string            `json:"memoryManagerPolicy"`
 	TopologyManagerPolicy       string            `json:"topologyManagerPolicy"`
+	CrashLoopBackOff            crashLoopBackOff  `json:"crashLoopBackOff"`
+}
+
+type crashLoopBackOff struct {
+	MaxContainerRestartPeriod string `json:"maxContainerRestartPeriod"`
 }
 
 type authentication struct {
@@ -115,6 +120,12 @@ func (n *Node) writeConfig() error {
 		CPUManagerPolicy:      "none",
 		MemoryManagerPolicy:   "None",
 		TopologyManagerPolicy: "none",
+		// A container that exits, or that its liveness probe has the
+		// kubelet kill, is started again after a back-off that doubles
+		// from 10 s to 5 min; capped at 1 s (KubeletCrashLoopBackOffMax,
+		// beta and on from v1.35), a scenario sees each restart within
+		// its settle bound however often the container went.
+		CrashLoopBackOff: crashLoopBackOff{MaxContainerRestartPeriod: "1s"},
 	}
 	// The node is reached by anonymous requests only: no API server issues
 	// credentials, and it listens on 127.0.0.1 alone.

@@ -137,6 +137,31 @@ func (n *Scripted) RemovePod(name string) error {
 	return n.settle()
 }
 
+// CrashContainer ends the named running container of pod name as a crash
+// would; the kubelet starts it again at once (restart policy Always, an
+// app container's and a sidecar's; the node has its image), holding the
+// devices it held, for nothing is allocated anew at a container's start.
+func (n *Scripted) CrashContainer(name, container string) error {
+	uid, ok := n.pods[name]
+	if !ok {
+		return fmt.Errorf("name: no pod %q on the node", name)
+	}
+	p := n.sim.pods[uid]
+	i := slices.IndexFunc(p.containers, func(c *simContainer) bool { return c.name == container })
+	switch {
+	case i < 0:
+		return fmt.Errorf("container: pod %q has no container %q", name, container)
+	case p.phase != phaseRunning || !p.containers[i].running:
+		return fmt.Errorf("container: %s of pod %q is not running", container, name)
+	}
+	c := p.containers[i]
+	c.restarts++
+	c.running = false
+	n.sim.startContainer(p, c)
+	n.sim.kubelet.containerStarted(n.sim, p, c)
+	return n.settle()
+}
+
 // RestartKubelet kills the kubelet and starts a new one, which restores the
 // device manager from the checkpoint file and admits again the pods it
 // finds running, before the plugin has registered again.

@@ -223,3 +223,26 @@ func TestScriptedPredictCollects(t *testing.T) {
 	require.NoError(t, n.RestartPlugin(scriptedResource))
 	assert.Empty(t, predict(t, n).Checkpoint)
 }
+
+// A crashed container is started again at once, its devices kept; the
+// pod's restarts count it, and a kubelet restart after it restarts
+// nothing.
+func TestScriptedCrashContainer(t *testing.T) {
+	n := scriptedNode(t)
+	require.NoError(t, n.AddPod(scriptedPod("a", true, 1, -1, 1)))
+	before := predict(t, n).Pods["a"]
+	require.Equal(t, pod.Running, before.Phase)
+	require.NoError(t, n.CrashContainer("a", "main"))
+	require.NoError(t, n.CrashContainer("a", "sidecar"))
+	after := predict(t, n).Pods["a"]
+	assert.Equal(t, pod.Running, after.Phase)
+	assert.Equal(t, 2, after.Restarts)
+	assert.Equal(t, before.Held, after.Held, "a restarted container holds the devices it held")
+	require.NoError(t, n.RestartKubelet())
+	assert.Equal(t, 2, predict(t, n).Pods["a"].Restarts)
+
+	assert.EqualError(t, n.CrashContainer("x", "main"), "name: no pod \"x\" on the node")
+	assert.EqualError(t, n.CrashContainer("a", "other"), "container: pod \"a\" has no container \"other\"")
+	require.NoError(t, n.AddPod(scriptedPod("b", false, 0, 0, -1)))
+	assert.EqualError(t, n.CrashContainer("b", "init"), "container: init of pod \"b\" is not running")
+}

@@ -6,13 +6,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 
@@ -270,7 +265,7 @@ func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
 	spec := PodSpec{Name: "live", QOS: corev1.PodQOSBestEffort}
 	manifest := spec.Pod()
 	manifest.Spec.Containers[0].LivenessProbe = &corev1.Probe{
-		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.get("/live")},
+		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.Get("/live")},
 		PeriodSeconds:    3,
 		TimeoutSeconds:   1,
 		FailureThreshold: 3,
@@ -281,12 +276,12 @@ func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
 	first := runningMain(ctx, t, n, "")
 
 	failing := time.Now()
-	target.set("/live", false)
-	require.Eventually(t, func() bool { return target.failures("/live", failing) >= 2 }, settleLimit, 10*time.Millisecond,
+	target.Set("/live", false)
+	require.Eventually(t, func() bool { return target.Failures("/live", failing) >= 2 }, settleLimit, 10*time.Millisecond,
 		"the kubelet did not probe the failing target twice")
 	require.NoError(t, n.Containerd.CRI.StopContainer(ctx, first, 0))
 	crashed := time.Now()
-	require.Equal(t, 2, target.failures("/live", failing), "the container was stopped after its third failure: the test's timing failed it, not the kubelet")
+	require.Equal(t, 2, target.Failures("/live", failing), "the container was stopped after its third failure: the test's timing failed it, not the kubelet")
 
 	replacement := runningMain(ctx, t, n, first)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -296,7 +291,7 @@ func TestFindingPBFailureRunCarriedOverOnNode(t *testing.T) {
 		assert.True(c, i < 0 || containers[i].State != runtimeapi.ContainerState_CONTAINER_RUNNING, "the replacement runs")
 	}, settleLimit, 50*time.Millisecond, "the replacement was not killed")
 	assert.Contains(t, n.LogTail(), "failed liveness probe", "the replacement was killed for its liveness probe")
-	own := target.failures("/live", crashed)
+	own := target.Failures("/live", crashed)
 	assert.Less(t, own, 3, "the replacement failed %d liveness probes of its own before it was killed: PB-F2 is not shown", own)
 	t.Logf("the replacement was killed after %d failed liveness probes of its own", own)
 }
@@ -310,26 +305,26 @@ func TestFindingPBSuccessRunCarriedOverOnNode(t *testing.T) {
 	ctx := context.Background()
 	n := findingNode(t)
 	target := newProbeTarget(t)
-	target.set("/ready", false)
+	target.Set("/ready", false)
 	spec := PodSpec{Name: "ready", QOS: corev1.PodQOSBestEffort}
 	manifest := spec.Pod()
 	manifest.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: target.get("/ready")},
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: target.Get("/ready")},
 		PeriodSeconds: 3, TimeoutSeconds: 1, SuccessThreshold: 3,
 	}
 	began := time.Now()
 	require.NoError(t, n.WriteStaticPod(manifest))
-	require.Eventually(t, func() bool { return target.failures("/ready", began) >= 1 }, settleLimit, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return target.Failures("/ready", began) >= 1 }, settleLimit, 10*time.Millisecond,
 		"the readiness probe never ran")
 	first := runningMain(ctx, t, n, "")
 
 	passing := time.Now()
-	target.set("/ready", true)
-	require.Eventually(t, func() bool { return len(target.served("/ready", passing)) >= 2 }, settleLimit, 10*time.Millisecond,
+	target.Set("/ready", true)
+	require.Eventually(t, func() bool { return len(target.Served("/ready", passing)) >= 2 }, settleLimit, 10*time.Millisecond,
 		"the kubelet did not probe the passing target twice")
 	require.NoError(t, n.Containerd.CRI.StopContainer(ctx, first, 0))
 	crashed := time.Now()
-	require.Len(t, target.served("/ready", passing), 2, "the container was stopped after its third success: the test's timing failed it, not the kubelet")
+	require.Len(t, target.Served("/ready", passing), 2, "the container was stopped after its third success: the test's timing failed it, not the kubelet")
 
 	replacement := runningMain(ctx, t, n, first)
 	var own int
@@ -337,7 +332,7 @@ func TestFindingPBSuccessRunCarriedOverOnNode(t *testing.T) {
 		p, found, err := n.Pod(ctx, spec.Name)
 		require.NoError(c, err)
 		require.True(c, found)
-		own = len(target.served("/ready", crashed))
+		own = len(target.Served("/ready", crashed))
 		i := slices.IndexFunc(p.Status.ContainerStatuses, func(s corev1.ContainerStatus) bool { return strings.HasSuffix(s.ContainerID, replacement) })
 		require.GreaterOrEqual(c, i, 0, "the replacement is not listed")
 		assert.True(c, p.Status.ContainerStatuses[i].Ready, "the replacement is not Ready")
@@ -354,29 +349,29 @@ func TestFindingPBSuccessRunCarriedOverOnNode(t *testing.T) {
 func TestFindingPBDelayAfterStartupOnNode(t *testing.T) {
 	n := findingNode(t)
 	target := newProbeTarget(t)
-	target.set("/startup", false)
+	target.Set("/startup", false)
 	spec := PodSpec{Name: "slow", QOS: corev1.PodQOSBestEffort}
 	manifest := spec.Pod()
 	manifest.Spec.Containers[0].StartupProbe = &corev1.Probe{
-		ProbeHandler: corev1.ProbeHandler{HTTPGet: target.get("/startup")}, PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 60,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: target.Get("/startup")}, PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 60,
 	}
 	manifest.Spec.Containers[0].ReadinessProbe = &corev1.Probe{
-		ProbeHandler: corev1.ProbeHandler{HTTPGet: target.get("/ready")}, InitialDelaySeconds: 5, PeriodSeconds: 1, TimeoutSeconds: 1,
+		ProbeHandler: corev1.ProbeHandler{HTTPGet: target.Get("/ready")}, InitialDelaySeconds: 5, PeriodSeconds: 1, TimeoutSeconds: 1,
 	}
 	began := time.Now()
 	require.NoError(t, n.WriteStaticPod(manifest))
-	require.Eventually(t, func() bool { return target.failures("/startup", began) >= 7 }, settleLimit, 10*time.Millisecond,
+	require.Eventually(t, func() bool { return target.Failures("/startup", began) >= 7 }, settleLimit, 10*time.Millisecond,
 		"the startup probe did not fail 7 times")
-	target.set("/startup", true)
+	target.Set("/startup", true)
 
 	var started, firstReady time.Time
 	require.Eventually(t, func() bool {
-		startups, readies := target.served("/startup", began), target.served("/ready", began)
-		i := slices.IndexFunc(startups, func(a probeAnswer) bool { return a.ok })
+		startups, readies := target.Served("/startup", began), target.Served("/ready", began)
+		i := slices.IndexFunc(startups, func(a Answer) bool { return a.OK })
 		if i < 0 || len(readies) == 0 {
 			return false
 		}
-		started, firstReady = startups[i].at, readies[0].at
+		started, firstReady = startups[i].At, readies[0].At
 		return true
 	}, settleLimit, 10*time.Millisecond, "no readiness probe after the startup probe succeeded")
 	require.False(t, firstReady.Before(started), "a readiness probe ran before the startup probe succeeded")
@@ -386,74 +381,12 @@ func TestFindingPBDelayAfterStartupOnNode(t *testing.T) {
 		started.Sub(began).Round(time.Millisecond), firstReady.Sub(started).Round(time.Millisecond))
 }
 
-// probeTarget answers HTTP probes on 127.0.0.1, each path with 200 or
-// 500 as the test sets it (200 until then), and keeps every answer.
-type probeTarget struct {
-	server    *httptest.Server
-	mu        sync.Mutex
-	unhealthy map[string]bool
-	answers   []probeAnswer
-}
-
-// probeAnswer is one probe the target answered.
-type probeAnswer struct {
-	path string
-	at   time.Time
-	ok   bool
-}
-
-func newProbeTarget(t *testing.T) *probeTarget {
-	p := &probeTarget{unhealthy: map[string]bool{}}
-	p.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		ok := !p.unhealthy[r.URL.Path]
-		p.answers = append(p.answers, probeAnswer{path: r.URL.Path, at: time.Now(), ok: ok})
-		if ok {
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		w.WriteHeader(http.StatusInternalServerError)
-	}))
-	t.Cleanup(p.server.Close)
-	return p
-}
-
-// get is a probe's handler: an HTTP GET of path on the target.
-func (p *probeTarget) get(path string) *corev1.HTTPGetAction {
-	addr := p.server.Listener.Addr().(*net.TCPAddr)
-	return &corev1.HTTPGetAction{Host: addr.IP.String(), Port: intstr.FromInt(addr.Port), Path: path}
-}
-
-// set makes path answer healthy or not from now on.
-func (p *probeTarget) set(path string, healthy bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.unhealthy[path] = !healthy
-}
-
-// served lists the answers to path from since on.
-func (p *probeTarget) served(path string, since time.Time) []probeAnswer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var out []probeAnswer
-	for _, a := range p.answers {
-		if a.path == path && !a.at.Before(since) {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// failures counts the failures path answered from since on.
-func (p *probeTarget) failures(path string, since time.Time) int {
-	n := 0
-	for _, a := range p.served(path, since) {
-		if !a.ok {
-			n++
-		}
-	}
-	return n
+// newProbeTarget starts a probe target that stops when t ends.
+func newProbeTarget(t *testing.T) *Target {
+	target, err := StartTarget()
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, target.Close()) })
+	return target
 }
 
 // runningMain waits until CRI has a container named main running other

@@ -35,6 +35,8 @@ const criticalPriority = int32(2000001000)
 // asks for. Init and Sidecar say whether the pod has a regular init
 // container (which exits at once) and a sidecar (a restartable init
 // container, declared after it); their device counts are then drawn too.
+// Liveness, when set, is the target the app container's liveness probe
+// asks.
 type PodSpec struct {
 	Name          string
 	QOS           corev1.PodQOSClass
@@ -44,10 +46,12 @@ type PodSpec struct {
 	InitDevices   int
 	Sidecar       bool
 	SidecarDevice int
+	Liveness      *Target
 }
 
-// DrawPodSpec draws a pod named name.
-func DrawPodSpec(t *rapid.T, name string) PodSpec {
+// DrawPodSpec draws a pod named name; target is what a liveness probe,
+// if it draws one, asks.
+func DrawPodSpec(t *rapid.T, name string, target *Target) PodSpec {
 	s := PodSpec{
 		Name:        name,
 		QOS:         rapid.SampledFrom([]corev1.PodQOSClass{corev1.PodQOSGuaranteed, corev1.PodQOSBurstable, corev1.PodQOSBestEffort}).Draw(t, name+".qos"),
@@ -62,6 +66,9 @@ func DrawPodSpec(t *rapid.T, name string) PodSpec {
 	if s.Sidecar {
 		s.SidecarDevice = rapid.IntRange(0, 2).Draw(t, name+".sidecar.devices")
 	}
+	if rapid.Bool().Draw(t, name+".liveness") {
+		s.Liveness = target
+	}
 	return s
 }
 
@@ -73,6 +80,9 @@ func (s PodSpec) String() string {
 	}
 	if s.Sidecar {
 		fmt.Fprintf(&b, " sidecar:%d", s.SidecarDevice)
+	}
+	if s.Liveness != nil {
+		b.WriteString(" liveness")
 	}
 	if s.Critical {
 		b.WriteString(" system-node-critical")
@@ -88,6 +98,17 @@ func (s PodSpec) String() string {
 func (s PodSpec) Need() int {
 	return max(s.InitDevices, s.SidecarDevice+s.MainDevices)
 }
+
+// LivenessPath is the path the pod's liveness probe asks of the target.
+func (s PodSpec) LivenessPath() string { return "/" + s.Name + "/live" }
+
+// The liveness probe's settings: asked every second, one failure kills
+// the container, so that each restart follows a failure the target
+// counted and a step need not wait long for it.
+const (
+	livenessPeriod    = 1
+	livenessThreshold = 1
+)
 
 // HoldsDevices says whether any container of the pod asks for a device.
 func (s PodSpec) HoldsDevices() bool {
@@ -117,6 +138,14 @@ func (s PodSpec) Pod() *corev1.Pod {
 			TerminationGracePeriodSeconds: &zero,
 			Containers:                    []corev1.Container{s.container("main", s.MainDevices, "/bin/sleep", "3600")},
 		},
+	}
+	if s.Liveness != nil {
+		pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{
+			ProbeHandler:     corev1.ProbeHandler{HTTPGet: s.Liveness.Get(s.LivenessPath())},
+			PeriodSeconds:    livenessPeriod,
+			TimeoutSeconds:   1,
+			FailureThreshold: livenessThreshold,
+		}
 	}
 	if s.Init {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, s.container("init", s.InitDevices, "/bin/sh", "-c", "exit 0"))

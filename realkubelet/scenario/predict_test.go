@@ -274,3 +274,27 @@ func TestLateDisconnectAtRegistration(t *testing.T) {
 		assert.False(t, lateDisconnectAtRegistration(err), "%v", err)
 	}
 }
+
+// A crashed container is predicted restarted, its devices kept; a pod with
+// a liveness probe, whose kills the simulation cannot time, has its
+// restarts left out of the comparison, and a liveness flip changes nothing
+// the simulation predicts.
+func TestPredictsCrashesAndLiveness(t *testing.T) {
+	p := played(t, Step{Kind: AddPod, Pod: sidecarPod})
+	node := sidecarNode()
+	node.Pods["p0"] = runningPod("u0", corev1.PodQOSGuaranteed, 1, "main")
+	specs := map[string]PodSpec{"p0": sidecarPod}
+	s := predictState(t, p, Step{Kind: CrashContainer, Pod: sidecarPod, Container: "sidecar"}, sidecarNode(), node, specs)
+	require.Empty(t, divergences(t, s))
+	assert.Equal(t, 1, s.Predicted.Pods["p0"].Restarts)
+
+	probed := sidecarPod
+	probed.Liveness = &Target{}
+	node.Pods["p0"] = runningPod("u0", corev1.PodQOSGuaranteed, 7, "main")
+	s = predictState(t, p, Step{Kind: FlipLiveness, Pod: probed}, sidecarNode(), node, map[string]PodSpec{"p0": probed})
+	require.Empty(t, divergences(t, s), "a probed pod's restarts are not compared")
+	assert.Equal(t, 1, s.Predicted.Pods["p0"].Restarts)
+
+	_, err := p.Play(Step{Kind: CrashContainer, Pod: sidecarPod, Container: "init"}, node)
+	assert.ErrorContains(t, err, `the simulated node, crash-container p0/init: container: init of pod "p0" is not running`)
+}

@@ -35,6 +35,11 @@ type State struct {
 	// Restarted says the kubelet was killed and started again at this
 	// step or an earlier one of the scenario.
 	Restarted bool
+	// Crashes counts the harness's kills of each container
+	// ("pod/container") so far; Failures, for each pod with a liveness
+	// probe, the failures its target has answered.
+	Crashes  map[string]int
+	Failures map[string]int
 }
 
 // The properties' IDs. RK is the real kubelet: what is checked on the
@@ -46,6 +51,9 @@ const (
 	Admission         = "RK-C-ADMISSION"
 	PodCgroups        = "RK-C-POD-CGROUPS"
 	RestartKeeps      = "RK-RESTART-KEEPS"
+	RestartPolicy     = "RK-C-RESTART-POLICY"
+	LivenessKills     = "RK-C-LIVENESS-KILLS"
+	RestartsExplained = "RK-C-RESTARTS-EXPLAINED"
 )
 
 // The documentation pages the contract properties quote, and the kubelet
@@ -54,6 +62,8 @@ const (
 	docDevicePlugins = "concepts/extend-kubernetes/compute-storage-net/device-plugins/"
 	docPodQOS        = "concepts/workloads/pods/pod-qos/"
 	docResources     = "concepts/configuration/manage-resources-containers/"
+	docLifecycle     = "concepts/workloads/pods/pod-lifecycle/"
+	docProbes        = "tasks/configure-pod-container/configure-liveness-readiness-startup-probes/"
 	dmManager        = "pkg/kubelet/cm/devicemanager/manager.go"
 	dmPodDevices     = "pkg/kubelet/cm/devicemanager/pod_devices.go"
 	podResourcesAPI  = "pkg/kubelet/apis/podresources/server_v1.go"
@@ -144,7 +154,7 @@ var Checks = []verify.Check[*State]{
 	{
 		Property: verify.Property{
 			ID: RestartKeeps, Kind: verify.Contract, Subsystem: "sim",
-			Statement: "\"If only the kubelet restarts, the containers that are already running continue to run\": after the kubelet is killed with SIGKILL and started again, every pod that was running runs on, with the same UID, no container restarted and the same devices in PodResources List.",
+			Statement: "\"If only the kubelet restarts, the containers that are already running continue to run\": after the kubelet is killed with SIGKILL and started again, every pod that was running runs on, with the same UID, no container restarted (of a pod whose liveness probe has failed, RK-C-RESTARTS-EXPLAINED judges the restarts) and the same devices in PodResources List.",
 			Sources: []cite.Source{
 				cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
 				cite.KubernetesDoc("concepts/workloads/pods/pod-lifecycle/", "Pod Lifecycle", ""),
@@ -155,16 +165,100 @@ var Checks = []verify.Check[*State]{
 		},
 		Holds: restartKeeps,
 	},
+	{
+		Property: verify.Property{
+			ID: RestartPolicy, Kind: verify.Contract, Subsystem: "prober",
+			Statement: "A container whose restart policy is Always (an app container of a pod whose restartPolicy is Always, a sidecar) is started again after it ends: after the harness kills a running instance through CRI, /pods shows another instance of that container running.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Container restart policy"),
+				cite.KubernetesDoc("concepts/workloads/pods/sidecar-containers/", "Sidecar Containers", "Sidecar containers in Kubernetes"),
+			},
+		},
+		Applies: func(s *State) bool { return s.Step.Kind == CrashContainer },
+		Holds: func(s *State) error {
+			return replaced(s.After.Pods[s.Step.Pod.Name], s.Step.Container, s.Step.Killed, "the harness killed it")
+		},
+	},
+	{
+		Property: verify.Property{
+			ID: LivenessKills, Kind: verify.Contract, Subsystem: "prober",
+			Statement: "\"If the liveness probe fails, the kubelet kills the container, and the container is subjected to its restart policy\": after a running app container's liveness target turns to failing (failureThreshold 1, period 1 s), /pods shows another instance of it running.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Types of probe"),
+				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Define a liveness HTTP request"),
+			},
+		},
+		Applies: func(s *State) bool { return s.Step.Kind == FlipLiveness && !s.Step.Healthy },
+		Holds: func(s *State) error {
+			why := fmt.Sprintf("its liveness target answered %d failures", s.Failures[s.Step.Pod.Name])
+			return replaced(s.After.Pods[s.Step.Pod.Name], "main", s.Step.Killed, why)
+		},
+	},
+	{
+		Property: verify.Property{
+			ID: RestartsExplained, Kind: verify.Contract, Subsystem: "prober",
+			Statement: "A container is started again only when it ended (here: the harness killed it) or its liveness probe failed failureThreshold (1) times in a row: no container's restart count exceeds the kills of it plus, for an app container with a liveness probe, the failures its target answered; a kubelet restart restarts none.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Container restart policy"),
+				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Configure Probes").Noting("failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed\""),
+				cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
+			},
+		},
+		Applies: func(s *State) bool {
+			return slices.ContainsFunc(slices.Collect(maps.Values(s.After.Pods)), func(p corev1.Pod) bool { return restarts(p) > 0 })
+		},
+		Holds: restartsExplained,
+	},
+}
+
+// replaced says whether /pods shows another instance of the pod's
+// container than killed running; why is why the instance was to go.
+func replaced(p corev1.Pod, container, killed, why string) error {
+	c, ok := containerStatus(p, container)
+	switch {
+	case !ok:
+		return fmt.Errorf("pod %s lists no container %s after %s", p.Name, container, why)
+	case c.ContainerID == killed:
+		return fmt.Errorf("pod %s container %s is still instance %s after %s (restart count %d)", p.Name, container, killed, why, c.RestartCount)
+	case c.State.Running == nil:
+		return fmt.Errorf("pod %s container %s is not running after %s (instance %s)", p.Name, container, why, c.ContainerID)
+	}
+	return nil
+}
+
+func restartsExplained(s *State) error {
+	for _, name := range sortedKeys(s.After.Pods) {
+		p := s.After.Pods[name]
+		for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+			crashes := s.Crashes[name+"/"+c.Name]
+			explained := crashes
+			failures := 0
+			if c.Name == "main" && s.Specs[name].Liveness != nil {
+				failures = s.Failures[name]
+				explained += failures
+			}
+			if int(c.RestartCount) > explained {
+				return fmt.Errorf("pod %s container %s restarted %d times; the harness killed it %d times and its liveness target answered %d failures", name, c.Name, c.RestartCount, crashes, failures)
+			}
+		}
+	}
+	return nil
+}
+
+// containerStatus is the status /pods shows for the pod's container.
+func containerStatus(p corev1.Pod, name string) (corev1.ContainerStatus, bool) {
+	for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return corev1.ContainerStatus{}, false
 }
 
 // containerRunning says whether /pods shows the pod's container running.
 func containerRunning(p corev1.Pod, name string) bool {
-	for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
-		if c.Name == name {
-			return c.State.Running != nil
-		}
-	}
-	return false
+	c, ok := containerStatus(p, name)
+	return ok && c.State.Running != nil
 }
 
 func notShared(s *State) error {
@@ -364,7 +458,7 @@ func restartKeeps(s *State) error {
 			return fmt.Errorf("pod %s ran before the restart and does not after it (%s %s)", name, after.Status.Phase, after.Status.Reason)
 		case after.UID != before.UID:
 			return fmt.Errorf("pod %s was %s before the restart and is %s after it", name, before.UID, after.UID)
-		case restarts(after) != restarts(before):
+		case s.Failures[name] == 0 && restarts(after) != restarts(before):
 			return fmt.Errorf("pod %s's containers restarted: %d restarts before the kubelet restart, %d after", name, restarts(before), restarts(after))
 		}
 		for _, c := range sortedKeys(s.Before.Held[name]) {

@@ -2,8 +2,11 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -163,6 +166,9 @@ func TestRestartKeeps(t *testing.T) {
 	spec := PodSpec{Name: "a", MainDevices: 1}
 	require.NoError(t, check(t, RestartKeeps, s(runningPod("ua", corev1.PodQOSBestEffort, 0, "main"), []string{"d0"}, spec)))
 	assert.ErrorContains(t, check(t, RestartKeeps, s(runningPod("ua", corev1.PodQOSBestEffort, 1, "main"), []string{"d0"}, spec)), "0 restarts before the kubelet restart, 1 after")
+	failed := s(runningPod("ua", corev1.PodQOSBestEffort, 1, "main"), []string{"d0"}, spec)
+	failed.Failures = map[string]int{"a": 1}
+	require.NoError(t, check(t, RestartKeeps, failed), "a pod whose liveness probe failed is RK-C-RESTARTS-EXPLAINED's to judge")
 	assert.ErrorContains(t, check(t, RestartKeeps, s(runningPod("ua", corev1.PodQOSBestEffort, 0, "main"), []string{"d1"}, spec)), "held [d0] before the restart and [d1] after it")
 	err := check(t, RestartKeeps, s(refusedPod("ua", "no healthy devices present"), nil, spec))
 	require.Error(t, err)
@@ -226,4 +232,93 @@ func TestEnded(t *testing.T) {
 	succeeded := listedAfterRestart
 	succeeded.Status.Phase = corev1.PodSucceeded
 	assert.True(t, ended(succeeded))
+}
+
+// instance is a running pod whose container c is the instance id, restarted
+// restarts times.
+func instance(c, id string, restarts int32) corev1.Pod {
+	p := runningPod("ua", corev1.PodQOSBestEffort, restarts, c)
+	p.Name = "a-" + "node"
+	p.Status.ContainerStatuses[0].ContainerID = id
+	return p
+}
+
+// A killed container, or one whose liveness target turned to failing, must
+// be another instance, running, after the step.
+func TestReplaced(t *testing.T) {
+	spec := PodSpec{Name: "a"}
+	for _, tc := range []struct {
+		id   string
+		step Step
+	}{
+		{RestartPolicy, Step{Kind: CrashContainer, Pod: spec, Container: "main", Killed: "containerd://1"}},
+		{LivenessKills, Step{Kind: FlipLiveness, Pod: spec, Killed: "containerd://1"}},
+	} {
+		s := func(after corev1.Pod) *State {
+			return &State{Step: tc.step, Specs: map[string]PodSpec{"a": spec}, Failures: map[string]int{"a": 1},
+				After: &Observation{Pods: map[string]corev1.Pod{"a": after}}}
+		}
+		require.NoError(t, check(t, tc.id, s(instance("main", "containerd://2", 1))), tc.id)
+		assert.ErrorContains(t, check(t, tc.id, s(instance("main", "containerd://1", 0))), "is still instance containerd://1", tc.id)
+		waiting := instance("main", "containerd://2", 1)
+		waiting.Status.ContainerStatuses[0].State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+		assert.ErrorContains(t, check(t, tc.id, s(waiting)), "is not running", tc.id)
+		assert.ErrorContains(t, check(t, tc.id, s(instance("other", "containerd://2", 0))), "lists no container main", tc.id)
+	}
+	healthy := &State{Step: Step{Kind: FlipLiveness, Pod: spec, Healthy: true}, After: &Observation{}}
+	for _, c := range Checks {
+		if c.ID == LivenessKills {
+			assert.False(t, c.Applies(healthy), "a liveness target turning healthy kills nothing")
+		}
+	}
+}
+
+// Each restart is a kill by the harness or a liveness failure the target
+// answered; only an app container's liveness failures count.
+func TestRestartsExplained(t *testing.T) {
+	target, err := StartTarget()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, target.Close()) }()
+	s := func(restarts int32, spec PodSpec, crashes, failures int) *State {
+		return &State{Specs: map[string]PodSpec{"a": spec}, Crashes: map[string]int{"a/main": crashes}, Failures: map[string]int{"a": failures},
+			After: &Observation{Pods: map[string]corev1.Pod{"a": instance("main", "containerd://3", restarts)}}}
+	}
+	probed := PodSpec{Name: "a", Liveness: target}
+	require.NoError(t, check(t, RestartsExplained, s(2, probed, 1, 1)))
+	assert.EqualError(t, check(t, RestartsExplained, s(2, probed, 1, 0)),
+		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 2 times; the harness killed it 1 times and its liveness target answered 0 failures")
+	assert.EqualError(t, check(t, RestartsExplained, s(2, PodSpec{Name: "a"}, 1, 5)),
+		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 2 times; the harness killed it 1 times and its liveness target answered 0 failures",
+		"a pod without a liveness probe has no failures to explain a restart")
+}
+
+// A pod drawn with a liveness probe asks its path of the target, every
+// second, one failure being enough.
+func TestPodSpecLiveness(t *testing.T) {
+	target, err := StartTarget()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, target.Close()) }()
+	assert.Nil(t, PodSpec{Name: "p0"}.Pod().Spec.Containers[0].LivenessProbe)
+	spec := PodSpec{Name: "p0", QOS: corev1.PodQOSBestEffort, Liveness: target}
+	probe := spec.Pod().Spec.Containers[0].LivenessProbe
+	require.NotNil(t, probe)
+	assert.Equal(t, target.Get("/p0/live"), probe.HTTPGet)
+	assert.Equal(t, int32(1), probe.PeriodSeconds)
+	assert.Equal(t, int32(1), probe.FailureThreshold)
+	assert.Equal(t, "p0 BestEffort main:0 liveness", spec.String())
+
+	target.Set("/p0/live", false)
+	assert.False(t, target.Healthy("/p0/live"))
+	assert.True(t, target.Healthy("/p1/live"))
+	began := time.Now()
+	for path, want := range map[string]int{"/p0/live": http.StatusInternalServerError, "/p1/live": http.StatusOK} {
+		resp, err := http.Get(fmt.Sprintf("http://%s:%d%s", probe.HTTPGet.Host, probe.HTTPGet.Port.IntValue(), path))
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, want, resp.StatusCode, path)
+	}
+	assert.Equal(t, 1, target.Failures("/p0/live", began))
+	assert.Equal(t, 0, target.Failures("/p1/live", began))
+	assert.Len(t, target.Served("/p1/live", began), 1)
+	assert.Empty(t, target.Served("/p1/live", time.Now()))
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -28,15 +29,30 @@ const (
 	KillKubelet   Kind = "kill-kubelet"
 	RestartPlugin Kind = "restart-plugin"
 	FlipHealth    Kind = "flip-health"
+	// CrashContainer kills a running container of a pod through CRI
+	// (SIGKILL, exit 137), as a crash would end it.
+	CrashContainer Kind = "crash-container"
+	// FlipLiveness turns a pod's liveness target from healthy to failing
+	// or back.
+	FlipLiveness Kind = "flip-liveness"
 )
+
+// kinds lists every kind, in the order rapid draws them from.
+var kinds = []Kind{RemovePod, AddPod, KillKubelet, RestartPlugin, FlipHealth, CrashContainer, FlipLiveness}
 
 // Step is one drawn step.
 type Step struct {
 	Kind Kind
-	// Pod is the pod added, or (its name) removed.
+	// Pod is the pod added, or (by its name) removed, crashed, or whose
+	// liveness target flips.
 	Pod PodSpec
 	// Device is the device whose health flips.
 	Device string
+	// Container is the container crashed, and Killed the instance the
+	// harness killed, as /pods names it ("containerd://<id>").
+	Container, Killed string
+	// Healthy is what the liveness target answers from this step on.
+	Healthy bool
 }
 
 func (s Step) String() string {
@@ -47,6 +63,10 @@ func (s Step) String() string {
 		return "remove-pod " + s.Pod.Name
 	case FlipHealth:
 		return "flip-health " + s.Device
+	case CrashContainer:
+		return "crash-container " + s.Pod.Name + "/" + s.Container
+	case FlipLiveness:
+		return fmt.Sprintf("flip-liveness %s healthy=%t", s.Pod.Name, s.Healthy)
 	}
 	return string(s.Kind)
 }
@@ -144,6 +164,16 @@ type Scenario struct {
 	parted    string
 	// restarted: a kill-kubelet step has been played.
 	restarted bool
+	// target answers the pods' liveness probes; crashes counts the
+	// harness's kills of each container ("pod/container").
+	target  *Target
+	crashes map[string]int
+	// What the step played last leaves the node to do before it has
+	// settled: replace each container instance of replaced (by
+	// "pod/container", the instance as /pods names it), and answer each
+	// liveness path of answered healthy twice since the time given.
+	replaced map[string]string
+	answered map[string]time.Time
 }
 
 // Play starts a node and the test plugin, then draws and plays up to
@@ -161,7 +191,8 @@ func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps in
 		t.Fatalf("starting the node: %v", err)
 	}
 	tally.Scenarios++
-	s := &Scenario{node: n, devices: testplugin.Healthy(Devices...), specs: map[string]PodSpec{}, tally: tally}
+	s := &Scenario{node: n, devices: testplugin.Healthy(Devices...), specs: map[string]PodSpec{}, tally: tally,
+		crashes: map[string]int{}, replaced: map[string]string{}, answered: map[string]time.Time{}}
 	t.Cleanup(func() {
 		if s.plugin != nil {
 			s.plugin.Stop()
@@ -169,7 +200,15 @@ func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps in
 		if err := n.Stop(); err != nil {
 			t.Errorf("stopping the node: %v", err)
 		}
+		if s.target != nil {
+			if err := s.target.Close(); err != nil {
+				t.Errorf("%v", err)
+			}
+		}
 	})
+	if s.target, err = StartTarget(); err != nil {
+		t.Fatalf("%v", err)
+	}
 	if err := s.startPlugin(ctx); err != nil {
 		t.Fatalf("%v", err)
 	}
@@ -198,25 +237,67 @@ func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps in
 }
 
 func (s *Scenario) draw(t *rapid.T) Step {
-	kinds := []Kind{AddPod, KillKubelet, RestartPlugin, FlipHealth}
-	if len(s.specs) > 0 {
-		// First: rapid's first cases favour the first choices, and
-		// removals are possible only once pods are there, while pods that
-		// go are what frees devices for the next.
-		kinds = append([]Kind{RemovePod}, kinds...)
+	crashable, probed := s.crashable(), s.probed()
+	var can []Kind
+	for _, k := range kinds {
+		switch {
+		case k == RemovePod && len(s.specs) == 0,
+			k == CrashContainer && len(crashable) == 0,
+			k == FlipLiveness && len(probed) == 0:
+			continue
+		}
+		can = append(can, k)
 	}
-	kind := rapid.SampledFrom(kinds).Draw(t, "step")
+	// Removals come first when possible: rapid's first cases favour the
+	// first choices, and pods that go are what frees devices for the next.
+	kind := rapid.SampledFrom(can).Draw(t, "step")
 	step := Step{Kind: kind}
 	switch kind {
 	case AddPod:
-		step.Pod = DrawPodSpec(t, fmt.Sprintf("p%d", s.added))
+		step.Pod = DrawPodSpec(t, fmt.Sprintf("p%d", s.added), s.target)
 		s.added++
 	case RemovePod:
 		step.Pod = s.specs[rapid.SampledFrom(sortedKeys(s.specs)).Draw(t, "remove")]
 	case FlipHealth:
 		step.Device = rapid.SampledFrom(Devices).Draw(t, "device")
+	case CrashContainer:
+		name := rapid.SampledFrom(sortedKeys(crashable)).Draw(t, "crash")
+		step.Pod = s.specs[name]
+		step.Container = rapid.SampledFrom(crashable[name]).Draw(t, "container")
+	case FlipLiveness:
+		step.Pod = s.specs[rapid.SampledFrom(probed).Draw(t, "liveness")]
+		step.Healthy = !s.target.Healthy(step.Pod.LivenessPath())
 	}
 	return step
+}
+
+// crashable lists, by pod, the containers that may crash: the app
+// container and the sidecar of each pod the last observation shows
+// running.
+func (s *Scenario) crashable() map[string][]string {
+	out := map[string][]string{}
+	for name, spec := range s.specs {
+		if !running(s.last.Pods[name]) {
+			continue
+		}
+		out[name] = []string{"main"}
+		if spec.Sidecar {
+			out[name] = append(out[name], "sidecar")
+		}
+	}
+	return out
+}
+
+// probed lists the pods with a liveness probe that the kubelet admitted.
+func (s *Scenario) probed() []string {
+	var out []string
+	for _, name := range sortedKeys(s.specs) {
+		p, listed := s.last.Pods[name]
+		if s.specs[name].Liveness != nil && listed && !refused(p) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // play does step, waits for the node to settle, and checks every
@@ -230,6 +311,12 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 		err = s.node.WriteStaticPod(step.Pod.Pod())
 	case RemovePod:
 		delete(s.specs, step.Pod.Name)
+		for key := range s.replaced {
+			if pod, _ := splitKey(key); pod == step.Pod.Name {
+				delete(s.replaced, key)
+			}
+		}
+		delete(s.answered, step.Pod.LivenessPath())
 		err = s.node.RemoveStaticPod(step.Pod.Name)
 	case KillKubelet:
 		var replugged []string
@@ -257,7 +344,27 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 			s.devices[i].Health = v1beta1.Healthy
 		}
 		s.plugin.Update(s.devices)
+	case CrashContainer:
+		key := step.Pod.Name + "/" + step.Container
+		if step.Killed, err = s.crash(ctx, step.Pod.Name, step.Container); err == nil {
+			s.crashes[key]++
+			s.replaced[key] = step.Killed
+		}
+	case FlipLiveness:
+		path := step.Pod.LivenessPath()
+		if step.Healthy {
+			s.target.Set(path, true)
+			s.answered[path] = time.Now()
+			break
+		}
+		// The instance running now is the one its failing probe must
+		// have the kubelet kill.
+		if step.Killed, err = s.runningInstance(ctx, step.Pod.Name, "main"); err == nil {
+			s.target.Set(path, false)
+			s.replaced[step.Pod.Name+"/main"] = step.Killed
+		}
 	}
+	s.steps[len(s.steps)-1] = step
 	if err != nil {
 		return fmt.Errorf("%s: %w", step, err)
 	}
@@ -274,7 +381,10 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 		s.tally.Restarts = append(s.tally.Restarts, took)
 		s.restarted = true
 	}
-	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: watching, Restarted: s.restarted}
+	clear(s.replaced)
+	clear(s.answered)
+	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: watching, Restarted: s.restarted,
+		Crashes: maps.Clone(s.crashes), Failures: s.failures()}
 	s.last = after
 	if s.parted == "" {
 		predicted, err := s.predictor.Play(step, state.Before)
@@ -320,6 +430,67 @@ func (s *Scenario) startPlugin(ctx context.Context) error {
 		return fmt.Errorf("starting the device plugin: %w", err)
 	}
 	return nil
+}
+
+// crash kills the running instance of the pod's container through CRI, as
+// a crash ends it (SIGKILL, no grace), and returns the instance as /pods
+// names it.
+func (s *Scenario) crash(ctx context.Context, name, container string) (string, error) {
+	instance, err := s.runningInstance(ctx, name, container)
+	if err != nil {
+		return "", err
+	}
+	id, ok := strings.CutPrefix(instance, containerdPrefix)
+	if !ok {
+		return "", fmt.Errorf("pod %s container %s: /pods names the instance %q, not a containerd one", name, container, instance)
+	}
+	if err := s.node.Containerd.CRI.StopContainer(ctx, id, 0); err != nil {
+		return "", fmt.Errorf("killing %s/%s: %w", name, container, err)
+	}
+	return instance, nil
+}
+
+// containerdPrefix begins a container instance's ID in /pods.
+const containerdPrefix = "containerd://"
+
+// runningInstance waits, within settleLimit, until /pods shows the pod's
+// container running, and returns that instance: one that a failing
+// liveness probe had the kubelet kill comes back after its back-off.
+func (s *Scenario) runningInstance(ctx context.Context, name, container string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, settleLimit)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		pods, err := s.node.Pods(ctx)
+		if err == nil {
+			for _, p := range pods {
+				if p.Name != name+"-"+realkubelet.NodeName {
+					continue
+				}
+				if c, ok := containerStatus(p, container); ok && c.State.Running != nil && c.ContainerID != "" {
+					return c.ContainerID, nil
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return "", fmt.Errorf("pod %s: container %s did not run within %v (last error: %v)", name, container, settleLimit, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// failures counts, for each pod with a liveness probe, the failures its
+// target has answered.
+func (s *Scenario) failures() map[string]int {
+	out := map[string]int{}
+	for name, spec := range s.specs {
+		if spec.Liveness != nil {
+			out[name] = s.target.Failures(spec.LivenessPath(), time.Time{})
+		}
+	}
+	return out
 }
 
 // lateDisconnectAtRegistration says whether err is the kubelet's answer to
@@ -410,6 +581,18 @@ func (s *Scenario) unsettled(o *Observation, watching, unwatched int) string {
 			return "pod " + name + " removed and still listed"
 		}
 	}
+	for _, key := range sortedKeys(s.replaced) {
+		pod, container := splitKey(key)
+		c, ok := containerStatus(o.Pods[pod], container)
+		if !ok || c.ContainerID == s.replaced[key] || c.State.Running == nil {
+			return fmt.Sprintf("%s: instance %s not yet replaced by a running one", key, s.replaced[key])
+		}
+	}
+	for _, path := range sortedKeys(s.answered) {
+		if n := len(s.target.Served(path, s.answered[path])); n < 2 {
+			return fmt.Sprintf("the liveness target answered %s %d times since it turned healthy, not yet 2", path, n)
+		}
+	}
 	// Every registration of the plugin is answered by the kubelet opening
 	// ListAndWatch on it; until then, what it lists may be the crashed
 	// plugin's or the killed kubelet's.
@@ -451,7 +634,7 @@ func (t *Tally) Summary() string {
 		fmt.Fprintf(&b, "%-26s checked %5d  applied %5d\n", c.ID, n.Checked, n.Applied)
 	}
 	fmt.Fprintf(&b, "scenarios %d, steps %d:", t.Scenarios, len(t.Steps))
-	for _, k := range []Kind{AddPod, RemovePod, KillKubelet, RestartPlugin, FlipHealth} {
+	for _, k := range kinds {
 		fmt.Fprintf(&b, " %s %d", k, t.Kinds[k])
 	}
 	fmt.Fprintf(&b, "\nstep (action, settling, observations): median %v, p95 %v\n", percentile(t.Steps, 50), percentile(t.Steps, 95))
