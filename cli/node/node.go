@@ -61,9 +61,9 @@ func NewCommand(deps Deps) *cobra.Command {
 		Short: "play generated scenarios against the real kubelet v" + strings.TrimPrefix(realkubelet.Version, "v") + ", checking its properties from outside after every step",
 		Long: `Plays generated scenarios (package realkubelet/scenario) against the real kubelet binary, each on a
 node of its own: a private containerd and the kubelet in a private mount namespace. rapid draws each
-scenario's steps from its seed: static pods coming and going with devices and liveness probes, kill -9
+scenario's steps from its seed: static pods coming and going with devices and probes, kill -9
 of the kubelet, the device plugin crashing and re-registering, a device's health flipping, a container
-killed through CRI, a liveness probe's answer flipping. After every step the node is
+killed through CRI, a liveness or readiness probe's answer flipping. After every step the node is
 observed from outside (/pods, the PodResources API, the checkpoint, the cgroupfs) and the RK-*
 properties are checked. Prints each scenario's steps, per property how often it was checked and
 applied, the breaches known kubelet bugs explain (counted apart), and on a violation the shrunk steps

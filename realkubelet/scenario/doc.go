@@ -1,9 +1,9 @@
 // Package scenario plays generated scenarios against one real kubelet
 // (package realkubelet): rapid draws the steps (static pods coming and
 // going, with devices on app, init and sidecar containers, critical pods
-// and each QoS class, some with a liveness probe; kill -9 of the kubelet;
+// and each QoS class, some with liveness and readiness probes; kill -9 of the kubelet;
 // a crash and restart of the device plugin; a device's health flipping; a
-// container killed through CRI; a liveness target's answer flipping), so
+// container killed through CRI; a probe target's answer flipping), so
 // that a failing scenario shrinks to a few steps and replays from its seed
 // or fail file. The probes ask an HTTP server of the scenario's own
 // (Target), which counts every answer it gives.

@@ -107,23 +107,51 @@ func readCgroup(n *realkubelet.Node, p corev1.Pod) PodCgroup {
 }
 
 // running says whether the pod runs as its spec means: phase Running, the
-// app container and any sidecar ready, any regular init container done.
+// app container and any sidecar running, any regular init container done.
+// Whether it is ready is another matter (ready): a readiness probe that
+// fails leaves it running.
 func running(p corev1.Pod) bool {
 	if p.Status.Phase != corev1.PodRunning || len(p.Status.ContainerStatuses) == 0 {
 		return false
 	}
+	for _, c := range p.Status.ContainerStatuses {
+		if c.State.Running == nil {
+			return false
+		}
+	}
+	for _, c := range p.Status.InitContainerStatuses {
+		done := c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
+		if !done && c.State.Running == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// ready says whether /pods shows every app container and sidecar of the
+// pod ready (a regular init container that is done does not count).
+func ready(p corev1.Pod) bool {
 	for _, c := range p.Status.ContainerStatuses {
 		if !c.Ready {
 			return false
 		}
 	}
 	for _, c := range p.Status.InitContainerStatuses {
-		done := c.State.Terminated != nil && c.State.Terminated.ExitCode == 0
-		if !done && !c.Ready {
+		if done := c.State.Terminated != nil && c.State.Terminated.ExitCode == 0; !done && !c.Ready {
 			return false
 		}
 	}
-	return true
+	return len(p.Status.ContainerStatuses) > 0
+}
+
+// podReady is the pod's Ready condition as /pods shows it.
+func podReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // ended says whether the pod has reached a terminal phase. A pod that is

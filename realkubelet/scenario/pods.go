@@ -35,8 +35,8 @@ const criticalPriority = int32(2000001000)
 // asks for. Init and Sidecar say whether the pod has a regular init
 // container (which exits at once) and a sidecar (a restartable init
 // container, declared after it); their device counts are then drawn too.
-// Liveness, when set, is the target the app container's liveness probe
-// asks.
+// Liveness and Readiness, when set, are the target the app container's
+// liveness and readiness probes ask.
 type PodSpec struct {
 	Name          string
 	QOS           corev1.PodQOSClass
@@ -47,10 +47,11 @@ type PodSpec struct {
 	Sidecar       bool
 	SidecarDevice int
 	Liveness      *Target
+	Readiness     *Target
 }
 
-// DrawPodSpec draws a pod named name; target is what a liveness probe,
-// if it draws one, asks.
+// DrawPodSpec draws a pod named name; target is what its probes, if it
+// draws any, ask.
 func DrawPodSpec(t *rapid.T, name string, target *Target) PodSpec {
 	s := PodSpec{
 		Name:        name,
@@ -69,6 +70,9 @@ func DrawPodSpec(t *rapid.T, name string, target *Target) PodSpec {
 	if rapid.Bool().Draw(t, name+".liveness") {
 		s.Liveness = target
 	}
+	if rapid.Bool().Draw(t, name+".readiness") {
+		s.Readiness = target
+	}
 	return s
 }
 
@@ -83,6 +87,9 @@ func (s PodSpec) String() string {
 	}
 	if s.Liveness != nil {
 		b.WriteString(" liveness")
+	}
+	if s.Readiness != nil {
+		b.WriteString(" readiness")
 	}
 	if s.Critical {
 		b.WriteString(" system-node-critical")
@@ -99,15 +106,18 @@ func (s PodSpec) Need() int {
 	return max(s.InitDevices, s.SidecarDevice+s.MainDevices)
 }
 
-// LivenessPath is the path the pod's liveness probe asks of the target.
-func (s PodSpec) LivenessPath() string { return "/" + s.Name + "/live" }
+// LivenessPath and ReadinessPath are the paths the pod's probes ask of
+// the target.
+func (s PodSpec) LivenessPath() string  { return "/" + s.Name + "/live" }
+func (s PodSpec) ReadinessPath() string { return "/" + s.Name + "/ready" }
 
-// The liveness probe's settings: asked every second, one failure kills
-// the container, so that each restart follows a failure the target
-// counted and a step need not wait long for it.
+// The probes' settings: asked every second, one failure kills the
+// container or makes it not ready and one success makes it ready again,
+// so that each restart follows a failure the target counted and a step
+// need not wait long for either.
 const (
-	livenessPeriod    = 1
-	livenessThreshold = 1
+	probePeriod    = 1
+	probeThreshold = 1
 )
 
 // HoldsDevices says whether any container of the pod asks for a device.
@@ -140,12 +150,10 @@ func (s PodSpec) Pod() *corev1.Pod {
 		},
 	}
 	if s.Liveness != nil {
-		pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{
-			ProbeHandler:     corev1.ProbeHandler{HTTPGet: s.Liveness.Get(s.LivenessPath())},
-			PeriodSeconds:    livenessPeriod,
-			TimeoutSeconds:   1,
-			FailureThreshold: livenessThreshold,
-		}
+		pod.Spec.Containers[0].LivenessProbe = probe(s.Liveness, s.LivenessPath())
+	}
+	if s.Readiness != nil {
+		pod.Spec.Containers[0].ReadinessProbe = probe(s.Readiness, s.ReadinessPath())
 	}
 	if s.Init {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, s.container("init", s.InitDevices, "/bin/sh", "-c", "exit 0"))
@@ -161,6 +169,16 @@ func (s PodSpec) Pod() *corev1.Pod {
 		pod.Spec.Priority = &priority
 	}
 	return pod
+}
+
+func probe(target *Target, path string) *corev1.Probe {
+	return &corev1.Probe{
+		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.Get(path)},
+		PeriodSeconds:    probePeriod,
+		TimeoutSeconds:   1,
+		SuccessThreshold: probeThreshold,
+		FailureThreshold: probeThreshold,
+	}
 }
 
 func (s PodSpec) container(name string, devices int, command ...string) corev1.Container {

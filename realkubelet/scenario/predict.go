@@ -111,10 +111,11 @@ func (p *Predictor) Play(step Step, before *Observation) (sim.Prediction, error)
 		err = p.node.SetHealth(Resource, d, p.simHealthy[d])
 	case CrashContainer:
 		err = p.node.CrashContainer(step.Pod.Name, step.Container)
-	case FlipLiveness:
+	case FlipLiveness, FlipReadiness:
 		// The simulated pods have no probes: how often a failing probe
 		// has the kubelet kill a container depends on time the two nodes
-		// do not share, so Compare leaves such a pod's restarts out.
+		// do not share, so Compare leaves such a pod's restarts out, and
+		// a probed pod's readiness, which RK-C-READINESS judges.
 	default:
 		err = fmt.Errorf("step: unknown kind %q", step.Kind)
 	}
@@ -242,8 +243,9 @@ func (d Diverged) Error() string {
 // Predicts is the differential's check: after every step the scripted
 // simulation was played too, its prediction agrees with the observation
 // on each pod's outcome (running, or refused and the reason's class), a
-// running pod's QoS class, pod cgroup limits and restarts (of a pod
-// without a liveness probe: the simulated pods have none), the number of
+// running pod's QoS class, pod cgroup limits, restarts (of a pod without
+// a liveness probe: the simulated pods have none) and readiness (of a pod
+// without a readiness probe), the number of
 // devices each container PodResources List shows holds, the sharing
 // structure of the checkpoint's entries (how many devices each pair of
 // containers hold in common; the IDs differ, upstream picking devices from
@@ -253,7 +255,7 @@ func (d Diverged) Error() string {
 var Predicts = verify.Check[*State]{
 	Property: verify.Property{
 		ID: SimPredicts, Kind: verify.Fidelity, Subsystem: "sim",
-		Statement: "nodeproof's node simulation, played the same steps on a scripted node, predicts what the real kubelet shows after each: each pod admitted or refused and the reason's class, a running pod's QoS class, pod cgroup memory limit and cpu quota and restarts (of a pod without a liveness probe, whose kills depend on time the simulation does not share), the number of devices each container holds and which containers hold devices in common, and the allocatable device count.",
+		Statement: "nodeproof's node simulation, played the same steps on a scripted node, predicts what the real kubelet shows after each: each pod admitted or refused and the reason's class, a running pod's QoS class, pod cgroup memory limit and cpu quota and restarts (of a pod without a liveness probe, whose kills depend on time the simulation does not share) and readiness (of a pod without a readiness probe), the number of devices each container holds and which containers hold devices in common, and the allocatable device count.",
 		Sources: []cite.Source{
 			cite.Code(dmManager, "ManagerImpl.Allocate"),
 			cite.Code(dmPodDevices, "podDevices.toCheckpointData"),
@@ -352,6 +354,10 @@ func Compare(pred *sim.Prediction, o *Observation, specs map[string]PodSpec) Div
 		diverge("qos", pp.QOS, p.Status.QOSClass, name)
 		if specs[name].Liveness == nil {
 			diverge("restarts", pp.Restarts, restarts(p), name)
+		}
+		if specs[name].Readiness == nil {
+			// Without probes, a running pod's containers are ready.
+			diverge("ready", true, ready(p), name)
 		}
 		diverge("cgroup", predictedCgroup(pp.Cgroup), observedCgroup(o.Cgroups[name]), name)
 		for _, c := range sortedKeys(mergeKeys(pp.Held, o.Held[name])) {

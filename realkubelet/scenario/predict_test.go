@@ -123,6 +123,11 @@ func TestPredictsNamesEachDivergence(t *testing.T) {
 		"restarted": {func(o *Observation) {
 			o.Pods["p0"] = runningPod("u0", corev1.PodQOSGuaranteed, 1, "main")
 		}, "p0 restarts: the simulation predicts 0, the node shows 1"},
+		"not ready": {func(o *Observation) {
+			p := runningPod("u0", corev1.PodQOSGuaranteed, 0, "main")
+			p.Status.ContainerStatuses[0].Ready = false
+			o.Pods["p0"] = p
+		}, "p0 ready: the simulation predicts true, the node shows false"},
 		"the init container's limits in the pod cgroup": {func(o *Observation) {
 			o.Cgroups["p0"] = PodCgroup{Path: "kubepods/podu0", MemoryLimit: "50331648", CPUQuota: "15000"}
 		}, "p0 cgroup: the simulation predicts memory 33554432, cpu quota 10000, the node shows memory 50331648, cpu quota 15000"},
@@ -294,6 +299,13 @@ func TestPredictsCrashesAndLiveness(t *testing.T) {
 	s = predictState(t, p, Step{Kind: FlipLiveness, Pod: probed}, sidecarNode(), node, map[string]PodSpec{"p0": probed})
 	require.Empty(t, divergences(t, s), "a probed pod's restarts are not compared")
 	assert.Equal(t, 1, s.Predicted.Pods["p0"].Restarts)
+
+	probed.Readiness = probed.Liveness
+	unready := runningPod("u0", corev1.PodQOSGuaranteed, 7, "main")
+	unready.Status.ContainerStatuses[0].Ready = false
+	node.Pods["p0"] = unready
+	s = predictState(t, p, Step{Kind: FlipReadiness, Pod: probed}, sidecarNode(), node, map[string]PodSpec{"p0": probed})
+	require.Empty(t, divergences(t, s), "a probed pod's readiness is not compared")
 
 	_, err := p.Play(Step{Kind: CrashContainer, Pod: sidecarPod, Container: "init"}, node)
 	assert.ErrorContains(t, err, `the simulated node, crash-container p0/init: container: init of pod "p0" is not running`)

@@ -40,6 +40,11 @@ type State struct {
 	// probe, the failures its target has answered.
 	Crashes  map[string]int
 	Failures map[string]int
+	// Readiness says, for each pod with a readiness probe, whether its
+	// target answers healthy; Killing lists the pods whose liveness
+	// target answers failure, their app container killed over and over.
+	Readiness map[string]bool
+	Killing   map[string]bool
 }
 
 // The properties' IDs. RK is the real kubelet: what is checked on the
@@ -54,6 +59,7 @@ const (
 	RestartPolicy     = "RK-C-RESTART-POLICY"
 	LivenessKills     = "RK-C-LIVENESS-KILLS"
 	RestartsExplained = "RK-C-RESTARTS-EXPLAINED"
+	Readiness         = "RK-C-READINESS"
 )
 
 // The documentation pages the contract properties quote, and the kubelet
@@ -209,6 +215,40 @@ var Checks = []verify.Check[*State]{
 		},
 		Holds: restartsExplained,
 	},
+	{
+		Property: verify.Property{
+			ID: Readiness, Kind: verify.Contract, Subsystem: "prober",
+			Statement: "A running app container with a readiness probe (successThreshold and failureThreshold 1) is ready exactly when its target answers success, a container without one is ready while it runs, and a pod's Ready condition is True exactly when all its app containers and sidecars are ready. Not judged: a pod whose liveness target answers failure, its app container killed again as soon as it has started.",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Types of probe").Noting("readinessProbe: \"The default state of readiness before the initial delay is Failure. If a container does not provide a readiness probe, the default state is Success.\""),
+				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Pod conditions").Noting("ContainersReady: \"all containers in the Pod are ready\"; Ready: \"the Pod is able to serve requests\""),
+				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Define readiness probes"),
+			},
+		},
+		Applies: func(s *State) bool { return slices.ContainsFunc(slices.Collect(maps.Values(s.After.Pods)), running) },
+		Holds:   readinessHolds,
+	},
+}
+
+func readinessHolds(s *State) error {
+	for _, name := range sortedKeys(s.After.Pods) {
+		p := s.After.Pods[name]
+		if !running(p) || s.Killing[name] {
+			continue
+		}
+		main, _ := containerStatus(p, "main")
+		want, probed := s.Readiness[name]
+		if !probed {
+			want = true
+		}
+		if main.Ready != want {
+			return fmt.Errorf("pod %s container main is ready=%t; its readiness target answers healthy=%t (probed: %t)", name, main.Ready, want, probed)
+		}
+		if podReady(p) != ready(p) {
+			return fmt.Errorf("pod %s's Ready condition is %t while its containers' readiness is %t", name, podReady(p), ready(p))
+		}
+	}
+	return nil
 }
 
 // replaced says whether /pods shows another instance of the pod's

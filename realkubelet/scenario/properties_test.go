@@ -322,3 +322,49 @@ func TestPodSpecLiveness(t *testing.T) {
 	assert.Len(t, target.Served("/p1/live", began), 1)
 	assert.Empty(t, target.Served("/p1/live", time.Now()))
 }
+
+// A container is ready as its readiness target answers, or always when it
+// has no probe, and the pod's Ready condition follows its containers'.
+func TestReadiness(t *testing.T) {
+	target, err := StartTarget()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, target.Close()) }()
+	pod := func(ready, condition bool) corev1.Pod {
+		p := runningPod("ua", corev1.PodQOSBestEffort, 0, "main")
+		p.Status.ContainerStatuses[0].Ready = ready
+		status := corev1.ConditionFalse
+		if condition {
+			status = corev1.ConditionTrue
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+		return p
+	}
+	s := func(p corev1.Pod, readiness map[string]bool) *State {
+		return &State{Readiness: readiness, After: &Observation{Pods: map[string]corev1.Pod{"a": p}}}
+	}
+	require.NoError(t, check(t, Readiness, s(pod(true, true), nil)))
+	require.NoError(t, check(t, Readiness, s(pod(false, false), map[string]bool{"a": false})))
+	require.NoError(t, check(t, Readiness, s(pod(true, true), map[string]bool{"a": true})))
+	assert.ErrorContains(t, check(t, Readiness, s(pod(true, true), map[string]bool{"a": false})), "pod a container main is ready=true; its readiness target answers healthy=false (probed: true)")
+	assert.ErrorContains(t, check(t, Readiness, s(pod(false, false), nil)), "pod a container main is ready=false; its readiness target answers healthy=true (probed: false)")
+	assert.ErrorContains(t, check(t, Readiness, s(pod(true, false), nil)), "pod a's Ready condition is false while its containers' readiness is true")
+	killing := s(pod(true, false), map[string]bool{"a": false})
+	killing.Killing = map[string]bool{"a": true}
+	require.NoError(t, check(t, Readiness, killing), "a pod its liveness probe kills over and over is not judged")
+
+	// A pod whose readiness fails still runs.
+	assert.True(t, running(pod(false, false)))
+	assert.False(t, ready(pod(false, false)))
+	sidecar := pod(true, true)
+	sidecar.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "sidecar", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	assert.True(t, running(sidecar))
+	assert.False(t, ready(sidecar), "a sidecar that runs but is not ready")
+
+	spec := PodSpec{Name: "p0", Readiness: target}
+	probe := spec.Pod().Spec.Containers[0].ReadinessProbe
+	require.NotNil(t, probe)
+	assert.Equal(t, target.Get("/p0/ready"), probe.HTTPGet)
+	assert.Equal(t, int32(1), probe.SuccessThreshold)
+	assert.Equal(t, int32(1), probe.FailureThreshold)
+	assert.Contains(t, spec.String(), " readiness")
+}

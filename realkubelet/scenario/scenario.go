@@ -32,13 +32,14 @@ const (
 	// CrashContainer kills a running container of a pod through CRI
 	// (SIGKILL, exit 137), as a crash would end it.
 	CrashContainer Kind = "crash-container"
-	// FlipLiveness turns a pod's liveness target from healthy to failing
-	// or back.
-	FlipLiveness Kind = "flip-liveness"
+	// FlipLiveness and FlipReadiness turn a pod's liveness or readiness
+	// target from healthy to failing or back.
+	FlipLiveness  Kind = "flip-liveness"
+	FlipReadiness Kind = "flip-readiness"
 )
 
 // kinds lists every kind, in the order rapid draws them from.
-var kinds = []Kind{RemovePod, AddPod, KillKubelet, RestartPlugin, FlipHealth, CrashContainer, FlipLiveness}
+var kinds = []Kind{RemovePod, AddPod, KillKubelet, RestartPlugin, FlipHealth, CrashContainer, FlipLiveness, FlipReadiness}
 
 // Step is one drawn step.
 type Step struct {
@@ -51,7 +52,8 @@ type Step struct {
 	// Container is the container crashed, and Killed the instance the
 	// harness killed, as /pods names it ("containerd://<id>").
 	Container, Killed string
-	// Healthy is what the liveness target answers from this step on.
+	// Healthy is what the liveness or readiness target answers from
+	// this step on.
 	Healthy bool
 }
 
@@ -65,8 +67,8 @@ func (s Step) String() string {
 		return "flip-health " + s.Device
 	case CrashContainer:
 		return "crash-container " + s.Pod.Name + "/" + s.Container
-	case FlipLiveness:
-		return fmt.Sprintf("flip-liveness %s healthy=%t", s.Pod.Name, s.Healthy)
+	case FlipLiveness, FlipReadiness:
+		return fmt.Sprintf("%s %s healthy=%t", s.Kind, s.Pod.Name, s.Healthy)
 	}
 	return string(s.Kind)
 }
@@ -237,13 +239,16 @@ func play(ctx context.Context, t *rapid.T, opts realkubelet.Options, maxSteps in
 }
 
 func (s *Scenario) draw(t *rapid.T) Step {
-	crashable, probed := s.crashable(), s.probed()
+	crashable := s.crashable()
+	live := s.probed(func(p PodSpec) bool { return p.Liveness != nil })
+	readiness := s.probed(func(p PodSpec) bool { return p.Readiness != nil })
 	var can []Kind
 	for _, k := range kinds {
 		switch {
 		case k == RemovePod && len(s.specs) == 0,
 			k == CrashContainer && len(crashable) == 0,
-			k == FlipLiveness && len(probed) == 0:
+			k == FlipLiveness && len(live) == 0,
+			k == FlipReadiness && len(readiness) == 0:
 			continue
 		}
 		can = append(can, k)
@@ -265,8 +270,11 @@ func (s *Scenario) draw(t *rapid.T) Step {
 		step.Pod = s.specs[name]
 		step.Container = rapid.SampledFrom(crashable[name]).Draw(t, "container")
 	case FlipLiveness:
-		step.Pod = s.specs[rapid.SampledFrom(probed).Draw(t, "liveness")]
+		step.Pod = s.specs[rapid.SampledFrom(live).Draw(t, "liveness")]
 		step.Healthy = !s.target.Healthy(step.Pod.LivenessPath())
+	case FlipReadiness:
+		step.Pod = s.specs[rapid.SampledFrom(readiness).Draw(t, "readiness")]
+		step.Healthy = !s.target.Healthy(step.Pod.ReadinessPath())
 	}
 	return step
 }
@@ -288,12 +296,12 @@ func (s *Scenario) crashable() map[string][]string {
 	return out
 }
 
-// probed lists the pods with a liveness probe that the kubelet admitted.
-func (s *Scenario) probed() []string {
+// probed lists the pods with the probe has says that the kubelet admitted.
+func (s *Scenario) probed(has func(PodSpec) bool) []string {
 	var out []string
 	for _, name := range sortedKeys(s.specs) {
 		p, listed := s.last.Pods[name]
-		if s.specs[name].Liveness != nil && listed && !refused(p) {
+		if has(s.specs[name]) && listed && !refused(p) {
 			out = append(out, name)
 		}
 	}
@@ -317,6 +325,7 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 			}
 		}
 		delete(s.answered, step.Pod.LivenessPath())
+		delete(s.answered, step.Pod.ReadinessPath())
 		err = s.node.RemoveStaticPod(step.Pod.Name)
 	case KillKubelet:
 		var replugged []string
@@ -363,6 +372,9 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 			s.target.Set(path, false)
 			s.replaced[step.Pod.Name+"/main"] = step.Killed
 		}
+	case FlipReadiness:
+		s.target.Set(step.Pod.ReadinessPath(), step.Healthy)
+		s.answered[step.Pod.ReadinessPath()] = time.Now()
 	}
 	s.steps[len(s.steps)-1] = step
 	if err != nil {
@@ -384,7 +396,7 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 	clear(s.replaced)
 	clear(s.answered)
 	state := &State{Step: step, Before: s.last, After: after, Specs: s.specs, Healthy: s.healthy(), Watching: watching, Restarted: s.restarted,
-		Crashes: maps.Clone(s.crashes), Failures: s.failures()}
+		Crashes: maps.Clone(s.crashes), Failures: s.failures(), Readiness: s.readiness(), Killing: s.killing()}
 	s.last = after
 	if s.parted == "" {
 		predicted, err := s.predictor.Play(step, state.Before)
@@ -493,6 +505,29 @@ func (s *Scenario) failures() map[string]int {
 	return out
 }
 
+// readiness says, for each pod with a readiness probe, whether its target
+// answers healthy.
+func (s *Scenario) readiness() map[string]bool {
+	out := map[string]bool{}
+	for name, spec := range s.specs {
+		if spec.Readiness != nil {
+			out[name] = s.target.Healthy(spec.ReadinessPath())
+		}
+	}
+	return out
+}
+
+// killing lists the pods whose liveness target answers failure.
+func (s *Scenario) killing() map[string]bool {
+	out := map[string]bool{}
+	for name, spec := range s.specs {
+		if spec.Liveness != nil && !s.target.Healthy(spec.LivenessPath()) {
+			out[name] = true
+		}
+	}
+	return out
+}
+
 // lateDisconnectAtRegistration says whether err is the kubelet's answer to
 // a registration that D1 broke: v1.36.3 registers the new instance's
 // client by resource name before it connects it, and the crashed
@@ -590,7 +625,21 @@ func (s *Scenario) unsettled(o *Observation, watching, unwatched int) string {
 	}
 	for _, path := range sortedKeys(s.answered) {
 		if n := len(s.target.Served(path, s.answered[path])); n < 2 {
-			return fmt.Sprintf("the liveness target answered %s %d times since it turned healthy, not yet 2", path, n)
+			return fmt.Sprintf("the probe target answered %s %d times since its answer flipped, not yet 2", path, n)
+		}
+	}
+	// A container's readiness follows its probe's last answer: failing
+	// from its start (and from a kubelet's restart) until the first
+	// success. One that its failing liveness probe has killed as soon as
+	// it started may never be seen ready.
+	killing := s.killing()
+	for _, name := range sortedKeys(s.specs) {
+		spec := s.specs[name]
+		if spec.Readiness == nil || !running(o.Pods[name]) || killing[name] {
+			continue
+		}
+		if c, _ := containerStatus(o.Pods[name], "main"); c.Ready != s.target.Healthy(spec.ReadinessPath()) {
+			return fmt.Sprintf("pod %s: main ready %t, its readiness target answers healthy=%t", name, c.Ready, s.target.Healthy(spec.ReadinessPath()))
 		}
 	}
 	// Every registration of the plugin is answered by the kubelet opening
