@@ -388,6 +388,7 @@ var subsystems = []Subsystem{
 		},
 		Mutants: []string{
 			"rk-fidelity-bug-passes",
+			"rk-liveness-own-run-unchecked",
 			"rk-prediction-ignores-device-counts",
 			"rk-prediction-skips-restarts",
 			"rk-readiness-unprobed-unjudged",

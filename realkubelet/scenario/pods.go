@@ -36,18 +36,20 @@ const criticalPriority = int32(2000001000)
 // container (which exits at once) and a sidecar (a restartable init
 // container, declared after it); their device counts are then drawn too.
 // Liveness and Readiness, when set, are the target the app container's
-// liveness and readiness probes ask.
+// liveness and readiness probes ask; LivenessThreshold is the liveness
+// probe's failureThreshold.
 type PodSpec struct {
-	Name          string
-	QOS           corev1.PodQOSClass
-	Critical      bool
-	MainDevices   int
-	Init          bool
-	InitDevices   int
-	Sidecar       bool
-	SidecarDevice int
-	Liveness      *Target
-	Readiness     *Target
+	Name              string
+	QOS               corev1.PodQOSClass
+	Critical          bool
+	MainDevices       int
+	Init              bool
+	InitDevices       int
+	Sidecar           bool
+	SidecarDevice     int
+	Liveness          *Target
+	LivenessThreshold int
+	Readiness         *Target
 }
 
 // DrawPodSpec draws a pod named name; target is what its probes, if it
@@ -69,6 +71,7 @@ func DrawPodSpec(t *rapid.T, name string, target *Target) PodSpec {
 	}
 	if rapid.Bool().Draw(t, name+".liveness") {
 		s.Liveness = target
+		s.LivenessThreshold = rapid.IntRange(1, 3).Draw(t, name+".liveness.threshold")
 	}
 	if rapid.Bool().Draw(t, name+".readiness") {
 		s.Readiness = target
@@ -86,7 +89,7 @@ func (s PodSpec) String() string {
 		fmt.Fprintf(&b, " sidecar:%d", s.SidecarDevice)
 	}
 	if s.Liveness != nil {
-		b.WriteString(" liveness")
+		fmt.Fprintf(&b, " liveness:%d", s.FailureThreshold())
 	}
 	if s.Readiness != nil {
 		b.WriteString(" readiness")
@@ -106,15 +109,23 @@ func (s PodSpec) Need() int {
 	return max(s.InitDevices, s.SidecarDevice+s.MainDevices)
 }
 
+// FailureThreshold is the liveness probe's failureThreshold as the
+// kubelet takes it: 0 is the API's default, 3.
+func (s PodSpec) FailureThreshold() int {
+	if s.LivenessThreshold == 0 {
+		return 3
+	}
+	return s.LivenessThreshold
+}
+
 // LivenessPath and ReadinessPath are the paths the pod's probes ask of
 // the target.
 func (s PodSpec) LivenessPath() string  { return "/" + s.Name + "/live" }
 func (s PodSpec) ReadinessPath() string { return "/" + s.Name + "/ready" }
 
-// The probes' settings: asked every second, one failure kills the
-// container or makes it not ready and one success makes it ready again,
-// so that each restart follows a failure the target counted and a step
-// need not wait long for either.
+// The probes' settings: asked every second; one success makes a container
+// ready again, and one failure makes it not ready, so that a step need not
+// wait long for either. The liveness probe's failureThreshold is drawn.
 const (
 	probePeriod    = 1
 	probeThreshold = 1
@@ -150,10 +161,10 @@ func (s PodSpec) Pod() *corev1.Pod {
 		},
 	}
 	if s.Liveness != nil {
-		pod.Spec.Containers[0].LivenessProbe = probe(s.Liveness, s.LivenessPath())
+		pod.Spec.Containers[0].LivenessProbe = probe(s.Liveness, s.LivenessPath(), s.FailureThreshold())
 	}
 	if s.Readiness != nil {
-		pod.Spec.Containers[0].ReadinessProbe = probe(s.Readiness, s.ReadinessPath())
+		pod.Spec.Containers[0].ReadinessProbe = probe(s.Readiness, s.ReadinessPath(), probeThreshold)
 	}
 	if s.Init {
 		pod.Spec.InitContainers = append(pod.Spec.InitContainers, s.container("init", s.InitDevices, "/bin/sh", "-c", "exit 0"))
@@ -171,13 +182,13 @@ func (s PodSpec) Pod() *corev1.Pod {
 	return pod
 }
 
-func probe(target *Target, path string) *corev1.Probe {
+func probe(target *Target, path string, failureThreshold int) *corev1.Probe {
 	return &corev1.Probe{
 		ProbeHandler:     corev1.ProbeHandler{HTTPGet: target.Get(path)},
 		PeriodSeconds:    probePeriod,
 		TimeoutSeconds:   1,
 		SuccessThreshold: probeThreshold,
-		FailureThreshold: probeThreshold,
+		FailureThreshold: int32(failureThreshold),
 	}
 }
 

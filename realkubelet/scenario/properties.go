@@ -60,6 +60,7 @@ const (
 	LivenessKills     = "RK-C-LIVENESS-KILLS"
 	RestartsExplained = "RK-C-RESTARTS-EXPLAINED"
 	Readiness         = "RK-C-READINESS"
+	LivenessOwnRun    = "RK-C-LIVENESS-OWN-RUN"
 )
 
 // The documentation pages the contract properties quote, and the kubelet
@@ -203,7 +204,7 @@ var Checks = []verify.Check[*State]{
 	{
 		Property: verify.Property{
 			ID: RestartsExplained, Kind: verify.Contract, Subsystem: "prober",
-			Statement: "A container is started again only when it ended (here: the harness killed it) or its liveness probe failed failureThreshold (1) times in a row: no container's restart count exceeds the kills of it plus, for an app container with a liveness probe, the failures its target answered; a kubelet restart restarts none.",
+			Statement: "A container is started again only when it ended (here: the harness killed it) or its liveness probe failed failureThreshold times in a row: no container's restart count exceeds the kills of it plus, for an app container with a liveness probe, the failures its target answered divided by failureThreshold (each kill for liveness takes that many failures, which the kill's reset of the count keeps from serving twice); a kubelet restart restarts none.",
 			Sources: []cite.Source{
 				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Container restart policy"),
 				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Configure Probes").Noting("failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed\""),
@@ -228,6 +229,29 @@ var Checks = []verify.Check[*State]{
 		Applies: func(s *State) bool { return slices.ContainsFunc(slices.Collect(maps.Values(s.After.Pods)), running) },
 		Holds:   readinessHolds,
 	},
+	{
+		Property: verify.Property{
+			ID: LivenessOwnRun, Kind: verify.Contract, Subsystem: "prober",
+			Statement: "A container is killed for liveness only after failureThreshold failed probes in a row of its own: after the harness kills an app container whose liveness target answers failure, its replacement is killed for liveness (as it must be, the target failing on) only once the target has answered at least failureThreshold failures since the kill (PB-C-FAILURE-THRESHOLD on the node; upstream breaks it, finding PB-F2).",
+			Sources: []cite.Source{
+				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Configure Probes").Noting("failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed\""),
+				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Types of probe"),
+			},
+		},
+		Applies: func(s *State) bool { return s.Step.Kind == CrashContainer && s.Step.Failing },
+		Holds:   livenessOwnRun,
+	},
+}
+
+func livenessOwnRun(s *State) error {
+	name, threshold := s.Step.Pod.Name, s.Step.Pod.FailureThreshold()
+	if !s.Step.ReplacementKilled {
+		return fmt.Errorf("pod %s: the replacement of crashed instance %s was not killed within %v although its liveness target answered %d failures since the crash (failureThreshold %d)", name, s.Step.Killed, settleLimit, s.Step.OwnFailures, threshold)
+	}
+	if s.Step.OwnFailures < threshold {
+		return Explained{Known: "PB-F2", Err: fmt.Errorf("pod %s: the replacement of crashed instance %s was killed for liveness after %d failures since the crash; failureThreshold is %d", name, s.Step.Killed, s.Step.OwnFailures, threshold)}
+	}
+	return nil
 }
 
 func readinessHolds(s *State) error {
@@ -271,14 +295,14 @@ func restartsExplained(s *State) error {
 		p := s.After.Pods[name]
 		for _, c := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
 			crashes := s.Crashes[name+"/"+c.Name]
-			explained := crashes
-			failures := 0
-			if c.Name == "main" && s.Specs[name].Liveness != nil {
-				failures = s.Failures[name]
-				explained += failures
+			explained, probe := crashes, "it has no liveness probe"
+			if spec := s.Specs[name]; c.Name == "main" && spec.Liveness != nil {
+				failures, threshold := s.Failures[name], spec.FailureThreshold()
+				explained += failures / threshold
+				probe = fmt.Sprintf("its liveness target answered %d failures (failureThreshold %d)", failures, threshold)
 			}
 			if int(c.RestartCount) > explained {
-				return fmt.Errorf("pod %s container %s restarted %d times; the harness killed it %d times and its liveness target answered %d failures", name, c.Name, c.RestartCount, crashes, failures)
+				return fmt.Errorf("pod %s container %s restarted %d times; the harness killed it %d times and %s", name, c.Name, c.RestartCount, crashes, probe)
 			}
 		}
 	}

@@ -283,29 +283,36 @@ func TestRestartsExplained(t *testing.T) {
 		return &State{Specs: map[string]PodSpec{"a": spec}, Crashes: map[string]int{"a/main": crashes}, Failures: map[string]int{"a": failures},
 			After: &Observation{Pods: map[string]corev1.Pod{"a": instance("main", "containerd://3", restarts)}}}
 	}
-	probed := PodSpec{Name: "a", Liveness: target}
+	probed := PodSpec{Name: "a", Liveness: target, LivenessThreshold: 1}
 	require.NoError(t, check(t, RestartsExplained, s(2, probed, 1, 1)))
 	assert.EqualError(t, check(t, RestartsExplained, s(2, probed, 1, 0)),
-		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 2 times; the harness killed it 1 times and its liveness target answered 0 failures")
+		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 2 times; the harness killed it 1 times and its liveness target answered 0 failures (failureThreshold 1)")
+	// Each kill for liveness takes failureThreshold failures.
+	probed.LivenessThreshold = 2
+	require.NoError(t, check(t, RestartsExplained, s(3, probed, 1, 5)))
+	assert.EqualError(t, check(t, RestartsExplained, s(3, probed, 1, 3)),
+		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 3 times; the harness killed it 1 times and its liveness target answered 3 failures (failureThreshold 2)")
 	assert.EqualError(t, check(t, RestartsExplained, s(2, PodSpec{Name: "a"}, 1, 5)),
-		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 2 times; the harness killed it 1 times and its liveness target answered 0 failures",
+		"RK-C-RESTARTS-EXPLAINED: pod a container main restarted 2 times; the harness killed it 1 times and it has no liveness probe",
 		"a pod without a liveness probe has no failures to explain a restart")
 }
 
-// A pod drawn with a liveness probe asks its path of the target, every
-// second, one failure being enough.
+// A pod drawn with a liveness probe asks its path of the target every
+// second, with the failureThreshold drawn.
 func TestPodSpecLiveness(t *testing.T) {
 	target, err := StartTarget()
 	require.NoError(t, err)
 	defer func() { require.NoError(t, target.Close()) }()
 	assert.Nil(t, PodSpec{Name: "p0"}.Pod().Spec.Containers[0].LivenessProbe)
-	spec := PodSpec{Name: "p0", QOS: corev1.PodQOSBestEffort, Liveness: target}
+	spec := PodSpec{Name: "p0", QOS: corev1.PodQOSBestEffort, Liveness: target, LivenessThreshold: 2}
 	probe := spec.Pod().Spec.Containers[0].LivenessProbe
 	require.NotNil(t, probe)
 	assert.Equal(t, target.Get("/p0/live"), probe.HTTPGet)
 	assert.Equal(t, int32(1), probe.PeriodSeconds)
-	assert.Equal(t, int32(1), probe.FailureThreshold)
-	assert.Equal(t, "p0 BestEffort main:0 liveness", spec.String())
+	assert.Equal(t, int32(2), probe.FailureThreshold)
+	assert.Equal(t, "p0 BestEffort main:0 liveness:2", spec.String())
+	spec.LivenessThreshold = 0
+	assert.Equal(t, int32(3), spec.Pod().Spec.Containers[0].LivenessProbe.FailureThreshold, "the API's default, written out")
 
 	target.Set("/p0/live", false)
 	assert.False(t, target.Healthy("/p0/live"))
@@ -367,4 +374,33 @@ func TestReadiness(t *testing.T) {
 	assert.Equal(t, int32(1), probe.SuccessThreshold)
 	assert.Equal(t, int32(1), probe.FailureThreshold)
 	assert.Contains(t, spec.String(), " readiness")
+}
+
+// The replacement of a container crashed while its liveness target fails
+// must fail failureThreshold probes of its own before it is killed; fewer
+// is PB-F2, counted apart.
+func TestLivenessOwnRun(t *testing.T) {
+	spec := PodSpec{Name: "a", Liveness: &Target{}, LivenessThreshold: 3}
+	s := func(killed bool, own int) *State {
+		return &State{Step: Step{Kind: CrashContainer, Pod: spec, Container: "main", Killed: "containerd://1", Failing: true, ReplacementKilled: killed, OwnFailures: own},
+			After: &Observation{}}
+	}
+	require.NoError(t, check(t, LivenessOwnRun, s(true, 3)))
+	err := check(t, LivenessOwnRun, s(true, 1))
+	var explained Explained
+	require.ErrorAs(t, err, &explained)
+	assert.Equal(t, "PB-F2", explained.Known)
+	assert.ErrorContains(t, err, "pod a: the replacement of crashed instance containerd://1 was killed for liveness after 1 failures since the crash; failureThreshold is 3")
+	_, err = verify.ByID(explained.Known)
+	require.NoError(t, err, "Explained names a confirmed finding")
+	err = check(t, LivenessOwnRun, s(false, 7))
+	require.Error(t, err)
+	assert.False(t, errors.As(err, &explained), "a replacement never killed is no known bug: %v", err)
+	for _, c := range Checks {
+		if c.ID == LivenessOwnRun {
+			healthy := s(true, 0)
+			healthy.Step.Failing = false
+			assert.False(t, c.Applies(healthy), "a crash while the target answers success is not followed")
+		}
+	}
 }

@@ -50,11 +50,21 @@ type Step struct {
 	// Device is the device whose health flips.
 	Device string
 	// Container is the container crashed, and Killed the instance the
-	// harness killed, as /pods names it ("containerd://<id>").
+	// harness killed, as /pods names it ("containerd://<id>"). A pod's
+	// app container with a liveness probe is killed once its target has
+	// answered Answers more probes: the moment of a crash, drawn.
 	Container, Killed string
+	Answers           int
 	// Healthy is what the liveness or readiness target answers from
 	// this step on.
 	Healthy bool
+	// A crash of an app container while its liveness target answers
+	// failure (Failing) is followed until the replacement is killed for
+	// liveness in turn (ReplacementKilled), counting the failures the
+	// target answered from the crash until then (OwnFailures).
+	Failing           bool
+	ReplacementKilled bool
+	OwnFailures       int
 }
 
 func (s Step) String() string {
@@ -66,7 +76,14 @@ func (s Step) String() string {
 	case FlipHealth:
 		return "flip-health " + s.Device
 	case CrashContainer:
-		return "crash-container " + s.Pod.Name + "/" + s.Container
+		out := "crash-container " + s.Pod.Name + "/" + s.Container
+		if s.Answers > 0 {
+			out += fmt.Sprintf(" after %d liveness answers", s.Answers)
+		}
+		if s.Failing {
+			out += fmt.Sprintf(" (its liveness failing: %d failures answered from the crash until the replacement was seen killed: %t)", s.OwnFailures, s.ReplacementKilled)
+		}
+		return out
 	case FlipLiveness, FlipReadiness:
 		return fmt.Sprintf("%s %s healthy=%t", s.Kind, s.Pod.Name, s.Healthy)
 	}
@@ -242,16 +259,28 @@ func (s *Scenario) draw(t *rapid.T) Step {
 	crashable := s.crashable()
 	live := s.probed(func(p PodSpec) bool { return p.Liveness != nil })
 	readiness := s.probed(func(p PodSpec) bool { return p.Readiness != nil })
+	failing := s.failingLiveness(crashable)
+	// Each possible kind is drawn as often as its weight, 1 but for two:
+	// a crash while a liveness probe fails and a liveness flip are what
+	// RK-C-LIVENESS-OWN-RUN needs, in that order, and drawn as one kind in
+	// eight each they would meet in few scenarios.
 	var can []Kind
 	for _, k := range kinds {
+		weight := 1
 		switch {
 		case k == RemovePod && len(s.specs) == 0,
 			k == CrashContainer && len(crashable) == 0,
 			k == FlipLiveness && len(live) == 0,
 			k == FlipReadiness && len(readiness) == 0:
 			continue
+		case k == CrashContainer && len(failing) > 0:
+			weight = 3
+		case k == FlipLiveness:
+			weight = 2
 		}
-		can = append(can, k)
+		for range weight {
+			can = append(can, k)
+		}
 	}
 	// Removals come first when possible: rapid's first cases favour the
 	// first choices, and pods that go are what frees devices for the next.
@@ -266,9 +295,19 @@ func (s *Scenario) draw(t *rapid.T) Step {
 	case FlipHealth:
 		step.Device = rapid.SampledFrom(Devices).Draw(t, "device")
 	case CrashContainer:
-		name := rapid.SampledFrom(sortedKeys(crashable)).Draw(t, "crash")
-		step.Pod = s.specs[name]
-		step.Container = rapid.SampledFrom(crashable[name]).Draw(t, "container")
+		// A crash of an app container whose liveness probe fails is the
+		// one RK-C-LIVENESS-OWN-RUN follows; drawn among all crashes it
+		// would be rare, so half the crashes go to one, when there is.
+		if len(failing) > 0 && rapid.Bool().Draw(t, "crash.failing") {
+			step.Pod, step.Container = s.specs[rapid.SampledFrom(failing).Draw(t, "crash")], "main"
+		} else {
+			name := rapid.SampledFrom(sortedKeys(crashable)).Draw(t, "crash")
+			step.Pod = s.specs[name]
+			step.Container = rapid.SampledFrom(crashable[name]).Draw(t, "container")
+		}
+		if step.Container == "main" && step.Pod.Liveness != nil {
+			step.Answers = rapid.IntRange(0, 2).Draw(t, "crash.answers")
+		}
 	case FlipLiveness:
 		step.Pod = s.specs[rapid.SampledFrom(live).Draw(t, "liveness")]
 		step.Healthy = !s.target.Healthy(step.Pod.LivenessPath())
@@ -296,6 +335,18 @@ func (s *Scenario) crashable() map[string][]string {
 	return out
 }
 
+// failingLiveness lists the crashable pods whose liveness target answers
+// failure.
+func (s *Scenario) failingLiveness(crashable map[string][]string) []string {
+	var out []string
+	for _, name := range sortedKeys(crashable) {
+		if spec := s.specs[name]; spec.Liveness != nil && !s.target.Healthy(spec.LivenessPath()) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // probed lists the pods with the probe has says that the kubelet admitted.
 func (s *Scenario) probed(has func(PodSpec) bool) []string {
 	var out []string
@@ -312,6 +363,7 @@ func (s *Scenario) probed(has func(PodSpec) bool) []string {
 // property on what it shows.
 func (s *Scenario) play(ctx context.Context, step Step) error {
 	began := time.Now()
+	var crashedAt time.Time
 	var err error
 	switch step.Kind {
 	case AddPod:
@@ -355,6 +407,11 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 		s.plugin.Update(s.devices)
 	case CrashContainer:
 		key := step.Pod.Name + "/" + step.Container
+		step.Failing = step.Container == "main" && step.Pod.Liveness != nil && !s.target.Healthy(step.Pod.LivenessPath())
+		if err = s.awaitAnswers(ctx, step.Pod.LivenessPath(), began, step.Answers); err != nil {
+			break
+		}
+		crashedAt = time.Now()
 		if step.Killed, err = s.crash(ctx, step.Pod.Name, step.Container); err == nil {
 			s.crashes[key]++
 			s.replaced[key] = step.Killed
@@ -385,6 +442,10 @@ func (s *Scenario) play(ctx context.Context, step Step) error {
 	after, watching, unsettled := s.settle(ctx)
 	if after == nil {
 		return fmt.Errorf("after %s: %w", step, unsettled)
+	}
+	if step.Failing && unsettled == nil {
+		step.ReplacementKilled, step.OwnFailures = s.awaitLivenessKill(ctx, step.Pod, after, crashedAt)
+		s.steps[len(s.steps)-1] = step
 	}
 	took := time.Since(began)
 	s.tally.Steps = append(s.tally.Steps, took)
@@ -442,6 +503,53 @@ func (s *Scenario) startPlugin(ctx context.Context) error {
 		return fmt.Errorf("starting the device plugin: %w", err)
 	}
 	return nil
+}
+
+// awaitAnswers waits, within settleLimit, until the target has answered n
+// probes of path from since on.
+func (s *Scenario) awaitAnswers(ctx context.Context, path string, since time.Time, n int) error {
+	ctx, cancel := context.WithTimeout(ctx, settleLimit)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for len(s.target.Served(path, since)) < n {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the probe target answered %s %d times in %v, not %d", path, len(s.target.Served(path, since)), settleLimit, n)
+		case <-tick.C:
+		}
+	}
+	return nil
+}
+
+// awaitLivenessKill waits, within settleLimit, until the instance of the
+// pod's app container that after shows has ended or been replaced (seen
+// ended before the back-off lets the next start), its liveness target
+// answering failure, and returns whether it was and the failures the
+// target answered from since until then. The count may take in a failure
+// of the instance before (its probe answered after since), never fewer
+// than the replacement's own.
+func (s *Scenario) awaitLivenessKill(ctx context.Context, spec PodSpec, after *Observation, since time.Time) (bool, int) {
+	replacement, _ := containerStatus(after.Pods[spec.Name], "main")
+	ctx, cancel := context.WithTimeout(ctx, settleLimit)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if pods, err := s.node.Pods(ctx); err == nil {
+			for _, p := range pods {
+				c, ok := containerStatus(p, "main")
+				if ok && p.Name == spec.Name+"-"+realkubelet.NodeName && (c.ContainerID != replacement.ContainerID || c.State.Running == nil) {
+					return true, s.target.Failures(spec.LivenessPath(), since)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return false, s.target.Failures(spec.LivenessPath(), since)
+		case <-tick.C:
+		}
+	}
 }
 
 // crash kills the running instance of the pod's container through CRI, as
