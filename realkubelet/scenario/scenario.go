@@ -274,9 +274,9 @@ func (s *Scenario) draw(t *rapid.T) Step {
 			k == FlipReadiness && len(readiness) == 0:
 			continue
 		case k == CrashContainer && len(failing) > 0:
-			weight = 3
+			weight = 4
 		case k == FlipLiveness:
-			weight = 2
+			weight = 3
 		}
 		for range weight {
 			can = append(can, k)
