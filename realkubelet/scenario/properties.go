@@ -76,6 +76,10 @@ const (
 	podResourcesAPI  = "pkg/kubelet/apis/podresources/server_v1.go"
 )
 
+// failureThresholdDoc is the documentation's promise on a probe's
+// failureThreshold, which two properties quote.
+var failureThresholdDoc = cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Configure Probes").Noting("failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed\"")
+
 // Checks are the properties evaluated after every step, in order.
 var Checks = []verify.Check[*State]{
 	{
@@ -207,7 +211,7 @@ var Checks = []verify.Check[*State]{
 			Statement: "A container is started again only when it ended (here: the harness killed it) or its liveness probe failed failureThreshold times in a row: no container's restart count exceeds the kills of it plus, for an app container with a liveness probe, the failures its target answered divided by failureThreshold (each kill for liveness takes that many failures, which the kill's reset of the count keeps from serving twice); a kubelet restart restarts none.",
 			Sources: []cite.Source{
 				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Container restart policy"),
-				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Configure Probes").Noting("failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed\""),
+				failureThresholdDoc,
 				cite.KubernetesDoc("reference/node/what-happens-on-restart/", "What Happens After A Node Restart", "Impact of a kubelet restart"),
 			},
 		},
@@ -234,7 +238,7 @@ var Checks = []verify.Check[*State]{
 			ID: LivenessOwnRun, Kind: verify.Contract, Subsystem: "prober",
 			Statement: "A container is killed for liveness only after failureThreshold failed probes in a row of its own: after the harness kills an app container whose liveness target answers failure, its replacement is killed for liveness (as it must be, the target failing on) only once the target has answered at least failureThreshold failures since the kill (PB-C-FAILURE-THRESHOLD on the node; upstream breaks it, finding PB-F2).",
 			Sources: []cite.Source{
-				cite.KubernetesDoc(docProbes, "Configure Liveness, Readiness and Startup Probes", "Configure Probes").Noting("failureThreshold: \"After a probe fails failureThreshold times in a row, Kubernetes considers that the overall check has failed\""),
+				failureThresholdDoc,
 				cite.KubernetesDoc(docLifecycle, "Pod Lifecycle", "Types of probe"),
 			},
 		},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/kubelet/pkg/apis/deviceplugin/v1beta1"
 	"pgregory.net/rapid"
 
@@ -531,25 +532,11 @@ func (s *Scenario) awaitAnswers(ctx context.Context, path string, since time.Tim
 // than the replacement's own.
 func (s *Scenario) awaitLivenessKill(ctx context.Context, spec PodSpec, after *Observation, since time.Time) (bool, int) {
 	replacement, _ := containerStatus(after.Pods[spec.Name], "main")
-	ctx, cancel := context.WithTimeout(ctx, settleLimit)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if pods, err := s.node.Pods(ctx); err == nil {
-			for _, p := range pods {
-				c, ok := containerStatus(p, "main")
-				if ok && p.Name == spec.Name+"-"+realkubelet.NodeName && (c.ContainerID != replacement.ContainerID || c.State.Running == nil) {
-					return true, s.target.Failures(spec.LivenessPath(), since)
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return false, s.target.Failures(spec.LivenessPath(), since)
-		case <-tick.C:
-		}
-	}
+	_, err := s.node.WaitPod(ctx, spec.Name, settleLimit, func(p corev1.Pod) bool {
+		c, ok := containerStatus(p, "main")
+		return ok && (c.ContainerID != replacement.ContainerID || c.State.Running == nil)
+	})
+	return err == nil, s.target.Failures(spec.LivenessPath(), since)
 }
 
 // crash kills the running instance of the pod's container through CRI, as
@@ -577,28 +564,15 @@ const containerdPrefix = "containerd://"
 // container running, and returns that instance: one that a failing
 // liveness probe had the kubelet kill comes back after its back-off.
 func (s *Scenario) runningInstance(ctx context.Context, name, container string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, settleLimit)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		pods, err := s.node.Pods(ctx)
-		if err == nil {
-			for _, p := range pods {
-				if p.Name != name+"-"+realkubelet.NodeName {
-					continue
-				}
-				if c, ok := containerStatus(p, container); ok && c.State.Running != nil && c.ContainerID != "" {
-					return c.ContainerID, nil
-				}
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return "", fmt.Errorf("pod %s: container %s did not run within %v (last error: %v)", name, container, settleLimit, err)
-		case <-tick.C:
-		}
+	p, err := s.node.WaitPod(ctx, name, settleLimit, func(p corev1.Pod) bool {
+		c, ok := containerStatus(p, container)
+		return ok && c.State.Running != nil && c.ContainerID != ""
+	})
+	if err != nil {
+		return "", fmt.Errorf("container %s not running: %w", container, err)
 	}
+	c, _ := containerStatus(p, container)
+	return c.ContainerID, nil
 }
 
 // failures counts, for each pod with a liveness probe, the failures its
